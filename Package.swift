@@ -1,0 +1,85 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "realm-adapter",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "RealmAdapter", targets: ["RealmAdapter"]),
+        .executable(name: "realm-adapter", targets: ["realm-adapter"]),
+        .executable(name: "realm-adapter-bench", targets: ["realm-adapter-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    ],
+    targets: [
+        .target(
+            name: "RealmAdapter",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "realm-adapter",
+            dependencies: [
+                "RealmAdapter",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "realm-adapter-bench",
+            dependencies: [
+                "RealmAdapter",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Benchmarks/realm-adapter-bench"
+        ),
+        // An instruction-level connector written only against the public Adapter API.
+        .target(
+            name: "JSONLinesMirror",
+            dependencies: [
+                "RealmAdapter",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "examples/jsonl-mirror/Sources/JSONLinesMirror"
+        ),
+        .executableTarget(
+            name: "jsonl-mirror",
+            dependencies: [
+                "JSONLinesMirror",
+                "RealmAdapter",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "examples/jsonl-mirror/Sources/jsonl-mirror"
+        ),
+        // Writes transactions to a store from a separate process, for the multi-process tests.
+        .executableTarget(
+            name: "store-writer",
+            dependencies: ["RealmAdapter"],
+            path: "Tests/Support/store-writer"
+        ),
+        .testTarget(
+            name: "RealmAdapterTests",
+            dependencies: ["RealmAdapter", "store-writer"]
+        ),
+        .testTarget(
+            name: "JSONLinesMirrorTests",
+            dependencies: ["JSONLinesMirror", "RealmAdapter"],
+            path: "examples/jsonl-mirror/Tests/JSONLinesMirrorTests"
+        ),
+        .testTarget(
+            name: "realm-adapterTests",
+            dependencies: ["realm-adapter"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

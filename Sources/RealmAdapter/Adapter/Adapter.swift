@@ -1,0 +1,186 @@
+import Foundation
+import GRDB
+import Logging
+import Synchronization
+
+/// Follows the Realms of a store as ordered instruction streams (the legacy `Realm.Sync.Adapter`).
+///
+/// An adapter has a name and a path filter (a regular expression). For each matching Realm it
+/// keeps a durable cursor: ``current(_:)`` returns the oldest transaction it has not advanced
+/// past (the same one until ``advance(_:)``), and `advance` moves past it for good, across
+/// restarts. Transactions written through ``realm(at:)`` carry this adapter's origin and are
+/// never returned by its own `current`: that is how a two-way connector avoids echoes.
+///
+/// ```swift
+/// let adapter = try Adapter(store: store, name: "search-index", pathRegex: "^/.*$")
+/// for await path in adapter.pathsWithChanges() {
+///     while let tx = try adapter.current(path) {
+///         try index(tx.instructions)
+///         try adapter.advance(path)
+///     }
+/// }
+/// ```
+public final class Adapter: Sendable {
+    public let store: RealmStore
+    public let name: String
+    public let pathRegex: String
+    /// The origin tag of this adapter's own writes.
+    public var origin: String { "adapter:\(name)" }
+
+    private let filter: PathFilter
+    private let logger: Logger
+    /// The transaction `current` last returned per path, so replay does not decode again.
+    private let pending = Mutex<[String: RealmTransaction]>([:])
+    /// Advances since the last compaction, per path.
+    private let advancesSinceCompaction = Mutex<[String: Int]>([:])
+    /// How many advances on a Realm between compactions of its history.
+    public let compactionInterval: Int
+
+    /// Registers (or re-opens) the adapter `name`. Cursors of a re-opened adapter are where it
+    /// left them. Changing the path filter of an existing name is allowed.
+    ///
+    /// - Throws: `invalidConfiguration` for a path filter that is not a valid regular expression.
+    public init(store: RealmStore, name: String, pathRegex: String, compactionInterval: Int = 256,
+                logger: Logger = Logger(label: "realm-adapter.adapter")) throws {
+        filter = try PathFilter(pathRegex)
+        guard !name.isEmpty else { throw RealmAdapterError(.invalidConfiguration, "An adapter needs a non-empty name.") }
+        self.store = store
+        self.name = name
+        self.pathRegex = pathRegex
+        self.compactionInterval = compactionInterval
+        self.logger = logger
+        try store.writeMeta { db in
+            try db.execute(sql: "INSERT INTO adapter (name, path_regex, registered_at) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET path_regex = excluded.path_regex",
+                           arguments: [name, pathRegex, Timestamp(Date()).totalNanoseconds ?? 0])
+        }
+    }
+
+    /// Whether the filter matches `path`.
+    public func follows(_ path: String) -> Bool { filter.matches(path) }
+
+    /// The Realms this adapter follows, sorted.
+    public func paths() throws -> [String] { try store.realmPaths().filter(follows) }
+
+    /// The oldest transaction of the Realm at `path` that this adapter has not advanced past
+    /// and did not write itself, or nil when it is caught up. Calling it again without
+    /// ``advance(_:)`` returns the same transaction.
+    public func current(_ path: String) throws -> RealmTransaction? {
+        guard follows(path) else { return nil }
+        if let tx = pending.withLock({ $0[path] }) { return tx }
+        let origin = self.origin
+        let found: RealmTransaction? = try store.read { db in
+            guard let r = try RealmStore.realmRow(db, path) else { return nil }
+            let cursor = try cursorVersion(db, r.id)
+            if cursor < r.compactedThrough {
+                throw RealmAdapterError(.invalidConfiguration, "Adapter '\(name)' is at version \(cursor) of \(path), but history up to \(r.compactedThrough) was compacted before it registered. Follow this Realm with a new adapter name from the start, or load it again.",
+                                        context: ["adapter": name, "realm.path": path])
+            }
+            let row = try Row.fetchOne(db.cachedStatement(sql: """
+                SELECT version, origin, committed_at, instructions FROM history
+                WHERE realm_id = ? AND version > ? AND origin <> ? ORDER BY version LIMIT 1
+                """), arguments: [r.id, cursor, origin])
+            return try row.map(RealmStore.transaction)
+        }
+        if let found { pending.withLock { $0[path] = found } }
+        return found
+    }
+
+    /// Durably moves past the transaction ``current(_:)`` returned, and past any of this
+    /// adapter's own transactions before it. Without a pending transaction, moves past this
+    /// adapter's own trailing transactions, if any.
+    public func advance(_ path: String) throws {
+        let tx = pending.withLock { $0.removeValue(forKey: path) }
+        let origin = self.origin
+        try store.writeMeta { db in
+            guard let r = try RealmStore.realmRow(db, path) else { return }
+            var target: Int64
+            if let tx {
+                target = tx.version
+            } else {
+                // Nothing pending: only own transactions may be skipped, never someone else's.
+                let cursor = try cursorVersion(db, r.id)
+                let next = try Int64.fetchOne(db, sql: "SELECT min(version) FROM history WHERE realm_id = ? AND version > ? AND origin <> ?",
+                                              arguments: [r.id, cursor, origin])
+                target = (next.map { $0 - 1 }) ?? r.version
+                guard target > cursor else { return }
+            }
+            // Own transactions right after the advanced one can be passed too.
+            let nextOther = try Int64.fetchOne(db, sql: "SELECT min(version) FROM history WHERE realm_id = ? AND version > ? AND origin <> ?",
+                                               arguments: [r.id, target, origin])
+            target = max(target, (nextOther.map { $0 - 1 }) ?? r.version)
+            try db.cachedStatement(sql: "INSERT INTO adapter_cursor (adapter, realm_id, version) VALUES (?, ?, ?) ON CONFLICT(adapter, realm_id) DO UPDATE SET version = max(version, excluded.version)")
+                .execute(arguments: [name, r.id, target])
+        }
+        let due = advancesSinceCompaction.withLock { counts -> Bool in
+            counts[path, default: 0] += 1
+            guard counts[path]! >= compactionInterval else { return false }
+            counts[path] = 0
+            return true
+        }
+        if due {
+            let removed = try store.compact(path)
+            if removed > 0 { logger.debug("Compacted history", metadata: ["realm.path": "\(path)", "transactions": "\(removed)"]) }
+        }
+    }
+
+    /// The version this adapter has advanced to on `path` (0 if never).
+    public func cursor(_ path: String) throws -> Int64 {
+        try store.read { db in
+            guard let r = try RealmStore.realmRow(db, path) else { return 0 }
+            return try cursorVersion(db, r.id)
+        }
+    }
+
+    /// Paths of followed Realms that have transactions for this adapter: first those pending
+    /// now, then each as new transactions commit (in this process or another). The same path
+    /// may come more than once; ``current(_:)`` returning nil just means nothing is left.
+    public func pathsWithChanges() -> AsyncStream<String> {
+        let changes = store.changes()  // subscribe first, so nothing slips between the scan and the stream
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
+        let task = Task { [self] in
+            do {
+                for path in try paths() where try current(path) != nil { continuation.yield(path) }
+            } catch {
+                logger.warning("Could not scan Realms for pending transactions", metadata: ["error": "\(error)"])
+            }
+            for await change in changes where follows(change.path) { continuation.yield(change.path) }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    /// A writer for the Realm at `path` whose transactions carry this adapter's origin, so its
+    /// own ``current(_:)`` never returns them (other adapters do see them).
+    public func realm(at path: String) -> AdapterRealm { AdapterRealm(adapter: self, path: path) }
+
+    private func cursorVersion(_ db: Database, _ realmId: Int64) throws -> Int64 {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT version FROM adapter_cursor WHERE adapter = ? AND realm_id = ?"),
+                           arguments: [name, realmId]) ?? 0
+    }
+}
+
+/// A Realm opened for writing by an adapter (the legacy `realmAtPath`).
+public struct AdapterRealm: Sendable {
+    public let adapter: Adapter
+    public let path: String
+
+    /// Applies instructions with the adapter's origin; see ``RealmStore/apply(_:to:origin:sourcePosition:)``.
+    @discardableResult
+    public func apply(_ instructions: [Instruction], sourcePosition: SourcePosition? = nil) throws -> Int64 {
+        try adapter.store.apply(instructions, to: path, origin: adapter.origin, sourcePosition: sourcePosition)
+    }
+
+    /// Runs a write transaction with the adapter's origin; see ``RealmStore/write(to:origin:sourcePosition:_:)``.
+    @discardableResult
+    public func write<T>(sourcePosition: SourcePosition? = nil, _ body: (inout WriteTransaction) throws -> T) throws -> (result: T, version: Int64) {
+        try adapter.store.write(to: path, origin: adapter.origin, sourcePosition: sourcePosition, body)
+    }
+}
+
+extension RealmStore {
+    /// A write to the store's own bookkeeping (adapters, cursors), not to any Realm.
+    func writeMeta<T>(_ body: (Database) throws -> T) throws -> T {
+        do { return try pool.write(body) } catch let e as DatabaseError { throw Self.wrap(e) }
+    }
+}

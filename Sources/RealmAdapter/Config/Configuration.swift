@@ -1,0 +1,140 @@
+import Foundation
+import Logging
+
+/// The one JSON file that configures the loader and the daemon (DESIGN 4).
+///
+/// Option names follow the legacy connectors in camelCase. Every mistake is an error naming
+/// its JSON path (`database.retry.attempts: expected an integer, found a string.`), unknown keys
+/// included, and the password is never printed: see ``DatabaseConfiguration/password``.
+///
+/// ```swift
+/// let config = try Configuration.load(file: "adapter.json")
+/// ```
+public struct Configuration: Sendable {
+    public var realm: RealmConfiguration
+    /// Absent for a configuration that only works on the embedded store.
+    public var database: DatabaseConfiguration?
+    public var schema: Schema
+    public var mapping: MappingConfiguration
+    public var loader: LoaderConfiguration
+    /// Legacy `ignoreSQLerrors`: a change the database rejects goes to the dead-letter record
+    /// and sync goes on, instead of stopping with the change kept for retry.
+    public var ignoreSQLErrors: Bool
+    public var logLevel: Logger.Level
+    /// Also write logs to this file.
+    public var logFile: String?
+
+    /// Reads and checks a configuration file. Relative paths inside it (the store directory,
+    /// the log file) are resolved against the file's directory.
+    public static func load(file: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Configuration {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw RealmAdapterError(.invalidConfiguration, "Cannot read the configuration file '\(file)'. Check the path; `realm-adapter validate --help` shows an example.",
+                                    context: ["file": file])
+        }
+        do {
+            var config = try Configuration(json: try JSONValue(parsing: data), environment: environment)
+            let base = URL(fileURLWithPath: file).deletingLastPathComponent()
+            config.realm.store = Self.resolve(config.realm.store, against: base)
+            config.logFile = config.logFile.map { Self.resolve($0, against: base) }
+            return config
+        } catch let e as RealmAdapterError {
+            throw e.adding(["file": file])
+        }
+    }
+
+    static func resolve(_ path: String, against base: URL) -> String {
+        path.hasPrefix("/") ? path : base.appendingPathComponent(path).standardizedFileURL.path
+    }
+
+    public init(json: JSONValue, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        var r = try JSONObjectReader(json, path: "", code: .invalidConfiguration)
+        guard let schemaJSON = r.value("schema") else { throw r.error("schema", "is required: the Realm object types to sync, in Realm JS model syntax.") }
+        schema = try Schema(json: schemaJSON, path: "schema", code: .invalidConfiguration)
+        guard let realmReader = try r.object("realm") else { throw r.error("realm", "is required (at least realm.path).") }
+        realm = try RealmConfiguration(realmReader)
+        database = try r.object("database").map { try DatabaseConfiguration($0, environment: environment) }
+        mapping = try MappingConfiguration(try r.object("mapping"), schema: schema)
+        loader = try LoaderConfiguration(try r.object("loader"))
+        ignoreSQLErrors = try r.bool("ignoreSQLErrors") ?? false
+        let level = try r.string("logLevel") ?? "info"
+        guard let parsed = Self.logLevel(level) else {
+            throw r.error("logLevel", "unknown level '\(level)' (expected trace, debug, info, notice, warning, error or critical).")
+        }
+        logLevel = parsed
+        logFile = try r.string("logFile")
+        try r.finish()
+        try check()
+    }
+
+    /// Parses a swift-log level name, accepting the legacy winston names too.
+    public static func logLevel(_ name: String) -> Logger.Level? {
+        switch name.lowercased() {
+        case "warn": .warning
+        case "verbose": .debug
+        case "silly": .trace
+        default: Logger.Level(rawValue: name.lowercased())
+        }
+    }
+
+    /// Cross-checks between sections.
+    func check() throws {
+        if let regex = realm.pathRegex, realm.path.isLiteral {
+            guard try PathFilter(regex).matches(realm.path.template) else {
+                throw RealmAdapterError(.invalidConfiguration, "realm.pathRegex '\(regex)' does not match realm.path '\(realm.path)', so no change would ever sync. Fix one of them, or leave pathRegex out to derive it from the path.",
+                                        context: ["json.path": "realm.pathRegex"])
+            }
+        }
+    }
+}
+
+/// `realm`: where the Realms live and which of them sync.
+public struct RealmConfiguration: Sendable {
+    /// The embedded store's directory (default `./realms`, relative to the config file).
+    public var store: String
+    /// Where database rows go: a literal path or a template over the row's columns.
+    public var path: RealmPathTemplate
+    /// Which Realms sync back to the database (legacy `realmRegex`); derived from `path` when absent.
+    public var pathRegex: String?
+    /// The adapter's name: its cursors and its origin tag (default `realm-adapter`).
+    public var adapterName: String
+
+    /// The path filter in force: `pathRegex`, or the one derived from `path`.
+    public var effectivePathRegex: String { pathRegex ?? path.defaultRegex }
+
+    init(_ reader: JSONObjectReader) throws {
+        var r = reader
+        store = try r.string("store") ?? "./realms"
+        path = try RealmPathTemplate(try r.requiredString("path"))
+        pathRegex = try r.string("pathRegex")
+        if let pathRegex { _ = try PathFilter(pathRegex).pattern }
+        adapterName = try r.string("adapterName") ?? "realm-adapter"
+        guard !adapterName.isEmpty else { throw r.error("adapterName", "must not be empty.") }
+        try r.finish()
+    }
+}
+
+/// `loader`: the bulk import (legacy `loaderSQLBatchSize`).
+public struct LoaderConfiguration: Sendable {
+    /// Rows per Realm transaction (default 1000).
+    public var batchSize: Int
+    /// What a foreign key whose target row is missing becomes.
+    public var danglingForeignKeys: DanglingForeignKeys
+
+    public enum DanglingForeignKeys: String, Sendable {
+        /// Stop with an error naming table, column and key (default).
+        case error
+        /// Load the row with a null link and count a warning.
+        case nullify
+    }
+
+    init(_ reader: JSONObjectReader?) throws {
+        guard var r = reader else { batchSize = 1000; danglingForeignKeys = .error; return }
+        batchSize = try r.int("batchSize", in: 1...1_000_000) ?? 1000
+        let d = try r.string("danglingForeignKeys") ?? "error"
+        guard let parsed = DanglingForeignKeys(rawValue: d) else {
+            throw r.error("danglingForeignKeys", "expected \"error\" or \"nullify\", found \"\(d)\".")
+        }
+        danglingForeignKeys = parsed
+        try r.finish()
+    }
+}

@@ -1,0 +1,61 @@
+/// The one error type of the core library.
+///
+/// Every error says what went wrong, where (Realm path, type, property, instruction index,
+/// JSON path, …) and, where a user can act, what to do. Bound values and secrets are never
+/// part of a message: a conversion error names the value's *kind*, not the value.
+public struct RealmAdapterError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A stable category, so callers can branch without parsing messages.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(_ rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// A schema definition (Realm JS model syntax) is malformed or inconsistent.
+        public static let invalidSchema = Code("invalidSchema")
+        /// A Realm path is malformed (`..`, empty segments, not absolute).
+        public static let invalidPath = Code("invalidPath")
+        /// A transaction breaks the Realm's schema; nothing was applied.
+        public static let schemaViolation = Code("schemaViolation")
+        /// A value does not fit the property it is written to; nothing was applied.
+        public static let invalidValue = Code("invalidValue")
+        /// An object was not found (SET, DELETE, list edits on a missing object).
+        public static let objectNotFound = Code("objectNotFound")
+        /// INSERT of a primary key that already exists.
+        public static let duplicatePrimaryKey = Code("duplicatePrimaryKey")
+        /// A list index is out of range.
+        public static let listIndexOutOfRange = Code("listIndexOutOfRange")
+        /// The Realm does not exist in the store.
+        public static let realmNotFound = Code("realmNotFound")
+        /// Instruction JSON is malformed.
+        public static let invalidInstruction = Code("invalidInstruction")
+        /// The configuration file is malformed; the message names the JSON path.
+        public static let invalidConfiguration = Code("invalidConfiguration")
+        /// The store's files could not be opened or are not a realm-adapter store.
+        public static let storeUnavailable = Code("storeUnavailable")
+    }
+
+    public var code: Code
+    /// What happened and what to do, ready to show to a user.
+    public var message: String
+    /// Where it happened, e.g. `["realm.path": "/a", "instruction": "3 (SET Task)"]`.
+    public var context: [String: String]
+
+    public init(_ code: Code, _ message: String, context: [String: String] = [:]) {
+        self.code = code
+        self.message = message
+        self.context = context
+    }
+
+    public var description: String {
+        guard !context.isEmpty else { return message }
+        let where_ = context.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
+        return "\(message) [\(where_)]"
+    }
+
+    /// A copy with more context (keys already present are kept).
+    public func adding(_ more: [String: String]) -> RealmAdapterError {
+        var copy = self
+        copy.context.merge(more) { old, _ in old }
+        return copy
+    }
+}

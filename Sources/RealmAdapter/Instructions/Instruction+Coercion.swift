@@ -1,0 +1,107 @@
+extension Instruction {
+    /// The instruction checked against `schema`, with every value converted to its property's type.
+    ///
+    /// - Throws: `schemaViolation` for an unknown type or property or a misuse (a list edit on a
+    ///   non-list, CHANGE_IDENTITY on a type with a primary key), `invalidValue` for a value that
+    ///   does not fit, each naming the type and property.
+    public func coerced(in schema: Schema) throws -> Instruction {
+        func type(_ name: String) throws -> ObjectSchema {
+            guard let t = schema[type: name] else {
+                throw RealmAdapterError(.schemaViolation, "unknown type '\(name)'", context: ["type": name])
+            }
+            return t
+        }
+        func key(_ t: ObjectSchema, _ v: Value, _ what: String = "identity") throws -> Value {
+            do { return try v.coercedKey(of: t.name, in: schema) } catch let e as RealmAdapterError {
+                throw RealmAdapterError(e.code, "\(what) of \(t.name): \(e.message)", context: ["type": t.name])
+            }
+        }
+        func property(_ t: ObjectSchema, _ name: String) throws -> Property {
+            guard let p = t[property: name] else {
+                throw RealmAdapterError(.schemaViolation, "unknown property '\(name)' of type '\(t.name)'",
+                                        context: ["type": t.name, "property": name])
+            }
+            guard p.type.isStored else {
+                throw RealmAdapterError(.schemaViolation, "'\(t.name).\(name)' is a linkingObjects property, computed from the links that point here; it cannot be written",
+                                        context: ["type": t.name, "property": name])
+            }
+            return p
+        }
+        func values(_ t: ObjectSchema, _ v: PropertyValues) throws -> PropertyValues {
+            var out = PropertyValues()
+            out.reserveCapacity(v.count)
+            for e in v {
+                let p = try property(t, e.name)
+                do { out.append(e.name, try e.value.coerced(to: p, in: schema)) } catch let err as RealmAdapterError {
+                    throw RealmAdapterError(err.code, "\(t.name).\(e.name): \(err.message)", context: ["type": t.name, "property": e.name])
+                }
+            }
+            return out
+        }
+        func listProperty(_ t: ObjectSchema, _ name: String) throws -> Property {
+            let p = try property(t, name)
+            guard p.type.isList else {
+                throw RealmAdapterError(.schemaViolation, "'\(t.name).\(name)' is not a list", context: ["type": t.name, "property": name])
+            }
+            return p
+        }
+        func element(_ t: ObjectSchema, _ p: Property, _ v: Value) throws -> Value {
+            do {
+                switch p.type {
+                case .list(.scalar(let s)): return try v.coerced(to: s, optional: p.isOptional)
+                case .list(.link(let target)): return try v.coercedKey(of: target, in: schema)
+                default: return v
+                }
+            } catch let err as RealmAdapterError {
+                throw RealmAdapterError(err.code, "\(t.name).\(p.name) element: \(err.message)", context: ["type": t.name, "property": p.name])
+            }
+        }
+
+        switch self {
+        case .insert(let n, let id, let v):
+            let t = try type(n)
+            return .insert(objectType: n, identity: try key(t, id), values: try values(t, v))
+        case .set(let n, let id, let v):
+            let t = try type(n)
+            return .set(objectType: n, identity: try key(t, id), values: try values(t, v))
+        case .delete(let n, let id):
+            return .delete(objectType: n, identity: try key(try type(n), id))
+        case .clear(let n):
+            _ = try type(n)
+            return self
+        case .listSet(let n, let id, let pn, let i, let v):
+            let t = try type(n), p = try listProperty(t, pn)
+            return .listSet(objectType: n, identity: try key(t, id), property: pn, index: i, value: try element(t, p, v))
+        case .listInsert(let n, let id, let pn, let i, let v):
+            let t = try type(n), p = try listProperty(t, pn)
+            return .listInsert(objectType: n, identity: try key(t, id), property: pn, index: i, value: try element(t, p, v))
+        case .listErase(let n, let id, let pn, let i):
+            let t = try type(n)
+            _ = try listProperty(t, pn)
+            return .listErase(objectType: n, identity: try key(t, id), property: pn, index: i)
+        case .listClear(let n, let id, let pn):
+            let t = try type(n)
+            _ = try listProperty(t, pn)
+            return .listClear(objectType: n, identity: try key(t, id), property: pn)
+        case .changeIdentity(let n, let id, let new):
+            let t = try type(n)
+            guard t.primaryKey == nil else {
+                throw RealmAdapterError(.schemaViolation, "CHANGE_IDENTITY applies only to types without a primary key; '\(n)' has '\(t.primaryKey!)'", context: ["type": n])
+            }
+            return .changeIdentity(objectType: n, identity: try key(t, id), newIdentity: try key(t, new, "new_identity"))
+        case .addType, .addProperties:
+            return self
+        }
+    }
+}
+
+extension Schema {
+    /// The schema after a schema instruction (ADD_TYPE, ADD_PROPERTIES); itself for any other.
+    public func applying(_ instruction: Instruction) throws -> Schema {
+        switch instruction {
+        case .addType(let t): try adding(t)
+        case .addProperties(let n, let props): try adding(properties: props, to: n)
+        default: self
+        }
+    }
+}

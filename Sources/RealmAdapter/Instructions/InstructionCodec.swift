@@ -1,0 +1,200 @@
+import Foundation
+
+/// The compact binary form in which the store keeps a transaction's instructions.
+///
+/// History is read far more often than written (every adapter replays it), and JSON decoding
+/// would cap replay at a few hundred thousand instructions per second; this format decodes
+/// several million. It is private to the store: the public, stable form is the JSON one.
+/// Layout: a format byte, the instruction count, then each instruction as a tag byte and its
+/// fields (varints, length-prefixed UTF-8, tagged values). Schema instructions embed JSON.
+enum InstructionCodec {
+    static let formatVersion: UInt8 = 1
+
+    static func encode(_ instructions: [Instruction]) -> [UInt8] {
+        var w = BinaryWriter()
+        w.bytes.reserveCapacity(instructions.count * 32)
+        w.byte(formatVersion)
+        w.varint(UInt64(instructions.count))
+        for i in instructions { w.instruction(i) }
+        return w.bytes
+    }
+
+    static func decode(_ data: [UInt8]) throws -> [Instruction] {
+        try data.withUnsafeBytes { buffer in
+            var r = BinaryReader(buffer: buffer)
+            guard try r.byte() == formatVersion else { throw BinaryReader.corrupt }
+            let n = Int(try r.varint())
+            var out: [Instruction] = []
+            out.reserveCapacity(n)
+            for _ in 0..<n { out.append(try r.instruction()) }
+            return out
+        }
+    }
+}
+
+struct BinaryWriter {
+    var bytes: [UInt8] = []
+
+    mutating func byte(_ b: UInt8) { bytes.append(b) }
+
+    mutating func varint(_ v: UInt64) {
+        var v = v
+        while v >= 0x80 { bytes.append(UInt8(truncatingIfNeeded: v) | 0x80); v >>= 7 }
+        bytes.append(UInt8(v))
+    }
+
+    mutating func signed(_ v: Int64) { varint(UInt64(bitPattern: (v << 1) ^ (v >> 63))) }
+
+    mutating func string(_ s: String) {
+        var s = s
+        s.withUTF8 { u in varint(UInt64(u.count)); bytes.append(contentsOf: u) }
+    }
+
+    mutating func raw<T: FixedWidthInteger>(_ v: T) {
+        withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func value(_ v: Value) {
+        switch v {
+        case .null: byte(0)
+        case .bool(let b): byte(b ? 2 : 1)
+        case .int(let i): byte(3); signed(i)
+        case .float(let f): byte(4); raw(f.bitPattern)
+        case .double(let d): byte(5); raw(d.bitPattern)
+        case .string(let s): byte(6); string(s)
+        case .data(let d): byte(7); varint(UInt64(d.count)); bytes.append(contentsOf: d)
+        case .date(let t): byte(8); signed(t.seconds); varint(UInt64(t.nanoseconds))
+        case .decimal(let d): byte(9); string(d.description)
+        case .uuid(let u): byte(10); withUnsafeBytes(of: u.uuid) { bytes.append(contentsOf: $0) }
+        case .objectId(let o): byte(11); bytes.append(contentsOf: o.bytes)
+        case .list(let l): byte(12); varint(UInt64(l.count)); for e in l { value(e) }
+        }
+    }
+
+    mutating func values(_ v: PropertyValues) {
+        varint(UInt64(v.count))
+        for e in v { string(e.name); value(e.value) }
+    }
+
+    mutating func instruction(_ i: Instruction) {
+        switch i {
+        case .insert(let t, let id, let v): byte(1); string(t); value(id); values(v)
+        case .set(let t, let id, let v): byte(2); string(t); value(id); values(v)
+        case .delete(let t, let id): byte(3); string(t); value(id)
+        case .clear(let t): byte(4); string(t)
+        case .listSet(let t, let id, let p, let n, let v): byte(5); string(t); value(id); string(p); varint(UInt64(n)); value(v)
+        case .listInsert(let t, let id, let p, let n, let v): byte(6); string(t); value(id); string(p); varint(UInt64(n)); value(v)
+        case .listErase(let t, let id, let p, let n): byte(7); string(t); value(id); string(p); varint(UInt64(n))
+        case .listClear(let t, let id, let p): byte(8); string(t); value(id); string(p)
+        case .addType(let s): byte(9); string(s.json.serialized())
+        case .addProperties(let t, let props):
+            byte(10); string(t); string(JSONValue.object(props.map { .init($0.name, $0.json) }).serialized())
+        case .changeIdentity(let t, let id, let new): byte(11); string(t); value(id); value(new)
+        }
+    }
+}
+
+struct BinaryReader {
+    static let corrupt = RealmAdapterError(.storeUnavailable, "A history record is corrupt or was written by a newer version of realm-adapter.")
+
+    let buffer: UnsafeRawBufferPointer
+    var i = 0
+
+    init(buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
+
+    mutating func byte() throws -> UInt8 {
+        guard i < buffer.count else { throw Self.corrupt }
+        defer { i += 1 }
+        return buffer[i]
+    }
+
+    mutating func varint() throws -> UInt64 {
+        var v: UInt64 = 0, shift: UInt64 = 0
+        while true {
+            let b = try byte()
+            v |= UInt64(b & 0x7F) << shift
+            if b < 0x80 { return v }
+            shift += 7
+            guard shift < 64 else { throw Self.corrupt }
+        }
+    }
+
+    mutating func signed() throws -> Int64 {
+        let u = try varint()
+        return Int64(bitPattern: (u >> 1) ^ (0 &- (u & 1)))
+    }
+
+    mutating func take(_ n: Int) throws -> UnsafeRawBufferPointer {
+        guard n >= 0, i + n <= buffer.count else { throw Self.corrupt }
+        defer { i += n }
+        return UnsafeRawBufferPointer(rebasing: buffer[i..<(i + n)])
+    }
+
+    mutating func string() throws -> String {
+        let b = try take(Int(try varint()))
+        return String(decoding: b, as: UTF8.self)
+    }
+
+    mutating func raw<T: FixedWidthInteger>(_: T.Type) throws -> T {
+        let b = try take(MemoryLayout<T>.size)
+        return T(littleEndian: b.loadUnaligned(as: T.self))
+    }
+
+    mutating func value() throws -> Value {
+        switch try byte() {
+        case 0: return .null
+        case 1: return .bool(false)
+        case 2: return .bool(true)
+        case 3: return .int(try signed())
+        case 4: return .float(Float(bitPattern: try raw(UInt32.self)))
+        case 5: return .double(Double(bitPattern: try raw(UInt64.self)))
+        case 6: return .string(try string())
+        case 7: return .data(Data(try take(Int(try varint()))))
+        case 8:
+            let s = try signed()
+            return .date(Timestamp(seconds: s, nanoseconds: Int32(try varint())))
+        case 9:
+            guard let d = Decimal(string: try string(), locale: Locale(identifier: "en_US_POSIX")) else { throw Self.corrupt }
+            return .decimal(d)
+        case 10:
+            let b = try take(16)
+            return .uuid(UUID(uuid: b.loadUnaligned(as: uuid_t.self)))
+        case 11: return .objectId(ObjectId(bytes: Array(try take(12)))!)
+        case 12:
+            let n = Int(try varint())
+            var l: [Value] = []
+            l.reserveCapacity(n)
+            for _ in 0..<n { l.append(try value()) }
+            return .list(l)
+        default: throw Self.corrupt
+        }
+    }
+
+    mutating func values() throws -> PropertyValues {
+        let n = Int(try varint())
+        var entries: [PropertyValues.Entry] = []
+        entries.reserveCapacity(n)
+        for _ in 0..<n { entries.append(.init(try string(), try value())) }
+        return PropertyValues(entries)
+    }
+
+    mutating func instruction() throws -> Instruction {
+        switch try byte() {
+        case 1: return .insert(objectType: try string(), identity: try value(), values: try values())
+        case 2: return .set(objectType: try string(), identity: try value(), values: try values())
+        case 3: return .delete(objectType: try string(), identity: try value())
+        case 4: return .clear(objectType: try string())
+        case 5: return .listSet(objectType: try string(), identity: try value(), property: try string(), index: Int(try varint()), value: try value())
+        case 6: return .listInsert(objectType: try string(), identity: try value(), property: try string(), index: Int(try varint()), value: try value())
+        case 7: return .listErase(objectType: try string(), identity: try value(), property: try string(), index: Int(try varint()))
+        case 8: return .listClear(objectType: try string(), identity: try value(), property: try string())
+        case 9: return .addType(try ObjectSchema(json: try JSONValue(parsing: try string()), path: "history"))
+        case 10:
+            let t = try string()
+            let o = try JSONObjectReader(try JSONValue(parsing: try string()), path: "history", code: .storeUnavailable)
+            return .addProperties(objectType: t, properties: try o.members.map { try Property(name: $0.key, json: $0.value, path: "history") })
+        case 11: return .changeIdentity(objectType: try string(), identity: try value(), newIdentity: try value())
+        default: throw Self.corrupt
+        }
+    }
+}

@@ -1,0 +1,303 @@
+import Foundation
+
+/// A parsed JSON document that keeps the order of object members.
+///
+/// Foundation's decoders forget member order, but order is meaningful to users here: a
+/// schema's properties are shown, created as columns and written back by `init` in the order
+/// the user wrote them. Integers and floating-point numbers stay distinct so that an `int`
+/// property never silently receives `1.5`.
+public enum JSONValue: Hashable, Sendable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([Member])
+
+    public struct Member: Hashable, Sendable {
+        public var key: String
+        public var value: JSONValue
+        public init(_ key: String, _ value: JSONValue) { self.key = key; self.value = value }
+    }
+
+    /// The member named `key`, if this is an object that has it.
+    public subscript(key: String) -> JSONValue? {
+        guard case .object(let members) = self else { return nil }
+        return members.first { $0.key == key }?.value
+    }
+
+    /// A short name of the JSON kind, for error messages.
+    public var kindName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .int: "an integer"
+        case .double: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+}
+
+// MARK: - Parsing
+
+extension JSONValue {
+    /// Parses a complete JSON document.
+    ///
+    /// - Throws: `RealmAdapterError` with code `invalidInstruction`-agnostic `.invalidConfiguration`
+    ///   replaced by the caller's choice through `code`; the message gives line and column.
+    public init(parsing data: Data, errorCode: RealmAdapterError.Code = .invalidConfiguration) throws {
+        var parser = JSONParser(bytes: [UInt8](data), code: errorCode)
+        self = try parser.parseDocument()
+    }
+
+    public init(parsing text: String, errorCode: RealmAdapterError.Code = .invalidConfiguration) throws {
+        try self.init(parsing: Data(text.utf8), errorCode: errorCode)
+    }
+}
+
+private struct JSONParser {
+    let bytes: [UInt8]
+    let code: RealmAdapterError.Code
+    var i = 0
+    var depth = 0
+
+    init(bytes: [UInt8], code: RealmAdapterError.Code) {
+        self.bytes = bytes
+        self.code = code
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { i = 3 }  // UTF-8 byte order mark
+    }
+
+    mutating func parseDocument() throws -> JSONValue {
+        let v = try parseValue()
+        skipSpace()
+        guard i == bytes.count else { throw error("unexpected text after the JSON value") }
+        return v
+    }
+
+    func error(_ what: String) -> RealmAdapterError {
+        var line = 1, column = 1
+        for b in bytes[..<min(i, bytes.count)] {
+            if b == 10 { line += 1; column = 1 } else { column += 1 }
+        }
+        return RealmAdapterError(code, "Invalid JSON at line \(line), column \(column): \(what).")
+    }
+
+    mutating func skipSpace() {
+        while i < bytes.count, bytes[i] == 32 || bytes[i] == 9 || bytes[i] == 10 || bytes[i] == 13 { i += 1 }
+    }
+
+    mutating func parseValue() throws -> JSONValue {
+        skipSpace()
+        guard i < bytes.count else { throw error("unexpected end of input") }
+        switch bytes[i] {
+        case UInt8(ascii: "{"): return try parseObject()
+        case UInt8(ascii: "["): return try parseArray()
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "-"), 48...57: return try parseNumber()
+        default: throw error("unexpected character '\(Character(Unicode.Scalar(bytes[i])))'")
+        }
+    }
+
+    mutating func literal(_ word: String) throws {
+        let w = Array(word.utf8)
+        guard i + w.count <= bytes.count, Array(bytes[i..<(i + w.count)]) == w else {
+            throw error("expected '\(word)'")
+        }
+        i += w.count
+    }
+
+    mutating func nest() throws {
+        depth += 1
+        guard depth <= 512 else { throw error("nesting deeper than 512 levels") }
+    }
+
+    mutating func parseObject() throws -> JSONValue {
+        try nest(); defer { depth -= 1 }
+        i += 1
+        var members: [JSONValue.Member] = []
+        skipSpace()
+        if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+        while true {
+            skipSpace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw error("expected a member name in quotes") }
+            let key = try parseString()
+            if members.contains(where: { $0.key == key }) { throw error("duplicate member \"\(key)\"") }
+            skipSpace()
+            guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw error("expected ':' after \"\(key)\"") }
+            i += 1
+            members.append(.init(key, try parseValue()))
+            skipSpace()
+            guard i < bytes.count else { throw error("unexpected end of input in an object") }
+            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
+            if bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+            throw error("expected ',' or '}' in an object")
+        }
+    }
+
+    mutating func parseArray() throws -> JSONValue {
+        try nest(); defer { depth -= 1 }
+        i += 1
+        var items: [JSONValue] = []
+        skipSpace()
+        if i < bytes.count, bytes[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+        while true {
+            items.append(try parseValue())
+            skipSpace()
+            guard i < bytes.count else { throw error("unexpected end of input in an array") }
+            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
+            if bytes[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+            throw error("expected ',' or ']' in an array")
+        }
+    }
+
+    mutating func parseString() throws -> String {
+        i += 1
+        var out = [UInt8]()
+        while true {
+            guard i < bytes.count else { throw error("unterminated string") }
+            let c = bytes[i]
+            if c == UInt8(ascii: "\"") { i += 1; break }
+            if c < 0x20 { throw error("control character in a string (escape it)") }
+            if c != UInt8(ascii: "\\") { out.append(c); i += 1; continue }
+            i += 1
+            guard i < bytes.count else { throw error("unterminated escape") }
+            let e = bytes[i]; i += 1
+            switch e {
+            case UInt8(ascii: "\""): out.append(0x22)
+            case UInt8(ascii: "\\"): out.append(0x5C)
+            case UInt8(ascii: "/"): out.append(0x2F)
+            case UInt8(ascii: "b"): out.append(0x08)
+            case UInt8(ascii: "f"): out.append(0x0C)
+            case UInt8(ascii: "n"): out.append(0x0A)
+            case UInt8(ascii: "r"): out.append(0x0D)
+            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "u"):
+                var scalar = try hex4()
+                if (0xD800..<0xDC00).contains(scalar) {
+                    guard i + 1 < bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u") else {
+                        throw error("unpaired surrogate in \\u escape")
+                    }
+                    i += 2
+                    let low = try hex4()
+                    guard (0xDC00..<0xE000).contains(low) else { throw error("invalid surrogate pair") }
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                }
+                guard let u = Unicode.Scalar(scalar) else { throw error("invalid \\u escape") }
+                out.append(contentsOf: Array(String(Character(u)).utf8))
+            default: throw error("invalid escape '\\\(Character(Unicode.Scalar(e)))'")
+            }
+        }
+        guard let s = String(validating: out, as: UTF8.self) else { throw error("string is not valid UTF-8") }
+        return s
+    }
+
+    mutating func hex4() throws -> UInt32 {
+        guard i + 4 <= bytes.count else { throw error("short \\u escape") }
+        var v: UInt32 = 0
+        for _ in 0..<4 {
+            let c = bytes[i]; i += 1
+            let d: UInt32
+            switch c {
+            case 48...57: d = UInt32(c - 48)
+            case 97...102: d = UInt32(c - 87)
+            case 65...70: d = UInt32(c - 55)
+            default: throw error("invalid hex digit in \\u escape")
+            }
+            v = v << 4 | d
+        }
+        return v
+    }
+
+    mutating func parseNumber() throws -> JSONValue {
+        let start = i
+        var isInteger = true
+        if bytes[i] == UInt8(ascii: "-") { i += 1 }
+        guard i < bytes.count, (48...57).contains(bytes[i]) else { throw error("invalid number") }
+        while i < bytes.count {
+            let c = bytes[i]
+            if (48...57).contains(c) { i += 1; continue }
+            if c == UInt8(ascii: ".") || c == UInt8(ascii: "e") || c == UInt8(ascii: "E")
+                || ((c == UInt8(ascii: "+") || c == UInt8(ascii: "-")) && !isInteger)
+            { isInteger = false; i += 1; continue }
+            break
+        }
+        let text = String(decoding: bytes[start..<i], as: UTF8.self)
+        if isInteger, let v = Int64(text) { return .int(v) }
+        guard let d = Double(text) else { throw error("invalid number '\(text)'") }
+        return .double(d)
+    }
+}
+
+// MARK: - Writing
+
+extension JSONValue {
+    /// The JSON text; `pretty` indents by two spaces and keeps member order.
+    public func serialized(pretty: Bool = false) -> String {
+        var out = ""
+        write(to: &out, pretty: pretty, indent: 0)
+        return out
+    }
+
+    private func write(to out: inout String, pretty: Bool, indent: Int) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let b): out += b ? "true" : "false"
+        case .int(let v): out += String(v)
+        case .double(let d):
+            if d.isFinite {
+                // Keep a fraction marker so the value reads back as a number, not an integer.
+                let s = String(d)
+                out += (s.contains(".") || s.contains("e")) ? s : s + ".0"
+            } else {
+                out += "null"
+            }
+        case .string(let s): JSONValue.writeString(s, to: &out)
+        case .array(let items):
+            if items.isEmpty { out += "[]"; return }
+            out += "["
+            for (k, item) in items.enumerated() {
+                if k > 0 { out += "," }
+                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+                item.write(to: &out, pretty: pretty, indent: indent + 1)
+            }
+            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
+            out += "]"
+        case .object(let members):
+            if members.isEmpty { out += "{}"; return }
+            out += "{"
+            for (k, m) in members.enumerated() {
+                if k > 0 { out += "," }
+                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+                JSONValue.writeString(m.key, to: &out)
+                out += pretty ? ": " : ":"
+                m.value.write(to: &out, pretty: pretty, indent: indent + 1)
+            }
+            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
+            out += "}"
+        }
+    }
+
+    private static func writeString(_ s: String, to out: inout String) {
+        out += "\""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where u.value < 0x20:
+                let h = String(u.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
+            default: out.unicodeScalars.append(u)
+            }
+        }
+        out += "\""
+    }
+}

@@ -1,0 +1,113 @@
+import Dispatch
+import GRDB
+import Logging
+import Synchronization
+
+/// A Realm that has new transactions.
+public struct RealmChange: Hashable, Sendable {
+    public var path: String
+    /// The Realm's latest version when the change was seen.
+    public var version: Int64
+}
+
+/// Tells subscribers which Realms have new transactions, whoever wrote them.
+///
+/// History rows have a strictly increasing id (AUTOINCREMENT), so "what is new" is one indexed
+/// query for rows past the last id seen. Commits in this process check at once; commits by
+/// other processes are found by polling that query every `interval` on a private queue (the
+/// cost is one index probe when nothing changed). Polling runs only while someone listens.
+final class ChangeNotifier: Sendable {
+    private struct State {
+        var subscribers: [Int: AsyncStream<RealmChange>.Continuation] = [:]
+        var nextId = 0
+        var lastHistoryId: Int64 = -1
+        var polling = false
+        /// Bumped each time polling starts, so a loop left over from an earlier start ends.
+        var generation = 0
+    }
+
+    private let pool: DatabasePool
+    private let interval: Duration
+    private let logger: Logger
+    private let queue = DispatchQueue(label: "realm-adapter.store.notifier")
+    private let state = Mutex(State())
+
+    init(pool: DatabasePool, interval: Duration, logger: Logger) {
+        self.pool = pool
+        self.interval = interval
+        self.logger = logger
+    }
+
+    /// A stream of changes from now on. Finishing iteration (or cancelling the task) unsubscribes.
+    func subscribe() -> AsyncStream<RealmChange> {
+        let (stream, continuation) = AsyncStream.makeStream(of: RealmChange.self, bufferingPolicy: .unbounded)
+        let (id, start) = state.withLock { s -> (Int, Bool) in
+            let id = s.nextId
+            s.nextId += 1
+            s.subscribers[id] = continuation
+            let start = !s.polling
+            if start { s.polling = true; s.generation += 1 }
+            return (id, start)
+        }
+        continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
+        if start {
+            // Set the baseline before returning, so that a commit made after subscribe() returns
+            // is always reported, even if it lands before the first poll.
+            queue.sync { self.check() }
+            schedulePoll(generation: state.withLock { $0.generation })
+        }
+        return stream
+    }
+
+    /// Checks for new transactions now (called after every commit in this process).
+    func poke() {
+        guard state.withLock({ !$0.subscribers.isEmpty }) else { return }
+        queue.async { self.check() }
+    }
+
+    private func unsubscribe(_ id: Int) {
+        state.withLock { s in
+            s.subscribers[id] = nil
+            if s.subscribers.isEmpty { s.polling = false }
+        }
+    }
+
+    private func schedulePoll(generation: Int) {
+        let ns = Int(interval.components.seconds) * 1_000_000_000 + Int(interval.components.attoseconds / 1_000_000_000)
+        queue.asyncAfter(deadline: .now() + .nanoseconds(max(ns, 1_000_000))) { [weak self] in
+            guard let self, self.state.withLock({ $0.polling && $0.generation == generation }) else { return }
+            self.check()
+            self.schedulePoll(generation: generation)
+        }
+    }
+
+    /// Runs on `queue` only.
+    private func check() {
+        let last = state.withLock { $0.lastHistoryId }
+        do {
+            let (maxId, changes) = try pool.read { db -> (Int64, [RealmChange]) in
+                let maxId = try Int64.fetchOne(db, sql: "SELECT coalesce(max(id), 0) FROM history") ?? 0
+                // The first check only sets the baseline: subscribers ask for what is pending themselves.
+                guard last >= 0, maxId > last else { return (maxId, []) }
+                let rows = try Row.fetchAll(db, sql: """
+                    SELECT r.path, max(h.version) FROM history h JOIN realm r ON r.id = h.realm_id
+                    WHERE h.id > ? GROUP BY h.realm_id
+                    """, arguments: [last])
+                return (maxId, rows.map { RealmChange(path: $0[0], version: $0[1]) })
+            }
+            let subscribers = state.withLock { s -> [AsyncStream<RealmChange>.Continuation] in
+                s.lastHistoryId = max(s.lastHistoryId, maxId)
+                return Array(s.subscribers.values)
+            }
+            for c in changes { for s in subscribers { s.yield(c) } }
+        } catch {
+            logger.warning("Could not check the store for new transactions; will retry", metadata: ["error": "\(error)"])
+        }
+    }
+}
+
+extension RealmStore {
+    /// Realms with new transactions, from any process, as they commit. The stream starts empty:
+    /// read what is already there first, then follow this.
+    public func changes() -> AsyncStream<RealmChange> { notifier.subscribe() }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import GRDB
+
+/// One committed transaction of a Realm's history.
+public struct RealmTransaction: Hashable, Sendable {
+    /// The Realm version this transaction produced (1 for the first).
+    public var version: Int64
+    /// Who wrote it (e.g. `cli`, `adapter:postgres`).
+    public var origin: String
+    public var committedAt: Timestamp
+    public var instructions: [Instruction]
+}
+
+extension RealmStore {
+    /// The transactions of the Realm at `path` after `version`, oldest first, at most `limit`.
+    ///
+    /// - Throws: `realmNotFound`; and, if `version` is older than what compaction kept, an error
+    ///   saying so (history that every registered adapter has processed may be removed).
+    public func history(of path: String, after version: Int64 = 0, limit: Int = Int.max) throws -> [RealmTransaction] {
+        try read { db in
+            let r = try Self.requireRealm(db, path)
+            if version < r.compactedThrough {
+                throw RealmAdapterError(.invalidInstruction, "History of \(path) up to version \(r.compactedThrough) was compacted after every registered adapter processed it; ask for versions after \(r.compactedThrough).",
+                                        context: ["realm.path": path])
+            }
+            let rows = try Row.fetchCursor(db, sql: "SELECT version, origin, committed_at, instructions FROM history WHERE realm_id = ? AND version > ? ORDER BY version LIMIT ?",
+                                           arguments: [r.id, version, Int64(clamping: limit)])
+            var out: [RealmTransaction] = []
+            while let row = try rows.next() { out.append(try Self.transaction(row)) }
+            return out
+        }
+    }
+
+    static func transaction(_ row: Row) throws -> RealmTransaction {
+        let blob: Data = row[3]
+        return RealmTransaction(version: row[0], origin: row[1], committedAt: Timestamp(totalNanoseconds: row[2]),
+                                instructions: try InstructionCodec.decode([UInt8](blob)))
+    }
+
+    /// Removes history of the Realm at `path` that every registered adapter whose path filter
+    /// matches it has advanced past. A Realm no adapter follows keeps its whole history, because
+    /// it is the only way a future adapter can learn the Realm's contents.
+    ///
+    /// - Returns: the number of transactions removed.
+    @discardableResult
+    public func compact(_ path: String) throws -> Int {
+        do {
+            return try pool.write { db in
+                let r = try Self.requireRealm(db, path)
+                guard let horizon = try Self.compactionHorizon(db, r), horizon > r.compactedThrough else { return 0 }
+                try db.execute(sql: "DELETE FROM history WHERE realm_id = ? AND version <= ?", arguments: [r.id, horizon])
+                let removed = db.changesCount
+                try db.execute(sql: "UPDATE realm SET compacted_through = ? WHERE id = ?", arguments: [horizon, r.id])
+                return removed
+            }
+        } catch let e as DatabaseError { throw Self.wrap(e) }
+    }
+
+    /// The lowest cursor among registered adapters following the Realm, or nil if none does.
+    static func compactionHorizon(_ db: Database, _ r: RealmRow) throws -> Int64? {
+        var horizon: Int64?
+        let adapters = try Row.fetchAll(db, sql: """
+            SELECT a.name, a.path_regex, coalesce(c.version, 0) FROM adapter a
+            LEFT JOIN adapter_cursor c ON c.adapter = a.name AND c.realm_id = ?
+            """, arguments: [r.id])
+        for a in adapters {
+            let pattern: String = a[1]
+            guard let filter = try? PathFilter(pattern), filter.matches(r.path) else { continue }
+            let v: Int64 = a[2]
+            horizon = min(horizon ?? v, v)
+        }
+        return horizon
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import GRDB
+
+/// A connector's resume point, recorded atomically with a Realm transaction (DESIGN 3.3): for
+/// Postgres the commit LSN, for SQL Server the change-tracking version. The store keeps the
+/// latest position per `source` and Realm; the connector decides what it means.
+public struct SourcePosition: Hashable, Sendable {
+    public var source: String
+    public var position: String
+    public init(source: String, position: String) { self.source = source; self.position = position }
+}
+
+/// The instructions of one Realm in a multi-Realm write.
+public struct RealmChanges: Sendable, Hashable {
+    public var path: String
+    public var instructions: [Instruction]
+    public init(path: String, instructions: [Instruction]) { self.path = path; self.instructions = instructions }
+}
+
+extension RealmStore {
+    /// Applies `instructions` to the Realm at `path` as one transaction, creating the Realm if needed.
+    ///
+    /// The transaction is all-or-nothing: the first instruction that breaks the schema (unknown
+    /// type or property, wrong value type, null in a required property, duplicate primary key,
+    /// missing object, list index out of range, destructive schema change) rejects all of it with
+    /// an error naming the instruction's index and the reason.
+    ///
+    /// - Parameters:
+    ///   - origin: who wrote it; adapters skip transactions of their own origin.
+    ///   - sourcePosition: recorded in the same SQLite transaction, for exactly-once delivery.
+    /// - Returns: the new version, or the current one if `instructions` is empty.
+    @discardableResult
+    public func apply(_ instructions: [Instruction], to path: String, origin: String,
+                      sourcePosition: SourcePosition? = nil) throws -> Int64 {
+        try apply([RealmChanges(path: path, instructions: instructions)], origin: origin, sourcePosition: sourcePosition)[0]
+    }
+
+    /// Applies changes to several Realms in one atomic transaction (all or none), recording
+    /// `sourcePosition` with each of them. Returns each Realm's new version, in order.
+    @discardableResult
+    public func apply(_ changes: [RealmChanges], origin: String, sourcePosition: SourcePosition? = nil) throws -> [Int64] {
+        try commit(changes.map(\.path), origin: origin, sourcePosition: sourcePosition) { i, w in
+            try Self.apply(changes[i].instructions, with: &w, path: changes[i].path)
+            return changes[i].instructions
+        }
+    }
+
+    /// ``apply(_:to:origin:sourcePosition:)`` without blocking the caller's thread.
+    @discardableResult
+    public func apply(_ instructions: [Instruction], to path: String, origin: String,
+                      sourcePosition: SourcePosition? = nil) async throws -> Int64 {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Int64, Error>) in
+            DispatchQueue.global().async {
+                c.resume(with: Result { try self.apply(instructions, to: path, origin: origin, sourcePosition: sourcePosition) })
+            }
+        }
+    }
+
+    /// Runs `body` as one write transaction on the Realm at `path` (created if missing), recording
+    /// the instructions its calls make. If `body` throws, nothing is written.
+    ///
+    /// - Returns: `body`'s result and the new version (unchanged if `body` changed nothing).
+    @discardableResult
+    public func write<T>(to path: String, origin: String = "local", sourcePosition: SourcePosition? = nil,
+                         _ body: (inout WriteTransaction) throws -> T) throws -> (result: T, version: Int64) {
+        var result: T?
+        let versions = try commit([path], origin: origin, sourcePosition: sourcePosition) { _, w in
+            var tx = WriteTransaction(writer: w, path: path)
+            defer { w = tx.writer }
+            result = try body(&tx)
+            return tx.instructions
+        }
+        return (result!, versions[0])
+    }
+
+    static func apply(_ instructions: [Instruction], with w: inout RealmWriter, path: String) throws {
+        for (i, instruction) in instructions.enumerated() {
+            do {
+                try w.apply(try instruction.coerced(in: w.schema))
+            } catch let e as RealmAdapterError {
+                throw Self.rejected(e, index: i, instruction: instruction, path: path)
+            } catch let e as DatabaseError {
+                throw Self.rejected(Self.wrap(e), index: i, instruction: instruction, path: path)
+            }
+        }
+    }
+
+    static func rejected(_ e: RealmAdapterError, index: Int, instruction: Instruction, path: String) -> RealmAdapterError {
+        RealmAdapterError(e.code, "Transaction rejected, nothing was applied: instruction \(index) (\(instruction.summary)): \(e.message).",
+                          context: e.context.merging(["instruction": "\(index)", "realm.path": path]) { a, _ in a })
+    }
+
+    /// The one write path: `body(i, writer)` fills the Realm at `paths[i]` through its writer
+    /// and returns the instructions to record. Creates Realms, bumps versions, records history,
+    /// schema and the source position, all in one SQLite transaction; then wakes the notifier.
+    func commit(_ paths: [String], origin: String, sourcePosition: SourcePosition?,
+                _ body: (Int, inout RealmWriter) throws -> [Instruction]) throws -> [Int64] {
+        for p in paths { try RealmPath.validate(p) }
+        var newSchemas: [(Int64, Int64, Schema)] = []
+        let versions: [Int64]
+        do {
+            versions = try pool.write { db in
+                newSchemas = []
+                var versions: [Int64] = []
+                for (i, path) in paths.enumerated() {
+                    let r = try Self.realmRow(db, path) ?? Self.createRealm(db, path)
+                    var writer = RealmWriter(db: db, realmId: r.id, schema: try schema(db, r))
+                    let instructions = try body(i, &writer)
+                    var version = r.version
+                    if !instructions.isEmpty {
+                        version += 1
+                        try db.cachedStatement(sql: "INSERT INTO history (realm_id, version, origin, committed_at, instruction_count, instructions) VALUES (?, ?, ?, ?, ?, ?)")
+                            .execute(arguments: [r.id, version, origin, Timestamp(Date()).totalNanoseconds ?? 0, instructions.count,
+                                                 Data(InstructionCodec.encode(instructions))])
+                        if writer.schemaChanged {
+                            try db.execute(sql: "UPDATE realm SET version = ?, schema = ?, schema_version = schema_version + 1 WHERE id = ?",
+                                           arguments: [version, writer.schema.json.serialized(), r.id])
+                            newSchemas.append((r.id, r.schemaVersion + 1, writer.schema))
+                        } else {
+                            try db.cachedStatement(sql: "UPDATE realm SET version = ? WHERE id = ?").execute(arguments: [version, r.id])
+                        }
+                    }
+                    if let sourcePosition {
+                        try db.cachedStatement(sql: "INSERT OR REPLACE INTO source_position (realm_id, source, position) VALUES (?, ?, ?)")
+                            .execute(arguments: [r.id, sourcePosition.source, sourcePosition.position])
+                    }
+                    versions.append(version)
+                }
+                return versions
+            }
+        } catch let e as DatabaseError {
+            throw Self.wrap(e)
+        }
+        for (id, v, s) in newSchemas { cache(s, realmId: id, version: v) }
+        notifier.poke()
+        return versions
+    }
+
+    static func createRealm(_ db: Database, _ path: String) throws -> RealmRow {
+        try db.execute(sql: "INSERT INTO realm (path, schema, created_at) VALUES (?, '[]', ?)",
+                       arguments: [path, Timestamp(Date()).totalNanoseconds ?? 0])
+        return RealmRow(id: db.lastInsertedRowID, path: path, schemaJSON: "[]", schemaVersion: 0, version: 0, compactedThrough: 0)
+    }
+}

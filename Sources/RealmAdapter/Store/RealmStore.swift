@@ -1,0 +1,209 @@
+import Foundation
+import GRDB
+import Logging
+import Synchronization
+
+/// The embedded Realm store: a directory holding any number of Realms, addressed by path.
+///
+/// Each Realm has a schema, its objects in typed columns, its lists in order, and an ordered
+/// history of transactions (version, origin, commit time, instructions). Everything lives in
+/// one SQLite database (`realms.sqlite`) in WAL mode, so a transaction may span several Realms
+/// atomically, and several processes may use one store at once: writers wait for each other
+/// (up to ``Options/busyTimeout``), readers see a consistent snapshot and are told about new
+/// transactions within ``Options/pollInterval``.
+///
+/// ```swift
+/// let store = try RealmStore(directory: "./realms")
+/// try store.write(to: "/tasks", origin: "app") { tx in
+///     try tx.addType(ObjectSchema(name: "Task", primaryKey: "id", properties: [
+///         Property(name: "id", type: .scalar(.int)), Property(name: "title", type: .scalar(.string))]))
+///     try tx.create("Task", ["id": 1, "title": "Buy milk"])
+/// }
+/// ```
+///
+/// All methods block the calling thread while SQLite works; call them from a thread of your
+/// own or through the `async` variants, never directly on the cooperative pool in hot loops.
+public final class RealmStore: Sendable {
+    public struct Options: Sendable {
+        /// How long a writer waits for another process's write to finish. Default 30 s.
+        public var busyTimeout: Duration = .seconds(30)
+        /// How often the store looks for transactions committed by other processes. Default 10 ms.
+        public var pollInterval: Duration = .milliseconds(10)
+        /// `true` (default): every commit is on disk before it returns (`synchronous = FULL`),
+        /// which exactly-once delivery needs across power loss. `false` survives process crashes only.
+        public var durable: Bool = true
+        public init() {}
+    }
+
+    /// The store's directory.
+    public let directory: String
+    let pool: DatabasePool
+    let logger: Logger
+    let notifier: ChangeNotifier
+    private let schemas = Mutex<[Int64: (version: Int64, schema: Schema)]>([:])
+
+    /// Opens the store in `directory`, creating the directory and the store if missing.
+    ///
+    /// - Throws: `storeUnavailable` if the directory cannot be created or the database cannot
+    ///   be opened (permissions, a file that is not a store, a disk error).
+    public init(directory: String, options: Options = Options(), logger: Logger = Logger(label: "realm-adapter.store")) throws {
+        self.directory = directory
+        self.logger = logger
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw RealmAdapterError(.storeUnavailable, "Cannot create the store directory '\(directory)': \(error.localizedDescription). Check the path and its permissions.",
+                                    context: ["store": directory])
+        }
+        var config = GRDB.Configuration()
+        let seconds = Double(options.busyTimeout.components.seconds) + Double(options.busyTimeout.components.attoseconds) / 1e18
+        config.busyMode = .timeout(seconds)
+        let synchronous = options.durable ? "FULL" : "NORMAL"
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+        }
+        let file = (directory as NSString).appendingPathComponent("realms.sqlite")
+        do {
+            pool = try DatabasePool(path: file, configuration: config)
+            try Self.migrator.migrate(pool)
+        } catch let e as DatabaseError {
+            throw RealmAdapterError(.storeUnavailable, "Cannot open the Realm store at '\(file)': \(e.message ?? e.description).",
+                                    context: ["store": directory, "sqlite.code": "\(e.resultCode.rawValue)"])
+        }
+        notifier = ChangeNotifier(pool: pool, interval: options.pollInterval, logger: logger)
+    }
+
+    static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE realm (
+                    id INTEGER PRIMARY KEY,
+                    path TEXT NOT NULL UNIQUE,
+                    schema TEXT NOT NULL,
+                    schema_version INTEGER NOT NULL DEFAULT 0,
+                    version INTEGER NOT NULL DEFAULT 0,
+                    compacted_through INTEGER NOT NULL DEFAULT 0,
+                    created_at INTEGER NOT NULL);
+                CREATE TABLE history (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    realm_id INTEGER NOT NULL,
+                    version INTEGER NOT NULL,
+                    origin TEXT NOT NULL,
+                    committed_at INTEGER NOT NULL,
+                    instruction_count INTEGER NOT NULL,
+                    instructions BLOB NOT NULL,
+                    UNIQUE (realm_id, version));
+                CREATE TABLE source_position (
+                    realm_id INTEGER NOT NULL,
+                    source TEXT NOT NULL,
+                    position TEXT NOT NULL,
+                    PRIMARY KEY (realm_id, source)) WITHOUT ROWID;
+                CREATE TABLE adapter (
+                    name TEXT PRIMARY KEY,
+                    path_regex TEXT NOT NULL,
+                    registered_at INTEGER NOT NULL) WITHOUT ROWID;
+                CREATE TABLE adapter_cursor (
+                    adapter TEXT NOT NULL,
+                    realm_id INTEGER NOT NULL,
+                    version INTEGER NOT NULL,
+                    PRIMARY KEY (adapter, realm_id)) WITHOUT ROWID;
+                """)
+        }
+        return m
+    }
+
+    // MARK: Realms
+
+    /// The paths of all Realms in the store, sorted.
+    public func realmPaths() throws -> [String] {
+        try read { db in try String.fetchAll(db, sql: "SELECT path FROM realm ORDER BY path") }
+    }
+
+    /// Whether a Realm exists at `path`.
+    public func contains(_ path: String) throws -> Bool {
+        try read { db in try Self.realmRow(db, path) != nil }
+    }
+
+    /// The latest version of the Realm at `path` (0 for an empty Realm).
+    public func version(of path: String) throws -> Int64 {
+        try read { db in try Self.requireRealm(db, path).version }
+    }
+
+    /// The schema of the Realm at `path`.
+    public func schema(of path: String) throws -> Schema {
+        try read { db in try schema(db, try Self.requireRealm(db, path)) }
+    }
+
+    /// The last source position recorded for `source` with a transaction of the Realm at `path`
+    /// (see ``SourcePosition``), or nil if none was.
+    public func sourcePosition(_ source: String, of path: String) throws -> String? {
+        try read { db in
+            guard let r = try Self.realmRow(db, path) else { return nil }
+            return try String.fetchOne(db, sql: "SELECT position FROM source_position WHERE realm_id = ? AND source = ?", arguments: [r.id, source])
+        }
+    }
+
+    /// Removes a Realm with its objects, history and adapter cursors.
+    public func deleteRealm(_ path: String) throws {
+        try pool.write { db in
+            let r = try Self.requireRealm(db, path)
+            let prefix = RealmTables(realmId: r.id).table(0).dropLast()  // "r{id}_t"
+            for t in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") where t.hasPrefix(prefix) {
+                try db.execute(sql: "DROP TABLE \(t)")
+            }
+            for table in ["history", "source_position", "adapter_cursor"] {
+                try db.execute(sql: "DELETE FROM \(table) WHERE realm_id = ?", arguments: [r.id])
+            }
+            try db.execute(sql: "DELETE FROM realm WHERE id = ?", arguments: [r.id])
+        }
+        schemas.withLock { $0.removeAll() }
+    }
+
+    // MARK: Internals shared by reads and writes
+
+    struct RealmRow {
+        var id: Int64
+        var path: String
+        var schemaJSON: String
+        var schemaVersion: Int64
+        var version: Int64
+        var compactedThrough: Int64
+    }
+
+    static func realmRow(_ db: Database, _ path: String) throws -> RealmRow? {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, schema, schema_version, version, compacted_through FROM realm WHERE path = ?"),
+                                         arguments: [path]) else { return nil }
+        return RealmRow(id: row[0], path: path, schemaJSON: row[1], schemaVersion: row[2], version: row[3], compactedThrough: row[4])
+    }
+
+    static func requireRealm(_ db: Database, _ path: String) throws -> RealmRow {
+        try RealmPath.validate(path)
+        guard let r = try realmRow(db, path) else {
+            throw RealmAdapterError(.realmNotFound, "There is no Realm at \(path) in this store. `realm-adapter realm list` shows the Realms it has.",
+                                    context: ["realm.path": path])
+        }
+        return r
+    }
+
+    /// The parsed schema of a Realm, cached by schema version.
+    func schema(_ db: Database, _ r: RealmRow) throws -> Schema {
+        if let cached = schemas.withLock({ $0[r.id] }), cached.version == r.schemaVersion { return cached.schema }
+        let s = try Schema(json: try JSONValue(parsing: r.schemaJSON, errorCode: .storeUnavailable), path: "stored schema")
+        schemas.withLock { $0[r.id] = (r.schemaVersion, s) }
+        return s
+    }
+
+    func cache(_ schema: Schema, realmId: Int64, version: Int64) {
+        schemas.withLock { $0[realmId] = (version, schema) }
+    }
+
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        do { return try pool.read(body) } catch let e as DatabaseError { throw Self.wrap(e) }
+    }
+
+    static func wrap(_ e: DatabaseError) -> RealmAdapterError {
+        RealmAdapterError(.storeUnavailable, "The Realm store failed: \(e.message ?? "SQLite error \(e.resultCode.rawValue)").",
+                          context: ["sqlite.code": "\(e.extendedResultCode.rawValue)"])
+    }
+}

@@ -1,0 +1,302 @@
+import GRDB
+
+/// Applies coerced instructions to one Realm's tables inside an open SQLite write transaction.
+///
+/// Every check that makes a transaction invalid happens here or in coercion, and throws before
+/// the transaction commits, so nothing is ever partly applied. SQL is built once per table and
+/// kept in SQLite's statement cache.
+struct RealmWriter {
+    let db: Database
+    let tables: RealmTables
+    private(set) var schema: Schema
+    private(set) var schemaChanged = false
+    private var ordinals: [String: Int]
+    private var insertSQL: [String: String] = [:]
+    /// Next row key per type without a primary key.
+    private var nextRowKey: [String: Int64] = [:]
+
+    init(db: Database, realmId: Int64, schema: Schema) {
+        self.db = db
+        self.tables = RealmTables(realmId: realmId)
+        self.schema = schema
+        self.ordinals = Dictionary(schema.types.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    // MARK: Names
+
+    func type(_ name: String) throws -> (ObjectSchema, String) {
+        guard let k = ordinals[name], let t = schema[type: name] else {
+            throw RealmAdapterError(.schemaViolation, "unknown type '\(name)'", context: ["type": name])
+        }
+        return (t, tables.table(k))
+    }
+
+    func propertyOrdinal(_ t: ObjectSchema, _ name: String) -> Int {
+        t.properties.firstIndex { $0.name == name }!
+    }
+
+    func keyColumn(_ t: ObjectSchema) -> String {
+        t.primaryKey.map { RealmTables.column(propertyOrdinal(t, $0)) } ?? "_key"
+    }
+
+    func listTable(_ t: ObjectSchema, _ property: String) -> String {
+        tables.listTable(ordinals[t.name]!, propertyOrdinal(t, property))
+    }
+
+    // MARK: Apply
+
+    /// Applies one instruction that has already been coerced against `schema`.
+    mutating func apply(_ instruction: Instruction) throws {
+        switch instruction {
+        case .addType(let t):
+            try changeSchema(try schema.adding(t), touching: t.name)
+        case .addProperties(let name, let props):
+            try changeSchema(try schema.adding(properties: props, to: name), touching: name)
+        case .insert(let n, let id, let values):
+            try insert(n, id, values)
+        case .set(let n, let id, let values):
+            try set(n, id, values)
+        case .delete(let n, let id):
+            let (t, table) = try type(n)
+            try removeIncomingLinks(to: t, key: id)
+            try deleteLists(of: t, owner: id)
+            try db.execute(sql: "DELETE FROM \(table) WHERE \(keyColumn(t)) = ?", arguments: [try RealmTables.encode(id)])
+            guard db.changesCount == 1 else { throw missing(t, id) }
+        case .clear(let n):
+            let (t, table) = try type(n)
+            try removeIncomingLinks(to: t, key: nil)
+            try deleteLists(of: t, owner: nil)
+            try db.execute(sql: "DELETE FROM \(table)")
+        case .listInsert(let n, let id, let p, let i, let v):
+            let (t, lt, count) = try list(n, id, p)
+            guard i <= count else { throw outOfRange(t, p, i, count, inserting: true) }
+            try checkElement(t, p, v)
+            let o = try RealmTables.encode(id)
+            if i < count {
+                try db.execute(sql: "UPDATE \(lt) SET idx = idx + 1 WHERE owner = ? AND idx >= ?", arguments: [o, i])
+            }
+            try db.execute(sql: "INSERT INTO \(lt) (owner, idx, value) VALUES (?, ?, ?)", arguments: [o, i, try RealmTables.encode(v)])
+        case .listSet(let n, let id, let p, let i, let v):
+            let (t, lt, count) = try list(n, id, p)
+            guard i < count else { throw outOfRange(t, p, i, count, inserting: false) }
+            try checkElement(t, p, v)
+            try db.execute(sql: "UPDATE \(lt) SET value = ? WHERE owner = ? AND idx = ?",
+                           arguments: [try RealmTables.encode(v), try RealmTables.encode(id), i])
+        case .listErase(let n, let id, let p, let i):
+            let (t, lt, count) = try list(n, id, p)
+            guard i < count else { throw outOfRange(t, p, i, count, inserting: false) }
+            let o = try RealmTables.encode(id)
+            try db.execute(sql: "DELETE FROM \(lt) WHERE owner = ? AND idx = ?", arguments: [o, i])
+            try db.execute(sql: "UPDATE \(lt) SET idx = idx - 1 WHERE owner = ? AND idx > ?", arguments: [o, i])
+        case .listClear(let n, let id, let p):
+            let (_, lt, _) = try list(n, id, p)
+            try db.execute(sql: "DELETE FROM \(lt) WHERE owner = ?", arguments: [try RealmTables.encode(id)])
+        case .changeIdentity(let n, let old, let new):
+            let (t, table) = try type(n)
+            let o = try RealmTables.encode(old), nw = try RealmTables.encode(new)
+            guard try !exists(table, "_key", nw) else {
+                throw RealmAdapterError(.duplicatePrimaryKey, "\(n) already has an object with row key \(new)", context: ["type": n])
+            }
+            try db.execute(sql: "UPDATE \(table) SET _key = ? WHERE _key = ?", arguments: [nw, o])
+            guard db.changesCount == 1 else { throw missing(t, old) }
+            for p in t.properties where p.type.isList {
+                try db.execute(sql: "UPDATE \(listTable(t, p.name)) SET owner = ? WHERE owner = ?", arguments: [nw, o])
+            }
+            try forEachIncomingLink(to: t) { table, column, _ in
+                try db.execute(sql: "UPDATE \(table) SET \(column) = ? WHERE \(column) = ?", arguments: [nw, o])
+            }
+        }
+    }
+
+    /// A fresh row key for a new object of a type without a primary key.
+    mutating func newRowKey(for typeName: String) throws -> Int64 {
+        if let k = nextRowKey[typeName] { nextRowKey[typeName] = k + 1; return k }
+        let (_, table) = try type(typeName)
+        let k = try Int64.fetchOne(db, sql: "SELECT coalesce(max(_key), -1) + 1 FROM \(table)") ?? 0
+        nextRowKey[typeName] = k + 1
+        return k
+    }
+
+    private mutating func changeSchema(_ new: Schema, touching name: String) throws {
+        let old = schema
+        schema = new
+        let isNew = ordinals[name] == nil
+        if isNew { ordinals[name] = new.types.count - 1 }
+        let t = new[type: name]!
+        let first = old[type: name]?.properties.count ?? 0
+        if isNew || first < t.properties.count {
+            try RealmTables.create(t, ordinal: ordinals[name]!, fromProperty: first, isNew: isNew,
+                                   schema: new, tables: tables, db: db)
+            schemaChanged = true
+            insertSQL[name] = nil
+        }
+    }
+
+    private mutating func insert(_ n: String, _ id: Value, _ values: PropertyValues) throws {
+        let (t, table) = try type(n)
+        var row: [DatabaseValue] = []
+        var columns: [String] = []
+        if t.primaryKey == nil { row.append(try RealmTables.encode(id)); columns.append("_key") }
+        var lists: [(Property, [Value])] = []
+        for (j, p) in t.properties.enumerated() where p.type.isStored {
+            var v = values[p.name]
+            if p.name == t.primaryKey {
+                if let given = v, given != id {
+                    throw RealmAdapterError(.schemaViolation, "the values of INSERT \(n) give primary key '\(p.name)' a different value than its identity",
+                                            context: ["type": n, "property": p.name])
+                }
+                v = id
+            }
+            if v == nil, let d = p.defaultValue { v = try d.coerced(to: p, in: schema) }
+            if case .list = p.type {
+                if case .list(let items)? = v, !items.isEmpty { lists.append((p, items)) }
+                continue
+            }
+            if v == nil && !p.isOptional {
+                throw RealmAdapterError(.invalidValue, "INSERT \(n) has no value for required property '\(p.name)' (and it has no default)",
+                                        context: ["type": n, "property": p.name])
+            }
+            let value = v ?? .null
+            if case .link(let target) = p.type, !value.isNull { try checkTarget(target, value, from: t, p) }
+            columns.append(RealmTables.column(j))
+            row.append(try RealmTables.encode(value))
+        }
+        let sql = insertSQL[n] ?? {
+            let s = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+            insertSQL[n] = s
+            return s
+        }()
+        do {
+            try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(row))
+        } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
+            throw RealmAdapterError(.duplicatePrimaryKey, "\(n) already has an object with \(t.primaryKey.map { "primary key '\($0)'" } ?? "this row key") = \(id.kindName == "string" ? "the given string" : id.description)",
+                                    context: ["type": n])
+        }
+        for (p, items) in lists { try fillList(t, p, owner: id, items) }
+    }
+
+    private mutating func set(_ n: String, _ id: Value, _ values: PropertyValues) throws {
+        let (t, table) = try type(n)
+        let key = try RealmTables.encode(id)
+        guard try exists(table, keyColumn(t), key) else { throw missing(t, id) }
+        for e in values {
+            let j = propertyOrdinal(t, e.name)
+            let p = t.properties[j]
+            if p.name == t.primaryKey {
+                guard e.value == id else {
+                    throw RealmAdapterError(.schemaViolation, "SET cannot change the primary key '\(p.name)' of \(n); delete and insert instead",
+                                            context: ["type": n, "property": p.name])
+                }
+                continue
+            }
+            if case .list(let items) = e.value {
+                try db.execute(sql: "DELETE FROM \(listTable(t, p.name)) WHERE owner = ?", arguments: [key])
+                try fillList(t, p, owner: id, items)
+                continue
+            }
+            if case .link(let target) = p.type, !e.value.isNull { try checkTarget(target, e.value, from: t, p) }
+            try db.cachedStatement(sql: "UPDATE \(table) SET \(RealmTables.column(j)) = ? WHERE \(keyColumn(t)) = ?")
+                .execute(arguments: [try RealmTables.encode(e.value), key])
+        }
+    }
+
+    private func fillList(_ t: ObjectSchema, _ p: Property, owner: Value, _ items: [Value]) throws {
+        let o = try RealmTables.encode(owner)
+        let stmt = try db.cachedStatement(sql: "INSERT INTO \(listTable(t, p.name)) (owner, idx, value) VALUES (?, ?, ?)")
+        for (i, v) in items.enumerated() {
+            try checkElement(t, p.name, v)
+            try stmt.execute(arguments: [o, i, try RealmTables.encode(v)])
+        }
+    }
+
+    // MARK: Checks
+
+    private func list(_ n: String, _ id: Value, _ p: String) throws -> (ObjectSchema, String, Int) {
+        let (t, table) = try type(n)
+        guard try exists(table, keyColumn(t), try RealmTables.encode(id)) else { throw missing(t, id) }
+        let lt = listTable(t, p)
+        let count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM \(lt) WHERE owner = ?"),
+                                     arguments: [try RealmTables.encode(id)]) ?? 0
+        return (t, lt, count)
+    }
+
+    private func checkElement(_ t: ObjectSchema, _ property: String, _ v: Value) throws {
+        if case .list(.link(let target)) = t[property: property]!.type {
+            try checkTarget(target, v, from: t, t[property: property]!)
+        }
+    }
+
+    private func checkTarget(_ target: String, _ v: Value, from t: ObjectSchema, _ p: Property) throws {
+        let (tt, table) = try type(target)
+        guard try exists(table, keyColumn(tt), try RealmTables.encode(v)) else {
+            throw RealmAdapterError(.objectNotFound, "\(t.name).\(p.name) links to a \(target) that does not exist (\(v.kindName) key); insert the \(target) first",
+                                    context: ["type": t.name, "property": p.name])
+        }
+    }
+
+    private func exists(_ table: String, _ column: String, _ key: DatabaseValue) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM \(table) WHERE \(column) = ?"), arguments: [key]) ?? false
+    }
+
+    private func missing(_ t: ObjectSchema, _ id: Value) -> RealmAdapterError {
+        RealmAdapterError(.objectNotFound, "\(t.name) has no object with \(t.primaryKey.map { "primary key '\($0)'" } ?? "row key") = \(id.kindName == "string" ? "the given string" : id.description)",
+                          context: ["type": t.name])
+    }
+
+    private func outOfRange(_ t: ObjectSchema, _ p: String, _ i: Int, _ count: Int, inserting: Bool) -> RealmAdapterError {
+        RealmAdapterError(.listIndexOutOfRange, "list index \(i) is out of range for \(t.name).\(p), which has \(count) element\(count == 1 ? "" : "s")" + (inserting ? " (insert at 0...\(count))" : ""),
+                          context: ["type": t.name, "property": p])
+    }
+
+    // MARK: Links into a deleted object
+
+    /// Calls `body(table, column, isList)` for every stored link (column or link-list table) to type `t`.
+    private func forEachIncomingLink(to t: ObjectSchema, _ body: (String, String, Bool) throws -> Void) throws {
+        for (k, u) in schema.types.enumerated() {
+            for (j, p) in u.properties.enumerated() where p.type.linkTarget == t.name {
+                if p.type.isList {
+                    try body(tables.listTable(k, j), "value", true)
+                } else {
+                    try body(tables.table(k), RealmTables.column(j), false)
+                }
+            }
+        }
+    }
+
+    /// As in Realm: links to a deleted object become null, and it leaves every list it was in
+    /// (later elements move up so indexes stay contiguous). `key == nil` means all objects of `t`.
+    private func removeIncomingLinks(to t: ObjectSchema, key: Value?) throws {
+        let k = try key.map(RealmTables.encode)
+        try forEachIncomingLink(to: t) { table, column, isList in
+            if !isList {
+                if let k {
+                    try db.execute(sql: "UPDATE \(table) SET \(column) = NULL WHERE \(column) = ?", arguments: [k])
+                } else {
+                    try db.execute(sql: "UPDATE \(table) SET \(column) = NULL WHERE \(column) IS NOT NULL")
+                }
+                return
+            }
+            guard let k else { try db.execute(sql: "DELETE FROM \(table)"); return }
+            // Renumber each affected list: its remaining elements keep their order.
+            let owners = try DatabaseValue.fetchAll(db, sql: "SELECT DISTINCT owner FROM \(table) WHERE value = ?", arguments: [k])
+            guard !owners.isEmpty else { return }
+            try db.execute(sql: "DELETE FROM \(table) WHERE value = ?", arguments: [k])
+            for o in owners {
+                let rows = try Int64.fetchAll(db, sql: "SELECT rowid FROM \(table) WHERE owner = ? ORDER BY idx", arguments: [o])
+                for (i, rowid) in rows.enumerated() {
+                    try db.execute(sql: "UPDATE \(table) SET idx = ? WHERE rowid = ?", arguments: [i, rowid])
+                }
+            }
+        }
+    }
+
+    private func deleteLists(of t: ObjectSchema, owner: Value?) throws {
+        for p in t.properties where p.type.isList {
+            if let owner {
+                try db.execute(sql: "DELETE FROM \(listTable(t, p.name)) WHERE owner = ?", arguments: [try RealmTables.encode(owner)])
+            } else {
+                try db.execute(sql: "DELETE FROM \(listTable(t, p.name))")
+            }
+        }
+    }
+}

@@ -1,0 +1,123 @@
+/// A write transaction on one Realm, handed to the body of ``RealmStore/write(to:origin:sourcePosition:_:)``.
+///
+/// Each call checks and applies its change at once (later calls and reads see it) and records
+/// the matching instruction; the transaction commits when the body returns, or leaves no trace
+/// if it throws.
+public struct WriteTransaction {
+    var writer: RealmWriter
+    /// The Realm being written.
+    public let path: String
+    /// The instructions recorded so far, as they will appear in history.
+    public private(set) var instructions: [Instruction] = []
+
+    init(writer: RealmWriter, path: String) {
+        self.writer = writer
+        self.path = path
+    }
+
+    /// The schema as of this point in the transaction.
+    public var schema: Schema { writer.schema }
+
+    var reader: RealmReader { RealmReader(db: writer.db, tables: writer.tables, schema: writer.schema) }
+
+    /// Applies and records one instruction. Every other method goes through here.
+    public mutating func record(_ instruction: Instruction) throws {
+        do {
+            let typed = try instruction.coerced(in: writer.schema)
+            try writer.apply(typed)
+            instructions.append(typed)
+        } catch let e as RealmAdapterError {
+            throw RealmStore.rejected(e, index: instructions.count, instruction: instruction, path: path)
+        }
+    }
+
+    /// Adds a type (ADD_TYPE), or the new properties of `type` to an existing type.
+    public mutating func addType(_ type: ObjectSchema) throws { try record(.addType(type)) }
+
+    /// Adds properties to an existing type (ADD_PROPERTIES).
+    public mutating func addProperties(_ properties: [Property], to type: String) throws {
+        try record(.addProperties(objectType: type, properties: properties))
+    }
+
+    /// Creates an object (INSERT) and returns its identity: the primary key from `values`, or a
+    /// new row key for a type without a primary key. List properties may be given as `.list`.
+    @discardableResult
+    public mutating func create(_ type: String, _ values: PropertyValues) throws -> Value {
+        guard let t = writer.schema[type: type] else {
+            throw RealmStore.rejected(RealmAdapterError(.schemaViolation, "unknown type '\(type)'"), index: instructions.count,
+                                      instruction: .insert(objectType: type, identity: .null, values: values), path: path)
+        }
+        let identity: Value
+        if let pk = t.primaryKey {
+            guard let v = values[pk] else {
+                throw RealmStore.rejected(RealmAdapterError(.invalidValue, "no value for primary key '\(pk)'"), index: instructions.count,
+                                          instruction: .insert(objectType: type, identity: .null, values: values), path: path)
+            }
+            identity = v
+        } else {
+            identity = .int(try writer.newRowKey(for: type))
+        }
+        try record(.insert(objectType: type, identity: identity, values: values))
+        return try identity.coercedKey(of: type, in: writer.schema)
+    }
+
+    /// Updates an object, recording a SET of only the properties whose value changes (nothing
+    /// if none does).
+    public mutating func update(_ type: String, _ identity: Value, _ values: PropertyValues) throws {
+        let probe = Instruction.set(objectType: type, identity: identity, values: values)
+        let typed: Instruction
+        do { typed = try probe.coerced(in: writer.schema) } catch let e as RealmAdapterError {
+            throw RealmStore.rejected(e, index: instructions.count, instruction: probe, path: path)
+        }
+        guard case .set(_, let id, let newValues) = typed else { return }
+        guard let current = try reader.object(type, id) else {
+            throw RealmStore.rejected(RealmAdapterError(.objectNotFound, "\(type) has no object with this identity"),
+                                      index: instructions.count, instruction: probe, path: path)
+        }
+        let changed = PropertyValues(newValues.filter { current.values[$0.name] != $0.value })
+        if !changed.isEmpty { try record(.set(objectType: type, identity: id, values: changed)) }
+    }
+
+    public mutating func delete(_ type: String, _ identity: Value) throws {
+        try record(.delete(objectType: type, identity: identity))
+    }
+
+    /// Deletes every object of `type` (CLEAR).
+    public mutating func deleteAll(_ type: String) throws { try record(.clear(objectType: type)) }
+
+    public mutating func listInsert(_ type: String, _ identity: Value, _ property: String, at index: Int, _ value: Value) throws {
+        try record(.listInsert(objectType: type, identity: identity, property: property, index: index, value: value))
+    }
+
+    public mutating func listAppend(_ type: String, _ identity: Value, _ property: String, _ value: Value) throws {
+        let count = try list(type, identity, property).count
+        try listInsert(type, identity, property, at: count, value)
+    }
+
+    public mutating func listSet(_ type: String, _ identity: Value, _ property: String, at index: Int, _ value: Value) throws {
+        try record(.listSet(objectType: type, identity: identity, property: property, index: index, value: value))
+    }
+
+    public mutating func listErase(_ type: String, _ identity: Value, _ property: String, at index: Int) throws {
+        try record(.listErase(objectType: type, identity: identity, property: property, index: index))
+    }
+
+    public mutating func listClear(_ type: String, _ identity: Value, _ property: String) throws {
+        try record(.listClear(objectType: type, identity: identity, property: property))
+    }
+
+    /// Moves an object of a type without a primary key to a new row key (CHANGE_IDENTITY).
+    public mutating func changeIdentity(_ type: String, _ identity: Value, to newIdentity: Value) throws {
+        try record(.changeIdentity(objectType: type, identity: identity, newIdentity: newIdentity))
+    }
+
+    /// Reads an object as this transaction sees it.
+    public func object(_ type: String, _ identity: Value) throws -> RealmObject? {
+        try reader.object(type, try identity.coercedKey(of: type, in: writer.schema))
+    }
+
+    /// Reads a list as this transaction sees it.
+    public func list(_ type: String, _ identity: Value, _ property: String) throws -> [Value] {
+        try reader.list(type, try identity.coercedKey(of: type, in: writer.schema), property)
+    }
+}

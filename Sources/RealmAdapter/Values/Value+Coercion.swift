@@ -1,0 +1,133 @@
+import Foundation
+
+extension Value {
+    /// The value converted to what `property` stores, or an `invalidValue` error.
+    ///
+    /// JSON carries dates, data, decimals, UUIDs and ObjectIds as strings, and every number as
+    /// int or double; this is where they get their real type, driven by the schema. A value that
+    /// already has the right type is returned as is. Links take the target type's key type.
+    public func coerced(to property: Property, in schema: Schema) throws -> Value {
+        switch property.type {
+        case .scalar(let s):
+            return try coerced(to: s, optional: property.isOptional)
+        case .link(let target):
+            if isNull { return .null }
+            return try coercedKey(of: target, in: schema)
+        case .list(let element):
+            let items: [Value]
+            switch self {
+            case .list(let l): items = l
+            case .null: items = []
+            default: throw RealmAdapterError(.invalidValue, "expected a list, found \(kindName)")
+            }
+            return .list(try items.map { item in
+                switch element {
+                case .scalar(let s): try item.coerced(to: s, optional: property.isOptional)
+                case .link(let target): try item.coercedKey(of: target, in: schema)
+                }
+            })
+        case .linkingObjects:
+            throw RealmAdapterError(.invalidValue, "linkingObjects properties are computed and cannot be written")
+        }
+    }
+
+    /// The value as an identity (primary key, or row key) of an object of `typeName`.
+    public func coercedKey(of typeName: String, in schema: Schema) throws -> Value {
+        guard let t = schema[type: typeName] else {
+            throw RealmAdapterError(.schemaViolation, "unknown type '\(typeName)'")
+        }
+        guard let pk = t.primaryKeyProperty, case .scalar(let s) = pk.type else {
+            guard case .int = self else { throw RealmAdapterError(.invalidValue, "expected an int row key for '\(typeName)' (it has no primary key), found \(kindName)") }
+            return self
+        }
+        return try coerced(to: s, optional: pk.isOptional)
+    }
+
+    /// The value converted to a scalar type.
+    public func coerced(to type: ScalarType, optional: Bool) throws -> Value {
+        func mismatch() -> RealmAdapterError {
+            RealmAdapterError(.invalidValue, "expected \(type.rawValue)\(optional ? "?" : ""), found \(kindName)")
+        }
+        switch (type, self) {
+        case (_, .null):
+            guard optional else { throw RealmAdapterError(.invalidValue, "null is not allowed in a required \(type.rawValue) property") }
+            return .null
+        case (.bool, .bool), (.int, .int), (.float, .float), (.double, .double), (.string, .string), (.data, .data),
+             (.date, .date), (.decimal, .decimal), (.uuid, .uuid), (.objectId, .objectId):
+            return self
+        case (.float, .double(let d)): return .float(Float(d))
+        case (.float, .int(let i)): return .float(Float(i))
+        case (.double, .int(let i)): return .double(Double(i))
+        case (.double, .float(let f)): return .double(Double(f))
+        case (.int, .double(let d)) where d.rounded() == d && abs(d) < 9.2e18: return .int(Int64(d))
+        case (.data, .string(let s)):
+            guard let d = Data(base64Encoded: s) else { throw RealmAdapterError(.invalidValue, "expected base64 text for data") }
+            return .data(d)
+        case (.date, .string(let s)):
+            guard let t = Timestamp(iso8601: s) else { throw RealmAdapterError(.invalidValue, "expected an ISO-8601 date such as 2024-05-01T12:00:00.000Z") }
+            return .date(t)
+        case (.decimal, .string(let s)):
+            guard let d = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")), Self.isDecimalText(s) else {
+                throw RealmAdapterError(.invalidValue, "expected a decimal number as text, such as \"12.50\"")
+            }
+            return .decimal(d)
+        case (.decimal, .int(let i)): return .decimal(Decimal(i))
+        case (.decimal, .double(let d)): return .decimal(Decimal(string: String(d)) ?? Decimal(d))
+        case (.uuid, .string(let s)):
+            guard let u = UUID(uuidString: s) else { throw RealmAdapterError(.invalidValue, "expected a UUID such as 123e4567-e89b-12d3-a456-426614174000") }
+            return .uuid(u)
+        case (.objectId, .string(let s)):
+            guard let o = ObjectId(s) else { throw RealmAdapterError(.invalidValue, "expected an ObjectId of 24 hex digits") }
+            return .objectId(o)
+        default:
+            throw mismatch()
+        }
+    }
+
+    private static func isDecimalText(_ s: String) -> Bool {
+        // Decimal(string:) accepts a numeric prefix ("12abc"); require the whole text to be a number.
+        var seenDigit = false
+        for (k, c) in s.enumerated() {
+            if c.isASCII && c.isNumber { seenDigit = true; continue }
+            if (c == "-" || c == "+") && k == 0 { continue }
+            if c == "." || c == "e" || c == "E" || c == "-" || c == "+" { continue }
+            return false
+        }
+        return seenDigit
+    }
+}
+
+// MARK: - JSON form
+
+extension Value {
+    /// The untyped value of a JSON document; `coerced(to:in:)` gives it its schema type.
+    public init(json: JSONValue) {
+        switch json {
+        case .null: self = .null
+        case .bool(let b): self = .bool(b)
+        case .int(let i): self = .int(i)
+        case .double(let d): self = .double(d)
+        case .string(let s): self = .string(s)
+        case .array(let a): self = .list(a.map(Value.init(json:)))
+        case .object(let m): self = .string(JSONValue.object(m).serialized())
+        }
+    }
+
+    /// The JSON form of DESIGN 3.1: dates as ISO-8601, data as base64, decimals, UUIDs and ObjectIds as strings.
+    public var json: JSONValue {
+        switch self {
+        case .null: .null
+        case .bool(let b): .bool(b)
+        case .int(let i): .int(i)
+        case .float(let f): .double(Double(f))
+        case .double(let d): .double(d)
+        case .string(let s): .string(s)
+        case .data(let d): .string(d.base64EncodedString())
+        case .date(let t): .string(t.iso8601)
+        case .decimal(let d): .string(d.description)
+        case .uuid(let u): .string(u.uuidString)
+        case .objectId(let o): .string(o.description)
+        case .list(let l): .array(l.map(\.json))
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+
+/// A property value as instructions carry it.
+///
+/// A link is the target object's primary key (or row key for types without one), so a link
+/// value is one of the key kinds (`int`, `string`, `uuid`, `objectId`). A `list` value appears
+/// in `INSERT` and `SET` values for list properties and stands for the whole list's contents.
+public enum Value: Hashable, Sendable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case float(Float)
+    case double(Double)
+    case string(String)
+    case data(Data)
+    case date(Timestamp)
+    case decimal(Decimal)
+    case uuid(UUID)
+    case objectId(ObjectId)
+    case list([Value])
+
+    /// A short name of the value's kind, for error messages (values themselves are never printed).
+    public var kindName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "bool"
+        case .int: "int"
+        case .float: "float"
+        case .double: "double"
+        case .string: "string"
+        case .data: "data"
+        case .date: "date"
+        case .decimal: "decimal"
+        case .uuid: "uuid"
+        case .objectId: "objectId"
+        case .list: "list"
+        }
+    }
+
+    public var isNull: Bool { if case .null = self { true } else { false } }
+}
+
+extension Value: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
+    ExpressibleByFloatLiteral, ExpressibleByNilLiteral, ExpressibleByArrayLiteral
+{
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(floatLiteral value: Double) { self = .double(value) }
+    public init(nilLiteral: ()) { self = .null }
+    public init(arrayLiteral elements: Value...) { self = .list(elements) }
+}
+
+extension Value: CustomStringConvertible {
+    /// The value as it appears in JSON (without quotes for strings), for display in tools.
+    public var description: String {
+        switch self {
+        case .null: "null"
+        case .bool(let b): String(b)
+        case .int(let i): String(i)
+        case .float(let f): String(f)
+        case .double(let d): String(d)
+        case .string(let s): s
+        case .data(let d): d.base64EncodedString()
+        case .date(let t): t.iso8601
+        case .decimal(let d): d.description
+        case .uuid(let u): u.uuidString
+        case .objectId(let o): o.description
+        case .list(let l): "[" + l.map(\.description).joined(separator: ", ") + "]"
+        }
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+import Testing
+@testable import RealmAdapter
+
+@Suite struct StoreTests {
+    @Test func appliesEveryInstructionTypeAndKeepsHistory() throws {
+        let t = try TemporaryStore()
+        let s = t.store
+        for (i, instruction) in everyInstruction.enumerated() {
+            try s.apply([instruction], to: "/all", origin: "test")
+            #expect(try s.version(of: "/all") == Int64(i + 1))
+        }
+        // The state after the whole sequence.
+        #expect(try s.objects(of: "Task", in: "/all").isEmpty)
+        #expect(try s.count(of: "Note", in: "/all") == 0)
+        let ann = try #require(try s.object(of: "Person", identity: "p1", in: "/all"))
+        #expect(ann.values["age"] == .int(41))
+        #expect(ann.values["nicknames"] == .list(["A", nil]))
+        // History returns exactly what was applied, in order.
+        let history = try s.history(of: "/all")
+        #expect(history.map(\.version) == Array(1...Int64(everyInstruction.count)))
+        #expect(history.flatMap(\.instructions) == everyInstruction)
+        #expect(history.allSatisfy { $0.origin == "test" })
+        #expect(try s.history(of: "/all", after: 10).map(\.version) == Array(11...Int64(everyInstruction.count)))
+    }
+
+    @Test func storesEveryValueKindLosslessly() throws {
+        let t = try TemporaryStore()
+        try t.store.addTaskSchema("/v")
+        let insert = everyInstruction.first { if case .insert("Task", _, _) = $0 { true } else { false } }!
+        try t.store.apply(Array(everyInstruction.prefix(5)), to: "/v2", origin: "test")
+        try t.store.apply([.insert(objectType: "Person", identity: "p1", values: ["id": "p1"]),
+                           .insert(objectType: "Person", identity: "p2", values: ["id": "p2"]), insert], to: "/v", origin: "test")
+        guard case .insert(_, _, let values) = insert else { return }
+        let task = try #require(try t.store.object(of: "Task", identity: 1, in: "/v"))
+        for e in values { #expect(task.values[e.name] == e.value, "property \(e.name)") }
+        #expect(task.values["done"] == true)
+    }
+
+    @Test func writeTransactionRecordsOnlyChangedProperties() throws {
+        let t = try TemporaryStore()
+        try t.store.addTaskSchema("/w")
+        let (id, version) = try t.store.write(to: "/w", origin: "app") { tx in
+            try tx.create("Person", ["id": "p1", "name": "Ann"])
+            let id = try tx.create("Task", ["id": 7, "title": "Write tests", "owner": "p1"])
+            try tx.listAppend("Task", id, "tags", "work")
+            try tx.listAppend("Task", id, "tags", "urgent")
+            try tx.listInsert("Task", id, "tags", at: 0, "first")
+            #expect(try tx.list("Task", id, "tags") == ["first", "work", "urgent"])
+            return id
+        }
+        #expect(id == .int(7))
+        #expect(version == 2)
+        try t.store.write(to: "/w", origin: "app") { tx in
+            try tx.update("Task", 7, ["title": "Write tests", "done": true, "owner": "p1"])
+            try tx.update("Task", 7, ["title": "Write tests"])  // no change: nothing recorded
+            try tx.listErase("Task", 7, "tags", at: 1)
+        }
+        let last = try #require(try t.store.history(of: "/w", after: 2).first)
+        #expect(last.instructions == [
+            .set(objectType: "Task", identity: 7, values: ["done": true]),
+            .listErase(objectType: "Task", identity: 7, property: "tags", index: 1),
+        ])
+        #expect(try t.store.list("tags", of: "Task", identity: 7, in: "/w") == ["first", "urgent"])
+        // A write that changes nothing makes no version.
+        let (_, same) = try t.store.write(to: "/w") { tx in try tx.update("Task", 7, ["done": true]) }
+        #expect(same == 3)
+    }
+
+    @Test func objectsWithoutPrimaryKeyGetRowKeys() throws {
+        let t = try TemporaryStore()
+        try t.store.addTaskSchema("/n")
+        let keys = try t.store.write(to: "/n") { tx in
+            [try tx.create("Note", ["text": "a"]), try tx.create("Note", ["text": "b"])]
+        }.result
+        #expect(keys == [0, 1])
+        try t.store.write(to: "/n") { tx in try tx.changeIdentity("Note", 0, to: 10) }
+        #expect(try t.store.objects(of: "Note", in: "/n").map(\.identity) == [1, 10])
+        #expect(throws: RealmAdapterError.self) {
+            try t.store.apply([.changeIdentity(objectType: "Task", identity: 1, newIdentity: 2)], to: "/n", origin: "t")
+        }
+    }
+
+    @Test func deletingATargetNullsLinksAndLeavesLists() throws {
+        let t = try TemporaryStore()
+        try t.store.addTaskSchema("/d")
+        try t.store.write(to: "/d") { tx in
+            for p in ["a", "b", "c"] { try tx.create("Person", ["id": .string(p)]) }
+            try tx.create("Task", ["id": 1, "title": "x", "owner": "b", "watchers": ["a", "b", "c", "b"]])
+        }
+        try t.store.apply([.delete(objectType: "Person", identity: "b")], to: "/d", origin: "t")
+        let task = try #require(try t.store.object(of: "Task", identity: 1, in: "/d"))
+        #expect(task.values["owner"] == .null)
+        #expect(task.values["watchers"] == ["a", "c"])
+        try t.store.apply([.clear(objectType: "Person")], to: "/d", origin: "t")
+        #expect(try t.store.object(of: "Task", identity: 1, in: "/d")?.values["watchers"] == [])
+    }
+
+    /// Each bad transaction starts with a valid instruction, so rejecting it proves nothing is partly applied.
+    @Test(arguments: [
+        (Instruction.insert(objectType: "Ghost", identity: 1, values: [:]), RealmAdapterError.Code.schemaViolation, "unknown type 'Ghost'"),
+        (.insert(objectType: "Task", identity: 2, values: ["id": 2, "title": "t", "nope": 1]), .schemaViolation, "unknown property 'nope'"),
+        (.insert(objectType: "Task", identity: 2, values: ["id": 2, "title": 5]), .invalidValue, "Task.title: expected string"),
+        (.insert(objectType: "Task", identity: 2, values: ["id": 2, "title": nil]), .invalidValue, "null is not allowed"),
+        (.insert(objectType: "Task", identity: 2, values: ["id": 2]), .invalidValue, "no value for required property 'title'"),
+        (.insert(objectType: "Task", identity: 1, values: ["id": 1, "title": "dup"]), .duplicatePrimaryKey, "already has an object"),
+        (.insert(objectType: "Task", identity: 2, values: ["id": 2, "title": "t", "owner": "nobody"]), .objectNotFound, "links to a Person that does not exist"),
+        (.set(objectType: "Task", identity: 99, values: ["title": "x"]), .objectNotFound, "no object"),
+        (.set(objectType: "Task", identity: 1, values: ["id": 5]), .schemaViolation, "cannot change the primary key"),
+        (.delete(objectType: "Task", identity: 99), .objectNotFound, "no object"),
+        (.listInsert(objectType: "Task", identity: 1, property: "tags", index: 5, value: "x"), .listIndexOutOfRange, "index 5 is out of range"),
+        (.listSet(objectType: "Task", identity: 1, property: "tags", index: 1, value: "x"), .listIndexOutOfRange, "which has 1 element"),
+        (.listErase(objectType: "Task", identity: 1, property: "title", index: 0), .schemaViolation, "is not a list"),
+        (.addProperties(objectType: "Task", properties: [Property(name: "title", type: .scalar(.int))]), .invalidSchema, "destructive"),
+        (.addType(ObjectSchema(name: "Task", primaryKey: "title", properties: [])), .invalidSchema, "primary key"),
+    ])
+    func rejectsSchemaViolationsWholly(bad: Instruction, code: RealmAdapterError.Code, reason: String) throws {
+        let t = try TemporaryStore()
+        try t.store.addTaskSchema("/x")
+        try t.store.apply([.insert(objectType: "Task", identity: 1, values: ["id": 1, "title": "one", "tags": ["only"]])], to: "/x", origin: "t")
+        let before = try t.store.version(of: "/x")
+        let good = Instruction.insert(objectType: "Person", identity: "ok", values: ["id": "ok"])
+        #expect {
+            try t.store.apply([good, bad], to: "/x", origin: "t")
+        } throws: { error in
+            let e = error as! RealmAdapterError
+            return e.code == code && e.message.contains(reason) && e.message.contains("instruction 1 (\(bad.summary))")
+                && e.message.contains("nothing was applied") && e.context["realm.path"] == "/x"
+        }
+        #expect(try t.store.version(of: "/x") == before)
+        #expect(try t.store.object(of: "Person", identity: "ok", in: "/x") == nil)
+        #expect(try t.store.schema(of: "/x") == (try Schema(taskSchema)))
+    }
+
+    @Test func sourcePositionIsRecordedWithTheTransaction() throws {
+        let t = try TemporaryStore()
+        try t.store.addTaskSchema("/a")
+        try t.store.addTaskSchema("/b")
+        let pos = SourcePosition(source: "postgres", position: "0/16B3748")
+        try t.store.apply([RealmChanges(path: "/a", instructions: [.insert(objectType: "Person", identity: "x", values: ["id": "x"])]),
+                           RealmChanges(path: "/b", instructions: [])], origin: "pg", sourcePosition: pos)
+        #expect(try t.store.sourcePosition("postgres", of: "/a") == "0/16B3748")
+        #expect(try t.store.sourcePosition("postgres", of: "/b") == "0/16B3748")
+        // A failing multi-Realm write records nothing anywhere.
+        #expect(throws: RealmAdapterError.self) {
+            try t.store.apply([RealmChanges(path: "/a", instructions: [.insert(objectType: "Person", identity: "y", values: ["id": "y"])]),
+                               RealmChanges(path: "/b", instructions: [.delete(objectType: "Person", identity: "missing")])],
+                              origin: "pg", sourcePosition: SourcePosition(source: "postgres", position: "0/FFFFFFF"))
+        }
+        #expect(try t.store.sourcePosition("postgres", of: "/a") == "0/16B3748")
+        #expect(try t.store.object(of: "Person", identity: "y", in: "/a") == nil)
+    }
+
+    @Test(arguments: ["relative", "/a//b", "/a/../b", "/a/./b", "/trailing/", "/", "/bad\\slash"])
+    func rejectsInvalidPaths(path: String) throws {
+        let t = try TemporaryStore()
+        #expect {
+            try t.store.apply([.clear(objectType: "X")], to: path, origin: "t")
+        } throws: { ($0 as? RealmAdapterError)?.code == .invalidPath }
+    }
+
+    @Test func listsAndReopensRealms() throws {
+        let t = try TemporaryStore()
+        try t.store.addTaskSchema("/u1/tasks")
+        try t.store.addTaskSchema("/u2/tasks")
+        try t.store.addTaskSchema("/u1")
+        #expect(try t.store.realmPaths() == ["/u1", "/u1/tasks", "/u2/tasks"])
+        let reopened = try RealmStore(directory: t.directory)
+        #expect(try reopened.schema(of: "/u2/tasks") == (try Schema(taskSchema)))
+        try reopened.deleteRealm("/u1")
+        #expect(try reopened.realmPaths() == ["/u1/tasks", "/u2/tasks"])
+        #expect(throws: RealmAdapterError.self) { try reopened.version(of: "/u1") }
+    }
+
+    @Test func addingPropertiesFillsDefaultsIntoExistingObjects() throws {
+        let t = try TemporaryStore()
+        try t.store.addTaskSchema("/s")
+        try t.store.apply([.insert(objectType: "Person", identity: "a", values: ["id": "a"])], to: "/s", origin: "t")
+        try t.store.apply([.addProperties(objectType: "Person", properties: [
+            Property(name: "level", type: .scalar(.int), defaultValue: 3),
+            Property(name: "badges", type: .list(.scalar(.string))),
+        ])], to: "/s", origin: "t")
+        let a = try #require(try t.store.object(of: "Person", identity: "a", in: "/s"))
+        #expect(a.values["level"] == 3)
+        #expect(a.values["badges"] == [])
+    }
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the system packages realm-adapter builds and tests against.
+# Idempotent; run as root on Debian (or with sudo). Safe to run again.
+set -euo pipefail
+
+packages=(libsqlite3-dev libpq-dev freetds-dev freetds-bin postgresql postgresql-contrib)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all system packages present (${packages[*]})"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"
