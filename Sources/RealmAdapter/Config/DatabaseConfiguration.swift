@@ -42,7 +42,8 @@ public struct DatabaseConfiguration: Sendable {
     }
 
     public var kind: Kind
-    /// A connection URL (`postgresql://user@host:5432/db?sslmode=require`); fields below override its parts.
+    /// A connection URL (`postgresql://user@host:5432/db?sslmode=require`); fields below override
+    /// its parts. A password written in the URL is moved to ``password`` and removed from here.
     public var url: String?
     public var host: String?
     public var port: Int?
@@ -99,7 +100,15 @@ public struct DatabaseConfiguration: Sendable {
         if literal != nil && passwordEnv != nil {
             throw r.error("passwordEnv", "give either password or passwordEnv, not both.")
         }
-        if let env = passwordEnv {
+        if let u = url, var parts = URLComponents(string: u), let inURL = parts.password {
+            // Keep the secret out of the URL, which is printed in messages.
+            guard literal == nil && passwordEnv == nil else {
+                throw r.error("url", "the URL has a password and password or passwordEnv is given too; keep one.")
+            }
+            parts.password = nil
+            url = parts.string
+            password = Secret(inURL.removingPercentEncoding ?? inURL)
+        } else if let env = passwordEnv {
             guard let v = environment[env] else {
                 throw r.error("passwordEnv", "the environment variable \(env) is not set. Export it before starting, or remove passwordEnv.")
             }
@@ -127,13 +136,6 @@ public struct DatabaseConfiguration: Sendable {
         if url == nil && host == nil {
             throw r.error(nil, "give url or host to say where the database is.")
         }
-    }
-
-    /// The URL with any password replaced, for display.
-    public var redactedURL: String? {
-        guard let url, var u = URLComponents(string: url) else { return url }
-        if u.password != nil { u.password = "********" }
-        return u.string ?? "(url)"
     }
 
     /// Where the database is, for messages: `host:port/database` without credentials.

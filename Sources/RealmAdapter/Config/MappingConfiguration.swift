@@ -51,9 +51,9 @@ public struct MappingConfiguration: Sendable {
             }
             return t
         }
-        func requireProperty(_ o: JSONObjectReader, _ t: ObjectSchema, _ key: String) throws {
-            guard t[property: key] != nil else {
-                throw o.error(key, "type '\(t.name)' has no property '\(key)'.")
+        func requireProperty(_ o: JSONObjectReader, _ t: ObjectSchema, _ property: String, at key: String? = nil) throws {
+            guard t[property: property] != nil else {
+                throw o.error(key ?? property, "type '\(t.name)' has no property '\(property)'.")
             }
         }
         let tableRenames = try r.stringMap("tables")
@@ -75,7 +75,7 @@ public struct MappingConfiguration: Sendable {
                 var map: [String: String] = [:]
                 for c in inner.members {
                     let property = try inner.requiredString(c.key)
-                    try requireProperty(inner, t, property)
+                    try requireProperty(inner, t, property, at: c.key)
                     if let other = map.first(where: { $0.value == property }) {
                         throw inner.error(c.key, "columns '\(other.key)' and '\(c.key)' both map to property '\(property)'.")
                     }
@@ -118,7 +118,7 @@ public struct MappingConfiguration: Sendable {
                 compoundPrimaryKeys[t.name] = try items.enumerated().map { i, item in
                     var p = try JSONObjectReader(item, path: o.path(m.key) + "[\(i)]", code: .invalidConfiguration)
                     let property = try p.requiredString("property")
-                    try requireProperty(p, t, property)
+                    try requireProperty(p, t, property, at: "property")
                     let dbColumn = try p.string("dbColumn") ?? property
                     let typeName = try p.string("type") ?? "int"
                     guard let s = ScalarType(rawValue: typeName), s.canBePrimaryKey else {
@@ -139,7 +139,7 @@ public struct MappingConfiguration: Sendable {
                 var set = Set<String>()
                 for (i, item) in items.enumerated() {
                     guard case .string(let name) = item else { throw o.error(m.key, "item \(i) must be a property name.") }
-                    try requireProperty(o, t, name)
+                    try requireProperty(o, t, name, at: m.key)
                     guard name != t.primaryKey else { throw o.error(m.key, "the primary key '\(name)' cannot be ignored.") }
                     set.insert(name)
                 }

@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+@testable import RealmAdapter
+
+@Suite struct AdapterTests {
+    func person(_ id: String) -> Instruction { .insert(objectType: "Person", identity: .string(id), values: ["id": .string(id)]) }
+
+    @Test func replaysUntilAdvancedAndIsNilWhenCaughtUp() throws {
+        let t = try TemporaryStore()
+        try t.store.addTaskSchema("/a")
+        try t.store.apply([person("x")], to: "/a", origin: "app")
+        let adapter = try Adapter(store: t.store, name: "mirror", pathRegex: "^/a$")
+        let first = try #require(try adapter.current("/a"))
+        #expect(first.version == 1 && first.instructions.count == taskSchema.count)
+        #expect(try adapter.current("/a") == first)  // same until advanced
+        try adapter.advance("/a")
+        #expect(try adapter.current("/a")?.instructions == [person("x")])
+        try adapter.advance("/a")
+        #expect(try adapter.current("/a") == nil)
+        try adapter.advance("/a")  // advancing when caught up is harmless
+        #expect(try adapter.cursor("/a") == 2)
+    }
+
+    @Test func cursorsAreDurablePerAdapterName() throws {
+        let t = try TemporaryStore()
+        try t.store.addTaskSchema("/a")
+        try t.store.apply([person("x")], to: "/a", origin: "app")
+        do {
+            let adapter = try Adapter(store: t.store, name: "one", pathRegex: ".*")
+            _ = try adapter.current("/a")
+            try adapter.advance("/a")
+        }
+        // A new process: same directory, new store and adapter objects.
+        let store = try RealmStore(directory: t.directory)
+        #expect(try Adapter(store: store, name: "one", pathRegex: ".*").current("/a")?.version == 2)
+        #expect(try Adapter(store: store, name: "two", pathRegex: ".*").current("/a")?.version == 1)
+    }
+
+    @Test func pathFilterSelectsRealms() throws {
+        let t = try TemporaryStore()
+        for p in ["/u1/myRealm", "/u2/myRealm", "/u1/other", "/myRealm"] { try t.store.addTaskSchema(p) }
+        let adapter = try Adapter(store: t.store, name: "per-user", pathRegex: "^/(.*?)/myRealm$")
+        #expect(try adapter.paths() == ["/u1/myRealm", "/u2/myRealm"])
+        #expect(try adapter.current("/u1/other") == nil)
+        #expect(throws: RealmAdapterError.self) { try Adapter(store: t.store, name: "bad", pathRegex: "([unclosed") }
+    }
+
+    @Test func ownWritesAreNeverReturnedToTheWriter() throws {
+        let t = try TemporaryStore()
+        try t.store.addTaskSchema("/e")
+        let a = try Adapter(store: t.store, name: "a", pathRegex: ".*")
+        let b = try Adapter(store: t.store, name: "b", pathRegex: ".*")
+        _ = try a.current("/e"); try a.advance("/e")
+        try a.realm(at: "/e").apply([person("from-a-1")])
+        try a.realm(at: "/e").apply([person("from-a-2")])
+        try t.store.apply([person("from-app")], to: "/e", origin: "app")
+        try a.realm(at: "/e").write { tx in try tx.create("Person", ["id": "from-a-3"]) }
+        // a sees only the app's write; b sees everything.
+        #expect(try a.current("/e")?.instructions == [person("from-app")])
+        try a.advance("/e")
+        #expect(try a.current("/e") == nil)
+        try a.advance("/e")  // moves past its own trailing write, so compaction can reclaim it
+        #expect(try a.cursor("/e") == 5)
+        var seen: [Instruction] = []
+        while let tx = try b.current("/e") { seen += tx.instructions; try b.advance("/e") }
+        #expect(seen.suffix(4) == [person("from-a-1"), person("from-a-2"), person("from-app"), person("from-a-3")])
+        #expect(try t.store.history(of: "/e").last?.origin == "adapter:a")
+    }
+
+    @Test func notifiesOfPendingAndNewTransactions() async throws {
+        let t = try TemporaryStore()
+        try t.store.addTaskSchema("/pending")
+        let adapter = try Adapter(store: t.store, name: "n", pathRegex: "^/(pending|later)$")
+        let paths = adapter.pathsWithChanges()
+        var iterator = paths.makeAsyncIterator()
+        #expect(await iterator.next() == "/pending")
+        try t.store.addTaskSchema("/ignored")
+        try t.store.addTaskSchema("/later")
+        #expect(await iterator.next() == "/later")
+    }
+
+    @Test func compactionKeepsWhatAnAdapterHasNotProcessed() throws {
+        let t = try TemporaryStore()
+        try t.store.addTaskSchema("/c")
+        for i in 0..<10 { try t.store.apply([person("p\(i)")], to: "/c", origin: "app") }
+        // No adapter follows /c yet: nothing may be removed.
+        #expect(try t.store.compact("/c") == 0)
+        let slow = try Adapter(store: t.store, name: "slow", pathRegex: ".*", compactionInterval: 1_000)
+        let fast = try Adapter(store: t.store, name: "fast", pathRegex: ".*", compactionInterval: 1_000)
+        for _ in 0..<3 { _ = try slow.current("/c"); try slow.advance("/c") }
+        while try fast.current("/c") != nil { try fast.advance("/c") }
+        #expect(try t.store.compact("/c") == 3)
+        #expect(try t.store.history(of: "/c", after: 3).count == 8)
+        #expect(throws: RealmAdapterError.self) { try t.store.history(of: "/c", after: 0) }
+        // The slow adapter still gets everything it has not processed.
+        var versions: [Int64] = []
+        while let tx = try slow.current("/c") { versions.append(tx.version); try slow.advance("/c") }
+        #expect(versions == Array(4...11))
+        #expect(try t.store.compact("/c") == 8)
+    }
+
+    @Test func historyStaysBoundedUnderARunningAdapter() throws {
+        let t = try TemporaryStore()
+        try t.store.addTaskSchema("/bounded")
+        let adapter = try Adapter(store: t.store, name: "auto", pathRegex: ".*", compactionInterval: 16)
+        for i in 0..<200 {
+            try t.store.apply([person("p\(i)")], to: "/bounded", origin: "app")
+            while try adapter.current("/bounded") != nil { try adapter.advance("/bounded") }
+        }
+        let kept = try t.store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM history") ?? 0 }
+        #expect(kept <= 16)
+    }
+}

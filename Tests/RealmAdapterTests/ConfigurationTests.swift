@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+@testable import RealmAdapter
+
+@Suite struct ConfigurationTests {
+    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../examples/config").standardizedFileURL.path
+
+    func decode(_ text: String, env: [String: String] = ["PGPASSWORD": "hunter2"]) throws -> Configuration {
+        try Configuration(json: try JSONValue(parsing: text), environment: env)
+    }
+
+    func minimal(_ extra: String = "", database: String = #""database": {"type": "postgres", "host": "db"}"#) -> String {
+        #"{"realm": {"path": "/SQLDemo"}, "schema": [{"name": "Bus", "primaryKey": "id", "properties": {"id": "int", "plate": "string?"}}], "#
+            + database + extra + "}"
+    }
+
+    @Test func loadsTheExamples() throws {
+        let bus = try Configuration.load(file: Self.examples + "/bus-postgres.json", environment: ["PGPASSWORD": "hunter2"])
+        #expect(bus.schema.types.map(\.name) == ["Bus", "Driver", "Schedule", "Route"])
+        #expect(bus.database?.password?.value == "hunter2")
+        #expect(bus.database?.kind == .postgres)
+        #expect(bus.realm.store.hasSuffix("/demo-store") && bus.realm.store.hasPrefix("/"))
+        #expect(bus.realm.effectivePathRegex == "^/SQLDemo$")
+        #expect(bus.mapping.typeName(forTable: "driver") == "Driver")
+        #expect(bus.mapping.tableName(forType: "Driver") == "driver")
+        let tasks = try Configuration.load(file: Self.examples + "/per-user-tasks.json", environment: ["PGPASSWORD": "x"])
+        #expect(tasks.realm.path.fields == ["userID"])
+        #expect(tasks.mapping.propertyName(forColumn: "task_title", ofType: "Task") == "title")
+        #expect(tasks.mapping.columnName(forProperty: "title", ofType: "Task") == "task_title")
+        #expect(tasks.mapping.ignoreProperties["Task"] == ["localNote"])
+    }
+
+    @Test func defaultsAreDocumentedValues() throws {
+        let c = try decode(minimal())
+        #expect(c.realm.store == "./realms")
+        #expect(c.realm.adapterName == "realm-adapter")
+        #expect(c.loader.batchSize == 1000)
+        #expect(c.database?.schema == "public")
+        #expect(c.database?.retry == DatabaseConfiguration.Retry())
+        #expect(c.database?.retry.delay(beforeAttempt: 1) == .zero)
+        #expect(c.database?.retry.delay(beforeAttempt: 3) == .milliseconds(1000))
+        #expect(c.logLevel == .info)
+        #expect(c.ignoreSQLErrors == false)
+    }
+
+    @Test(arguments: [
+        (#", "loader": {"batchSize": "big"}"#, "loader.batchSize: expected an integer, found a string"),
+        (#", "loader": {"batchsize": 10}"#, "loader.batchsize: unknown key"),
+        (#", "logLevel": "loud""#, "logLevel: unknown level 'loud'"),
+        (#", "colour": true"#, "colour: unknown key"),
+        (#", "mapping": {"tables": {"buses": "Vehicle"}}"#, "'Vehicle', which is not a type in schema"),
+        (#", "mapping": {"columns": {"Bus": {"plate_no": "plateNumber"}}}"#, "mapping.columns.Bus.plate_no: type 'Bus' has no property 'plateNumber'"),
+        (#", "mapping": {"convert": {"Bus": {"plate": "rot13"}}}"#, "unknown converter 'rot13'"),
+        (#", "mapping": {"customTypes": {"mpaa_rating": "enum"}}"#, "mapping.customTypes.mpaa_rating: unknown Realm type 'enum'"),
+        (#", "mapping": {"ignoreProperties": {"Bus": ["id"]}}"#, "primary key 'id' cannot be ignored"),
+        (#", "mapping": {"compoundPrimaryKeys": {"Bus": [{"property": "id"}]}}"#, "at least two key parts"),
+    ])
+    func errorsNameTheJSONPath(extra: String, message: String) {
+        #expect {
+            try decode(minimal(extra))
+        } throws: { error in
+            (error as? RealmAdapterError)?.code == .invalidConfiguration && "\(error)".contains(message)
+        }
+    }
+
+    @Test(arguments: [
+        (#""database": {"type": "oracle", "host": "db"}"#, "database.type: unknown database type 'oracle'"),
+        (#""database": {"type": "postgres", "host": "db", "port": 99999}"#, "database.port: must be between 1 and 65535"),
+        (#""database": {"type": "postgres"}"#, "give url or host"),
+        (#""database": {"type": "postgres", "host": "db", "retry": {"attempts": 3, "backof": 2}}"#, "database.retry.backof: unknown key"),
+        (#""database": {"type": "postgres", "host": "db", "sslmode": "maybe"}"#, "database.sslmode: unknown mode 'maybe'"),
+        (#""database": {"type": "postgres", "host": "db", "passwordEnv": "NOT_SET_ANYWHERE"}"#, "environment variable NOT_SET_ANYWHERE is not set"),
+        (#""database": {"type": "postgres", "host": "db", "password": "x", "passwordEnv": "PGPASSWORD"}"#, "either password or passwordEnv"),
+    ])
+    func databaseErrors(database: String, message: String) {
+        #expect {
+            try decode(minimal(database: database))
+        } throws: { "\($0)".contains(message) }
+    }
+
+    @Test func schemaAndRealmErrorsNameTheirPlace() {
+        #expect {
+            try decode(#"{"realm": {"path": "/a"}, "schema": [{"name": "A", "properties": {"b": "Nope"}}]}"#)
+        } throws: { "\($0)".contains("A.b: links to unknown type 'Nope'") && "\($0)".contains("schema[0]") }
+        #expect {
+            try decode(#"{"realm": {"path": "no-slash"}, "schema": []}"#)
+        } throws: { "\($0)".contains("realm.path") }
+        #expect {
+            try decode(#"{"realm": {"path": "/{user/x"}, "schema": []}"#)
+        } throws: { "\($0)".contains("not closed") }
+        #expect {
+            try decode(#"{"realm": {"path": "/a", "pathRegex": "^/b$"}, "schema": []}"#)
+        } throws: { "\($0)".contains("does not match realm.path") }
+        #expect {
+            try decode(#"{"schema": []}"#)
+        } throws: { "\($0)".contains("realm: is required") }
+    }
+
+    @Test func thePasswordIsNeverPrinted() throws {
+        let c = try decode(minimal(database: #""database": {"type": "postgres", "url": "postgresql://u:topsecret@db:5433/app"}"#))
+        let d = try decode(minimal(database: #""database": {"type": "postgres", "host": "db", "password": "hunter2"}"#))
+        let everything = "\(c) \(String(reflecting: c)) \(c.database!.displayTarget) \(d) \(String(reflecting: d))"
+        #expect(!everything.contains("hunter2"))
+        #expect(!everything.contains("topsecret"))
+        #expect(c.database?.displayTarget == "db:5433/app")
+    }
+
+    @Test func pathTemplatesRenderAndExtract() throws {
+        let t = try RealmPathTemplate("/{userID}/myRealm")
+        #expect(t.render { $0 == "userID" ? "u42" : nil } == "/u42/myRealm")
+        #expect(t.render { _ in "a/b" } == nil)
+        #expect(t.extract("/u42/myRealm") == ["userID": "u42"])
+        #expect(t.extract("/u42/other") == nil)
+        #expect(t.extract("/a/b/myRealm") == nil)
+        #expect(try PathFilter(t.defaultRegex).matches("/u42/myRealm"))
+        let two = try RealmPathTemplate("/org-{org}/{team}.tasks")
+        #expect(two.extract("/org-7/red.tasks") == ["org": "7", "team": "red"])
+        #expect(try RealmPathTemplate("/SQLDemo").isLiteral)
+    }
+}
+
+extension ConfigurationTests {
+    @Test func aPasswordInTheURLMovesToTheSecret() throws {
+        let c = try decode(minimal(database: #""database": {"type": "postgres", "url": "postgresql://u:top%40secret@db/app"}"#))
+        #expect(c.database?.password?.value == "top@secret")
+        #expect(c.database?.url == "postgresql://u@db/app")
+    }
+}

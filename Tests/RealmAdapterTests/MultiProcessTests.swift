@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+@testable import RealmAdapter
+
+/// Two other processes and this one write the same Realm at once.
+@Suite struct MultiProcessTests {
+    static var writerBinary: String {
+        // The test bundle sits in the build directory next to the store-writer executable.
+        let dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let direct = dir.appendingPathComponent("store-writer").path
+        if FileManager.default.fileExists(atPath: direct) { return direct }
+        return dir.deletingLastPathComponent().appendingPathComponent("store-writer").path
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func concurrentWritersLoseNothing() async throws {
+        let t = try TemporaryStore()
+        try t.store.addTaskSchema("/shared")
+        let perWriter = 150
+        var processes: [Process] = []
+        for name in ["w1", "w2"] {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: Self.writerBinary)
+            p.arguments = [t.directory, "/shared", name, String(perWriter)]
+            try p.run()
+            processes.append(p)
+        }
+        // Meanwhile this process follows the Realm and writes too.
+        let adapter = try Adapter(store: t.store, name: "follower", pathRegex: ".*", compactionInterval: .max)
+        var seen = Set<String>()
+        for i in 0..<perWriter {
+            try t.store.write(to: "/shared", origin: "w0") { tx in
+                try tx.create("Person", ["id": .string("w0-\(i)")])
+                try tx.create("Task", ["id": .int(Int64(i)), "title": "from w0", "owner": .string("w0-\(i)")])
+            }
+            while let tx = try adapter.current("/shared") {
+                for case .insert("Person", .string(let id), _) in tx.instructions { seen.insert(id) }
+                try adapter.advance("/shared")
+            }
+        }
+        for p in processes {
+            p.waitUntilExit()
+            #expect(p.terminationStatus == 0)
+        }
+        while let tx = try adapter.current("/shared") {
+            for case .insert("Person", .string(let id), _) in tx.instructions { seen.insert(id) }
+            try adapter.advance("/shared")
+        }
+        #expect(try t.store.count(of: "Person", in: "/shared") == 3 * perWriter)
+        #expect(try t.store.count(of: "Task", in: "/shared") == perWriter)
+        #expect(seen.count == 3 * perWriter)
+        let history = try t.store.history(of: "/shared")
+        #expect(history.map(\.version) == Array(1...Int64(1 + 3 * perWriter)))
+        #expect(try t.store.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") } == "ok")
+    }
+}
