@@ -1,0 +1,224 @@
+import ArgumentParser
+import Foundation
+import Logging
+import RealmAdapter
+
+struct RealmCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "realm",
+        abstract: "Look into and write to the embedded Realm store.",
+        discussion: """
+            Every subcommand works on a store directory, given by --store, or by --config (the \
+            configuration's realm.store), or ./realms by default.
+
+              realm-adapter realm list --store ./realms
+              realm-adapter realm schema /SQLDemo
+              realm-adapter realm dump /SQLDemo --type Bus
+              realm-adapter realm history /SQLDemo --after 10
+              realm-adapter realm apply /SQLDemo --file changes.json
+            """,
+        subcommands: [List.self, ShowSchema.self, Dump.self, History.self, Apply.self]
+    )
+}
+
+/// Which store a `realm` subcommand works on.
+struct StoreOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The store directory.", valueName: "dir"))
+    var store: String?
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Take the store directory from this configuration's realm.store.", valueName: "file"))
+    var config: String?
+
+    @OptionGroup var global: GlobalOptions
+
+    /// Opens the store. A store that does not exist yet is an error for reading commands,
+    /// so a mistyped directory is not silently created.
+    func open(creating: Bool = false) throws -> (RealmStore, Logger) {
+        let configuration = try config.map { try Configuration.load(file: $0) }
+        let logger = global.bootstrap(config: configuration)
+        let directory = store ?? configuration?.realm.store ?? "./realms"
+        if !creating && !FileManager.default.fileExists(atPath: (directory as NSString).appendingPathComponent("realms.sqlite")) {
+            throw RealmAdapterError(.storeUnavailable, "There is no Realm store in '\(directory)'. Give the right --store (or --config), or write to it first with `realm-adapter realm apply`.")
+        }
+        logger.debug("Opening store", metadata: ["store": "\(directory)"])
+        return (try RealmStore(directory: directory, logger: logger), logger)
+    }
+}
+
+extension RealmCommand {
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the Realms in a store, with their versions and types.")
+
+        @OptionGroup var options: StoreOptions
+
+        func run() async throws {
+            try await reportingErrors {
+                let (store, _) = try options.open()
+                let paths = try store.realmPaths()
+                if paths.isEmpty { print("(no Realms)"); return }
+                for path in paths {
+                    let schema = try store.schema(of: path)
+                    let counts = try schema.types.map { "\($0.name) \(try store.count(of: $0.name, in: path))" }
+                    print("\(path)  version \(try store.version(of: path))  \(counts.isEmpty ? "(no types)" : counts.joined(separator: ", "))")
+                }
+            }
+        }
+    }
+
+    struct ShowSchema: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "schema", abstract: "Show a Realm's schema.",
+                                                        discussion: "With --json, prints it in the Realm JS model syntax a configuration's \"schema\" takes.")
+
+        @Argument(help: "The Realm's path, e.g. /SQLDemo.") var path: String
+        @Flag(help: "Print JSON (Realm JS model syntax) instead of text.") var json = false
+        @OptionGroup var options: StoreOptions
+
+        func run() async throws {
+            try await reportingErrors {
+                let (store, _) = try options.open()
+                let schema = try store.schema(of: path)
+                if json { print(schema.json.serialized(pretty: true)); return }
+                for t in schema.types {
+                    print("\(t.name)" + (t.primaryKey.map { " (primary key \($0))" } ?? " (no primary key)"))
+                    for p in t.properties {
+                        var extras: [String] = []
+                        if p.isIndexed { extras.append("indexed") }
+                        if let d = p.defaultValue { extras.append("default \(d)") }
+                        if case .linkingObjects(let o, let prop) = p.type {
+                            print("  \(p.name): linkingObjects from \(o).\(prop)")
+                        } else {
+                            print("  \(p.name): \(p.typeString)" + (extras.isEmpty ? "" : "  (\(extras.joined(separator: ", ")))"))
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    struct Dump: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print a Realm's objects as JSON.",
+            discussion: """
+                Prints one JSON document: {"Type": [objects...], ...}, each object with its \
+                "_identity" first. Objects are streamed, so large Realms do not fill memory.
+                """)
+
+        @Argument(help: "The Realm's path.") var path: String
+        @Option(help: ArgumentHelp("Only this type (repeatable).", valueName: "type")) var type: [String] = []
+        @OptionGroup var options: StoreOptions
+
+        func run() async throws {
+            try await reportingErrors {
+                let (store, _) = try options.open()
+                let schema = try store.schema(of: path)
+                let types = type.isEmpty ? schema.types.map(\.name) : type
+                for t in types where schema[type: t] == nil {
+                    throw RealmAdapterError(.schemaViolation, "\(path) has no type '\(t)'. Its types: \(schema.types.map(\.name).joined(separator: ", ")).")
+                }
+                var out = FileHandleOutputStream.standardOutput
+                print("{", to: &out)
+                for (i, t) in types.enumerated() {
+                    print("  \(JSONValue.string(t).serialized()): [", terminator: "", to: &out)
+                    var first = true
+                    try store.forEachObject(of: t, in: path) { object in
+                        print((first ? "\n    " : ",\n    ") + object.json.serialized(), terminator: "", to: &out)
+                        first = false
+                    }
+                    print(first ? "]" : "\n  ]", terminator: i == types.count - 1 ? "\n" : ",\n", to: &out)
+                }
+                print("}", to: &out)
+            }
+        }
+    }
+
+    struct History: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print a Realm's transactions after a version, as JSON lines.",
+            discussion: """
+                One line per transaction: {"version", "origin", "committed_at", "instructions"}, \
+                instructions in the JSON form that `realm apply` accepts.
+                """)
+
+        @Argument(help: "The Realm's path.") var path: String
+        @Option(help: "Show transactions after this version (default 0: all that are kept).") var after: Int64 = 0
+        @Option(help: "At most this many transactions.") var limit: Int = .max
+        @OptionGroup var options: StoreOptions
+
+        func validate() throws {
+            guard after >= 0 else { throw ValidationError("--after must be 0 or more.") }
+            guard limit > 0 else { throw ValidationError("--limit must be positive.") }
+        }
+
+        func run() async throws {
+            try await reportingErrors {
+                let (store, _) = try options.open()
+                let schema = try store.schema(of: path)
+                for tx in try store.history(of: path, after: after, limit: limit) {
+                    let line = JSONValue.object([
+                        .init("version", .int(tx.version)),
+                        .init("origin", .string(tx.origin)),
+                        .init("committed_at", .string(tx.committedAt.iso8601)),
+                        .init("instructions", .array(tx.instructions.map { $0.json(schema: schema) })),
+                    ])
+                    print(line.serialized())
+                }
+            }
+        }
+    }
+
+    struct Apply: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Apply a JSON file of instructions to a Realm as one transaction.",
+            discussion: """
+                The file holds a JSON array of instructions (or a single one), in the form \
+                `realm history` prints. The Realm is created if it does not exist; ADD_TYPE \
+                instructions give it types. The transaction is all-or-nothing: if any instruction \
+                breaks the schema, nothing is written and the error names the instruction.
+
+                Example file:
+                  [
+                    {"type": "ADD_TYPE", "object_type": "Task", "primary_key": "id",
+                     "properties": {"id": "int", "title": "string", "tags": "string[]"}},
+                    {"type": "INSERT", "object_type": "Task", "identity": 1,
+                     "values": {"id": 1, "title": "Try realm-adapter", "tags": ["demo"]}},
+                    {"type": "LIST_INSERT", "object_type": "Task", "identity": 1,
+                     "property": "tags", "list_index": 1, "value": "cli"}
+                  ]
+                """)
+
+        @Argument(help: "The Realm's path.") var path: String
+        @Option(name: .shortAndLong, help: ArgumentHelp("The instructions file, or - for standard input.", valueName: "file"))
+        var file: String
+        @Option(help: "The origin tag recorded with the transaction.") var origin = "cli"
+        @OptionGroup var options: StoreOptions
+
+        func run() async throws {
+            try await reportingErrors {
+                let data: Data
+                if file == "-" {
+                    data = FileHandle.standardInput.readDataToEndOfFile()
+                } else {
+                    guard let d = FileManager.default.contents(atPath: file) else {
+                        throw RealmAdapterError(.invalidInstruction, "Cannot read the instructions file '\(file)'.")
+                    }
+                    data = d
+                }
+                let (store, logger) = try options.open(creating: true)
+                var json = try JSONValue(parsing: data, errorCode: .invalidInstruction)
+                if case .object = json { json = .array([json]) }
+                let schema = try store.contains(path) ? try store.schema(of: path) : .empty
+                let instructions = try Instruction.decodeTransaction(json, schema: schema)
+                let version = try store.apply(instructions, to: path, origin: origin)
+                logger.debug("Applied a transaction", metadata: ["realm.path": "\(path)", "instructions": "\(instructions.count)", "version": "\(version)"])
+                print("Applied \(instructions.count) instruction\(instructions.count == 1 ? "" : "s") to \(path); it is now at version \(version).")
+            }
+        }
+    }
+}
+
+/// `print(…, to:)` straight to standard output without building the whole document first.
+struct FileHandleOutputStream: TextOutputStream {
+    let handle: FileHandle
+    static var standardOutput: FileHandleOutputStream { FileHandleOutputStream(handle: .standardOutput) }
+    mutating func write(_ string: String) { handle.write(Data(string.utf8)) }
+}
