@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "realm-adapter",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "RealmAdapter", targets: ["RealmAdapter"]),
         .executable(name: "realm-adapter", targets: ["realm-adapter"]),
@@ -20,6 +20,7 @@ let package = Package(
             name: "RealmAdapter",
             dependencies: [
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -36,7 +37,7 @@ let package = Package(
             name: "realm-adapter-bench",
             dependencies: [
                 "RealmAdapter",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Benchmarks/realm-adapter-bench"

@@ -8,7 +8,7 @@ import Foundation
 /// Layout: a format byte, the instruction count, then each instruction as a tag byte and its
 /// fields (varints, length-prefixed UTF-8, tagged values). Schema instructions embed JSON.
 enum InstructionCodec {
-    static let formatVersion: UInt8 = 1
+    static let formatVersion: UInt8 = 2
 
     static func encode(_ instructions: [Instruction]) -> [UInt8] {
         var w = BinaryWriter()
@@ -34,6 +34,9 @@ enum InstructionCodec {
 
 struct BinaryWriter {
     var bytes: [UInt8] = []
+    /// The property names of the previous INSERT/SET: a bulk load repeats them on every row,
+    /// so an identical list is written as one byte instead (about a third of a row's bytes).
+    private var lastNames: [String] = []
 
     mutating func byte(_ b: UInt8) { bytes.append(b) }
 
@@ -46,8 +49,9 @@ struct BinaryWriter {
     mutating func signed(_ v: Int64) { varint(UInt64(bitPattern: (v << 1) ^ (v >> 63))) }
 
     mutating func string(_ s: String) {
-        var s = s
-        s.withUTF8 { u in varint(UInt64(u.count)); bytes.append(contentsOf: u) }
+        let u = s.utf8
+        varint(UInt64(u.count))
+        bytes.append(contentsOf: u)
     }
 
     mutating func raw<T: FixedWidthInteger>(_ v: T) {
@@ -73,7 +77,13 @@ struct BinaryWriter {
 
     mutating func values(_ v: PropertyValues) {
         varint(UInt64(v.count))
-        for e in v { string(e.name); value(e.value) }
+        let same = v.count == lastNames.count && zip(v, lastNames).allSatisfy { $0.name == $1 }
+        byte(same ? 1 : 0)
+        if !same { lastNames = v.map(\.name) }
+        for e in v {
+            if !same { string(e.name) }
+            value(e.value)
+        }
     }
 
     mutating func instruction(_ i: Instruction) {
@@ -99,6 +109,7 @@ struct BinaryReader {
 
     let buffer: UnsafeRawBufferPointer
     var i = 0
+    private var lastNames: [String] = []
 
     init(buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
 
@@ -172,9 +183,12 @@ struct BinaryReader {
 
     mutating func values() throws -> PropertyValues {
         let n = Int(try varint())
+        let same = try byte() == 1
+        guard !same || n == lastNames.count else { throw Self.corrupt }
         var entries: [PropertyValues.Entry] = []
         entries.reserveCapacity(n)
-        for _ in 0..<n { entries.append(.init(try string(), try value())) }
+        for k in 0..<n { entries.append(.init(same ? lastNames[k] : try string(), try value())) }
+        if !same { lastNames = entries.map(\.name) }
         return PropertyValues(entries)
     }
 

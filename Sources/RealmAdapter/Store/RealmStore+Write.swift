@@ -41,7 +41,6 @@ extension RealmStore {
     public func apply(_ changes: [RealmChanges], origin: String, sourcePosition: SourcePosition? = nil) throws -> [Int64] {
         try commit(changes.map(\.path), origin: origin, sourcePosition: sourcePosition) { i, w in
             try Self.apply(changes[i].instructions, with: &w, path: changes[i].path)
-            return changes[i].instructions
         }
     }
 
@@ -73,16 +72,20 @@ extension RealmStore {
         return (result!, versions[0])
     }
 
-    static func apply(_ instructions: [Instruction], with w: inout RealmWriter, path: String) throws {
+    /// Applies instructions in order and returns them typed, as history records them.
+    static func apply(_ instructions: [Instruction], with w: inout RealmWriter, path: String) throws -> [Instruction] {
+        var typed: [Instruction] = []
+        typed.reserveCapacity(instructions.count)
         for (i, instruction) in instructions.enumerated() {
             do {
-                try w.apply(try instruction.coerced(in: w.schema))
+                typed.append(try w.apply(instruction))
             } catch let e as RealmAdapterError {
                 throw Self.rejected(e, index: i, instruction: instruction, path: path)
             } catch let e as DatabaseError {
                 throw Self.rejected(Self.wrap(e), index: i, instruction: instruction, path: path)
             }
         }
+        return typed
     }
 
     static func rejected(_ e: RealmAdapterError, index: Int, instruction: Instruction, path: String) -> RealmAdapterError {

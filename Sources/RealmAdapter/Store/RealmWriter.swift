@@ -1,4 +1,5 @@
 import GRDB
+import GRDBSQLite
 
 /// Applies coerced instructions to one Realm's tables inside an open SQLite write transaction.
 ///
@@ -11,7 +12,7 @@ struct RealmWriter {
     private(set) var schema: Schema
     private(set) var schemaChanged = false
     private var ordinals: [String: Int]
-    private var insertSQL: [String: String] = [:]
+    private var insertPlans: [String: InsertPlan] = [:]
     /// Next row key per type without a primary key.
     private var nextRowKey: [String: Int64] = [:]
 
@@ -45,15 +46,24 @@ struct RealmWriter {
 
     // MARK: Apply
 
-    /// Applies one instruction that has already been coerced against `schema`.
-    mutating func apply(_ instruction: Instruction) throws {
+    /// Checks one instruction against the schema, applies it, and returns it with every value
+    /// converted to its property's type (the form history records).
+    mutating func apply(_ instruction: Instruction) throws -> Instruction {
+        // INSERT is the bulk of every load: it checks and converts its values in one pass.
+        if case .insert(let n, let id, let values) = instruction { return try insert(n, id, values) }
+        let typed = try instruction.coerced(in: schema)
+        try applyTyped(typed)
+        return typed
+    }
+
+    private mutating func applyTyped(_ instruction: Instruction) throws {
         switch instruction {
         case .addType(let t):
             try changeSchema(try schema.adding(t), touching: t.name)
         case .addProperties(let name, let props):
             try changeSchema(try schema.adding(properties: props, to: name), touching: name)
-        case .insert(let n, let id, let values):
-            try insert(n, id, values)
+        case .insert:
+            preconditionFailure("INSERT is applied by insert(_:_:_:)")
         case .set(let n, let id, let values):
             try set(n, id, values)
         case .delete(let n, let id):
@@ -128,51 +138,114 @@ struct RealmWriter {
             try RealmTables.create(t, ordinal: ordinals[name]!, fromProperty: first, isNew: isNew,
                                    schema: new, tables: tables, db: db)
             schemaChanged = true
-            insertSQL[name] = nil
+            insertPlans[name] = nil
         }
     }
 
-    private mutating func insert(_ n: String, _ id: Value, _ values: PropertyValues) throws {
+    /// How to insert objects of one type: built once per type and transaction.
+    private struct InsertPlan {
+        let type: ObjectSchema
+        /// Held for the whole transaction: looking it up by SQL text per row costs a string hash.
+        let statement: Statement
+        /// The identity's type: the primary key's, or int row keys.
+        let keyType: ScalarType
+        /// Property name → position in the bound row (single-value properties only).
+        let slots: [String: Int]
+        let slotProperties: [Property]
+        /// Per slot: the scalar type for the common case, so the hot loop need not copy a `Property`.
+        let slotScalars: [ScalarType?]
+        let slotOptional: [Bool]
+        /// Per slot: the value used when an INSERT does not mention the property.
+        let defaults: [Value?]
+        let primaryKeySlot: Int?
+        /// Types without a primary key bind their row key first.
+        let rowKeyOffset: Int
+    }
+
+    private mutating func plan(_ n: String) throws -> InsertPlan {
+        if let p = insertPlans[n] { return p }
         let (t, table) = try type(n)
-        var row: [DatabaseValue] = []
-        var columns: [String] = []
-        if t.primaryKey == nil { row.append(try RealmTables.encode(id)); columns.append("_key") }
+        var slots: [String: Int] = [:], props: [Property] = [], defaults: [Value?] = [], columns: [String] = []
+        if t.primaryKey == nil { columns.append("_key") }
+        for (j, p) in t.properties.enumerated() {
+            switch p.type {
+            case .scalar, .link:
+                slots[p.name] = props.count
+                props.append(p)
+                defaults.append(try p.defaultValue.map { try $0.coerced(to: p, in: schema) })
+                columns.append(RealmTables.column(j))
+            default: continue
+            }
+        }
+        let sql = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+        let scalars = props.map { p -> ScalarType? in if case .scalar(let s) = p.type { s } else { nil } }
+        let p = InsertPlan(type: t, statement: try db.cachedStatement(sql: sql), keyType: RealmTables.keyType(of: t), slots: slots,
+                           slotProperties: props, slotScalars: scalars, slotOptional: props.map(\.isOptional), defaults: defaults,
+                           primaryKeySlot: t.primaryKey.flatMap { slots[$0] }, rowKeyOffset: t.primaryKey == nil ? 1 : 0)
+        insertPlans[n] = p
+        return p
+    }
+
+    private mutating func insert(_ n: String, _ rawId: Value, _ values: PropertyValues) throws -> Instruction {
+        let plan = try plan(n)
+        let t = plan.type
+        let id: Value
+        do { id = try rawId.coerced(to: plan.keyType, optional: false) } catch let e as RealmAdapterError {
+            throw RealmAdapterError(e.code, "identity of \(n): \(e.message)", context: ["type": n])
+        }
+        var row = [Value?](repeating: nil, count: plan.slotProperties.count)
+        var typed = values
         var lists: [(Property, [Value])] = []
-        for (j, p) in t.properties.enumerated() where p.type.isStored {
-            var v = values[p.name]
-            if p.name == t.primaryKey {
-                if let given = v, given != id {
-                    throw RealmAdapterError(.schemaViolation, "the values of INSERT \(n) give primary key '\(p.name)' a different value than its identity",
-                                            context: ["type": n, "property": p.name])
+        for (i, e) in values.enumerated() {
+            // Values usually come in schema order: try that before hashing the name.
+            let slot = i < plan.slotProperties.count && plan.slotProperties[i].name == e.name ? i : plan.slots[e.name]
+            let v: Value
+            do {
+                if let slot, let scalar = plan.slotScalars[slot] {
+                    v = try e.value.coerced(to: scalar, optional: plan.slotOptional[slot])
+                } else {
+                    guard let p = slot.map({ plan.slotProperties[$0] }) ?? t[property: e.name] else {
+                        throw RealmAdapterError(.schemaViolation, "unknown property '\(e.name)' of type '\(n)'", context: ["type": n, "property": e.name])
+                    }
+                    v = try e.value.coerced(to: p, in: schema)
+                    if slot == nil, case .list(let items) = v, !items.isEmpty { lists.append((p, items)) }
                 }
-                v = id
+            } catch let err as RealmAdapterError where err.code != .schemaViolation {
+                throw RealmAdapterError(err.code, "\(n).\(e.name): \(err.message)", context: ["type": n, "property": e.name])
             }
-            if v == nil, let d = p.defaultValue { v = try d.coerced(to: p, in: schema) }
-            if case .list = p.type {
-                if case .list(let items)? = v, !items.isEmpty { lists.append((p, items)) }
-                continue
+            if !v.isSameKind(as: e.value) { typed.setValue(v, at: i) }
+            if let slot { row[slot] = v }
+        }
+        if let k = plan.primaryKeySlot {
+            if let given = row[k], given != id {
+                throw RealmAdapterError(.schemaViolation, "the values of INSERT \(n) give primary key '\(t.primaryKey!)' a different value than its identity",
+                                        context: ["type": n, "property": t.primaryKey!])
             }
-            if v == nil && !p.isOptional {
+            row[k] = id
+        }
+        let stmt = plan.statement.sqliteStatement
+        sqlite3_reset(stmt)
+        if plan.rowKeyOffset == 1 { try RealmTables.bind(id, to: stmt, at: 1, db: db) }
+        for (k, v) in row.enumerated() {
+            let absent: Value? = plan.slotOptional[k] ? .some(.null) : .none
+            guard let value = v ?? plan.defaults[k] ?? absent else {
+                let p = plan.slotProperties[k]
                 throw RealmAdapterError(.invalidValue, "INSERT \(n) has no value for required property '\(p.name)' (and it has no default)",
                                         context: ["type": n, "property": p.name])
             }
-            let value = v ?? .null
-            if case .link(let target) = p.type, !value.isNull { try checkTarget(target, value, from: t, p) }
-            columns.append(RealmTables.column(j))
-            row.append(try RealmTables.encode(value))
+            if plan.slotScalars[k] == nil, !value.isNull, case .link(let target) = plan.slotProperties[k].type {
+                try checkTarget(target, value, from: t, plan.slotProperties[k])
+            }
+            try RealmTables.bind(value, to: stmt, at: Int32(k + 1 + plan.rowKeyOffset), db: db)
         }
-        let sql = insertSQL[n] ?? {
-            let s = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
-            insertSQL[n] = s
-            return s
-        }()
         do {
-            try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(row))
+            try RealmTables.step(stmt, db: db)
         } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
             throw RealmAdapterError(.duplicatePrimaryKey, "\(n) already has an object with \(t.primaryKey.map { "primary key '\($0)'" } ?? "this row key") = \(id.kindName == "string" ? "the given string" : id.description)",
                                     context: ["type": n])
         }
         for (p, items) in lists { try fillList(t, p, owner: id, items) }
+        return .insert(objectType: n, identity: id, values: typed)
     }
 
     private mutating func set(_ n: String, _ id: Value, _ values: PropertyValues) throws {
@@ -201,11 +274,10 @@ struct RealmWriter {
     }
 
     private func fillList(_ t: ObjectSchema, _ p: Property, owner: Value, _ items: [Value]) throws {
-        let o = try RealmTables.encode(owner)
         let stmt = try db.cachedStatement(sql: "INSERT INTO \(listTable(t, p.name)) (owner, idx, value) VALUES (?, ?, ?)")
         for (i, v) in items.enumerated() {
             try checkElement(t, p.name, v)
-            try stmt.execute(arguments: [o, i, try RealmTables.encode(v)])
+            try RealmTables.execute(stmt, [owner, .int(Int64(i)), v], db: db)
         }
     }
 

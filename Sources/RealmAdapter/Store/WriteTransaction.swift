@@ -23,9 +23,7 @@ public struct WriteTransaction {
     /// Applies and records one instruction. Every other method goes through here.
     public mutating func record(_ instruction: Instruction) throws {
         do {
-            let typed = try instruction.coerced(in: writer.schema)
-            try writer.apply(typed)
-            instructions.append(typed)
+            instructions.append(try writer.apply(instruction))
         } catch let e as RealmAdapterError {
             throw RealmStore.rejected(e, index: instructions.count, instruction: instruction, path: path)
         }

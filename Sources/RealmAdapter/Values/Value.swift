@@ -38,6 +38,18 @@ public enum Value: Hashable, Sendable {
     }
 
     public var isNull: Bool { if case .null = self { true } else { false } }
+
+    /// Whether both values are of the same case: coercion returns a value unchanged exactly
+    /// when its kind already fits (lists excepted, whose elements may have changed).
+    func isSameKind(as other: Value) -> Bool {
+        switch (self, other) {
+        case (.null, .null), (.bool, .bool), (.int, .int), (.float, .float), (.double, .double), (.string, .string),
+             (.data, .data), (.date, .date), (.decimal, .decimal), (.uuid, .uuid), (.objectId, .objectId):
+            true
+        default:
+            false
+        }
+    }
 }
 
 extension Value: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,

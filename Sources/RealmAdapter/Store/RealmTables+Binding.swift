@@ -1,0 +1,64 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+
+extension RealmTables {
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    /// Runs a cached statement with `values` bound straight through the SQLite C API.
+    ///
+    /// This is the hot path of every INSERT, list edit and SET: GRDB's general argument
+    /// handling (an array of `DatabaseValue`s built through key paths) cost more than SQLite
+    /// itself here. Constraint failures are reported as `DatabaseError` like GRDB does.
+    static func execute(_ statement: Statement, _ values: [Value], db: Database) throws {
+        let stmt = statement.sqliteStatement
+        sqlite3_reset(stmt)
+        for (i, v) in values.enumerated() { try bind(v, to: stmt, at: Int32(i + 1), db: db) }
+        try step(stmt, db: db)
+    }
+
+    /// Binds one value to a parameter (1-based) of a raw statement.
+    static func bind(_ v: Value, to stmt: OpaquePointer, at index: Int32, db: Database) throws {
+        let rc: Int32
+        switch v {
+        case .null: rc = sqlite3_bind_null(stmt, index)
+        case .bool(let b): rc = sqlite3_bind_int64(stmt, index, b ? 1 : 0)
+        case .int(let n): rc = sqlite3_bind_int64(stmt, index, n)
+        case .float(let f): rc = sqlite3_bind_double(stmt, index, Double(f))
+        case .double(let d): rc = sqlite3_bind_double(stmt, index, d)
+        case .string(let s):
+            var s = s
+            // A nil base address would bind NULL: an empty string must stay an empty string.
+            rc = s.withUTF8 { u in
+                u.withMemoryRebound(to: CChar.self) { c in
+                    if let base = c.baseAddress { sqlite3_bind_text(stmt, index, base, Int32(c.count), transient) }
+                    else { sqlite3_bind_text(stmt, index, "", 0, transient) }
+                }
+            }
+        case .data(let d):
+            rc = d.isEmpty ? sqlite3_bind_zeroblob(stmt, index, 0)
+                : d.withUnsafeBytes { b in sqlite3_bind_blob(stmt, index, b.baseAddress, Int32(b.count), transient) }
+        case .date(let t):
+            guard let n = t.totalNanoseconds else { _ = try encode(v); return }  // throws the range error
+            rc = sqlite3_bind_int64(stmt, index, n)
+        case .decimal(let d):
+            rc = sqlite3_bind_text(stmt, index, d.description, -1, transient)
+        case .uuid(let u):
+            rc = withUnsafeBytes(of: u.uuid) { b in sqlite3_bind_blob(stmt, index, b.baseAddress, 16, transient) }
+        case .objectId(let o):
+            rc = o.bytes.withUnsafeBytes { b in sqlite3_bind_blob(stmt, index, b.baseAddress, 12, transient) }
+        case .list:
+            throw RealmAdapterError(.invalidValue, "a list cannot be stored in a single-value column")
+        }
+        guard rc == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(db.sqliteConnection))) }
+    }
+
+    /// Runs a bound raw statement once and resets it.
+    static func step(_ stmt: OpaquePointer, db: Database) throws {
+        let rc = sqlite3_step(stmt)
+        sqlite3_reset(stmt)
+        guard rc == SQLITE_DONE || rc == SQLITE_ROW else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        }
+    }
+}

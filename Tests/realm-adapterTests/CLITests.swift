@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+
+/// Runs the real `realm-adapter` binary, as a user would.
+struct CLI {
+    static var binary: String {
+        let dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for candidate in [dir, dir.deletingLastPathComponent()] {
+            let path = candidate.appendingPathComponent("realm-adapter").path
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return dir.appendingPathComponent("realm-adapter").path
+    }
+
+    struct Result { var status: Int32; var stdout: String; var stderr: String }
+
+    static func run(_ args: [String], stdin: String? = nil, env: [String: String] = [:]) throws -> Result {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: binary)
+        p.arguments = args
+        p.environment = ProcessInfo.processInfo.environment.merging(env) { _, new in new }
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        p.standardOutput = out; p.standardError = err; p.standardInput = input
+        try p.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try input.fileHandleForWriting.close()
+        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+    }
+}
+
+@Suite struct CLITests {
+    let dir = NSTemporaryDirectory() + "realm-adapter-cli-tests/\(UUID().uuidString.prefix(8))"
+    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../examples").standardizedFileURL.path
+
+    @Test func everyCommandHasHelp() throws {
+        for command in [[], ["validate"], ["realm"], ["realm", "list"], ["realm", "schema"], ["realm", "dump"], ["realm", "history"], ["realm", "apply"]] {
+            let r = try CLI.run(command + ["--help"])
+            #expect(r.status == 0, "\(command)")
+            #expect(r.stdout.contains("USAGE"), "\(command)")
+        }
+        #expect(try CLI.run(["realm", "apply", "--help"]).stdout.contains("LIST_INSERT"))
+    }
+
+    @Test func applyThenReadBack() throws {
+        let store = dir + "/store"
+        let apply = try CLI.run(["realm", "apply", "/demo", "--store", store, "--file", Self.examples + "/demo/1-schema-and-tasks.json"])
+        #expect(apply.status == 0, "\(apply.stderr)")
+        #expect(apply.stdout.contains("now at version 1"))
+        let list = try CLI.run(["realm", "list", "--store", store])
+        #expect(list.stdout.contains("/demo  version 1"))
+        let dump = try CLI.run(["realm", "dump", "/demo", "--store", store, "--type", "Task"])
+        let json = try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as! [String: [[String: Any]]]
+        #expect(json["Task"]?.count == 3)
+        let history = try CLI.run(["realm", "history", "/demo", "--store", store])
+        #expect(history.stdout.split(separator: "\n").count == 1)
+        #expect(history.stdout.contains("\"origin\":\"cli\""))
+        // History output is valid input to apply: replay it into a second Realm.
+        let line = try JSONSerialization.jsonObject(with: Data(history.stdout.utf8)) as! [String: Any]
+        let instructions = String(decoding: try JSONSerialization.data(withJSONObject: line["instructions"]!), as: UTF8.self)
+        let replay = try CLI.run(["realm", "apply", "/copy", "--store", store, "-f", "-"], stdin: instructions)
+        #expect(replay.status == 0, "\(replay.stderr)")
+        // Same objects (JSONSerialization above reordered properties, so compare parsed documents).
+        func parsed(_ path: String) throws -> NSDictionary {
+            try JSONSerialization.jsonObject(with: Data(try CLI.run(["realm", "dump", path, "--store", store]).stdout.utf8)) as! NSDictionary
+        }
+        #expect(try parsed("/copy") == (try parsed("/demo")))
+    }
+
+    @Test func badInputGetsAClearErrorAndChangesNothing() throws {
+        let store = dir + "/store"
+        _ = try CLI.run(["realm", "apply", "/demo", "--store", store, "--file", Self.examples + "/demo/1-schema-and-tasks.json"])
+        let bad = #"[{"type": "SET", "object_type": "Task", "identity": 1, "values": {"done": true}}, {"type": "DELETE", "object_type": "Task", "identity": 404}]"#
+        let r = try CLI.run(["realm", "apply", "/demo", "--store", store, "-f", "-"], stdin: bad)
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("error: Transaction rejected, nothing was applied: instruction 1 (DELETE Task)"))
+        #expect(try CLI.run(["realm", "list", "--store", store]).stdout.contains("version 1"))
+        let missing = try CLI.run(["realm", "list", "--store", dir + "/nowhere"])
+        #expect(missing.status == 1 && missing.stderr.contains("There is no Realm store"))
+        let flag = try CLI.run(["realm", "list", "--store", store, "--log-level", "chatty"])
+        #expect(flag.status != 0 && flag.stderr.contains("Unknown log level 'chatty'"))
+    }
+
+    @Test func validateSummarizesAndNeverPrintsThePassword() throws {
+        let ok = try CLI.run(["validate", "--config", Self.examples + "/config/bus-postgres.json"], env: ["PGPASSWORD": "hunter2"])
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect(ok.stdout.contains("Schedule") && ok.stdout.contains("foreign key Routeid → Route"))
+        #expect(ok.stdout.contains("password from $PGPASSWORD"))
+        #expect(!(ok.stdout + ok.stderr).contains("hunter2"))
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let file = dir + "/bad.json"
+        try #"{"realm": {"path": "/a"}, "schema": [], "database": {"type": "postgres", "host": "h", "port": "5432"}}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        let bad = try CLI.run(["validate", "-c", file])
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains("database.port: expected an integer, found a string."))
+    }
+}
