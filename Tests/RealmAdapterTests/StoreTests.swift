@@ -185,3 +185,17 @@ import Testing
         #expect(a.values["badges"] == [])
     }
 }
+
+extension StoreTests {
+    @Test func historyRecordsTypedValuesAndAppliedDefaults() throws {
+        let t = try TemporaryStore()
+        try t.store.addTaskSchema("/h")
+        // As a JSON file would give it: the date is a string until the schema types it.
+        try t.store.apply([.insert(objectType: "Task", identity: 5, values: ["id": 5, "title": "t", "due": "2024-05-01T12:00:00Z"])],
+                          to: "/h", origin: "t")
+        let recorded = try #require(try t.store.history(of: "/h", after: 1).first?.instructions.first)
+        #expect(recorded == .insert(objectType: "Task", identity: 5, values: [
+            "id": 5, "title": "t", "due": .date(Timestamp(seconds: 1_714_564_800)), "done": false,
+        ]))
+    }
+}

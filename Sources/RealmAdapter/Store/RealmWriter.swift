@@ -228,6 +228,8 @@ struct RealmWriter {
         if plan.rowKeyOffset == 1 { try RealmTables.bind(id, to: stmt, at: 1, db: db) }
         for (k, v) in row.enumerated() {
             let absent: Value? = plan.slotOptional[k] ? .some(.null) : .none
+            // A default that applies is recorded, so followers need not know the schema's defaults.
+            if v == nil, let d = plan.defaults[k] { typed.append(plan.slotProperties[k].name, d) }
             guard let value = v ?? plan.defaults[k] ?? absent else {
                 let p = plan.slotProperties[k]
                 throw RealmAdapterError(.invalidValue, "INSERT \(n) has no value for required property '\(p.name)' (and it has no default)",

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs every test on a fresh machine: installs the system packages, builds, runs the suite.
+# Usage: scripts/test.sh [extra swift test arguments, e.g. --filter StoreTests]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh
+
+echo "==> Building (debug, with tests)"
+swift build --build-tests
+
+echo "==> Running the tests"
+swift test --skip-build "$@"
