@@ -54,3 +54,26 @@ import Testing
         #expect(try t.store.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") } == "ok")
     }
 }
+
+extension MultiProcessTests {
+    @Test(.timeLimit(.minutes(1)))
+    func commitsInAnotherProcessAreNotifiedPromptly() async throws {
+        let t = try TemporaryStore()
+        try t.store.addTaskSchema("/watched")
+        let adapter = try Adapter(store: t.store, name: "watcher", pathRegex: "^/watched$")
+        while try adapter.current("/watched") != nil { try adapter.advance("/watched") }
+        // The store's own change stream: no initial scan, so only a notification can answer.
+        var changes = t.store.changes().makeAsyncIterator()
+        let started = ContinuousClock.now
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.writerBinary)
+        p.arguments = [t.directory, "/watched", "other", "1"]
+        try p.run()
+        #expect(await changes.next()?.path == "/watched")
+        let waited = ContinuousClock.now - started
+        p.waitUntilExit()
+        #expect(try adapter.current("/watched")?.origin == "other")
+        // Process start-up dominates; the store's poll interval is 10 ms.
+        #expect(waited < .seconds(10))
+    }
+}
