@@ -36,9 +36,16 @@ struct StoreBenchmark: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Store commits with synchronous=FULL, as the store does by default (--no-durable: NORMAL).")
     var durable = true
     @Flag(help: .hidden) var child = false
+    @Flag(help: .hidden) var profileApply = false
 
     func run() throws {
         let list = counts.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        if profileApply {  // for `perf record`: the store's apply path alone
+            let dir = scratch + "/profile-\(UUID().uuidString.prefix(6))"
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            print(try storeApply(list[0], store: RealmStore(directory: dir)))
+            return
+        }
         if child {
             try measure(count: list[0])
             return

@@ -13,6 +13,8 @@ struct RealmWriter {
     private(set) var schemaChanged = false
     private var ordinals: [String: Int]
     private var insertPlans: [String: InsertPlan] = [:]
+    /// Bulk loads insert one type many times in a row: skip the dictionary then.
+    private var lastPlan: (String, InsertPlan)?
     /// Next row key per type without a primary key.
     private var nextRowKey: [String: Int64] = [:]
 
@@ -139,11 +141,13 @@ struct RealmWriter {
                                    schema: new, tables: tables, db: db)
             schemaChanged = true
             insertPlans[name] = nil
+            lastPlan = nil
         }
     }
 
-    /// How to insert objects of one type: built once per type and transaction.
-    private struct InsertPlan {
+    /// How to insert objects of one type: built once per type and transaction. A class, so
+    /// that using it per row costs one retain rather than one per field.
+    private final class InsertPlan {
         let type: ObjectSchema
         /// Held for the whole transaction: looking it up by SQL text per row costs a string hash.
         let statement: Statement
@@ -160,10 +164,28 @@ struct RealmWriter {
         let primaryKeySlot: Int?
         /// Types without a primary key bind their row key first.
         let rowKeyOffset: Int
+        /// The row being bound, reused from row to row (a writer is used by one thread).
+        var row: [Value?]
+
+        init(type: ObjectSchema, statement: Statement, keyType: ScalarType, slots: [String: Int], slotProperties: [Property],
+             slotScalars: [ScalarType?], slotOptional: [Bool], defaults: [Value?], primaryKeySlot: Int?, rowKeyOffset: Int) {
+            self.type = type
+            self.statement = statement
+            self.keyType = keyType
+            self.slots = slots
+            self.slotProperties = slotProperties
+            self.slotScalars = slotScalars
+            self.slotOptional = slotOptional
+            self.defaults = defaults
+            self.primaryKeySlot = primaryKeySlot
+            self.rowKeyOffset = rowKeyOffset
+            self.row = Array(repeating: nil, count: slotProperties.count)
+        }
     }
 
     private mutating func plan(_ n: String) throws -> InsertPlan {
-        if let p = insertPlans[n] { return p }
+        if let (name, p) = lastPlan, name == n { return p }
+        if let p = insertPlans[n] { lastPlan = (n, p); return p }
         let (t, table) = try type(n)
         var slots: [String: Int] = [:], props: [Property] = [], defaults: [Value?] = [], columns: [String] = []
         if t.primaryKey == nil { columns.append("_key") }
@@ -183,17 +205,17 @@ struct RealmWriter {
                            slotProperties: props, slotScalars: scalars, slotOptional: props.map(\.isOptional), defaults: defaults,
                            primaryKeySlot: t.primaryKey.flatMap { slots[$0] }, rowKeyOffset: t.primaryKey == nil ? 1 : 0)
         insertPlans[n] = p
+        lastPlan = (n, p)
         return p
     }
 
     private mutating func insert(_ n: String, _ rawId: Value, _ values: PropertyValues) throws -> Instruction {
         let plan = try plan(n)
-        let t = plan.type
         let id: Value
         do { id = try rawId.coerced(to: plan.keyType, optional: false) } catch let e as RealmAdapterError {
             throw RealmAdapterError(e.code, "identity of \(n): \(e.message)", context: ["type": n])
         }
-        var row = [Value?](repeating: nil, count: plan.slotProperties.count)
+        defer { for k in plan.row.indices { plan.row[k] = nil } }
         var typed = values
         var lists: [(Property, [Value])] = []
         for (i, e) in values.enumerated() {
@@ -204,7 +226,7 @@ struct RealmWriter {
                 if let slot, let scalar = plan.slotScalars[slot] {
                     v = try e.value.coerced(to: scalar, optional: plan.slotOptional[slot])
                 } else {
-                    guard let p = slot.map({ plan.slotProperties[$0] }) ?? t[property: e.name] else {
+                    guard let p = slot.map({ plan.slotProperties[$0] }) ?? plan.type[property: e.name] else {
                         throw RealmAdapterError(.schemaViolation, "unknown property '\(e.name)' of type '\(n)'", context: ["type": n, "property": e.name])
                     }
                     v = try e.value.coerced(to: p, in: schema)
@@ -214,19 +236,20 @@ struct RealmWriter {
                 throw RealmAdapterError(err.code, "\(n).\(e.name): \(err.message)", context: ["type": n, "property": e.name])
             }
             if !v.isSameKind(as: e.value) { typed.setValue(v, at: i) }
-            if let slot { row[slot] = v }
+            if let slot { plan.row[slot] = v }
         }
         if let k = plan.primaryKeySlot {
-            if let given = row[k], given != id {
-                throw RealmAdapterError(.schemaViolation, "the values of INSERT \(n) give primary key '\(t.primaryKey!)' a different value than its identity",
-                                        context: ["type": n, "property": t.primaryKey!])
+            if let given = plan.row[k], given != id {
+                throw RealmAdapterError(.schemaViolation, "the values of INSERT \(n) give primary key '\(plan.type.primaryKey!)' a different value than its identity",
+                                        context: ["type": n, "property": plan.type.primaryKey!])
             }
-            row[k] = id
+            plan.row[k] = id
         }
         let stmt = plan.statement.sqliteStatement
         sqlite3_reset(stmt)
         if plan.rowKeyOffset == 1 { try RealmTables.bind(id, to: stmt, at: 1, db: db) }
-        for (k, v) in row.enumerated() {
+        for k in plan.row.indices {
+            let v = plan.row[k]
             let absent: Value? = plan.slotOptional[k] ? .some(.null) : .none
             // A default that applies is recorded, so followers need not know the schema's defaults.
             if v == nil, let d = plan.defaults[k] { typed.append(plan.slotProperties[k].name, d) }
@@ -236,17 +259,17 @@ struct RealmWriter {
                                         context: ["type": n, "property": p.name])
             }
             if plan.slotScalars[k] == nil, !value.isNull, case .link(let target) = plan.slotProperties[k].type {
-                try checkTarget(target, value, from: t, plan.slotProperties[k])
+                try checkTarget(target, value, from: plan.type, plan.slotProperties[k])
             }
             try RealmTables.bind(value, to: stmt, at: Int32(k + 1 + plan.rowKeyOffset), db: db)
         }
         do {
             try RealmTables.step(stmt, db: db)
         } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
-            throw RealmAdapterError(.duplicatePrimaryKey, "\(n) already has an object with \(t.primaryKey.map { "primary key '\($0)'" } ?? "this row key") = \(id.kindName == "string" ? "the given string" : id.description)",
+            throw RealmAdapterError(.duplicatePrimaryKey, "\(n) already has an object with \(plan.type.primaryKey.map { "primary key '\($0)'" } ?? "this row key") = \(id.kindName == "string" ? "the given string" : id.description)",
                                     context: ["type": n])
         }
-        for (p, items) in lists { try fillList(t, p, owner: id, items) }
+        for (p, items) in lists { try fillList(plan.type, p, owner: id, items) }
         return .insert(objectType: n, identity: id, values: typed)
     }
 
