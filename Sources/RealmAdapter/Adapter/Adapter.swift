@@ -72,7 +72,7 @@ public final class Adapter: Sendable {
             guard let r = try RealmStore.realmRow(db, path) else { return nil }
             let cursor = try cursorVersion(db, r.id)
             if cursor < r.compactedThrough {
-                throw RealmAdapterError(.invalidConfiguration, "Adapter '\(name)' is at version \(cursor) of \(path), but history up to \(r.compactedThrough) was compacted before it registered. Follow this Realm with a new adapter name from the start, or load it again.",
+                throw RealmAdapterError(.historyCompacted, "Adapter '\(name)' is at version \(cursor) of \(path), but history up to \(r.compactedThrough) was compacted before it registered. Follow this Realm with a new adapter name from the start, or load it again.",
                                         context: ["adapter": name, "realm.path": path])
             }
             let row = try Row.fetchOne(db.cachedStatement(sql: """

@@ -30,6 +30,8 @@ public struct RealmAdapterError: Error, Sendable, Equatable, CustomStringConvert
         public static let invalidInstruction = Code("invalidInstruction")
         /// The configuration file is malformed; the message names the JSON path.
         public static let invalidConfiguration = Code("invalidConfiguration")
+        /// History before the asked-for version was compacted away.
+        public static let historyCompacted = Code("historyCompacted")
         /// The store's files could not be opened or are not a realm-adapter store.
         public static let storeUnavailable = Code("storeUnavailable")
     }

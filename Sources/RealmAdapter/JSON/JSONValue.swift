@@ -46,8 +46,8 @@ public enum JSONValue: Hashable, Sendable {
 extension JSONValue {
     /// Parses a complete JSON document.
     ///
-    /// - Throws: `RealmAdapterError` with code `invalidInstruction`-agnostic `.invalidConfiguration`
-    ///   replaced by the caller's choice through `code`; the message gives line and column.
+    /// - Throws: `RealmAdapterError` with `errorCode` (a configuration file and an instruction
+    ///   file fail differently); the message gives the line and column.
     public init(parsing data: Data, errorCode: RealmAdapterError.Code = .invalidConfiguration) throws {
         var parser = JSONParser(bytes: [UInt8](data), code: errorCode)
         self = try parser.parseDocument()

@@ -20,7 +20,7 @@ extension RealmStore {
         try read { db in
             let r = try Self.requireRealm(db, path)
             if version < r.compactedThrough {
-                throw RealmAdapterError(.invalidInstruction, "History of \(path) up to version \(r.compactedThrough) was compacted after every registered adapter processed it; ask for versions after \(r.compactedThrough).",
+                throw RealmAdapterError(.historyCompacted, "History of \(path) up to version \(r.compactedThrough) was compacted after every registered adapter processed it; ask for versions after \(r.compactedThrough).",
                                         context: ["realm.path": path])
             }
             let rows = try Row.fetchCursor(db, sql: "SELECT version, origin, committed_at, instructions FROM history WHERE realm_id = ? AND version > ? ORDER BY version LIMIT ?",
