@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "RealmAdapter", targets: ["RealmAdapter"]),
+        .library(name: "PostgresConnector", targets: ["PostgresConnector"]),
         .executable(name: "realm-adapter", targets: ["realm-adapter"]),
         .executable(name: "realm-adapter-bench", targets: ["realm-adapter-bench"]),
     ],
@@ -25,10 +26,28 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // libpq, through a thin system-library module (Debian: libpq-dev).
+        .systemLibrary(
+            name: "CLibPQ",
+            path: "Connectors/Postgres/CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        .target(
+            name: "PostgresConnector",
+            dependencies: [
+                "RealmAdapter",
+                "CLibPQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Connectors/Postgres/Sources/PostgresConnector"
+        ),
         .executableTarget(
             name: "realm-adapter",
             dependencies: [
                 "RealmAdapter",
+                "PostgresConnector",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -71,6 +90,10 @@ let package = Package(
         .testTarget(
             name: "RealmAdapterTests",
             dependencies: ["RealmAdapter", "store-writer"]
+        ),
+        .testTarget(
+            name: "PostgresConnectorTests",
+            dependencies: ["PostgresConnector", "RealmAdapter", "CLibPQ"]
         ),
         .testTarget(
             name: "JSONLinesMirrorTests",

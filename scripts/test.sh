@@ -6,6 +6,9 @@ cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
 
+echo "==> Starting the throwaway Postgres the integration tests use (scripts/pg.sh)"
+eval "$(scripts/pg.sh start)"
+
 echo "==> Building (debug, with tests)"
 swift build --build-tests
 

@@ -1,0 +1,221 @@
+import CLibPQ
+import Dispatch
+import Foundation
+import Logging
+import RealmAdapter
+
+/// Where and how to connect, from the configuration's `database` section.
+public struct PostgresSettings: Sendable {
+    public var url: String?
+    public var host: String?
+    public var port: Int?
+    public var user: String?
+    public var password: Secret?
+    public var database: String?
+    public var sslmode: String?
+    public var connectTimeout: Int = 10
+    public var applicationName = "realm-adapter"
+
+    public init(url: String? = nil, host: String? = nil, port: Int? = nil, user: String? = nil, password: Secret? = nil,
+                database: String? = nil, sslmode: String? = nil, connectTimeout: Int = 10) {
+        self.url = url; self.host = host; self.port = port; self.user = user; self.password = password
+        self.database = database; self.sslmode = sslmode; self.connectTimeout = connectTimeout
+    }
+
+    public init(_ c: DatabaseConfiguration) {
+        self.init(url: c.url, host: c.host, port: c.port, user: c.user, password: c.password, database: c.database,
+                  sslmode: c.sslmode?.rawValue, connectTimeout: c.connectTimeout)
+    }
+
+    /// `host:port/database`, for messages (no credentials).
+    public var displayTarget: String {
+        let u = url.flatMap { URLComponents(string: $0) }
+        let d = database ?? u.map { String($0.path.drop { $0 == "/" }) } ?? ""
+        return "\(host ?? u?.host ?? "localhost"):\(port ?? u?.port ?? 5432)" + (d.isEmpty ? "" : "/\(d)")
+    }
+
+    /// libpq keywords and values; the URL first, so that explicit fields override its parts.
+    func parameters(replication: Bool) -> [(String, String)] {
+        var p: [(String, String)] = []
+        if let url { p.append(("dbname", url)) }
+        if let host { p.append(("host", host)) }
+        if let port { p.append(("port", String(port))) }
+        if let user { p.append(("user", user)) }
+        if let password { p.append(("password", password.value)) }
+        if let database { p.append(("dbname", database)) }
+        if let sslmode { p.append(("sslmode", sslmode)) }
+        p.append(("connect_timeout", String(connectTimeout)))
+        p.append(("application_name", applicationName))
+        if replication { p.append(("replication", "database")) }
+        return p
+    }
+}
+
+/// One libpq connection.
+///
+/// libpq calls block, so every one of them runs on the connection's own serial queue, never on
+/// Swift's cooperative thread pool: ``session(_:)`` hops there once and runs a whole batch of
+/// statements (a transaction, say) synchronously through a ``PostgresSession``.
+///
+/// ```swift
+/// let pg = try await PostgresConnection.connect(settings, logger: logger)
+/// let n = try await pg.session { s in try s.query("SELECT count(*) FROM bus").rows[0][0] }
+/// ```
+public final class PostgresConnection: @unchecked Sendable {
+    // @unchecked: `handle` is only used on `queue` (through `session`), and `close` runs there too.
+    private let handle: OpaquePointer
+    private let queue: DispatchQueue
+    public let settings: PostgresSettings
+    public let isReplication: Bool
+    let logger: Logger
+    private var closed = false
+
+    private init(handle: OpaquePointer, queue: DispatchQueue, settings: PostgresSettings, replication: Bool, logger: Logger) {
+        self.handle = handle
+        self.queue = queue
+        self.settings = settings
+        self.isReplication = replication
+        self.logger = logger
+    }
+
+    deinit {
+        if !closed { PQfinish(handle) }
+    }
+
+    /// Opens a connection (`replication: true` opens a logical replication connection).
+    ///
+    /// - Throws: ``PostgresError`` `connectionFailed` naming host, port and database and the
+    ///   server's own message, never the password.
+    public static func connect(_ settings: PostgresSettings, replication: Bool = false,
+                               logger: Logger = Logger(label: "realm-adapter.postgres")) async throws -> PostgresConnection {
+        let queue = DispatchQueue(label: "realm-adapter.postgres.connection")
+        return try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                continuation.resume(with: Result { try connectBlocking(settings, replication: replication, queue: queue, logger: logger) })
+            }
+        }
+    }
+
+    private static func connectBlocking(_ settings: PostgresSettings, replication: Bool, queue: DispatchQueue, logger: Logger) throws -> PostgresConnection {
+        let params = settings.parameters(replication: replication)
+        let keys = params.map { strdup($0.0) }, values = params.map { strdup($0.1) }
+        defer { (keys + values).forEach { free($0) } }
+        var k = keys.map { UnsafePointer($0) } + [nil], v = values.map { UnsafePointer($0) } + [nil]
+        guard let conn = PQconnectdbParams(&k, &v, 1) else {
+            throw PostgresError(.connectionFailed, "Could not allocate a connection to \(settings.displayTarget).")
+        }
+        guard PQstatus(conn) == CONNECTION_OK else {
+            let server = String(cString: PQerrorMessage(conn)).trimmingCharacters(in: .whitespacesAndNewlines)
+            PQfinish(conn)
+            throw PostgresError(.connectionFailed, "Cannot connect to Postgres at \(settings.displayTarget): \(server). Check database.host/port/user and that the server is running.")
+        }
+        logger.debug("Connected to Postgres", metadata: ["db.target": "\(settings.displayTarget)", "replication": "\(replication)"])
+        return PostgresConnection(handle: conn, queue: queue, settings: settings, replication: replication, logger: logger)
+    }
+
+    /// Runs `body` on the connection's queue with exclusive use of the connection.
+    public func session<T: Sendable>(_ body: @escaping @Sendable (PostgresSession) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                continuation.resume(with: Result { try body(PostgresSession(handle: self.handle, connection: self)) })
+            }
+        }
+    }
+
+    /// Runs `body` on the connection's queue and waits for it, blocking the calling thread.
+    /// For callers that are already on a thread of their own.
+    public func sessionSync<T>(_ body: (PostgresSession) throws -> T) throws -> T {
+        try queue.sync { try body(PostgresSession(handle: handle, connection: self)) }
+    }
+
+    /// Closes the connection; later use fails.
+    public func close() {
+        queue.sync {
+            guard !closed else { return }
+            closed = true
+            PQfinish(handle)
+        }
+    }
+
+    /// Whether the connection is still usable.
+    public var isAlive: Bool { queue.sync { !closed && PQstatus(handle) == CONNECTION_OK } }
+}
+
+/// The connection, as seen from its own queue inside ``PostgresConnection/session(_:)``.
+/// Do not keep it beyond the closure.
+public struct PostgresSession {
+    let handle: OpaquePointer
+    let connection: PostgresConnection
+
+    var raw: OpaquePointer { handle }
+
+    /// Runs one statement with text parameters (`$1`, `$2`, …; `nil` is SQL NULL) and returns
+    /// its rows as text.
+    @discardableResult
+    public func query(_ sql: String, _ params: [String?] = []) throws -> PostgresResult {
+        let result: OpaquePointer?
+        if params.isEmpty {
+            result = PQexec(handle, sql)
+        } else {
+            let copies: [UnsafeMutablePointer<CChar>?] = params.map { p in p.flatMap { strdup($0) } }
+            defer { copies.forEach { free($0) } }
+            var pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } }
+            result = PQexecParams(handle, sql, Int32(params.count), nil, &pointers, nil, nil, 0)
+        }
+        return try PostgresResult(result, connection: handle, sql: sql)
+    }
+
+    /// Runs statements without parameters (may be several, separated by `;`).
+    public func execute(_ sql: String) throws {
+        _ = try query(sql)
+    }
+
+    /// Runs `body` in a transaction: COMMIT if it returns, ROLLBACK if it throws.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN")
+        do {
+            let value = try body()
+            try execute("COMMIT")
+            return value
+        } catch {
+            _ = try? execute("ROLLBACK")
+            throw error
+        }
+    }
+}
+
+/// A statement's result: column names and type OIDs, and rows of text values (`nil` = NULL).
+public struct PostgresResult: Sendable {
+    public var columns: [String]
+    public var types: [UInt32]
+    public var rows: [[String?]]
+    /// Rows affected, for INSERT/UPDATE/DELETE.
+    public var affected: Int
+
+    init(_ result: OpaquePointer?, connection: OpaquePointer, sql: String) throws {
+        guard let result else {
+            let message = String(cString: PQerrorMessage(connection)).trimmingCharacters(in: .whitespacesAndNewlines)
+            throw PostgresError(PQstatus(connection) == CONNECTION_OK ? .queryFailed : .connectionLost, message, query: sql)
+        }
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_COPY_BOTH || status == PGRES_COPY_OUT || status == PGRES_COPY_IN else {
+            func field(_ code: Int32) -> String? { PQresultErrorField(result, code).map { String(cString: $0) } }
+            let message = field(Int32(UInt8(ascii: "M"))) ?? String(cString: PQresultErrorMessage(result)).trimmingCharacters(in: .whitespacesAndNewlines)
+            let lost = PQstatus(connection) != CONNECTION_OK
+            throw PostgresError(lost ? .connectionLost : .queryFailed, message.isEmpty ? "The statement failed." : message,
+                                sqlState: field(Int32(UInt8(ascii: "C"))), detail: field(Int32(UInt8(ascii: "D"))),
+                                hint: field(Int32(UInt8(ascii: "H"))), query: sql)
+        }
+        let nCols = Int(PQnfields(result)), nRows = Int(PQntuples(result))
+        columns = (0..<nCols).map { String(cString: PQfname(result, Int32($0))) }
+        types = (0..<nCols).map { UInt32(PQftype(result, Int32($0))) }
+        var rows: [[String?]] = []
+        rows.reserveCapacity(nRows)
+        for r in 0..<Int32(nRows) {
+            rows.append((0..<Int32(nCols)).map { c in PQgetisnull(result, r, c) == 1 ? nil : String(cString: PQgetvalue(result, r, c)) })
+        }
+        self.rows = rows
+        affected = Int(String(cString: PQcmdTuples(result))) ?? 0
+    }
+}

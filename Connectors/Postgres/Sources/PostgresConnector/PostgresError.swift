@@ -1,0 +1,66 @@
+import RealmAdapter
+
+/// The one error type of the Postgres connector.
+///
+/// Carries the server's own fields (SQLSTATE, detail, hint) and the SQL text, never bound
+/// values or the password. `description` is the short form for users; `debugDescription` adds
+/// the SQL.
+public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(_ rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// The server could not be reached or refused the connection.
+        public static let connectionFailed = Code("connectionFailed")
+        /// The server rejected a statement.
+        public static let queryFailed = Code("queryFailed")
+        /// The connection broke while in use.
+        public static let connectionLost = Code("connectionLost")
+        /// The replication slot is missing, in use, or invalid.
+        public static let replicationSlot = Code("replicationSlot")
+        /// A replication message could not be decoded.
+        public static let protocolError = Code("protocolError")
+        /// The database does not match the mapping (missing table, column, wrong type).
+        public static let schemaMismatch = Code("schemaMismatch")
+    }
+
+    public var code: Code
+    /// What happened and what to do.
+    public var message: String
+    /// The five-character SQLSTATE, when the server sent one (`23505`: unique violation).
+    public var sqlState: String?
+    public var detail: String?
+    public var hint: String?
+    /// The statement's text (parameters are `$1`, `$2`: their values are never kept).
+    public var query: String?
+
+    public init(_ code: Code, _ message: String, sqlState: String? = nil, detail: String? = nil, hint: String? = nil, query: String? = nil) {
+        self.code = code
+        self.message = message
+        self.sqlState = sqlState
+        self.detail = detail
+        self.hint = hint
+        self.query = query
+    }
+
+    public var description: String {
+        var s = message
+        if let sqlState { s += " (SQLSTATE \(sqlState))" }
+        if let detail { s += " Detail: \(detail)" }
+        if let hint { s += " Hint: \(hint)" }
+        return s
+    }
+
+    public var debugDescription: String {
+        description + (query.map { " Query: \($0)" } ?? "")
+    }
+
+    /// Whether retrying on a new connection can help (the connection broke, the server is
+    /// starting or shutting down), as opposed to an error in the data or the SQL.
+    public var isTransient: Bool {
+        if code == .connectionFailed || code == .connectionLost { return true }
+        guard let s = sqlState else { return false }
+        return s.hasPrefix("08") || s == "57P01" || s == "57P02" || s == "57P03" || s == "40001" || s == "40P01"
+    }
+}

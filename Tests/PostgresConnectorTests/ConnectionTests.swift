@@ -1,0 +1,52 @@
+import Foundation
+import PostgresConnector
+import RealmAdapter
+import Testing
+
+@Suite(needsPostgres) struct ConnectionTests {
+    @Test func queriesWithParametersAndReportsServerErrors() async throws {
+        let pg = try await PostgresConnection.connect(TestServer.settings)
+        defer { pg.close() }
+        let r = try await pg.session { s in try s.query("SELECT $1::int + 1 AS n, $2::text IS NULL AS isnull", ["41", nil]) }
+        #expect(r.columns == ["n", "isnull"])
+        #expect(r.rows == [["42", "t"]])
+        await #expect {
+            try await pg.session { s in try s.query("SELECT * FROM no_such_table") }
+        } throws: { error in
+            let e = error as! PostgresError
+            return e.code == .queryFailed && e.sqlState == "42P01" && e.message.contains("no_such_table")
+        }
+        // The connection is still usable after an error.
+        #expect(try await pg.session { s in try s.query("SELECT 1").rows } == [["1"]])
+    }
+
+    @Test func connectionErrorsNameTheTargetAndNotThePassword() async throws {
+        var s = TestServer.settings
+        s.port = 1  // nothing listens there
+        s.password = Secret("hunter2")
+        s.connectTimeout = 2
+        await #expect {
+            try await PostgresConnection.connect(s)
+        } throws: { error in
+            let text = "\(error)"
+            return (error as? PostgresError)?.code == .connectionFailed && text.contains("127.0.0.1:1") && !text.contains("hunter2")
+        }
+    }
+
+    @Test func transactionsRollBackOnError() async throws {
+        try await TestServer.withFreshDatabase { settings in
+        let pg = try await PostgresConnection.connect(settings)
+        defer { pg.close() }
+        try await pg.session { s in try s.execute("CREATE TABLE t (id int PRIMARY KEY)") }
+        await #expect(throws: PostgresError.self) {
+            try await pg.session { s in
+                try s.transaction {
+                    try s.query("INSERT INTO t VALUES ($1)", ["1"])
+                    try s.query("INSERT INTO t VALUES ($1)", ["1"])
+                }
+            }
+        }
+        #expect(try await pg.session { s in try s.query("SELECT count(*) FROM t").rows } == [["0"]])
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import PostgresConnector
+import RealmAdapter
+import Testing
+
+/// The test server, from the environment `scripts/test.sh` sets (through `scripts/pg.sh`).
+/// Without it the Postgres tests are skipped: run `scripts/test.sh`, which starts one.
+enum TestServer {
+    static let environment = ProcessInfo.processInfo.environment
+
+    static var isAvailable: Bool { environment["REALM_ADAPTER_PG_PORT"] != nil }
+
+    static var settings: PostgresSettings {
+        PostgresSettings(host: environment["REALM_ADAPTER_PG_HOST"] ?? "127.0.0.1",
+                         port: Int(environment["REALM_ADAPTER_PG_PORT"] ?? "") ?? 54329,
+                         user: environment["REALM_ADAPTER_PG_USER"] ?? "postgres",
+                         database: environment["REALM_ADAPTER_PG_DATABASE"] ?? "postgres")
+    }
+
+    /// A fresh database for one test, dropped by the caller with `drop`.
+    static func freshDatabase(_ name: String = #function) async throws -> (PostgresSettings, String) {
+        let db = "t_" + name.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(30) + "_" + UUID().uuidString.prefix(6).lowercased()
+        let admin = try await PostgresConnection.connect(settings)
+        defer { admin.close() }
+        try await admin.session { s in try s.execute("CREATE DATABASE \(db)") }
+        var s = settings
+        s.database = db
+        return (s, db)
+    }
+
+    /// Runs `body` with a fresh database, dropped afterwards whatever happens.
+    static func withFreshDatabase<T>(_ name: String = #function, _ body: (PostgresSettings) async throws -> T) async throws -> T {
+        let (settings, db) = try await freshDatabase(name)
+        do {
+            let value = try await body(settings)
+            await drop(db)
+            return value
+        } catch {
+            await drop(db)
+            throw error
+        }
+    }
+
+    static func drop(_ db: String) async {
+        guard let admin = try? await PostgresConnection.connect(settings) else { return }
+        defer { admin.close() }
+        _ = try? await admin.session { s in
+            try s.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = '\(db)' AND NOT active")
+            try s.execute("DROP DATABASE IF EXISTS \(db) WITH (FORCE)")
+        }
+    }
+}
+
+/// Marks a test that needs the Postgres test server.
+let needsPostgres = ConditionTrait.enabled(if: TestServer.isAvailable, "needs Postgres: run scripts/test.sh, which starts one (scripts/pg.sh)")
