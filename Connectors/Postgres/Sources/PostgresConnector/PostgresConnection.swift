@@ -46,6 +46,8 @@ public struct PostgresSettings: Sendable {
         if let sslmode { p.append(("sslmode", sslmode)) }
         p.append(("connect_timeout", String(connectTimeout)))
         p.append(("application_name", applicationName))
+        // Unambiguous text formats for every value this connector reads or writes.
+        p.append(("options", "-c DateStyle=ISO -c TimeZone=UTC -c extra_float_digits=3 -c bytea_output=hex -c IntervalStyle=iso_8601"))
         if replication { p.append(("replication", "database")) }
         return p
     }

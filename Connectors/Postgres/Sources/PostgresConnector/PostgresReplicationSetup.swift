@@ -1,0 +1,53 @@
+import Foundation
+import RealmAdapter
+
+/// The publication and the replication slot the daemon streams from.
+public enum PostgresReplicationSetup {
+    /// Creates the publication for `tables` (in `schema`) if missing, or sets its table list.
+    /// `FOR TABLE` needs only ownership of the tables; `FOR ALL TABLES` would need a superuser.
+    public static func ensurePublication(_ s: PostgresSession, name: String, schema: String, tables: [String]) throws {
+        let list = tables.map { PostgresSQL.qualified(schema, $0) }.joined(separator: ", ")
+        let exists = try s.query("SELECT 1 FROM pg_publication WHERE pubname = $1", [name]).rows.count == 1
+        if exists {
+            try s.execute("ALTER PUBLICATION \(PostgresSQL.quote(name)) SET TABLE \(list)")
+        } else {
+            try s.execute("CREATE PUBLICATION \(PostgresSQL.quote(name)) FOR TABLE \(list)")
+        }
+    }
+
+    /// Whether the slot exists in this database.
+    public static func slotExists(_ s: PostgresSession, _ slot: String) throws -> Bool {
+        try s.query("SELECT 1 FROM pg_replication_slots WHERE slot_name = $1 AND database = current_database()", [slot]).rows.count == 1
+    }
+
+    /// Creates a pgoutput slot on a replication connection and returns its consistent point.
+    /// With `exportSnapshot` the connection must stay open and idle while another session
+    /// reads under the returned snapshot name.
+    public static func createSlot(_ replication: PostgresSession, _ slot: String, exportSnapshot: Bool = false) throws -> (lsn: LSN, snapshot: String?) {
+        let r = try replication.query("CREATE_REPLICATION_SLOT \(PostgresSQL.quote(slot)) LOGICAL pgoutput \(exportSnapshot ? "EXPORT_SNAPSHOT" : "NOEXPORT_SNAPSHOT")")
+        guard let row = r.rows.first, let lsnText = row[1], let lsn = LSN(lsnText) else {
+            throw PostgresError(.replicationSlot, "CREATE_REPLICATION_SLOT returned no consistent point.")
+        }
+        return (lsn, row[2])
+    }
+
+    /// Drops the slot if it exists and nobody uses it.
+    public static func dropSlot(_ s: PostgresSession, _ slot: String) throws {
+        try s.query("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND database = current_database()", [slot])
+    }
+
+    /// Creates the replication origin that tags the adapter's own writes, if missing.
+    public static func ensureOrigin(_ s: PostgresSession, _ name: String) throws {
+        try s.query("SELECT pg_replication_origin_create($1) WHERE NOT EXISTS (SELECT 1 FROM pg_replication_origin WHERE roname = $1)", [name])
+    }
+
+    /// The slot's confirmed position and how much WAL it keeps the server from recycling.
+    public static func slotStatus(_ s: PostgresSession, _ slot: String) throws -> (confirmed: LSN?, retainedBytes: Int64, active: Bool)? {
+        let r = try s.query("""
+            SELECT confirmed_flush_lsn::text, pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint, active
+            FROM pg_replication_slots WHERE slot_name = $1 AND database = current_database()
+            """, [slot])
+        guard let row = r.rows.first else { return nil }
+        return (row[0].flatMap(LSN.init), Int64(row[1] ?? "0") ?? 0, row[2] == "t")
+    }
+}

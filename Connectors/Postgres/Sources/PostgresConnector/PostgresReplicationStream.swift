@@ -1,0 +1,242 @@
+import CLibPQ
+import Foundation
+import Logging
+import RealmAdapter
+import Synchronization
+
+/// Streams committed transactions from a logical replication slot (pgoutput, protocol 1).
+///
+/// The reader runs on a thread of its own (libpq's copy protocol is read with `poll`), decodes
+/// each transaction completely, and hands it over through ``transactions``. Flow control: at
+/// most `maxInFlight` transactions wait to be processed, so a large backlog never fills memory.
+/// The slot only moves past a transaction once the caller reports it ``processed(_:)``: that is
+/// the flush LSN sent to the server, so a crash replays everything not yet in the Realm.
+public final class PostgresReplicationStream: @unchecked Sendable {
+    // @unchecked: the connection is used only by the reader thread (after `start`); shared state
+    // is in `state` (a Mutex) and `permits` (a semaphore).
+    private let connection: PostgresConnection
+    private let slot: String
+    private let publication: String
+    private let customTypes: [String: ScalarType]
+    private let schema: String
+    private let logger: Logger
+    private let permits: DispatchSemaphore
+    private let state = Mutex(State())
+    private let continuation: AsyncThrowingStream<PostgresTransaction, Error>.Continuation
+    /// Transactions in commit order. Iterate once.
+    public let transactions: AsyncThrowingStream<PostgresTransaction, Error>
+
+    private struct State {
+        var acknowledged = LSN.zero
+        var stopped = false
+        var lastReceived = LSN.zero
+        var inFlight = 0
+        var ackPending = false
+    }
+
+    /// Opens the replication connection. Call ``start(from:)`` to begin streaming.
+    public init(settings: PostgresSettings, slot: String, publication: String, schema: String = "public",
+                customTypes: [String: ScalarType] = [:], maxInFlight: Int = 64,
+                logger: Logger = Logger(label: "realm-adapter.postgres.replication")) async throws {
+        connection = try await PostgresConnection.connect(settings, replication: true, logger: logger)
+        self.slot = slot
+        self.publication = publication
+        self.schema = schema
+        self.customTypes = customTypes
+        self.logger = logger
+        permits = DispatchSemaphore(value: maxInFlight)
+        (transactions, continuation) = AsyncThrowingStream.makeStream(of: PostgresTransaction.self)
+    }
+
+    /// Starts `START_REPLICATION` at `lsn` (the server resumes from the slot's confirmed
+    /// position when that is later) and the reader thread.
+    public func start(from lsn: LSN = .zero) throws {
+        let sql = "START_REPLICATION SLOT \(PostgresSQL.quote(slot)) LOGICAL \(lsn) (proto_version '1', publication_names \(PostgresSQL.literal(publication)))"
+        try connection.sessionSync { s in
+            do {
+                try s.query(sql)
+            } catch var e as PostgresError {
+                if e.sqlState == "42704" {
+                    e = PostgresError(.replicationSlot, "The replication slot \(slot) does not exist: it was dropped behind the adapter's back, so changes made since may be lost. Run `realm-adapter load` again to start from a fresh snapshot (it recreates the slot).",
+                                      sqlState: e.sqlState, query: sql)
+                } else if e.sqlState == "55006" {
+                    e = PostgresError(.replicationSlot, "The replication slot \(slot) is in use by another process. Is another realm-adapter running with this configuration?",
+                                      sqlState: e.sqlState, query: sql)
+                }
+                throw e
+            }
+        }
+        state.withLock { $0.acknowledged = lsn }
+        let thread = Thread { [self] in
+            do {
+                try connection.sessionSync { s in try readLoop(s.raw) }
+                connection.close()
+                continuation.finish()
+            } catch {
+                connection.close()
+                continuation.finish(throwing: error)
+            }
+        }
+        thread.name = "realm-adapter.replication"
+        thread.start()
+    }
+
+    /// Reports that `transaction` is safely in the Realm: the slot may move past it.
+    public func processed(_ transaction: PostgresTransaction) {
+        state.withLock { s in
+            s.acknowledged = max(s.acknowledged, transaction.endLSN)
+            s.inFlight -= 1
+            s.ackPending = true
+        }
+        permits.signal()
+    }
+
+    /// The highest position reported processed.
+    public var acknowledged: LSN { state.withLock { $0.acknowledged } }
+
+    /// Stops reading (the reader sends a last status update) and closes the connection.
+    public func stop() {
+        state.withLock { $0.stopped = true }
+        permits.signal()
+    }
+
+    // MARK: Reader thread
+
+    private func readLoop(_ conn: OpaquePointer) throws {
+        var relations: [UInt32: PgOutputMessage.Relation] = [:]
+        var typeNames: [UInt32: String] = [:]
+        var current: PostgresTransaction?
+        var lastStatus = ContinuousClock.now
+
+        while !state.withLock({ $0.stopped }) {
+            var buffer: UnsafeMutablePointer<CChar>?
+            let n = PQgetCopyData(conn, &buffer, 1)
+            if n > 0, let buffer {
+                let frame = UnsafeRawBufferPointer(start: buffer, count: Int(n))
+                defer { PQfreemem(buffer) }
+                switch frame[0] {
+                case UInt8(ascii: "w"):
+                    var header = ByteReader(Array(frame[1..<25]))
+                    _ = try header.uint64()
+                    let walEnd = LSN(try header.uint64())
+                    state.withLock { $0.lastReceived = max($0.lastReceived, walEnd) }
+                    let message = try PgOutputMessage(frame[25...])
+                    try handle(message, &current, &relations, &typeNames)
+                case UInt8(ascii: "k"):
+                    var r = ByteReader(Array(frame[1...]))
+                    let walEnd = LSN(try r.uint64())
+                    _ = try r.uint64()
+                    let replyRequested = try r.uint8() == 1
+                    state.withLock { s in
+                        s.lastReceived = max(s.lastReceived, walEnd)
+                        // Idle, nothing of ours in flight: WAL up to here holds nothing we need.
+                        if current == nil && s.inFlight == 0 { s.acknowledged = max(s.acknowledged, walEnd) }
+                    }
+                    if replyRequested { try sendStatus(conn); lastStatus = .now }
+                default:
+                    break
+                }
+                continue
+            }
+            if n == -1 {  // the server ended the copy
+                let result = PQgetResult(conn)
+                _ = try PostgresResult(result, connection: conn, sql: "START_REPLICATION")
+                return
+            }
+            if n < -1 {
+                throw PostgresError(.connectionLost, "The replication connection failed: \(String(cString: PQerrorMessage(conn)).trimmingCharacters(in: .whitespacesAndNewlines))")
+            }
+            // Nothing buffered: send progress when due, then wait for data.
+            let ackPending = state.withLock { s in defer { s.ackPending = false }; return s.ackPending }
+            if ackPending || ContinuousClock.now - lastStatus > .seconds(10) {
+                try sendStatus(conn)
+                lastStatus = .now
+            }
+            var pfd = pollfd(fd: PQsocket(conn), events: Int16(POLLIN), revents: 0)
+            _ = poll(&pfd, 1, 20)
+            guard PQconsumeInput(conn) == 1 else {
+                throw PostgresError(.connectionLost, "The replication connection was lost: \(String(cString: PQerrorMessage(conn)).trimmingCharacters(in: .whitespacesAndNewlines))")
+            }
+        }
+        try? sendStatus(conn)
+    }
+
+    private func handle(_ message: PgOutputMessage, _ current: inout PostgresTransaction?,
+                        _ relations: inout [UInt32: PgOutputMessage.Relation], _ typeNames: inout [UInt32: String]) throws {
+        switch message {
+        case .begin(let final, _, _):
+            current = PostgresTransaction(endLSN: final, commitLSN: final, origin: nil, changes: [])
+        case .origin(_, let name):
+            current?.origin = name
+        case .relation(let r):
+            relations[r.oid] = r
+        case .type(let oid, _, let name):
+            typeNames[oid] = name
+        case .insert(let rel, let new):
+            guard let r = relations[rel], r.namespace == schema else { return }
+            current?.changes.append(.insert(table: r.name, row: try row(new, r, typeNames)))
+        case .update(let rel, let old, _, let new):
+            guard let r = relations[rel], r.namespace == schema else { return }
+            current?.changes.append(.update(table: r.name, row: try row(new, r, typeNames), oldKey: try old.map { try row($0, r, typeNames) }))
+        case .delete(let rel, let old, _):
+            guard let r = relations[rel], r.namespace == schema else { return }
+            current?.changes.append(.delete(table: r.name, key: try row(old, r, typeNames)))
+        case .truncate(let rels, _, _):
+            let names = rels.compactMap { relations[$0] }.filter { $0.namespace == schema }.map(\.name)
+            if !names.isEmpty { current?.changes.append(.truncate(tables: names)) }
+        case .commit(let commitLSN, let endLSN, _):
+            guard var tx = current else { return }
+            current = nil
+            tx.commitLSN = commitLSN
+            tx.endLSN = endLSN
+            // Flow control: wait while too many transactions are unprocessed.
+            while permits.wait(timeout: .now() + .milliseconds(200)) == .timedOut {
+                if state.withLock({ $0.stopped }) { return }
+            }
+            if state.withLock({ $0.stopped }) { return }
+            state.withLock { $0.inFlight += 1 }
+            continuation.yield(tx)
+        case .other:
+            break
+        }
+    }
+
+    /// Typed values of a tuple. Unchanged TOASTed values are listed as missing, never null.
+    private func row(_ tuple: [PgOutputMessage.TupleValue], _ r: PgOutputMessage.Relation, _ typeNames: [UInt32: String]) throws -> DatabaseRow {
+        var out = DatabaseRow()
+        for (column, value) in zip(r.columns, tuple) {
+            switch value {
+            case .null: out[column.name] = .null
+            case .unchangedToast: out.missing.insert(column.name)
+            case .text(let text):
+                guard let type = PostgresType.resolve(oid: column.typeOID, name: typeNames[column.typeOID] ?? "", customTypes: customTypes) else {
+                    // Not a type we map: kept as text; the start-up check rejects mapped columns of such types.
+                    out[column.name] = .string(text)
+                    continue
+                }
+                do { out[column.name] = try type.decode(text) } catch let e as RealmAdapterError {
+                    throw e.adding(["db.table": r.name, "db.column": column.name])
+                }
+            }
+        }
+        return out
+    }
+
+    private func sendStatus(_ conn: OpaquePointer) throws {
+        let (received, acked) = state.withLock { ($0.lastReceived, $0.acknowledged) }
+        var bytes: [UInt8] = [UInt8(ascii: "r")]
+        func put(_ v: UInt64) { for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt64(shift))) } }
+        put(max(received, acked).value)
+        put(acked.value)
+        put(acked.value)
+        put(UInt64(bitPattern: Int64((Date().timeIntervalSince1970 - 946_684_800) * 1_000_000)))
+        bytes.append(0)
+        let ok = bytes.withUnsafeBufferPointer { b in
+            b.withMemoryRebound(to: CChar.self) { PQputCopyData(conn, $0.baseAddress, Int32($0.count)) }
+        }
+        guard ok == 1, PQflush(conn) == 0 else {
+            throw PostgresError(.connectionLost, "Could not send progress to the server: \(String(cString: PQerrorMessage(conn)).trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+        logger.trace("Sent standby status", metadata: ["pg.lsn": "\(acked)"])
+    }
+}

@@ -1,0 +1,11 @@
+import RealmAdapter
+
+/// A committed Postgres transaction, decoded: its position, its origin, and its row changes.
+public struct PostgresTransaction: Sendable {
+    /// The commit's end LSN: once the Realm holds this transaction, the slot may move here.
+    public var endLSN: LSN
+    public var commitLSN: LSN
+    /// The replication origin of the session that wrote it (`realm_adapter` for our own writes).
+    public var origin: String?
+    public var changes: [RowChange]
+}

@@ -1,0 +1,36 @@
+/// A database row as the mapping engine sees it: column → typed value.
+///
+/// `missing` lists columns whose value the change did not carry (Postgres sends an unchanged
+/// TOASTed value as "unchanged", not as a value): they must keep their current value.
+public struct DatabaseRow: Hashable, Sendable {
+    public var values: [String: Value]
+    public var missing: Set<String>
+
+    public init(_ values: [String: Value] = [:], missing: Set<String> = []) {
+        self.values = values
+        self.missing = missing
+    }
+
+    public subscript(column: String) -> Value? {
+        get { values[column] }
+        set { values[column] = newValue }
+    }
+}
+
+/// One row change of a committed database transaction, connector-neutral. `table` is the
+/// table's name in the configured database schema (namespace).
+public enum RowChange: Hashable, Sendable {
+    case insert(table: String, row: DatabaseRow)
+    /// `oldKey` is given when the key changed (or the whole old row, with a full replica identity).
+    case update(table: String, row: DatabaseRow, oldKey: DatabaseRow?)
+    /// `key` holds at least the key columns.
+    case delete(table: String, key: DatabaseRow)
+    case truncate(tables: [String])
+
+    public var tables: [String] {
+        switch self {
+        case .insert(let t, _), .update(let t, _, _), .delete(let t, _): [t]
+        case .truncate(let ts): ts
+        }
+    }
+}
