@@ -1,0 +1,100 @@
+/// A change to one object, as the database side asks for it.
+public enum ObjectChange: Hashable, Sendable {
+    /// Create the object, or update the given properties of an existing one.
+    case upsert(type: String, identity: Value, values: PropertyValues)
+    case delete(type: String, identity: Value)
+    /// Delete every object of the type.
+    case clear(type: String)
+}
+
+extension Mapping {
+    /// The object changes of a database transaction, grouped by Realm path in first-seen order,
+    /// each group in commit order. Rows of unmapped tables are skipped.
+    ///
+    /// - Parameter paths: the Realms a truncate must clear when rows are routed by a template.
+    /// - Throws: `invalidValue` naming table, column and key for a value that does not convert.
+    public func objectChanges(_ changes: [RowChange], paths: () throws -> [String]) throws -> [(path: String, changes: [ObjectChange])] {
+        var order: [String] = []
+        var grouped: [String: [ObjectChange]] = [:]
+        func add(_ path: String, _ c: ObjectChange) {
+            if grouped[path] == nil { order.append(path) }
+            grouped[path, default: []].append(c)
+        }
+        for change in changes {
+            switch change {
+            case .insert(let table, let row):
+                guard let t = self.table(named: table) else { continue }
+                let (identity, values) = try object(row, t)
+                add(try route(row, t), .upsert(type: t.type.name, identity: identity, values: values))
+            case .update(let table, let row, let old):
+                guard let t = self.table(named: table) else { continue }
+                let (identity, values) = try object(row, t)
+                let path = try route(row, t)
+                if let old, old[t.keyColumn] != nil {
+                    // The key or the routing columns changed: the object moves.
+                    let oldIdentity = try key(old, t)
+                    // The old row carries the routing columns only under REPLICA IDENTITY FULL.
+                    let oldPath = t.routingColumns.allSatisfy { old[$0] != nil } ? try route(old, t) : path
+                    if oldIdentity != identity || oldPath != path {
+                        add(oldPath, .delete(type: t.type.name, identity: oldIdentity))
+                    }
+                }
+                add(path, .upsert(type: t.type.name, identity: identity, values: values))
+            case .delete(let table, let key):
+                guard let t = self.table(named: table) else { continue }
+                add(try route(key, t), .delete(type: t.type.name, identity: try self.key(key, t)))
+            case .truncate(let tables):
+                let types = tables.compactMap { self.table(named: $0)?.type.name }
+                guard !types.isEmpty else { continue }
+                let targets = path.isLiteral ? [path.template] : try paths().filter { path.extract($0) != nil }
+                for p in targets { for type in types { add(p, .clear(type: type)) } }
+            }
+        }
+        return order.map { ($0, grouped[$0]!) }
+    }
+
+    /// The Realm path of a row: the literal path, or the template filled from the row.
+    func route(_ row: DatabaseRow, _ t: TableMapping) throws -> String {
+        if path.isLiteral { return path.template }
+        guard let p = path.render({ field in row[field].flatMap(Self.pathText) }) else {
+            let missing = path.fields.filter { row[$0] == nil || row[$0] == .null }
+            throw RealmAdapterError(.invalidValue, "Table \(t.table): a row lacks \(missing.joined(separator: ", ")), which realm.path \(path) needs to choose its Realm (a null, or a delete that carries only the key: the table needs REPLICA IDENTITY FULL).",
+                                    context: ["db.table": t.table])
+        }
+        return p
+    }
+
+    static func pathText(_ v: Value) -> String? {
+        switch v {
+        case .null: nil
+        case .string(let s): s
+        case .uuid(let u): u.uuidString.lowercased()
+        default: v.description
+        }
+    }
+
+    func key(_ row: DatabaseRow, _ t: TableMapping) throws -> Value {
+        guard let v = row[t.keyColumn], !v.isNull, let c = t.column(named: t.keyColumn) else {
+            throw RealmAdapterError(.invalidValue, "Table \(t.table): a row has no value in its key column \(t.keyColumn).", context: ["db.table": t.table])
+        }
+        do { return try c.realmValue(v) } catch let e as RealmAdapterError {
+            throw RealmAdapterError(e.code, "Table \(t.table), column \(t.keyColumn): \(e.message).", context: ["db.table": t.table, "db.column": t.keyColumn])
+        }
+    }
+
+    /// The identity and the values a row gives its object (columns the change did not carry are left out).
+    func object(_ row: DatabaseRow, _ t: TableMapping) throws -> (Value, PropertyValues) {
+        let identity = try key(row, t)
+        var values = PropertyValues()
+        for c in t.columns {
+            guard !row.missing.contains(c.column), let v = row[c.column] else { continue }
+            do {
+                values.append(c.property.name, try c.realmValue(v))
+            } catch let e as RealmAdapterError {
+                throw RealmAdapterError(e.code, "Table \(t.table), column \(c.column), row with key \(identity.kindName == "string" ? "(text key)" : identity.description): \(e.message).",
+                                        context: ["db.table": t.table, "db.column": c.column])
+            }
+        }
+        return (identity, values)
+    }
+}

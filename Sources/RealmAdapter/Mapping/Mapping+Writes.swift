@@ -1,0 +1,85 @@
+/// A write to the database, connector-neutral; a connector renders it in its dialect.
+public enum DatabaseWrite: Hashable, Sendable {
+    /// Insert the row, or update it if a row with the same key exists.
+    case upsert(table: String, keyColumns: [String], row: DatabaseRow)
+    case update(table: String, key: DatabaseRow, values: DatabaseRow)
+    case delete(table: String, key: DatabaseRow)
+    /// Delete every row that has these column values (all rows if empty).
+    case deleteAll(table: String, matching: DatabaseRow)
+
+    public var table: String {
+        switch self {
+        case .upsert(let t, _, _), .update(let t, _, _), .delete(let t, _), .deleteAll(let t, _): t
+        }
+    }
+}
+
+extension Mapping {
+    /// The database writes for one Realm transaction of the Realm at `path`.
+    ///
+    /// Instructions on types, properties and Realms the mapping does not sync are skipped, as
+    /// are schema instructions (tables come from `createSchema`). An edit of a primitive list
+    /// writes the whole array, as `list` reads it from the Realm now: once writes stop, both sides hold the
+    /// Realm's list.
+    ///
+    /// - Parameter list: the current elements of a list property (type, identity, property).
+    public func databaseWrites(_ instructions: [Instruction], path realmPath: String,
+                               list: (String, Value, String) throws -> [Value]) throws -> [DatabaseWrite] {
+        guard let pathFields = path.extract(realmPath) else { return [] }
+        var writes: [DatabaseWrite] = []
+        var arraysWritten: Set<String> = []
+        func keyRow(_ t: TableMapping, _ identity: Value) throws -> DatabaseRow {
+            var row = DatabaseRow([t.keyColumn: identity])
+            // Per-user tables share keys across users only if the path columns are part of the key;
+            // they are always written, so a row never lands in another user's Realm.
+            for c in t.pathColumns { row[c] = .string(pathFields[c]!) }
+            return row
+        }
+        func columns(_ t: TableMapping, _ values: PropertyValues) throws -> DatabaseRow {
+            var row = DatabaseRow()
+            for e in values {
+                guard let c = t.column(forProperty: e.name) else { continue }
+                do { row[c.column] = try c.databaseValue(e.value) } catch let err as RealmAdapterError {
+                    throw RealmAdapterError(err.code, "\(t.type.name).\(e.name) → \(t.table).\(c.column): \(err.message).", context: ["db.table": t.table, "db.column": c.column])
+                }
+            }
+            return row
+        }
+        for instruction in instructions {
+            guard let t = table(forType: instruction.objectType) else { continue }
+            switch instruction {
+            case .insert(_, let identity, let values):
+                var row = try columns(t, values)
+                for (k, v) in try keyRow(t, identity).values { row[k] = v }
+                // Lists not given start empty, as the object's do.
+                for c in t.columns where row[c.column] == nil { if case .array = c.kind { row[c.column] = .list([]) } }
+                writes.append(.upsert(table: t.table, keyColumns: [t.keyColumn], row: row))
+            case .set(_, let identity, let values):
+                let row = try columns(t, values)
+                if !row.values.isEmpty { writes.append(.update(table: t.table, key: try keyRow(t, identity), values: row)) }
+            case .delete(_, let identity):
+                writes.append(.delete(table: t.table, key: try keyRow(t, identity)))
+            case .clear:
+                // Only this Realm's rows: the template's fields are columns.
+                var matching = DatabaseRow()
+                for (field, value) in pathFields { matching[field] = .string(value) }
+                writes.append(.deleteAll(table: t.table, matching: matching))
+            case .listSet(_, let identity, let property, _, _), .listInsert(_, let identity, let property, _, _),
+                 .listErase(_, let identity, let property, _), .listClear(_, let identity, let property):
+                guard let c = t.column(forProperty: property) else {
+                    if t.unsupported.contains(where: { $0.property == property }) {
+                        throw RealmAdapterError(.schemaViolation, "\(t.type.name).\(property) is a list of links, which is not synced to the database yet; leave it out of the configuration's schema or add it to mapping.ignoreProperties.",
+                                                context: ["type": t.type.name, "property": property])
+                    }
+                    continue
+                }
+                let marker = "\(identity)\u{0}\(property)"
+                guard arraysWritten.insert(marker).inserted else { continue }
+                writes.append(.update(table: t.table, key: try keyRow(t, identity), values: DatabaseRow([c.column: .list(try list(t.type.name, identity, property))])))
+            case .changeIdentity, .addType, .addProperties:
+                continue
+            }
+        }
+        return writes
+    }
+}

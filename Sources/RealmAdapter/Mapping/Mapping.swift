@@ -1,0 +1,135 @@
+/// Rows ⇄ objects (DESIGN 5), driven by the configuration: the one mapping engine that the
+/// loader, both sync directions and every relational connector share. No SQL here: connectors
+/// turn ``DatabaseWrite``s into their dialect and their change streams into ``RowChange``s.
+///
+/// Every synced type needs a primary key (rows are found by it). A property maps to a column
+/// of the same name unless `mapping.columns` renames it; a type maps to a table of its name
+/// unless `mapping.tables` renames it. To-one links are foreign-key columns holding the
+/// target's key; lists of primitives are array columns; linkingObjects are computed and not
+/// stored; `mapping.ignoreProperties` stay in the Realm only. A `realm.path` template routes
+/// rows to Realms by their columns, and fills those columns from the path the other way.
+public struct Mapping: Sendable {
+    public let schema: Schema
+    public let configuration: MappingConfiguration
+    public let path: RealmPathTemplate
+    public let tables: [TableMapping]
+    private let byTable: [String: Int]
+    private let byType: [String: Int]
+
+    /// - Throws: `invalidConfiguration` naming the type and property that cannot be mapped.
+    public init(schema: Schema, mapping: MappingConfiguration, path: RealmPathTemplate) throws {
+        self.schema = schema
+        self.configuration = mapping
+        self.path = path
+        var tables: [TableMapping] = []
+        for t in schema.types {
+            tables.append(try TableMapping(type: t, schema: schema, mapping: mapping, path: path))
+        }
+        self.tables = tables
+        byTable = Dictionary(tables.enumerated().map { ($1.table, $0) }, uniquingKeysWith: { a, _ in a })
+        byType = Dictionary(tables.enumerated().map { ($1.type.name, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    public init(_ c: Configuration) throws {
+        try self.init(schema: c.schema, mapping: c.mapping, path: c.realm.path)
+    }
+
+    public func table(named table: String) -> TableMapping? { byTable[table].map { tables[$0] } }
+    public func table(forType type: String) -> TableMapping? { byType[type].map { tables[$0] } }
+}
+
+/// How one type maps to one table.
+public struct TableMapping: Sendable {
+    public let type: ObjectSchema
+    public let table: String
+    /// Single-value properties and primitive lists, in schema order (ignored ones left out).
+    public let columns: [ColumnMapping]
+    /// The column of the primary key.
+    public let keyColumn: String
+    /// Columns that the path template reads and that are not properties of the type.
+    public let pathColumns: [String]
+    /// Every column that decides a row's Realm (the path template's fields).
+    public let routingColumns: [String]
+    /// Properties this mapping does not sync yet, with the reason (lists of links, for now).
+    public let unsupported: [(property: String, reason: String)]
+
+    public func column(forProperty name: String) -> ColumnMapping? { columns.first { $0.property.name == name } }
+    public func column(named name: String) -> ColumnMapping? { columns.first { $0.column == name } }
+
+    init(type t: ObjectSchema, schema: Schema, mapping: MappingConfiguration, path: RealmPathTemplate) throws {
+        func fail(_ property: String?, _ message: String) -> RealmAdapterError {
+            RealmAdapterError(.invalidConfiguration, "Cannot map \(property.map { "\(t.name).\($0)" } ?? t.name): \(message).",
+                              context: ["type": t.name] .merging(property.map { ["property": $0] } ?? [:]) { a, _ in a })
+        }
+        guard let pk = t.primaryKey else {
+            throw fail(nil, "a synced type needs a primary key, because rows and objects are matched by it")
+        }
+        type = t
+        table = mapping.tableName(forType: t.name)
+        keyColumn = mapping.columnName(forProperty: pk, ofType: t.name)
+        let ignored = mapping.ignoreProperties[t.name] ?? []
+        var columns: [ColumnMapping] = []
+        var unsupported: [(String, String)] = []
+        for p in t.properties where p.type.isStored && !ignored.contains(p.name) {
+            let column = mapping.columnName(forProperty: p.name, ofType: t.name)
+            let converter = mapping.convert[t.name]?[p.name]
+            switch p.type {
+            case .scalar(let s):
+                columns.append(ColumnMapping(property: p, column: column, converter: converter, kind: .scalar(s)))
+            case .link(let target):
+                guard let targetType = schema[type: target], let targetKey = targetType.primaryKeyProperty, case .scalar(let keyType) = targetKey.type else {
+                    throw fail(p.name, "its target type '\(target)' needs a primary key for the foreign key to refer to")
+                }
+                columns.append(ColumnMapping(property: p, column: column, converter: nil, kind: .link(target: target, keyType: keyType)))
+            case .list(.scalar(let s)):
+                columns.append(ColumnMapping(property: p, column: column, converter: nil, kind: .array(s)))
+            case .list(.link):
+                unsupported.append((p.name, "lists of links are not synced to a database yet"))
+            case .linkingObjects:
+                continue
+            }
+        }
+        self.columns = columns
+        self.unsupported = unsupported
+        let propertyColumns = Set(columns.map(\.column))
+        pathColumns = path.fields.filter { !propertyColumns.contains($0) }
+        routingColumns = path.fields
+    }
+}
+
+/// How one property maps to one column.
+public struct ColumnMapping: Sendable {
+    public enum Kind: Sendable, Hashable {
+        case scalar(ScalarType)
+        /// A foreign key holding the target's primary key.
+        case link(target: String, keyType: ScalarType)
+        /// An array column holding a list of primitives.
+        case array(ScalarType)
+    }
+
+    public let property: Property
+    public let column: String
+    public let converter: ValueConverter?
+    public let kind: Kind
+
+    /// The Realm value of a column value.
+    public func realmValue(_ v: Value) throws -> Value {
+        if v.isNull { return property.type.isList ? .list([]) : .null }
+        switch kind {
+        case .scalar(let s):
+            let converted = try converter.map { try $0.toRealm(v) } ?? v
+            return try converted.coerced(to: s, optional: property.isOptional)
+        case .link(_, let keyType):
+            return try v.coerced(to: keyType, optional: false)
+        case .array(let s):
+            guard case .list(let items) = v else { throw RealmAdapterError(.invalidValue, "expected an array, found \(v.kindName)") }
+            return .list(try items.map { try $0.coerced(to: s, optional: property.isOptional) })
+        }
+    }
+
+    /// The column value of a Realm value.
+    public func databaseValue(_ v: Value) throws -> Value {
+        guard let converter, !v.isNull, case .scalar = kind else { return v }
+        return try converter.toDatabase(v)
+    }
+}
