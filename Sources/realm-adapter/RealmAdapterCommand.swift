@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import PostgresConnector
 import RealmAdapter
 
 @main
@@ -16,7 +17,7 @@ struct RealmAdapterCommand: AsyncParsableCommand {
             `realm-adapter realm --help` to explore a store. Examples live in examples/ of the repository.
             """,
         version: "0.1.0",
-        subcommands: [Validate.self, RealmCommand.self]
+        subcommands: [Validate.self, Run.self, RealmCommand.self]
     )
 }
 
@@ -76,6 +77,9 @@ func reportingErrors<T>(_ body: () async throws -> T) async throws -> T {
         return try await body()
     } catch let e as RealmAdapterError {
         FileHandle.standardError.write(Data("error: \(e.message)\n".utf8))
+        throw ExitCode.failure
+    } catch let e as PostgresError {
+        FileHandle.standardError.write(Data("error: \(e.description)\n".utf8))
         throw ExitCode.failure
     }
 }

@@ -199,3 +199,19 @@ extension StoreTests {
         ]))
     }
 }
+
+extension StoreTests {
+    @Test func typesOfOneTransactionMayReferToEachOtherInAnyOrder() throws {
+        let t = try TemporaryStore()
+        let task = ObjectSchema(name: "Task", primaryKey: "id", properties: [Property(name: "id", type: .scalar(.int)), Property(name: "owner", type: .link("Person"))])
+        let person = ObjectSchema(name: "Person", primaryKey: "id", properties: [Property(name: "id", type: .scalar(.string))])
+        try t.store.apply([.addType(task), .addType(person), .insert(objectType: "Person", identity: "a", values: ["id": "a"]),
+                           .insert(objectType: "Task", identity: 1, values: ["id": 1, "owner": "a"])], to: "/fwd", origin: "t")
+        #expect(try t.store.object(of: "Task", identity: 1, in: "/fwd")?.values["owner"] == "a")
+        #expect {
+            try t.store.apply([.addType(ObjectSchema(name: "Dangling", primaryKey: "id", properties: [
+                Property(name: "id", type: .scalar(.int)), Property(name: "to", type: .link("Nowhere"))]))], to: "/fwd", origin: "t")
+        } throws: { "\($0)".contains("Dangling.to: links to unknown type 'Nowhere'") && "\($0)".contains("nothing was applied") }
+        #expect(try t.store.schema(of: "/fwd")[type: "Dangling"] == nil)
+    }
+}

@@ -123,6 +123,18 @@ public final class Adapter: Sendable {
         }
     }
 
+    /// Moves the cursor of `path` to `version` unless it is already past it: for resuming from
+    /// what a target system recorded (a database's state table) after a crash between its
+    /// commit and ``advance(_:)``.
+    public func skip(_ path: String, through version: Int64) throws {
+        pending.withLock { _ = $0.removeValue(forKey: path) }
+        try store.writeMeta { db in
+            guard let r = try RealmStore.realmRow(db, path) else { return }
+            try db.execute(sql: "INSERT INTO adapter_cursor (adapter, realm_id, version) VALUES (?, ?, ?) ON CONFLICT(adapter, realm_id) DO UPDATE SET version = max(version, excluded.version)",
+                           arguments: [name, r.id, min(version, r.version)])
+        }
+    }
+
     /// The version this adapter has advanced to on `path` (0 if never).
     public func cursor(_ path: String) throws -> Int64 {
         try store.read { db in

@@ -33,7 +33,9 @@ public struct Schema: Hashable, Sendable {
     /// Merging is additive only: new properties are appended; a property that exists must have
     /// the same definition, and the primary key cannot change. Anything else is a destructive
     /// change and throws.
-    public func adding(_ type: ObjectSchema) throws -> Schema {
+    /// With `validate: false` the result may refer to types not added yet (a transaction adds
+    /// its types one by one and is validated as a whole when it ends).
+    public func adding(_ type: ObjectSchema, validate: Bool = true) throws -> Schema {
         var copy = self
         if let i = index[type.name] {
             var existing = types[i]
@@ -57,17 +59,17 @@ public struct Schema: Hashable, Sendable {
             copy.index[type.name] = copy.types.count
             copy.types.append(type)
         }
-        try copy.validate()
+        if validate { try copy.validate() }
         return copy
     }
 
     /// The schema with `properties` added to the existing type `typeName`.
-    public func adding(properties: [Property], to typeName: String) throws -> Schema {
+    public func adding(properties: [Property], to typeName: String, validate: Bool = true) throws -> Schema {
         guard let existing = self[type: typeName] else {
             throw Self.error(typeName, nil, "cannot add properties to a type that does not exist")
         }
         return try adding(ObjectSchema(name: typeName, primaryKey: existing.primaryKey,
-                                       databasePrimaryKey: existing.databasePrimaryKey, properties: properties))
+                                       databasePrimaryKey: existing.databasePrimaryKey, properties: properties), validate: validate)
     }
 
     // MARK: Validation
@@ -79,7 +81,8 @@ public struct Schema: Hashable, Sendable {
         return RealmAdapterError(.invalidSchema, "Schema error in \(whereText): \(message).", context: ctx)
     }
 
-    func validate() throws {
+    /// Checks links, linkingObjects, primary keys and defaults across all types.
+    public func validate() throws {
         var seen = Set<String>()
         for t in types {
             guard !t.name.isEmpty else { throw Self.error("(unnamed)", nil, "a type needs a name") }

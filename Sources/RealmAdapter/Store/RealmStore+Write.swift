@@ -44,6 +44,19 @@ extension RealmStore {
         }
     }
 
+    /// Runs `body` once per path, each as a write transaction on that Realm, and commits them all
+    /// in one atomic store transaction (all Realms or none). Realms are created if missing.
+    @discardableResult
+    public func write(toEach paths: [String], origin: String, sourcePosition: SourcePosition? = nil,
+                      _ body: (String, inout WriteTransaction) throws -> Void) throws -> [Int64] {
+        try commit(paths, origin: origin, sourcePosition: sourcePosition) { i, w in
+            var tx = WriteTransaction(writer: w, path: paths[i])
+            defer { w = tx.writer }
+            try body(paths[i], &tx)
+            return tx.instructions
+        }
+    }
+
     /// ``apply(_:to:origin:sourcePosition:)`` without blocking the caller's thread.
     @discardableResult
     public func apply(_ instructions: [Instruction], to path: String, origin: String,
@@ -109,6 +122,12 @@ extension RealmStore {
                     let r = try Self.realmRow(db, path) ?? Self.createRealm(db, path)
                     var writer = RealmWriter(db: db, realmId: r.id, schema: try schema(db, r))
                     let instructions = try body(i, &writer)
+                    if writer.schemaChanged {
+                        // Types may refer to each other in any order within a transaction: check the whole at the end.
+                        do { try writer.schema.validate() } catch let e as RealmAdapterError {
+                            throw RealmAdapterError(e.code, "Transaction rejected, nothing was applied: \(e.message)", context: e.context.merging(["realm.path": path]) { a, _ in a })
+                        }
+                    }
                     var version = r.version
                     if !instructions.isEmpty {
                         version += 1

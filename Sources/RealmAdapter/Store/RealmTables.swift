@@ -37,7 +37,8 @@ struct RealmTables {
         func columnType(_ p: Property) -> String? {
             switch p.type {
             case .scalar(let s): sqlType(s)
-            case .link(let t): sqlType(keyType(of: schema[type: t]!))
+            // Untyped: the target may be added later in the same transaction; keys are stored as given.
+            case .link: ""
             default: nil
             }
         }
@@ -65,7 +66,7 @@ struct RealmTables {
                 let lt = tables.listTable(ordinal, j)
                 let valueType = switch element {
                 case .scalar(let s): sqlType(s)
-                case .link(let t): sqlType(keyType(of: schema[type: t]!))
+                case .link: ""
                 }
                 try db.execute(sql: "CREATE TABLE \(lt) (owner NOT NULL, idx INTEGER NOT NULL, value \(valueType))")
                 try db.execute(sql: "CREATE INDEX \(lt)_owner ON \(lt)(owner, idx)")

@@ -16,8 +16,15 @@ public enum PostgresReplicationSetup {
     }
 
     /// Whether the slot exists in this database.
+    /// - Throws: `replicationSlot` if a slot of that name belongs to another database (slot
+    ///   names are shared by the whole server).
     public static func slotExists(_ s: PostgresSession, _ slot: String) throws -> Bool {
-        try s.query("SELECT 1 FROM pg_replication_slots WHERE slot_name = $1 AND database = current_database()", [slot]).rows.count == 1
+        let rows = try s.query("SELECT database, database = current_database() FROM pg_replication_slots WHERE slot_name = $1", [slot]).rows
+        guard let row = rows.first else { return false }
+        guard row[1] == "t" else {
+            throw PostgresError(.replicationSlot, "The replication slot \(slot) belongs to database \(row[0] ?? "(none)"); slot names are shared by the whole server. Set database.slotName to a name of its own.")
+        }
+        return true
     }
 
     /// Creates a pgoutput slot on a replication connection and returns its consistent point.

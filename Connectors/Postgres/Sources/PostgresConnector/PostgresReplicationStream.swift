@@ -82,9 +82,12 @@ public final class PostgresReplicationStream: @unchecked Sendable {
     }
 
     /// Reports that `transaction` is safely in the Realm: the slot may move past it.
-    public func processed(_ transaction: PostgresTransaction) {
+    public func processed(_ transaction: PostgresTransaction) { processed(through: transaction.endLSN) }
+
+    /// Reports that the transaction ending at `lsn` is safely in the Realm.
+    public func processed(through lsn: LSN) {
         state.withLock { s in
-            s.acknowledged = max(s.acknowledged, transaction.endLSN)
+            s.acknowledged = max(s.acknowledged, lsn)
             s.inFlight -= 1
             s.ackPending = true
         }

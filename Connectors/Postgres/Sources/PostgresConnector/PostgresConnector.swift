@@ -1,0 +1,185 @@
+import Foundation
+import Logging
+import RealmAdapter
+import Synchronization
+
+/// The Postgres connector: logical replication (pgoutput) for database → Realm, and one
+/// database transaction per Realm transaction, on a session tagged with a replication origin,
+/// for Realm → database.
+///
+/// Tables it keeps in the database's schema: `realm_adapter_state (adapter, path, version)`,
+/// the Realm versions applied (written in the same transaction as the data), and
+/// `realm_adapter_dead_letter`, the changes the database rejected under `ignoreSQLErrors`.
+public final class PostgresConnector: RelationalConnector {
+    public let configuration: DatabaseConfiguration
+    public let settings: PostgresSettings
+    public let customTypes: [String: ScalarType]
+    let logger: Logger
+    /// The replication origin that tags the adapter's own writes.
+    public let originName: String
+    public var sourceName: String { "postgres:\(configuration.slotName)" }
+    var schema: String { configuration.schema }
+
+    private struct State {
+        var writer: PostgresConnection?
+        var stream: PostgresReplicationStream?
+        var tables: [String] = []
+    }
+    private let state = Mutex(State())
+
+    public init(configuration: DatabaseConfiguration, customTypes: [String: ScalarType] = [:], logger: Logger) {
+        self.configuration = configuration
+        self.settings = PostgresSettings(configuration)
+        self.customTypes = customTypes
+        self.logger = logger
+        self.originName = "realm_adapter_" + configuration.slotName
+    }
+
+    static let stateTable = "realm_adapter_state"
+    static let deadLetterTable = "realm_adapter_dead_letter"
+
+    // MARK: Connections
+
+    /// The connection for writes, with the replication origin set up; opened on first use and
+    /// again after a failure.
+    func writer() async throws -> PostgresConnection {
+        if let w = state.withLock({ $0.writer }), w.isAlive { return w }
+        let w = try await PostgresConnection.connect(settings, logger: logger)
+        let origin = originName
+        try await w.session { s in
+            try PostgresReplicationSetup.ensureOrigin(s, origin)
+            try s.query("SELECT pg_replication_origin_session_setup($1)", [origin])
+        }
+        state.withLock { $0.writer = w }
+        return w
+    }
+
+    // MARK: RelationalConnector
+
+    public func prepare(_ mapping: Mapping) async throws {
+        let admin = try await PostgresConnection.connect(settings, logger: logger)
+        defer { admin.close() }
+        let c = configuration, schema = self.schema, customTypes = self.customTypes
+        let tables = mapping.tables.map(\.table)
+        try await admin.session { s in
+            if c.createSchema { try PostgresSchema.create(mapping, schema: schema, s) }
+            let problems = try PostgresSchema.mismatches(mapping, schema: schema, customTypes: customTypes, s)
+            guard problems.isEmpty else {
+                throw PostgresError(.schemaMismatch, "The database does not match the mapping:\n  - " + problems.joined(separator: "\n  - "))
+            }
+            try s.execute("""
+                CREATE TABLE IF NOT EXISTS \(PostgresSQL.qualified(schema, Self.stateTable)) (
+                    adapter text NOT NULL, path text NOT NULL, version bigint NOT NULL,
+                    updated_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (adapter, path));
+                CREATE TABLE IF NOT EXISTS \(PostgresSQL.qualified(schema, Self.deadLetterTable)) (
+                    id bigserial PRIMARY KEY, adapter text NOT NULL, path text NOT NULL, version bigint NOT NULL,
+                    instructions jsonb NOT NULL, error text NOT NULL, failed_at timestamptz NOT NULL DEFAULT now())
+                """)
+            // Rows routed to Realms by columns must carry them on delete too.
+            for t in mapping.tables where !mapping.path.isLiteral {
+                try s.execute("ALTER TABLE \(PostgresSQL.qualified(schema, t.table)) REPLICA IDENTITY FULL")
+            }
+            try PostgresReplicationSetup.ensurePublication(s, name: c.publication, schema: schema, tables: tables)
+            if c.resetReplicationSlot { try PostgresReplicationSetup.dropSlot(s, c.slotName) }
+        }
+        let needsSlot = try await admin.session { s in try !PostgresReplicationSetup.slotExists(s, c.slotName) }
+        if needsSlot {
+            let repl = try await PostgresConnection.connect(settings, replication: true, logger: logger)
+            defer { repl.close() }
+            let slot = c.slotName
+            let (lsn, _) = try await repl.session { s in try PostgresReplicationSetup.createSlot(s, slot) }
+            logger.info("Created the replication slot", metadata: ["pg.slot": "\(slot)", "pg.lsn": "\(lsn)"])
+        }
+        state.withLock { $0.tables = tables }
+    }
+
+    public func appliedVersions(adapter: String) async throws -> [String: Int64] {
+        let w = try await writer()
+        let schema = self.schema
+        let rows = try await w.session { s in
+            try s.query("SELECT path, version FROM \(PostgresSQL.qualified(schema, Self.stateTable)) WHERE adapter = $1", [adapter]).rows
+        }
+        return Dictionary(rows.compactMap { r in r[0].flatMap { p in r[1].flatMap(Int64.init).map { (p, $0) } } }, uniquingKeysWith: max)
+    }
+
+    public func apply(_ writes: [DatabaseWrite], adapter: String, path: String, version: Int64) async throws {
+        let w = try await writer()
+        let schema = self.schema
+        do {
+            try await w.session { s in
+                try s.transaction {
+                    for write in writes {
+                        let (sql, params) = PostgresWrites.sql(write, schema: schema)
+                        try s.query(sql, params)
+                    }
+                    try s.query("""
+                        INSERT INTO \(PostgresSQL.qualified(schema, Self.stateTable)) (adapter, path, version) VALUES ($1, $2, $3)
+                        ON CONFLICT (adapter, path) DO UPDATE SET version = EXCLUDED.version, updated_at = now()
+                        """, [adapter, path, String(version)])
+                }
+            }
+        } catch let e as PostgresError where e.isTransient {
+            state.withLock { $0.writer = nil }
+            throw e
+        }
+    }
+
+    public func deadLetter(_ instructions: [Instruction], error: String, adapter: String, path: String, version: Int64) async throws {
+        let w = try await writer()
+        let schema = self.schema
+        let json = JSONValue.array(instructions.map { $0.json() }).serialized()
+        try await w.session { s in
+            try s.transaction {
+                try s.query("INSERT INTO \(PostgresSQL.qualified(schema, Self.deadLetterTable)) (adapter, path, version, instructions, error) VALUES ($1, $2, $3, $4, $5)",
+                            [adapter, path, String(version), json, error])
+                try s.query("""
+                    INSERT INTO \(PostgresSQL.qualified(schema, Self.stateTable)) (adapter, path, version) VALUES ($1, $2, $3)
+                    ON CONFLICT (adapter, path) DO UPDATE SET version = EXCLUDED.version, updated_at = now()
+                    """, [adapter, path, String(version)])
+            }
+        }
+    }
+
+    public func changes() async throws -> AsyncThrowingStream<DatabaseTransaction, Error> {
+        state.withLock { $0.stream?.stop(); $0.stream = nil }
+        let stream = try await PostgresReplicationStream(settings: settings, slot: configuration.slotName, publication: configuration.publication,
+                                                         schema: schema, customTypes: customTypes, logger: logger)
+        try stream.start()
+        state.withLock { $0.stream = stream }
+        let origin = originName
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    for try await tx in stream.transactions {
+                        continuation.yield(DatabaseTransaction(position: Self.position(tx.endLSN), isOwn: tx.origin == origin,
+                                                               changes: tx.changes, token: tx.endLSN.value))
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel(); stream.stop() }
+        }
+    }
+
+    public func processed(_ transaction: DatabaseTransaction) {
+        state.withLock { $0.stream }?.processed(through: LSN(transaction.token))
+    }
+
+    public func isTransient(_ error: Error) -> Bool {
+        (error as? PostgresError)?.isTransient ?? false
+    }
+
+    public func shutdown() async {
+        let (w, stream) = state.withLock { s in defer { s.writer = nil; s.stream = nil }; return (s.writer, s.stream) }
+        stream?.stop()
+        w?.close()
+    }
+
+    /// An LSN as a position string: 16 hexadecimal digits, so positions sort as strings.
+    static func position(_ lsn: LSN) -> String {
+        let hex = String(lsn.value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}

@@ -1,0 +1,57 @@
+/// A committed database transaction, as a relational connector's change stream delivers it.
+public struct DatabaseTransaction: Sendable {
+    /// Where the stream resumes after this transaction. Positions of one source must sort as
+    /// strings in commit order (Postgres: the LSN as 16 hexadecimal digits).
+    public var position: String
+    /// Whether the adapter itself wrote it (through ``RelationalConnector/apply(_:adapter:path:version:)``).
+    public var isOwn: Bool
+    public var changes: [RowChange]
+    /// The connector's handle, passed back in ``RelationalConnector/processed(_:)``.
+    public var token: UInt64
+
+    public init(position: String, isOwn: Bool, changes: [RowChange], token: UInt64) {
+        self.position = position
+        self.isOwn = isOwn
+        self.changes = changes
+        self.token = token
+    }
+}
+
+/// What a relational database connector provides (DESIGN 3.3); the core does the rest: mapping,
+/// exactly-once bookkeeping, echo suppression, retries.
+///
+/// A connector owns only its wire and its dialect. Its writes must be tagged so that its own
+/// change stream reports them as ``DatabaseTransaction/isOwn``, and each `apply` must record
+/// (adapter, path, version) in the database in the same database transaction.
+public protocol RelationalConnector: Sendable {
+    /// A name for positions and logs (`postgres`).
+    var sourceName: String { get }
+
+    /// Prepares the database (state table, publication, slot, …) and checks that it matches
+    /// the mapping; throws naming each mismatch.
+    func prepare(_ mapping: Mapping) async throws
+
+    /// The Realm versions already applied to the database, per path, for `adapter`.
+    func appliedVersions(adapter: String) async throws -> [String: Int64]
+
+    /// Applies `writes` in one database transaction together with the marker (adapter, path,
+    /// version). Throws the database's error if any write fails; nothing is then applied.
+    func apply(_ writes: [DatabaseWrite], adapter: String, path: String, version: Int64) async throws
+
+    /// Keeps a change that the database rejected, with the reason (for `ignoreSQLErrors`), and
+    /// records (adapter, path, version) as done.
+    func deadLetter(_ instructions: [Instruction], error: String, adapter: String, path: String, version: Int64) async throws
+
+    /// Committed transactions from the database, oldest first, starting after what was
+    /// reported processed before (across restarts).
+    func changes() async throws -> AsyncThrowingStream<DatabaseTransaction, Error>
+
+    /// Reports a transaction as safely in the Realm; the stream may then move past it for good.
+    func processed(_ transaction: DatabaseTransaction)
+
+    /// Whether an error is worth retrying on a new connection (network, server restart).
+    func isTransient(_ error: Error) -> Bool
+
+    /// Closes connections (the streams end).
+    func shutdown() async
+}

@@ -1,0 +1,113 @@
+import Logging
+import ServiceLifecycle
+
+/// Database → Realm: follows the connector's change stream and applies each transaction.
+///
+/// Own transactions (the Realm → database direction's writes) are skipped: a change travels
+/// once. Transient errors (a lost connection, a restarting server) reconnect with the
+/// configured backoff and resume from the last confirmed position; any other error stops the
+/// daemon with the transaction unconfirmed, so it is retried on the next start.
+public final class DatabaseToRealmService: Service {
+    let connector: any RelationalConnector
+    let applier: RealmApplier
+    let retry: DatabaseConfiguration.Retry
+    let logger: Logger
+
+    public init(connector: any RelationalConnector, applier: RealmApplier, retry: DatabaseConfiguration.Retry, logger: Logger) {
+        self.connector = connector
+        self.applier = applier
+        self.retry = retry
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        try await withRetries(retry, connector: connector, logger: logger, what: "database → Realm") {
+            let stream = try await connector.changes()
+            for try await tx in stream.cancelOnGracefulShutdown() {
+                if !tx.isOwn {
+                    let paths = try applier.apply(tx)
+                    if !paths.isEmpty {
+                        logger.debug("Applied a database transaction", metadata: ["position": "\(tx.position)", "realm.paths": "\(paths)", "changes": "\(tx.changes.count)"])
+                    }
+                }
+                connector.processed(tx)
+            }
+        }
+    }
+}
+
+/// Realm → database: follows the Realms through the Adapter API and applies each transaction
+/// to the database in one database transaction, with its (adapter, path, version) marker.
+public final class RealmToDatabaseService: Service {
+    let connector: any RelationalConnector
+    let adapter: Adapter
+    let mapping: Mapping
+    let retry: DatabaseConfiguration.Retry
+    let ignoreSQLErrors: Bool
+    let logger: Logger
+
+    public init(connector: any RelationalConnector, adapter: Adapter, mapping: Mapping, retry: DatabaseConfiguration.Retry,
+                ignoreSQLErrors: Bool, logger: Logger) {
+        self.connector = connector
+        self.adapter = adapter
+        self.mapping = mapping
+        self.retry = retry
+        self.ignoreSQLErrors = ignoreSQLErrors
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        try await withRetries(retry, connector: connector, logger: logger, what: "Realm → database") {
+            // Resume each Realm from what the database recorded (a crash may fall between the
+            // database's commit and the adapter's advance).
+            for (path, version) in try await connector.appliedVersions(adapter: adapter.name) where try adapter.cursor(path) < version {
+                try adapter.skip(path, through: version)
+            }
+            for await path in adapter.pathsWithChanges().cancelOnGracefulShutdown() {
+                try await drain(path)
+            }
+        }
+    }
+
+    /// Applies every pending transaction of one Realm.
+    public func drain(_ path: String) async throws {
+        let store = adapter.store
+        while let tx = try adapter.current(path) {
+            let writes = try mapping.databaseWrites(tx.instructions, path: path) { type, identity, property in
+                try store.list(property, of: type, identity: identity, in: path)
+            }
+            do {
+                try await connector.apply(writes, adapter: adapter.name, path: path, version: tx.version)
+            } catch where !connector.isTransient(error) && ignoreSQLErrors {
+                logger.error("The database rejected a change; kept in the dead-letter record (ignoreSQLErrors)",
+                             metadata: ["realm.path": "\(path)", "version": "\(tx.version)", "error": "\(error)"])
+                try await connector.deadLetter(tx.instructions, error: "\(error)", adapter: adapter.name, path: path, version: tx.version)
+            }
+            try adapter.advance(path)
+            logger.debug("Applied a Realm transaction", metadata: ["realm.path": "\(path)", "version": "\(tx.version)", "writes": "\(writes.count)"])
+        }
+    }
+}
+
+/// Runs `body`, and runs it again after transient errors with the configured backoff.
+func withRetries(_ retry: DatabaseConfiguration.Retry, connector: any RelationalConnector, logger: Logger, what: String,
+                 _ body: () async throws -> Void) async throws {
+    var attempt = 1
+    while true {
+        let started = ContinuousClock.now
+        do {
+            try await body()
+            return
+        } catch where connector.isTransient(error) && !Task.isCancelled {
+            // A connection that worked for a while starts a fresh series of attempts.
+            attempt = ContinuousClock.now - started > .seconds(60) ? 2 : attempt + 1
+            if retry.attempts > 0 && attempt > retry.attempts {
+                logger.error("Giving up after \(retry.attempts) attempts", metadata: ["direction": "\(what)", "error": "\(error)"])
+                throw error
+            }
+            let delay = retry.delay(beforeAttempt: attempt)
+            logger.warning("Connection problem; retrying", metadata: ["direction": "\(what)", "attempt": "\(attempt)", "delay": "\(delay)", "error": "\(error)"])
+            try await Task.sleep(for: delay)
+        }
+    }
+}

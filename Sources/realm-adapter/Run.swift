@@ -1,0 +1,99 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PostgresConnector
+import RealmAdapter
+import ServiceLifecycle
+
+struct Run: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the adapter daemon: keep the Realms and the database in sync, both ways.",
+        discussion: """
+            Database changes flow into the Realms (Postgres: logical replication), and Realm \
+            transactions flow into the database, each exactly once and never echoed back.
+
+            On start it prepares the database: the state and dead-letter tables, the publication \
+            and the replication slot (created if missing; database.resetReplicationSlot starts \
+            over), and with database.createSchema the mapped tables. It then checks that every \
+            mapped table and column exists with a type that can hold its property, and stops \
+            with a list of mismatches otherwise.
+
+            SIGTERM or SIGINT (Ctrl-C) finishes the transaction in flight, confirms it, and exits. \
+            A lost connection is retried with database.retry's backoff and resumes without loss.
+
+            Example:
+              PGPASSWORD=… realm-adapter run --config adapter.json --log-level debug
+            """
+    )
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("The configuration file.", valueName: "file"))
+    var config: String
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        try await reportingErrors {
+            let c = try Configuration.load(file: config)
+            let logger = global.bootstrap(config: c)
+            let daemon = try await Daemon.start(c, logger: logger)
+            try await daemon.run()
+        }
+    }
+}
+
+/// The daemon's parts, wired from a configuration.
+struct Daemon {
+    let connector: any RelationalConnector
+    let group: ServiceGroup
+
+    static func start(_ c: Configuration, logger: Logger) async throws -> Daemon {
+        guard let database = c.database else {
+            throw RealmAdapterError(.invalidConfiguration, "The configuration has no database section, so there is nothing to sync with. Add one (see `realm-adapter validate --help`).")
+        }
+        guard database.kind == .postgres else {
+            throw RealmAdapterError(.invalidConfiguration, "database.type \(database.kind.rawValue) is not available yet in this version; only postgres is.")
+        }
+        let mapping = try Mapping(c)
+        let unsupported = mapping.tables.flatMap { t in t.unsupported.map { "\(t.type.name).\($0.property): \($0.reason)" } }
+        guard unsupported.isEmpty else {
+            throw RealmAdapterError(.invalidConfiguration, "Some properties cannot sync yet; leave them out of schema or list them in mapping.ignoreProperties:\n  - " + unsupported.joined(separator: "\n  - "))
+        }
+        let store = try RealmStore(directory: c.realm.store, logger: logger)
+        let connector = PostgresConnector(configuration: database, customTypes: c.mapping.customTypes, logger: logger)
+        logger.info("Preparing the database", metadata: ["db.target": "\(database.displayTarget)", "pg.slot": "\(database.slotName)"])
+        try await prepare(connector, mapping, retry: database.retry, logger: logger)
+        let adapter = try Adapter(store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)
+        let applier = RealmApplier(store: store, mapping: mapping, origin: adapter.origin, source: connector.sourceName)
+        let services: [any Service] = [
+            DatabaseToRealmService(connector: connector, applier: applier, retry: database.retry, logger: logger),
+            RealmToDatabaseService(connector: connector, adapter: adapter, mapping: mapping, retry: database.retry,
+                                   ignoreSQLErrors: c.ignoreSQLErrors, logger: logger),
+        ]
+        let group = ServiceGroup(configuration: .init(services: services.map { .init(service: $0) },
+                                                      gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        logger.info("Syncing", metadata: ["realm.store": "\(c.realm.store)", "realm.path": "\(c.realm.path)", "adapter": "\(adapter.name)"])
+        return Daemon(connector: connector, group: group)
+    }
+
+    /// Prepares the database, retrying while it is unreachable (it may still be starting).
+    static func prepare(_ connector: PostgresConnector, _ mapping: Mapping, retry: DatabaseConfiguration.Retry, logger: Logger) async throws {
+        var attempt = 1
+        while true {
+            do { return try await connector.prepare(mapping) } catch where connector.isTransient(error) && (retry.attempts == 0 || attempt < retry.attempts) {
+                attempt += 1
+                logger.warning("Cannot reach the database yet; retrying", metadata: ["attempt": "\(attempt)", "error": "\(error)"])
+                try await Task.sleep(for: retry.delay(beforeAttempt: attempt))
+            }
+        }
+    }
+
+    func run() async throws {
+        do {
+            try await group.run()
+        } catch {
+            await connector.shutdown()
+            throw error
+        }
+        await connector.shutdown()
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+import Logging
+import PostgresConnector
+import RealmAdapter
+import ServiceLifecycle
+import Testing
+
+/// Polls `condition` until it holds or `timeout` passes.
+func eventually(_ what: String, timeout: Duration = .seconds(20), _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(25))
+    }
+    Issue.record("timed out waiting for: \(what)")
+    throw CancellationError()
+}
+
+/// A running daemon (both directions) against a fresh database and store, for one test.
+struct SyncHarness {
+    let settings: PostgresSettings
+    let config: Configuration
+    let store: RealmStore
+    let pg: PostgresConnection
+    let mapping: Mapping
+
+    static let busSchema = """
+        [{"name": "Driver", "primaryKey": "id", "properties": {"id": "int", "name": "string?", "hired": "date?"}},
+         {"name": "Bus", "primaryKey": "vehicle", "properties": {
+            "vehicle": "int", "fleet_id": "string?", "seats": {"type": "int", "default": 40}, "driver": "Driver",
+            "price": "decimal?", "tags": "string[]", "photo": "data?", "note": "string?"}}]
+        """
+
+    static func config(_ settings: PostgresSettings, store: String, extra: String = "", schema: String = busSchema, path: String = "/SQLDemo") throws -> Configuration {
+        try Configuration(json: try JSONValue(parsing: """
+            {"realm": {"store": "\(store)", "path": "\(path)", "adapterName": "pg"},
+             "database": {"type": "postgres", "host": "\(settings.host!)", "port": \(settings.port!), "user": "\(settings.user!)",
+                          "database": "\(settings.database!)", "createSchema": true, "slotName": "\(settings.database!)", "retry": {"attempts": 0, "delayMs": 50, "maxDelayMs": 500}},
+             "schema": \(schema) \(extra)}
+            """), environment: [:])
+    }
+
+    /// Runs `body` with the daemon running; stops it gracefully afterwards.
+    static func run(_ name: String = #function, extra: String = "", schema: String = busSchema, path: String = "/SQLDemo",
+                    _ body: (SyncHarness) async throws -> Void) async throws {
+        try await TestServer.withFreshDatabase(name) { settings in
+            let dir = NSTemporaryDirectory() + "realm-adapter-sync-\(UUID().uuidString.prefix(8))"
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let config = try config(settings, store: dir, extra: extra, schema: schema, path: path)
+            let h = SyncHarness(settings: settings, config: config, store: try RealmStore(directory: dir),
+                                pg: try await PostgresConnection.connect(settings), mapping: try Mapping(config))
+            defer { h.pg.close() }
+            try await h.withDaemon { try await body(h) }
+        }
+    }
+
+    func withDaemon(_ body: () async throws -> Void) async throws {
+        var logger = Logger(label: "test.daemon")
+        logger.logLevel = .warning
+        let connector = PostgresConnector(configuration: config.database!, logger: logger)
+        try await connector.prepare(mapping)
+        let adapter = try Adapter(store: store, name: config.realm.adapterName, pathRegex: config.realm.effectivePathRegex)
+        let applier = RealmApplier(store: store, mapping: mapping, origin: adapter.origin, source: connector.sourceName)
+        let group = ServiceGroup(configuration: .init(services: [
+            .init(service: DatabaseToRealmService(connector: connector, applier: applier, retry: config.database!.retry, logger: logger)),
+            .init(service: RealmToDatabaseService(connector: connector, adapter: adapter, mapping: mapping, retry: config.database!.retry,
+                                                  ignoreSQLErrors: config.ignoreSQLErrors, logger: logger)),
+        ], logger: logger))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            do {
+                try await body()
+            } catch {
+                await group.triggerGracefulShutdown()
+                try? await tasks.waitForAll()
+                await connector.shutdown()
+                throw error
+            }
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+            await connector.shutdown()
+        }
+    }
+
+    /// The object, or nil (also while the Realm does not exist yet).
+    func object(_ type: String, _ identity: Value, in path: String = "/SQLDemo") throws -> RealmObject? {
+        guard try store.contains(path) else { return nil }
+        return try store.object(of: type, identity: identity, in: path)
+    }
+
+    func sql(_ text: String, _ params: [String?] = []) async throws -> [[String?]] {
+        try await pg.session { s in try s.query(text, params).rows }
+    }
+}
+
+@Suite(needsPostgres, .serialized) struct SyncTests {
+    @Test(.timeLimit(.minutes(2)))
+    func changesFlowBothWaysOnceAndNeverBack() async throws {
+        try await SyncHarness.run { h in
+            // Database → Realm.
+            _ = try await h.sql("INSERT INTO \"Driver\" (id, name, hired) VALUES (1, 'Ann', '2020-01-02 03:04:05.5+00')")
+            _ = try await h.sql("INSERT INTO \"Bus\" (vehicle, fleet_id, seats, driver, price, tags, photo) VALUES (7, 'F-7', 50, 1, 12.30, '{city,\"night line\"}', '\\x0102')")
+            try await eventually("bus 7 in the Realm") { try h.object("Bus", 7) != nil }
+            let bus = try #require(try h.store.object(of: "Bus", identity: 7, in: "/SQLDemo"))
+            #expect(bus.values["fleet_id"] == "F-7")
+            #expect(bus.values["seats"] == 50)
+            #expect(bus.values["driver"] == 1)
+            #expect(bus.values["price"] == .decimal(Decimal(string: "12.3")!))
+            #expect(bus.values["tags"] == ["city", "night line"])
+            #expect(bus.values["photo"] == .data(Data([1, 2])))
+            #expect(try h.store.object(of: "Driver", identity: 1, in: "/SQLDemo")?.values["hired"] == .date(Timestamp(iso8601: "2020-01-02T03:04:05.5Z")!))
+
+            // Realm → database.
+            try h.store.write(to: "/SQLDemo", origin: "app") { tx in
+                try tx.create("Bus", ["vehicle": 8, "fleet_id": "F-8", "driver": 1, "tags": ["new"]])
+                try tx.update("Bus", 7, ["fleet_id": "F-7b"])
+                try tx.listAppend("Bus", 7, "tags", "express")
+            }
+            try await eventually("bus 8 in the database") { try await h.sql("SELECT fleet_id FROM \"Bus\" WHERE vehicle = 8") == [["F-8"]] }
+            try await eventually("bus 7 updated in the database") {
+                try await h.sql("SELECT fleet_id, tags::text FROM \"Bus\" WHERE vehicle = 7") == [["F-7b", "{city,\"night line\",express}"]]
+            }
+            #expect(try await h.sql("SELECT seats, driver FROM \"Bus\" WHERE vehicle = 8") == [["40", "1"]])
+
+            // Nothing travels back: the Realm got no new transaction from our own database writes.
+            let version = try h.store.version(of: "/SQLDemo")
+            _ = try await h.sql("INSERT INTO \"Driver\" (id) VALUES (2)")  // a later change, to know the stream went past ours
+            try await eventually("driver 2 in the Realm") { try h.store.object(of: "Driver", identity: 2, in: "/SQLDemo") != nil }
+            #expect(try h.store.version(of: "/SQLDemo") == version + 1)
+            #expect(try await h.sql("SELECT path, version FROM realm_adapter_state WHERE adapter = 'pg'") == [["/SQLDemo", String(version)]])
+
+            // Deletes and updates both ways.
+            _ = try await h.sql("UPDATE \"Bus\" SET note = 'checked' WHERE vehicle = 8")
+            try await eventually("note on bus 8") { try h.store.object(of: "Bus", identity: 8, in: "/SQLDemo")?.values["note"] == "checked" }
+            _ = try await h.sql("DELETE FROM \"Bus\" WHERE vehicle = 8")
+            try await eventually("bus 8 gone from the Realm") { try h.store.object(of: "Bus", identity: 8, in: "/SQLDemo") == nil }
+            try h.store.write(to: "/SQLDemo", origin: "app") { tx in try tx.delete("Bus", 7) }
+            try await eventually("bus 7 gone from the database") { try await h.sql("SELECT count(*) FROM \"Bus\"") == [["0"]] }
+        }
+    }
+
+    @Test func schemaMismatchesAreListed() async throws {
+        try await TestServer.withFreshDatabase { settings in
+            let pg = try await PostgresConnection.connect(settings)
+            defer { pg.close() }
+            try await pg.session { s in
+                try s.execute("""
+                    CREATE TABLE "Driver" (id int PRIMARY KEY, name int);
+                    CREATE TYPE mood AS ENUM ('happy', 'sad');
+                    CREATE TABLE "Bus" (vehicle int PRIMARY KEY, fleet_id mood)
+                    """)
+            }
+            var c = try SyncHarness.config(settings, store: "/tmp/unused")
+            c.database!.createSchema = false
+            let connector = PostgresConnector(configuration: c.database!, logger: Logger(label: "test"))
+            await #expect {
+                try await connector.prepare(try Mapping(c))
+            } throws: { error in
+                let text = "\(error)"
+                return text.contains("column Driver.name is integer, which cannot hold Driver.name (string?)")
+                    && text.contains("column Driver.hired (for Driver.hired) does not exist")
+                    && text.contains("column Bus.fleet_id has a type realm-adapter does not know; map it in mapping.customTypes")
+                    && text.contains("column Bus.seats (for Bus.seats) does not exist")
+            }
+        }
+    }
+}
