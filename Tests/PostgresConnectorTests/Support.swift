@@ -46,13 +46,12 @@ enum TestServer {
         defer { admin.close() }
         // Slots outlive their database and keep WAL: wait for the streams to let go, then drop them.
         for _ in 0..<100 {
-            let active = (try? await admin.session { s in
-                try s.query("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE database = $1 AND active", [db]).rows.count
-            }) ?? 0
-            _ = try? await admin.session { s in
+            let remaining = (try? await admin.session { s in
+                try s.query("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE database = $1 AND active", [db])
                 try s.query("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1 AND NOT active", [db])
-            }
-            if active == 0 { break }
+                return try s.query("SELECT count(*) FROM pg_replication_slots WHERE database = $1", [db]).rows[0][0]
+            }) ?? "0"
+            if remaining == "0" { break }
             try? await Task.sleep(for: .milliseconds(50))
         }
         _ = try? await admin.session { s in try s.execute("DROP DATABASE IF EXISTS \(db) WITH (FORCE)") }
