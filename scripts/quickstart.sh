@@ -1,63 +1,68 @@
 #!/usr/bin/env bash
-# The main job, end to end on the embedded Realm store: write a Realm from a JSON file of
-# instructions, look into it, follow it with the example connector (jsonl-mirror) while it
-# changes, and check an adapter configuration. Safe to run again: it starts from a fresh store.
+# The main job, end to end: a local throwaway Postgres with logical replication, the legacy
+# documentation's example schema (Bus, Driver, Schedule, Route), the adapter daemon syncing it
+# into a Realm, and one change flowing each way. Safe to run again: it starts from scratch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
+
 scripts/install-deps.sh
 
-echo "==> Building realm-adapter and the example connector"
+step "Building realm-adapter"
 swift build --product realm-adapter
-swift build --product jsonl-mirror
-bin="$(swift build --show-bin-path)"
-cli="$bin/realm-adapter"
+cli="$(swift build --show-bin-path)/realm-adapter"
+
+step "Starting a throwaway Postgres with logical replication (scripts/pg.sh)"
+eval "$(scripts/pg.sh start)"
+psql() { command psql -X -q -v ON_ERROR_STOP=1 -h "$REALM_ADAPTER_PG_HOST" -p "$REALM_ADAPTER_PG_PORT" -U "$REALM_ADAPTER_PG_USER" "$@"; }
+
+step "Creating the example database busdemo (examples/quickstart/busdemo.sql)"
+psql -d postgres -c "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'busdemo'" >/dev/null
+psql -d postgres -c "DROP DATABASE IF EXISTS busdemo WITH (FORCE)" -c "CREATE DATABASE busdemo"
+psql -d busdemo -f examples/quickstart/busdemo.sql
 
 store=./demo-store
 rm -rf "$store"
 mkdir -p "$store"
 
-step() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
+step "Starting the adapter daemon: realm-adapter run --config examples/quickstart/adapter.json"
+"$cli" run --config examples/quickstart/adapter.json 2>"$store/daemon.log" &
+daemon=$!
+trap 'kill "$daemon" 2>/dev/null || true' EXIT
+for _ in $(seq 1 200); do grep -q "Syncing" "$store/daemon.log" 2>/dev/null && break; sleep 0.1; done
+grep -q "Syncing" "$store/daemon.log" || { cat "$store/daemon.log"; exit 1; }
+cat "$store/daemon.log"
 
-step "Write a Realm: apply examples/demo/1-schema-and-tasks.json to /demo"
-"$cli" realm apply /demo --store "$store" --file examples/demo/1-schema-and-tasks.json
+wait_for() {  # wait_for DESCRIPTION COMMAND...: up to 10 s
+  local what="$1"; shift
+  for _ in $(seq 1 100); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+  echo "timed out waiting for $what" >&2; cat "$store/daemon.log" >&2; exit 1
+}
 
-step "What the store holds"
+step "Seeding: the demo rows go into Postgres and stream into the Realm /SQLDemo"
+psql -d busdemo -f examples/quickstart/busdemo-data.sql
+wait_for "the Realm to hold both drivers" sh -c "'$cli' realm dump /SQLDemo --store '$store' --type Driver | grep -q Grace"
 "$cli" realm list --store "$store"
-"$cli" realm schema /demo --store "$store"
+"$cli" realm dump /SQLDemo --store "$store" --type Bus --type Driver
 
-step "The objects, as JSON"
-"$cli" realm dump /demo --store "$store"
+step "Postgres → Realm: UPDATE bus SET fleet_id = 'F-101-night' WHERE vehicle = 101"
+psql -d busdemo -c "UPDATE bus SET fleet_id = 'F-101-night' WHERE vehicle = 101"
+wait_for "the Realm to see the new fleet id" sh -c "'$cli' realm dump /SQLDemo --store '$store' --type Bus | grep -q F-101-night"
+"$cli" realm dump /SQLDemo --store "$store" --type Bus
 
-step "Start the example connector: it mirrors every Realm into JSON-lines files"
-"$bin/jsonl-mirror" "$store" "$store/mirror" 2>"$store/mirror.log" &
-mirror=$!
-trap 'kill "$mirror" 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do [ -s "$store/mirror/demo.jsonl" ] && break; sleep 0.1; done
-echo "mirror/demo.jsonl after the first transaction:"
-cat "$store/mirror/demo.jsonl"
+step "Realm → Postgres: a Realm transaction renames driver 1"
+echo '[{"type": "SET", "object_type": "Driver", "identity": 1, "values": {"name": "Ada Lovelace"}}]' \
+  | "$cli" realm apply /SQLDemo --store "$store" -f -
+wait_for "Postgres to see the new name" sh -c "psql() { command psql -X -At -h '$REALM_ADAPTER_PG_HOST' -p '$REALM_ADAPTER_PG_PORT' -U postgres \"\$@\"; }; psql -d busdemo -c 'SELECT name FROM driver WHERE id = 1' | grep -q 'Ada Lovelace'"
+psql -d busdemo -c "SELECT id, name, \"Busvehicle\" FROM driver ORDER BY id"
 
-step "Change the Realm while the connector runs: examples/demo/2-edits.json"
-"$cli" realm apply /demo --store "$store" --file examples/demo/2-edits.json
-for _ in $(seq 1 100); do grep -q '"version":2' "$store/mirror/demo.jsonl" && break; sleep 0.1; done
-echo "New lines the connector wrote for version 2:"
-grep '"version":2' "$store/mirror/demo.jsonl"
+step "Each change travelled once: the Realm's history (origins: the daemon's writes, then the CLI's)"
+"$cli" realm history /SQLDemo --store "$store" | cut -c1-160
 
-step "A transaction that breaks the schema is rejected whole"
-echo '[{"type":"SET","object_type":"Task","identity":1,"values":{"done":false}},
-       {"type":"INSERT","object_type":"Task","identity":9,"values":{"id":9,"title":null}}]' \
-  | "$cli" realm apply /demo --store "$store" -f - || echo "(exit code $?: nothing was written)"
-
-step "History of /demo"
-"$cli" realm history /demo --store "$store"
-
-step "Stop the connector gracefully (SIGTERM)"
-kill -TERM "$mirror"
-wait "$mirror" || true
+step "Stopping the daemon gracefully (SIGTERM)"
+kill -TERM "$daemon"
+wait "$daemon" && echo "daemon exited cleanly"
 trap - EXIT
-tail -n 2 "$store/mirror.log"
 
-step "Check an adapter configuration (examples/config/bus-postgres.json)"
-PGPASSWORD=demo "$cli" validate --config examples/config/bus-postgres.json
-
-printf '\nDone. The store is in %s; try: %s realm --help\n' "$store" "$cli"
+printf '\nDone. Postgres keeps running (scripts/pg.sh stop stops it); the Realm store is in %s.\n' "$store"

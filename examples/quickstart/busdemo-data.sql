@@ -1,0 +1,6 @@
+INSERT INTO route VALUES ('R1', 2.50), ('R2', 3.10);
+INSERT INTO schedule VALUES
+    (1, 'R1', '2026-11-22 07:00+00', '2026-11-22 07:45+00'),
+    (2, 'R2', '2026-11-22 08:15+00', '2026-11-22 09:05+00');
+INSERT INTO bus VALUES (101, 1, 'F-101', '2026-10-01 12:00+00'), (102, 2, 'F-102', NULL);
+INSERT INTO driver VALUES (1, 101, 'Ada', '2019-04-01'), (2, 102, 'Grace', '2021-09-15');
