@@ -94,7 +94,12 @@ let package = Package(
         ),
         .testTarget(
             name: "PostgresConnectorTests",
-            dependencies: ["PostgresConnector", "RealmAdapter", "CLibPQ"]
+            dependencies: [
+                "PostgresConnector", "RealmAdapter", "CLibPQ",
+                // The crash and restart tests run the real daemon binary.
+                "realm-adapter",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
         ),
         .testTarget(
             name: "JSONLinesMirrorTests",
