@@ -71,7 +71,12 @@ public final class PostgresReplicationStream: @unchecked Sendable {
             do {
                 try connection.sessionSync { s in try readLoop(s.raw) }
                 connection.close()
-                continuation.finish()
+                if state.withLock({ $0.stopped }) {
+                    continuation.finish()
+                } else {
+                    // The server ended the stream (it is shutting down, say): worth reconnecting.
+                    continuation.finish(throwing: PostgresError(.connectionLost, "The server ended the replication stream."))
+                }
             } catch {
                 connection.close()
                 continuation.finish(throwing: error)
