@@ -88,14 +88,19 @@ let package = Package(
             dependencies: ["RealmAdapter"],
             path: "Tests/Support/store-writer"
         ),
+        // Helpers shared by the test targets (child processes).
+        .target(
+            name: "TestSupport",
+            path: "Tests/Support/TestSupport"
+        ),
         .testTarget(
             name: "RealmAdapterTests",
-            dependencies: ["RealmAdapter", "store-writer"]
+            dependencies: ["RealmAdapter", "store-writer", "TestSupport"]
         ),
         .testTarget(
             name: "PostgresConnectorTests",
             dependencies: [
-                "PostgresConnector", "RealmAdapter", "CLibPQ",
+                "PostgresConnector", "RealmAdapter", "CLibPQ", "TestSupport",
                 // The crash and restart tests run the real daemon binary.
                 "realm-adapter",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -108,7 +113,7 @@ let package = Package(
         ),
         .testTarget(
             name: "realm-adapterTests",
-            dependencies: ["realm-adapter"]
+            dependencies: ["realm-adapter", "TestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

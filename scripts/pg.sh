@@ -35,17 +35,7 @@ case "${1:-start}" in
       mkdir -p "$dir"
       [ "$(id -u)" -eq 0 ] && chown postgres: "$dir"
       as_pg "$bin/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --no-locale >/dev/null
-      cat >> "$dir/data/postgresql.conf" <<CONF
-listen_addresses = '127.0.0.1'
-port = $port
-unix_socket_directories = '$dir'
-wal_level = logical
-max_replication_slots = 20
-max_wal_senders = 20
-fsync = off
-full_page_writes = off
-# synchronous_commit stays on: logical decoding only sees flushed WAL.
-CONF
+      echo "include_if_exists = 'realm-adapter.conf'" >> "$dir/data/postgresql.conf"
       cat > "$dir/data/pg_hba.conf" <<HBA
 local all all trust
 host all all 127.0.0.1/32 trust
@@ -53,8 +43,28 @@ local replication all trust
 host replication all 127.0.0.1/32 trust
 HBA
     fi
+    # The settings are rewritten on every start, so a cluster left by an older script gets them too.
+    grep -q "realm-adapter.conf" "$dir/data/postgresql.conf" || echo "include_if_exists = 'realm-adapter.conf'" >> "$dir/data/postgresql.conf"
+    cat > "$dir/data/realm-adapter.conf" <<CONF
+listen_addresses = '127.0.0.1'
+port = $port
+unix_socket_directories = '$dir'
+wal_level = logical
+max_replication_slots = 64
+max_wal_senders = 32
+fsync = off
+full_page_writes = off
+# synchronous_commit stays on: logical decoding only sees flushed WAL.
+CONF
+    [ "$(id -u)" -eq 0 ] && chown postgres: "$dir/data/realm-adapter.conf"
     if as_pg "$bin/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then
-      echo "pg.sh: already running on port $port" >&2
+      slots=$(psql -X -At -h 127.0.0.1 -p "$port" -U postgres -d postgres -c "SHOW max_replication_slots" 2>/dev/null || echo 0)
+      if [ "$slots" != "64" ]; then  # started with older settings: restart to apply them
+        as_pg "$bin/pg_ctl" -D "$dir/data" -m fast -w -l "$dir/server.log" restart >/dev/null
+        echo "pg.sh: restarted on port $port with current settings" >&2
+      else
+        echo "pg.sh: already running on port $port" >&2
+      fi
     else
       as_pg "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 start >/dev/null \
         || { echo "pg.sh: Postgres did not start; see $dir/server.log" >&2; tail -n 20 "$dir/server.log" >&2; exit 1; }

@@ -3,7 +3,8 @@ import PostgresConnector
 import RealmAdapter
 import Testing
 
-@Suite(needsPostgres) struct ConnectionTests {
+extension PostgresIntegration {
+@Suite struct ConnectionTests {
     @Test func queriesWithParametersAndReportsServerErrors() async throws {
         let pg = try await PostgresConnection.connect(TestServer.settings)
         defer { pg.close() }
@@ -49,4 +50,5 @@ import Testing
         #expect(try await pg.session { s in try s.query("SELECT count(*) FROM t").rows } == [["0"]])
         }
     }
+}
 }

@@ -2,8 +2,10 @@ import Foundation
 import PostgresConnector
 import RealmAdapter
 import Testing
+import TestSupport
 
-@Suite(needsPostgres, .serialized) struct CrashTests {
+extension PostgresIntegration {
+@Suite struct CrashTests {
     static let schema = #"[{"name": "Item", "primaryKey": "id", "properties": {"id": "int", "n": "int", "origin": "string"}}]"#
 
     /// Both sides write while the daemon is killed with SIGKILL at random points and restarted;
@@ -48,7 +50,8 @@ import Testing
                 }
             }
             // Realm writer: ids 100001..., from this process, while the daemon comes and goes.
-            let realmWriter = Task.detached {
+            let realmWriter = Task {
+                try await store.perform {
                 for i in 1...perSide {
                     try store.write(to: "/SQLDemo", origin: "app") { tx in
                         if tx.schema[type: "Item"] == nil {
@@ -57,7 +60,8 @@ import Testing
                         }
                         try tx.create("Item", ["id": .int(Int64(100_000 + i)), "n": 0, "origin": "realm"])
                     }
-                    if i % 25 == 0 { try await Task.sleep(for: .milliseconds(10)) }
+                    if i % 25 == 0 { usleep(10_000) }
+                }
                 }
             }
 
@@ -106,8 +110,9 @@ import Testing
         }
     }
 }
+}
 
-extension CrashTests {
+extension PostgresIntegration.CrashTests {
     /// The replication slot dropped while the daemon runs: it stops with an error that says
     /// what happened and what to do, instead of silently skipping changes.
     @Test(.timeLimit(.minutes(1)))
@@ -131,8 +136,7 @@ extension CrashTests {
                 if dropped { break }
                 try await Task.sleep(for: .milliseconds(10))
             }
-            daemon.process.waitUntilExit()
-            #expect(daemon.process.terminationStatus == 1)
+            #expect(daemon.process.wait() == 1)
             let log = try String(contentsOfFile: dir + "/daemon.log", encoding: .utf8)
             #expect(log.contains("The replication slot \(slot) does not exist"))
             #expect(log.contains("realm-adapter load"))

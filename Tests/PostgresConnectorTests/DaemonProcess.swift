@@ -1,31 +1,16 @@
 import Foundation
 import PostgresConnector
 import RealmAdapter
+import TestSupport
 
 /// The real `realm-adapter run`, as a child process.
 final class DaemonProcess {
-    static var binary: String {
-        let dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for candidate in [dir, dir.deletingLastPathComponent()] {
-            let path = candidate.appendingPathComponent("realm-adapter").path
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        return dir.appendingPathComponent("realm-adapter").path
-    }
-
-    let process = Process()
+    let process: ChildProcess
     let log: String
 
     init(config: String, log: String) throws {
         self.log = log
-        if !FileManager.default.fileExists(atPath: log) { _ = FileManager.default.createFile(atPath: log, contents: nil) }
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["run", "--config", config, "--log-level", "debug"]
-        let handle = FileHandle(forWritingAtPath: log)!
-        handle.seekToEndOfFile()
-        process.standardError = handle
-        process.standardOutput = handle
-        try process.run()
+        process = try ChildProcess(ChildProcess.built("realm-adapter"), ["run", "--config", config, "--log-level", "debug"], stdout: log, stderr: log)
     }
 
     /// Waits until the daemon logs that it is syncing.
@@ -40,15 +25,14 @@ final class DaemonProcess {
     }
 
     func kill9() {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.signal(SIGKILL)
+        process.wait()
     }
 
     /// SIGTERM, then the exit status.
     func terminate() -> Int32 {
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-        return process.terminationStatus
+        process.signal(SIGTERM)
+        return process.wait()
     }
 
     struct DaemonError: Error, CustomStringConvertible {

@@ -3,7 +3,8 @@ import PostgresConnector
 import RealmAdapter
 import Testing
 
-@Suite(needsPostgres, .serialized) struct ReplicationTests {
+extension PostgresIntegration {
+@Suite struct ReplicationTests {
     @Test(.timeLimit(.minutes(1)))
     func streamsTransactionsWithOriginsAndResumesAfterAcknowledge() async throws {
         try await TestServer.withFreshDatabase { settings in
@@ -17,7 +18,7 @@ import Testing
                     CREATE TABLE other (id int PRIMARY KEY);
                     """)
                 try PostgresReplicationSetup.ensurePublication(s, name: "pub", schema: "public", tables: ["bus"])
-                try PostgresReplicationSetup.ensureOrigin(s, "realm_adapter")
+                try PostgresReplicationSetup.ensureOrigin(s, "realm_adapter_" + settings.database!)
             }
             let repl = try await PostgresConnection.connect(settings, replication: true)
             let (start, _) = try repl.sessionSync { try PostgresReplicationSetup.createSlot($0, "slot") }
@@ -28,7 +29,7 @@ import Testing
                 try s.execute("INSERT INTO other VALUES (1)")
                 // Our own write: tagged with the replication origin.
                 try s.transaction {
-                    try s.query("SELECT pg_replication_origin_session_setup('realm_adapter')")
+                    try s.query("SELECT pg_replication_origin_session_setup($1)", ["realm_adapter_" + settings.database!])
                     try s.execute("UPDATE bus SET seats = 41 WHERE id = 1")
                 }
                 try s.query("SELECT pg_replication_origin_session_reset()")
@@ -53,7 +54,7 @@ import Testing
             #expect(row["photo"] == .data(Data([0, 255])))
             #expect(row["tags"] == .list(["a", "b c", .null]))
             #expect(changes[0].origin == nil)
-            #expect(changes[1].origin == "realm_adapter")
+            #expect(changes[1].origin == "realm_adapter_" + settings.database!)
             // The unchanged TOASTed note is missing from the update, not null.
             guard case .update("bus", let updated, _) = changes[1].changes.first else { Issue.record("expected an update"); return }
             #expect(updated.missing == ["note"])
@@ -100,4 +101,5 @@ import Testing
             }
         }
     }
+}
 }

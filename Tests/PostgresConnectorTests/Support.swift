@@ -54,9 +54,16 @@ enum TestServer {
             if remaining == "0" { break }
             try? await Task.sleep(for: .milliseconds(50))
         }
-        _ = try? await admin.session { s in try s.execute("DROP DATABASE IF EXISTS \(db) WITH (FORCE)") }
+        _ = try? await admin.session { s in
+            try s.execute("DROP DATABASE IF EXISTS \(db) WITH (FORCE)")
+            // Replication origins belong to the whole server and each holds a replication state slot.
+            try s.query("SELECT pg_replication_origin_drop(roname) FROM pg_replication_origin WHERE roname = $1", ["realm_adapter_" + db])
+        }
     }
 }
 
-/// Marks a test that needs the Postgres test server.
-let needsPostgres = ConditionTrait.enabled(if: TestServer.isAvailable, "needs Postgres: run scripts/test.sh, which starts one (scripts/pg.sh)")
+/// Every test that needs the Postgres test server lives in this suite: skipped without the
+/// server, and run one at a time (they start daemons, restart servers, and time things on a
+/// 2-core machine).
+@Suite(.enabled(if: TestServer.isAvailable, "needs Postgres: run scripts/test.sh, which starts one (scripts/pg.sh)"), .serialized)
+enum PostgresIntegration {}

@@ -93,7 +93,8 @@ struct SyncHarness {
     }
 }
 
-@Suite(needsPostgres, .serialized) struct SyncTests {
+extension PostgresIntegration {
+@Suite struct SyncTests {
     @Test(.timeLimit(.minutes(2)))
     func changesFlowBothWaysOnceAndNeverBack() async throws {
         try await SyncHarness.run { h in
@@ -164,4 +165,5 @@ struct SyncHarness {
             }
         }
     }
+}
 }

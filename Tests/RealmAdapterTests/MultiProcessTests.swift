@@ -1,29 +1,20 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import RealmAdapter
 
 /// Two other processes and this one write the same Realm at once.
 @Suite struct MultiProcessTests {
-    static var writerBinary: String {
-        // The test bundle sits in the build directory next to the store-writer executable.
-        let dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let direct = dir.appendingPathComponent("store-writer").path
-        if FileManager.default.fileExists(atPath: direct) { return direct }
-        return dir.deletingLastPathComponent().appendingPathComponent("store-writer").path
-    }
+    static var writerBinary: String { ChildProcess.built("store-writer") }
 
     @Test(.timeLimit(.minutes(2)))
     func concurrentWritersLoseNothing() async throws {
         let t = try TemporaryStore()
         try t.store.addTaskSchema("/shared")
         let perWriter = 150
-        var processes: [Process] = []
+        var processes: [ChildProcess] = []
         for name in ["w1", "w2"] {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: Self.writerBinary)
-            p.arguments = [t.directory, "/shared", name, String(perWriter)]
-            try p.run()
-            processes.append(p)
+            processes.append(try ChildProcess(Self.writerBinary, [t.directory, "/shared", name, String(perWriter)]))
         }
         // Meanwhile this process follows the Realm and writes too.
         let adapter = try Adapter(store: t.store, name: "follower", pathRegex: ".*", compactionInterval: .max)
@@ -38,10 +29,7 @@ import Testing
                 try adapter.advance("/shared")
             }
         }
-        for p in processes {
-            p.waitUntilExit()
-            #expect(p.terminationStatus == 0)
-        }
+        for p in processes { #expect(p.wait() == 0) }
         while let tx = try adapter.current("/shared") {
             for case .insert("Person", .string(let id), _) in tx.instructions { seen.insert(id) }
             try adapter.advance("/shared")
@@ -65,13 +53,10 @@ extension MultiProcessTests {
         // The store's own change stream: no initial scan, so only a notification can answer.
         var changes = t.store.changes().makeAsyncIterator()
         let started = ContinuousClock.now
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Self.writerBinary)
-        p.arguments = [t.directory, "/watched", "other", "1"]
-        try p.run()
+        let p = try ChildProcess(Self.writerBinary, [t.directory, "/watched", "other", "1"])
         #expect(await changes.next()?.path == "/watched")
         let waited = ContinuousClock.now - started
-        p.waitUntilExit()
+        #expect(p.wait() == 0)
         #expect(try adapter.current("/watched")?.origin == "other")
         // Process start-up dominates; the store's poll interval is 10 ms.
         #expect(waited < .seconds(10))

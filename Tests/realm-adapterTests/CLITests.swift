@@ -1,32 +1,15 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Runs the real `realm-adapter` binary, as a user would.
-struct CLI {
-    static var binary: String {
-        let dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for candidate in [dir, dir.deletingLastPathComponent()] {
-            let path = candidate.appendingPathComponent("realm-adapter").path
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        return dir.appendingPathComponent("realm-adapter").path
-    }
-
+enum CLI {
     struct Result { var status: Int32; var stdout: String; var stderr: String }
 
     static func run(_ args: [String], stdin: String? = nil, env: [String: String] = [:]) throws -> Result {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = args
-        p.environment = ProcessInfo.processInfo.environment.merging(env) { _, new in new }
-        let out = Pipe(), err = Pipe(), input = Pipe()
-        p.standardOutput = out; p.standardError = err; p.standardInput = input
-        try p.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+        let r = try ChildProcess.run(ChildProcess.built("realm-adapter"), args, input: stdin,
+                                     environment: ProcessInfo.processInfo.environment.merging(env) { _, new in new })
+        return Result(status: r.status, stdout: r.stdout, stderr: r.stderr)
     }
 }
 

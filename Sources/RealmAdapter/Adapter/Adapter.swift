@@ -151,7 +151,8 @@ public final class Adapter: Sendable {
         let (stream, continuation) = AsyncStream.makeStream(of: String.self)
         let task = Task { [self] in
             do {
-                for path in try paths() where try current(path) != nil { continuation.yield(path) }
+                let pending = try await store.perform { try self.paths().filter { try self.current($0) != nil } }
+                for path in pending { continuation.yield(path) }
             } catch {
                 logger.warning("Could not scan Realms for pending transactions", metadata: ["error": "\(error)"])
             }

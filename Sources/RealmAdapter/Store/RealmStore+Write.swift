@@ -61,10 +61,14 @@ extension RealmStore {
     @discardableResult
     public func apply(_ instructions: [Instruction], to path: String, origin: String,
                       sourcePosition: SourcePosition? = nil) async throws -> Int64 {
-        try await withCheckedThrowingContinuation { (c: CheckedContinuation<Int64, Error>) in
-            DispatchQueue.global().async {
-                c.resume(with: Result { try self.apply(instructions, to: path, origin: origin, sourcePosition: sourcePosition) })
-            }
+        try await perform { try self.apply(instructions, to: path, origin: origin, sourcePosition: sourcePosition) }
+    }
+
+    /// Runs blocking store work (any of the synchronous methods) on a thread outside Swift's
+    /// cooperative pool, and waits for it without blocking the caller's thread.
+    public func perform<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, Error>) in
+            DispatchQueue.global().async { c.resume(with: Result(catching: body)) }
         }
     }
 

@@ -25,7 +25,8 @@ public final class DatabaseToRealmService: Service {
             let stream = try await connector.changes()
             for try await tx in stream.cancelOnGracefulShutdown() {
                 if !tx.isOwn {
-                    let paths = try applier.apply(tx)
+                    let applier = self.applier
+                    let paths = try await applier.store.perform { try applier.apply(tx) }
                     if !paths.isEmpty {
                         logger.debug("Applied a database transaction", metadata: ["position": "\(tx.position)", "realm.paths": "\(paths)", "changes": "\(tx.changes.count)"])
                     }
@@ -60,8 +61,12 @@ public final class RealmToDatabaseService: Service {
         try await withRetries(retry, connector: connector, logger: logger, what: "Realm → database") {
             // Resume each Realm from what the database recorded (a crash may fall between the
             // database's commit and the adapter's advance).
-            for (path, version) in try await connector.appliedVersions(adapter: adapter.name) where try adapter.cursor(path) < version {
-                try adapter.skip(path, through: version)
+            let adapter = self.adapter
+            let applied = try await connector.appliedVersions(adapter: adapter.name)
+            try await adapter.store.perform {
+                for (path, version) in applied where try adapter.cursor(path) < version {
+                    try adapter.skip(path, through: version)
+                }
             }
             for await path in adapter.pathsWithChanges().cancelOnGracefulShutdown() {
                 try await drain(path)
@@ -71,11 +76,14 @@ public final class RealmToDatabaseService: Service {
 
     /// Applies every pending transaction of one Realm.
     public func drain(_ path: String) async throws {
-        let store = adapter.store
-        while let tx = try adapter.current(path) {
+        let (store, adapter, mapping) = (self.adapter.store, self.adapter, self.mapping)
+        while let (tx, writes) = try await store.perform({ () -> (RealmTransaction, [DatabaseWrite])? in
+            guard let tx = try adapter.current(path) else { return nil }
             let writes = try mapping.databaseWrites(tx.instructions, path: path) { type, identity, property in
                 try store.list(property, of: type, identity: identity, in: path)
             }
+            return (tx, writes)
+        }) {
             do {
                 try await connector.apply(writes, adapter: adapter.name, path: path, version: tx.version)
             } catch where !connector.isTransient(error) && ignoreSQLErrors {
@@ -83,7 +91,7 @@ public final class RealmToDatabaseService: Service {
                              metadata: ["realm.path": "\(path)", "version": "\(tx.version)", "error": "\(error)"])
                 try await connector.deadLetter(tx.instructions, error: "\(error)", adapter: adapter.name, path: path, version: tx.version)
             }
-            try adapter.advance(path)
+            try await store.perform { try adapter.advance(path) }
             logger.debug("Applied a Realm transaction", metadata: ["realm.path": "\(path)", "version": "\(tx.version)", "writes": "\(writes.count)"])
         }
     }
