@@ -60,6 +60,9 @@ psql -d busdemo -c "SELECT id, name, \"Busvehicle\" FROM driver ORDER BY id"
 step "Each change travelled once: the Realm's history (origins: the daemon's writes, then the CLI's)"
 "$cli" realm history /SQLDemo --store "$store" | cut -c1-160
 
+step "Where sync stands: realm-adapter status"
+"$cli" status --config examples/quickstart/adapter.json
+
 step "Stopping the daemon gracefully (SIGTERM)"
 kill -TERM "$daemon"
 wait "$daemon" && echo "daemon exited cleanly"

@@ -113,6 +113,38 @@ extension PostgresIntegration {
 }
 
 extension PostgresIntegration.CrashTests {
+    /// `realm-adapter status` shows each Realm's progress and warns about retained WAL.
+    @Test(.timeLimit(.minutes(1)))
+    func statusShowsProgressAndWarnsAboutRetainedWAL() async throws {
+        try await TestServer.withFreshDatabase { settings in
+            let dir = NSTemporaryDirectory() + "realm-adapter-status-\(UUID().uuidString.prefix(8))"
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let configFile = try SyncHarness.configFile(settings, store: dir + "/store", schema: Self.schema, directory: dir)
+            let daemon = try DaemonProcess(config: configFile, log: dir + "/daemon.log")
+            try await daemon.waitUntilSyncing()
+            let pg = try await PostgresConnection.connect(settings)
+            defer { pg.close() }
+            try await pg.session { s in _ = try s.query(#"INSERT INTO "Item" VALUES (1, 0, 'db')"#) }
+            let store = try RealmStore(directory: dir + "/store")
+            try await eventually("item 1 in the Realm") { try store.contains("/SQLDemo") && store.count(of: "Item", in: "/SQLDemo") == 1 }
+            #expect(daemon.terminate() == 0)
+
+            let ok = try ChildProcess.run(ChildProcess.built("realm-adapter"), ["status", "--config", configFile])
+            #expect(ok.status == 0, "\(ok.stderr)")
+            #expect(ok.stdout.contains("/SQLDemo"))
+            #expect(ok.stdout.contains("Slot \(settings.database!): confirmed"))
+            #expect(ok.stdout.contains("idle (no daemon connected)"))
+
+            // A tiny threshold: the same slot now counts as retaining too much.
+            let text = try String(contentsOfFile: configFile, encoding: .utf8).replacingOccurrences(of: #""createSchema": true"#, with: #""createSchema": true, "walWarningBytes": 0"#)
+            try text.write(toFile: configFile, atomically: true, encoding: .utf8)
+            let warn = try ChildProcess.run(ChildProcess.built("realm-adapter"), ["status", "--config", configFile])
+            #expect(warn.status == 2)
+            #expect(warn.stdout.contains("warning: the slot retains"))
+        }
+    }
+
     /// The replication slot dropped while the daemon runs: it stops with an error that says
     /// what happened and what to do, instead of silently skipping changes.
     @Test(.timeLimit(.minutes(1)))

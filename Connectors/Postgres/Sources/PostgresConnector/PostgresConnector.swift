@@ -183,3 +183,41 @@ public final class PostgresConnector: RelationalConnector {
         return String(repeating: "0", count: 16 - hex.count) + hex
     }
 }
+
+/// What `realm-adapter status` reports from the database side.
+public struct PostgresStatus: Sendable {
+    public var slotExists: Bool
+    public var confirmedLSN: LSN?
+    /// WAL the slot keeps the server from recycling.
+    public var retainedBytes: Int64
+    public var slotActive: Bool
+    /// Realm versions applied to the database, per path.
+    public var applied: [String: Int64]
+    public var deadLetters: Int
+}
+
+extension PostgresConnector {
+    /// The slot's position and retained WAL, the applied versions and the dead-letter count.
+    public func status(adapter: String) async throws -> PostgresStatus {
+        let pg = try await PostgresConnection.connect(settings, logger: logger)
+        defer { pg.close() }
+        let slot = configuration.slotName, schema = self.schema
+        return try await pg.session { s in
+            let slotStatus = try PostgresReplicationSetup.slotStatus(s, slot)
+            let hasState = try s.query("SELECT to_regclass($1) IS NOT NULL", [PostgresSQL.qualified(schema, Self.stateTable)]).rows == [["t"]]
+            var applied: [String: Int64] = [:]
+            var deadLetters = 0
+            if hasState {
+                for r in try s.query("SELECT path, version FROM \(PostgresSQL.qualified(schema, Self.stateTable)) WHERE adapter = $1", [adapter]).rows {
+                    if let p = r[0], let v = r[1].flatMap(Int64.init) { applied[p] = v }
+                }
+                deadLetters = Int(try s.query("SELECT count(*) FROM \(PostgresSQL.qualified(schema, Self.deadLetterTable)) WHERE adapter = $1", [adapter]).rows[0][0] ?? "0") ?? 0
+            }
+            return PostgresStatus(slotExists: slotStatus != nil, confirmedLSN: slotStatus?.confirmed, retainedBytes: slotStatus?.retainedBytes ?? 0,
+                                  slotActive: slotStatus?.active ?? false, applied: applied, deadLetters: deadLetters)
+        }
+    }
+
+    /// An LSN from a position string written by this connector.
+    public static func lsn(fromPosition position: String) -> LSN? { UInt64(position, radix: 16).map(LSN.init) }
+}

@@ -1,0 +1,78 @@
+import ArgumentParser
+import Foundation
+import PostgresConnector
+import RealmAdapter
+
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show how far sync has come, per Realm, and how much WAL the replication slot holds.",
+        discussion: """
+            Per synced Realm: its version, the version the adapter has sent to the database (and the \
+            lag between them), the version the database recorded, and the last Postgres position \
+            applied to the Realm. For the slot: its confirmed position, whether a daemon is \
+            streaming from it, and how much WAL it keeps the server from recycling: an abandoned \
+            slot fills the disk, so a warning is printed above database.walWarningBytes (exit code 2).
+            """
+    )
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("The configuration file.", valueName: "file"))
+    var config: String
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        try await reportingErrors {
+            let c = try Configuration.load(file: config)
+            let logger = global.bootstrap(config: c)
+            guard let database = c.database, database.kind == .postgres else {
+                throw RealmAdapterError(.invalidConfiguration, "status needs a postgres database section.")
+            }
+            let connector = PostgresConnector(configuration: database, customTypes: c.mapping.customTypes, logger: logger)
+            let db = try await connector.status(adapter: c.realm.adapterName)
+            let store = try RealmStore(directory: c.realm.store, logger: logger)
+            let adapter = try Adapter(store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)
+            let paths = try adapter.paths()
+
+            print("Adapter \(c.realm.adapterName): store \(c.realm.store), database \(database.displayTarget)")
+            print("")
+            let header = ["Realm", "version", "sent", "lag", "db recorded", "last LSN applied"]
+            var rows: [[String]] = []
+            for path in paths {
+                let version = try store.version(of: path), cursor = try adapter.cursor(path)
+                let position = try store.sourcePosition(connector.sourceName, of: path).flatMap(PostgresConnector.lsn(fromPosition:))
+                rows.append([path, String(version), String(cursor), String(version - cursor), db.applied[path].map(String.init) ?? "-",
+                             position.map(\.description) ?? "-"])
+            }
+            if rows.isEmpty { print("(no synced Realms yet)") } else { print(table([header] + rows)) }
+            print("")
+            var warned = false
+            if db.slotExists {
+                print("Slot \(database.slotName): confirmed \(db.confirmedLSN.map(\.description) ?? "-"), \(db.slotActive ? "streaming" : "idle (no daemon connected)"), retains \(Self.bytes(db.retainedBytes)) of WAL")
+                if db.retainedBytes > database.walWarningBytes {
+                    print("warning: the slot retains \(Self.bytes(db.retainedBytes)), more than database.walWarningBytes (\(Self.bytes(database.walWarningBytes))). Start the daemon so it catches up, or drop the slot (SELECT pg_drop_replication_slot('\(database.slotName)')) and load again; an abandoned slot fills the disk.")
+                    warned = true
+                }
+            } else {
+                print("Slot \(database.slotName): does not exist (the daemon creates it; `realm-adapter load` will too)")
+            }
+            if db.deadLetters > 0 {
+                print("warning: \(db.deadLetters) change(s) in the dead-letter table realm_adapter_dead_letter (ignoreSQLErrors)")
+                warned = true
+            }
+            if warned { throw ExitCode(2) }
+        }
+    }
+
+    static func bytes(_ n: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var v = Double(n), i = 0
+        while v >= 1024 && i < units.count - 1 { v /= 1024; i += 1 }
+        return i == 0 ? "\(n) B" : String(format: "%.1f", v) + " " + units[i]
+    }
+
+    func table(_ rows: [[String]]) -> String {
+        let widths = rows[0].indices.map { c in rows.map { $0[c].count }.max() ?? 0 }
+        return rows.map { r in r.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ") }
+            .joined(separator: "\n")
+    }
+}
