@@ -65,7 +65,7 @@ struct Daemon {
         let adapter = try Adapter(store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)
         let applier = RealmApplier(store: store, mapping: mapping, origin: adapter.origin, source: connector.sourceName)
         let services: [any Service] = [
-            DatabaseToRealmService(connector: connector, applier: applier, retry: database.retry, logger: logger),
+            try DatabaseToRealmService(connector: connector, applier: applier, adapter: adapter, retry: database.retry, logger: logger),
             RealmToDatabaseService(connector: connector, adapter: adapter, mapping: mapping, retry: database.retry,
                                    ignoreSQLErrors: c.ignoreSQLErrors, logger: logger),
         ]

@@ -92,7 +92,8 @@ extension PostgresIntegration {
                 let r = try realmItems()
                 return d.count == 2 * perSide && r == d
             }
-            #expect(daemon.terminate() == 0)
+            let exit = daemon.terminate()
+            #expect(exit == 0, Comment(rawValue: crashReport(daemon.log)))
             #expect(kills == 4)
             // The kills fell while both sides were still writing.
             #expect(realmWhileKilling < 2 * perSide)
@@ -243,4 +244,11 @@ extension PostgresIntegration.CrashTests {
         let log = try String(contentsOfFile: dir + "/daemon.log", encoding: .utf8)
         #expect(log.contains("retrying"))
     }
+}
+
+/// The interesting part of a daemon log: the crash report if there is one, else its end.
+func crashReport(_ file: String) -> String {
+    let log = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+    guard let r = log.range(of: "crashed") else { return String(log.suffix(2000)) }
+    return String(log[r.lowerBound...].prefix(3000))
 }

@@ -56,13 +56,13 @@ struct SyncHarness {
 
     func withDaemon(_ body: () async throws -> Void) async throws {
         var logger = Logger(label: "test.daemon")
-        logger.logLevel = .warning
+        logger.logLevel = ProcessInfo.processInfo.environment["REALM_ADAPTER_TEST_DEBUG"] != nil ? .debug : .warning
         let connector = PostgresConnector(configuration: config.database!, logger: logger)
         try await connector.prepare(mapping)
         let adapter = try Adapter(store: store, name: config.realm.adapterName, pathRegex: config.realm.effectivePathRegex)
         let applier = RealmApplier(store: store, mapping: mapping, origin: adapter.origin, source: connector.sourceName)
         let group = ServiceGroup(configuration: .init(services: [
-            .init(service: DatabaseToRealmService(connector: connector, applier: applier, retry: config.database!.retry, logger: logger)),
+            .init(service: try DatabaseToRealmService(connector: connector, applier: applier, adapter: adapter, retry: config.database!.retry, logger: logger)),
             .init(service: RealmToDatabaseService(connector: connector, adapter: adapter, mapping: mapping, retry: config.database!.retry,
                                                   ignoreSQLErrors: config.ignoreSQLErrors, logger: logger)),
         ], logger: logger))

@@ -31,6 +31,11 @@ extension RealmStore {
         }
     }
 
+    /// The oldest version whose history is kept (history up to it was compacted; 0 if none was).
+    public func compactedThrough(_ path: String) throws -> Int64 {
+        try read { db in try Self.requireRealm(db, path).compactedThrough }
+    }
+
     static func transaction(_ row: Row) throws -> RealmTransaction {
         let blob: Data = row[3]
         return RealmTransaction(version: row[0], origin: row[1], committedAt: Timestamp(totalNanoseconds: row[2]),

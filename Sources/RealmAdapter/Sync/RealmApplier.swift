@@ -20,18 +20,25 @@ public struct RealmApplier: Sendable {
     }
 
     /// Applies `transaction` and returns the Realm paths it changed.
+    ///
+    /// - Parameter pending: for a path and the changes bound for it, the Realm writes the
+    ///   database does not hold yet as of this transaction; the convergence rule
+    ///   (``PendingWrites``) keeps them.
     @discardableResult
-    public func apply(_ transaction: DatabaseTransaction) throws -> [String] {
+    public func apply(_ transaction: DatabaseTransaction,
+                      pending: (String, [ObjectChange]) throws -> PendingWrites = { _, _ in .none }) throws -> [String] {
         let groups = try mapping.objectChanges(transaction.changes, paths: { try store.realmPaths() })
+        let pendingWrites = pending
         let pending = try groups.filter { group in
             guard let done = try store.sourcePosition(source, of: group.path) else { return true }
             return done < transaction.position
         }
         guard !pending.isEmpty else { return [] }
         let byPath = Dictionary(pending.map { ($0.path, $0.changes) }, uniquingKeysWith: { a, _ in a })
+        let waiting = try Dictionary(pending.map { ($0.path, try pendingWrites($0.path, $0.changes)) }, uniquingKeysWith: { a, _ in a })
         try store.write(toEach: pending.map(\.path), origin: origin, sourcePosition: SourcePosition(source: source, position: transaction.position)) { path, tx in
             try ensureSchema(&tx)
-            for change in byPath[path]! {
+            for change in byPath[path]!.compactMap(waiting[path]!.filter) {
                 switch change {
                 case .upsert(let type, let identity, let values):
                     if try tx.object(type, identity) != nil {

@@ -8,12 +8,28 @@ public struct DatabaseTransaction: Sendable {
     public var changes: [RowChange]
     /// The connector's handle, passed back in ``RelationalConnector/processed(_:)``.
     public var token: UInt64
+    /// For own transactions: the (adapter, path, version) markers they recorded, i.e. which
+    /// Realm versions the database holds as of this transaction.
+    public var markers: [AppliedMarker]
 
-    public init(position: String, isOwn: Bool, changes: [RowChange], token: UInt64) {
+    public init(position: String, isOwn: Bool, changes: [RowChange], token: UInt64, markers: [AppliedMarker] = []) {
         self.position = position
         self.isOwn = isOwn
         self.changes = changes
         self.token = token
+        self.markers = markers
+    }
+}
+
+/// A Realm transaction recorded as applied to the database.
+public struct AppliedMarker: Hashable, Sendable {
+    public var adapter: String
+    public var path: String
+    public var version: Int64
+    public init(adapter: String, path: String, version: Int64) {
+        self.adapter = adapter
+        self.path = path
+        self.version = version
     }
 }
 
@@ -43,7 +59,8 @@ public protocol RelationalConnector: Sendable {
     func deadLetter(_ instructions: [Instruction], error: String, adapter: String, path: String, version: Int64) async throws
 
     /// Committed transactions from the database, oldest first, starting after what was
-    /// reported processed before (across restarts).
+    /// reported processed before (across restarts). Own transactions carry their markers
+    /// (the connector streams its state table for that).
     func changes() async throws -> AsyncThrowingStream<DatabaseTransaction, Error>
 
     /// Reports a transaction as safely in the Realm; the stream may then move past it for good.

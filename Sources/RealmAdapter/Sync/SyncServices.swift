@@ -3,30 +3,54 @@ import ServiceLifecycle
 
 /// Database → Realm: follows the connector's change stream and applies each transaction.
 ///
-/// Own transactions (the Realm → database direction's writes) are skipped: a change travels
-/// once. Transient errors (a lost connection, a restarting server) reconnect with the
+/// Own transactions (the Realm → database direction's writes) are not applied: a change
+/// travels once. Their markers tell which Realm versions the database holds at that point of
+/// its commit order; a second cursor (`<adapter>~database`) keeps that position durably, and
+/// the Realm writes after it are the pending writes of the convergence rule (``PendingWrites``).
+/// Transient errors (a lost connection, a restarting server) reconnect with the
 /// configured backoff and resume from the last confirmed position; any other error stops the
 /// daemon with the transaction unconfirmed, so it is retried on the next start.
 public final class DatabaseToRealmService: Service {
     let connector: any RelationalConnector
     let applier: RealmApplier
+    let adapter: Adapter
+    /// Where the database's commit order has reached in each Realm's history.
+    let databaseCursor: Adapter
     let retry: DatabaseConfiguration.Retry
     let logger: Logger
 
-    public init(connector: any RelationalConnector, applier: RealmApplier, retry: DatabaseConfiguration.Retry, logger: Logger) {
+    public init(connector: any RelationalConnector, applier: RealmApplier, adapter: Adapter, retry: DatabaseConfiguration.Retry, logger: Logger) throws {
         self.connector = connector
         self.applier = applier
+        self.adapter = adapter
+        self.databaseCursor = try Adapter(store: adapter.store, name: adapter.name + "~database", pathRegex: adapter.pathRegex,
+                                          compactionInterval: .max, logger: logger)
         self.retry = retry
         self.logger = logger
+    }
+
+    private let index = PendingIndex()
+
+    /// The Realm writes the database does not hold yet as of the transaction being applied.
+    func pendingWrites(_ path: String, _ changes: [ObjectChange]) throws -> PendingWrites {
+        guard try adapter.store.contains(path) else { return .none }
+        return try index.pendingWrites(store: adapter.store, path: path, after: try databaseCursor.cursor(path),
+                                       excludingOrigin: adapter.origin, concerning: changes)
     }
 
     public func run() async throws {
         try await withRetries(retry, connector: connector, logger: logger, what: "database → Realm") {
             let stream = try await connector.changes()
             for try await tx in stream.cancelOnGracefulShutdown() {
-                if !tx.isOwn {
-                    let applier = self.applier
-                    let paths = try await applier.store.perform { try applier.apply(tx) }
+                let (applier, adapter, cursor) = (self.applier, self.adapter, self.databaseCursor)
+                if tx.isOwn {
+                    try await applier.store.perform {
+                        for m in tx.markers where m.adapter == adapter.name {
+                            try cursor.skip(m.path, through: m.version)
+                        }
+                    }
+                } else {
+                    let paths = try await applier.store.perform { try applier.apply(tx, pending: self.pendingWrites) }
                     if !paths.isEmpty {
                         logger.debug("Applied a database transaction", metadata: ["position": "\(tx.position)", "realm.paths": "\(paths)", "changes": "\(tx.changes.count)"])
                     }

@@ -79,7 +79,9 @@ public final class PostgresConnector: RelationalConnector {
             for t in mapping.tables where !mapping.path.isLiteral {
                 try s.execute("ALTER TABLE \(PostgresSQL.qualified(schema, t.table)) REPLICA IDENTITY FULL")
             }
-            try PostgresReplicationSetup.ensurePublication(s, name: c.publication, schema: schema, tables: tables)
+            // The state table is published too: its rows in our own transactions say which Realm
+            // versions the database holds at that point (the convergence rule needs it).
+            try PostgresReplicationSetup.ensurePublication(s, name: c.publication, schema: schema, tables: tables + [Self.stateTable])
             if c.resetReplicationSlot { try PostgresReplicationSetup.dropSlot(s, c.slotName) }
         }
         let needsSlot = try await admin.session { s in try !PostgresReplicationSetup.slotExists(s, c.slotName) }
@@ -151,8 +153,22 @@ public final class PostgresConnector: RelationalConnector {
             let task = Task {
                 do {
                     for try await tx in stream.transactions {
+                        var markers: [AppliedMarker] = []
+                        var changes: [RowChange] = []
+                        for change in tx.changes {
+                            switch change {
+                            case .insert(Self.stateTable, let row), .update(Self.stateTable, let row, _):
+                                if case .string(let a)? = row["adapter"], case .string(let p)? = row["path"], case .int(let v)? = row["version"] {
+                                    markers.append(AppliedMarker(adapter: a, path: p, version: v))
+                                }
+                            case .delete(Self.stateTable, _):
+                                continue
+                            default:
+                                changes.append(change)
+                            }
+                        }
                         continuation.yield(DatabaseTransaction(position: Self.position(tx.endLSN), isOwn: tx.origin == origin,
-                                                               changes: tx.changes, token: tx.endLSN.value))
+                                                               changes: changes, token: tx.endLSN.value, markers: markers))
                     }
                     continuation.finish()
                 } catch {

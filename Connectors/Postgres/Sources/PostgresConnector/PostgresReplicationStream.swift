@@ -44,7 +44,10 @@ public final class PostgresReplicationStream: @unchecked Sendable {
         self.schema = schema
         self.customTypes = customTypes
         self.logger = logger
-        permits = DispatchSemaphore(value: maxInFlight)
+        // Start at 0 and add the permits: libdispatch traps when a semaphore is freed with a
+        // value below its initial one, which a shutdown with transactions in flight would do.
+        permits = DispatchSemaphore(value: 0)
+        for _ in 0..<maxInFlight { permits.signal() }
         (transactions, continuation) = AsyncThrowingStream.makeStream(of: PostgresTransaction.self)
     }
 

@@ -1,0 +1,105 @@
+import Foundation
+import PostgresConnector
+import RealmAdapter
+import Testing
+
+extension PostgresIntegration {
+/// Writers on both sides edit the same rows at once; once they stop, both sides are equal
+/// (the database's commit order decides, see `PendingWrites`).
+@Suite struct ConvergenceTests {
+    static let schema = #"[{"name": "Item", "primaryKey": "id", "properties": {"id": "int", "a": "int", "b": "string?"}}]"#
+
+    @Test(.timeLimit(.minutes(3)), arguments: [1, 2, 3, 4, 5])
+    func concurrentEditsOfTheSameRowsConverge(seed: Int) async throws {
+        try await SyncHarness.run(schema: Self.schema) { h in
+            let ids = 1...12
+            for i in ids { _ = try await h.sql(#"INSERT INTO "Item" VALUES ($1, 0, 'start')"#, [String(i)]) }
+            try await eventually("the starting rows in the Realm") { try h.object("Item", .int(Int64(ids.upperBound))) != nil }
+
+            let deadline = ContinuousClock.now + .seconds(3)
+            let settings = h.settings
+            let database = Task {
+                var rng = SeededGenerator(seed: UInt64(seed))
+                let pg = try await PostgresConnection.connect(settings)
+                defer { pg.close() }
+                var n = 0
+                while ContinuousClock.now < deadline {
+                    let id = String(Int.random(in: ids, using: &rng)), v = String(Int.random(in: 0...999, using: &rng))
+                    let sql: String = switch Int.random(in: 0..<10, using: &rng) {
+                    case 0: #"DELETE FROM "Item" WHERE id = $1 AND $2 <> ''"#
+                    case 1: #"INSERT INTO "Item" VALUES ($1, $2::int, 'db-new') ON CONFLICT (id) DO NOTHING"#
+                    case 2...5: #"UPDATE "Item" SET a = $2::int WHERE id = $1"#
+                    default: #"UPDATE "Item" SET b = 'db-' || $2 WHERE id = $1"#
+                    }
+                    _ = try await pg.session { s in try s.query(sql, [id, v]) }
+                    n += 1
+                }
+                return n
+            }
+            let realm = Task {
+                try await h.store.perform {
+                    var rng = SeededGenerator(seed: UInt64(seed) &* 7919)
+                    var n = 0
+                    while ContinuousClock.now < deadline {
+                        let id = Value.int(Int64(Int.random(in: ids, using: &rng))), v = Int64.random(in: 0...999, using: &rng)
+                        let op = Int.random(in: 0..<10, using: &rng)
+                        try h.store.write(to: "/SQLDemo", origin: "app") { tx in
+                            let exists = try tx.object("Item", id) != nil
+                            switch op {
+                            case 0 where exists: try tx.delete("Item", id)
+                            case 1 where !exists: try tx.create("Item", ["id": id, "a": .int(v), "b": "realm-new"])
+                            case 2...5 where exists: try tx.update("Item", id, ["a": .int(v)])
+                            case 6...9 where exists: try tx.update("Item", id, ["b": .string("realm-\(v)")])
+                            default: break
+                            }
+                        }
+                        n += 1
+                        usleep(500)
+                    }
+                    return n
+                }
+            }
+            let (dbWrites, realmWrites) = (try await database.value, try await realm.value)
+            #expect(dbWrites > 100 && realmWrites > 100)
+
+            func databaseRows() async throws -> [[String?]] {
+                try await h.sql(#"SELECT id, a, b FROM "Item" ORDER BY id"#)
+            }
+            func realmRows() throws -> [[String?]] {
+                try h.store.objects(of: "Item", in: "/SQLDemo").map { o in
+                    [o.identity.description, o.values["a"]!.description, o.values["b"]!.isNull ? nil : o.values["b"]!.description]
+                }
+            }
+            do {
+                try await eventually("both sides equal after the writers stopped", timeout: .seconds(30)) {
+                    let d = try await databaseRows()
+                    let r = try realmRows()
+                    return d == r
+                }
+            } catch {
+                let d = try await databaseRows(), r = try realmRows()
+                let onlyDB = d.filter { !r.contains($0) }, onlyRealm = r.filter { !d.contains($0) }
+                Issue.record("database only: \(onlyDB)\nRealm only: \(onlyRealm)")
+                throw error
+            }
+            // And they stay equal: nothing keeps bouncing between the sides.
+            try await Task.sleep(for: .milliseconds(500))
+            let d = try await databaseRows()
+            #expect(d == (try realmRows()))
+        }
+    }
+}
+}
+
+/// A small deterministic generator (SplitMix64), so a failing seed can be replayed.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
