@@ -57,8 +57,12 @@ let package = Package(
             name: "realm-adapter-bench",
             dependencies: [
                 "RealmAdapter",
+                "PostgresConnector",
+                "CLibPQ",
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Benchmarks/realm-adapter-bench"
         ),

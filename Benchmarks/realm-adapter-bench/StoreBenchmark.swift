@@ -4,11 +4,11 @@ import GRDBSQLite
 import RealmAdapter
 
 @main
-struct Bench: ParsableCommand {
+struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "realm-adapter-bench",
         abstract: "Benchmarks, each reported as a ratio against the physical limit measured in the same run.",
-        subcommands: [StoreBenchmark.self],
+        subcommands: [StoreBenchmark.self, PostgresBenchmark.self],
         defaultSubcommand: StoreBenchmark.self
     )
 }

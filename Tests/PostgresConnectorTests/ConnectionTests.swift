@@ -1,5 +1,5 @@
 import Foundation
-import PostgresConnector
+@testable import PostgresConnector
 import RealmAdapter
 import Testing
 
@@ -51,4 +51,21 @@ extension PostgresIntegration {
         }
     }
 }
+}
+
+@Suite struct PostgresWritesTests {
+    @Test func runsOfUpsertsBecomeMultiRowStatementsUnlessAKeyRepeats() {
+        func up(_ id: Int64, _ name: String = "x") -> DatabaseWrite {
+            .upsert(table: "t", keyColumns: ["id"], row: DatabaseRow(["id": .int(id), "name": .string(name)]))
+        }
+        let statements = PostgresWrites.statements([up(1), up(2), up(3), up(2, "again"), .delete(table: "t", key: DatabaseRow(["id": 9])), up(4)], schema: "public")
+        #expect(statements.map(\.0) == [
+            #"INSERT INTO "public"."t" ("id", "name") VALUES ($1, $2), ($3, $4), ($5, $6) ON CONFLICT ("id") DO UPDATE SET "name" = EXCLUDED."name""#,
+            #"INSERT INTO "public"."t" ("id", "name") VALUES ($1, $2) ON CONFLICT ("id") DO UPDATE SET "name" = EXCLUDED."name""#,
+            #"DELETE FROM "public"."t" WHERE "id" = $1"#,
+            #"INSERT INTO "public"."t" ("id", "name") VALUES ($1, $2) ON CONFLICT ("id") DO UPDATE SET "name" = EXCLUDED."name""#,
+        ])
+        #expect(statements[0].1 == ["1", "x", "2", "x", "3", "x"])
+        #expect(statements[1].1 == ["2", "again"])
+    }
 }

@@ -88,10 +88,14 @@ public final class Adapter: Sendable {
     /// Durably moves past the transaction ``current(_:)`` returned, and past any of this
     /// adapter's own transactions before it. Without a pending transaction, moves past this
     /// adapter's own trailing transactions, if any.
-    public func advance(_ path: String) throws {
+    ///
+    /// - Parameter durable: `false` skips flushing this cursor to disk on its own, for adapters
+    ///   whose target records what it applied (a power loss then replays a little, and the
+    ///   target's record skips it); a process crash loses nothing either way.
+    public func advance(_ path: String, durable: Bool = true) throws {
         let tx = pending.withLock { $0.removeValue(forKey: path) }
         let origin = self.origin
-        try store.writeMeta { db in
+        try store.writeMeta(durable: durable) { db in
             guard let r = try RealmStore.realmRow(db, path) else { return }
             var target: Int64
             if let tx {
@@ -111,6 +115,10 @@ public final class Adapter: Sendable {
             try db.cachedStatement(sql: "INSERT INTO adapter_cursor (adapter, realm_id, version) VALUES (?, ?, ?) ON CONFLICT(adapter, realm_id) DO UPDATE SET version = max(version, excluded.version)")
                 .execute(arguments: [name, r.id, target])
         }
+        try compactIfDue(path)
+    }
+
+    private func compactIfDue(_ path: String) throws {
         let due = advancesSinceCompaction.withLock { counts -> Bool in
             counts[path, default: 0] += 1
             guard counts[path]! >= compactionInterval else { return false }
@@ -121,6 +129,45 @@ public final class Adapter: Sendable {
             let removed = try store.compact(path)
             if removed > 0 { logger.debug("Compacted history", metadata: ["realm.path": "\(path)", "transactions": "\(removed)"]) }
         }
+    }
+
+    /// Up to `limit` transactions this adapter has not advanced past, oldest first, without its
+    /// own, and no more than needed to reach `maxInstructions` (at least one): for connectors
+    /// that apply several at once (``advance(_:through:durable:)`` after).
+    public func pending(_ path: String, limit: Int, maxInstructions: Int = .max) throws -> [RealmTransaction] {
+        guard follows(path) else { return [] }
+        let origin = self.origin
+        return try store.read { db in
+            guard let r = try RealmStore.realmRow(db, path) else { return [] }
+            let cursor = try cursorVersion(db, r.id)
+            if cursor < r.compactedThrough {
+                throw RealmAdapterError(.historyCompacted, "Adapter '\(name)' is at version \(cursor) of \(path), but history up to \(r.compactedThrough) was compacted before it registered. Follow this Realm with a new adapter name from the start, or load it again.",
+                                        context: ["adapter": name, "realm.path": path])
+            }
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+                SELECT version, origin, committed_at, instructions FROM history
+                WHERE realm_id = ? AND version > ? AND origin <> ? ORDER BY version LIMIT ?
+                """), arguments: [r.id, cursor, origin, limit])
+            var out: [RealmTransaction] = []
+            var instructions = 0
+            while instructions < maxInstructions, let row = try rows.next() {
+                let tx = try RealmStore.transaction(row)
+                instructions += tx.instructions.count
+                out.append(tx)
+            }
+            return out
+        }
+    }
+
+    /// Moves past every transaction up to `version` (after ``pending(_:limit:)``).
+    public func advance(_ path: String, through version: Int64, durable: Bool = true) throws {
+        pending.withLock { _ = $0.removeValue(forKey: path) }
+        try store.writeMeta(durable: durable) { db in
+            guard let r = try RealmStore.realmRow(db, path) else { return }
+            try db.cachedStatement(sql: "INSERT INTO adapter_cursor (adapter, realm_id, version) VALUES (?, ?, ?) ON CONFLICT(adapter, realm_id) DO UPDATE SET version = max(version, excluded.version)")
+                .execute(arguments: [name, r.id, min(version, r.version)])
+        }
+        try compactIfDue(path)
     }
 
     /// Moves the cursor of `path` to `version` unless it is already past it: for resuming from
@@ -193,7 +240,23 @@ public struct AdapterRealm: Sendable {
 
 extension RealmStore {
     /// A write to the store's own bookkeeping (adapters, cursors), not to any Realm.
-    func writeMeta<T>(_ body: (Database) throws -> T) throws -> T {
-        do { return try pool.write(body) } catch let e as DatabaseError { throw Self.wrap(e) }
+    ///
+    /// With `durable: false` the commit is not flushed to disk on its own (a later durable
+    /// commit flushes it): for state that another record can restore after a power loss, such
+    /// as an adapter cursor whose target system records what it applied.
+    func writeMeta<T>(durable: Bool = true, _ body: (Database) throws -> T) throws -> T {
+        do {
+            if durable || !options.durable { return try pool.write(body) }
+            return try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
+                var result: T?
+                try db.inTransaction(.immediate) {
+                    result = try body(db)
+                    return .commit
+                }
+                return result!
+            }
+        } catch let e as DatabaseError { throw Self.wrap(e) }
     }
 }

@@ -33,6 +33,8 @@ public struct DatabaseConfiguration: Sendable {
         /// Delays never exceed this (default 30 s).
         public var maxDelayMs: Int = 30_000
 
+        public init() {}
+
         /// The delay before attempt `n` (1-based; attempt 1 has none).
         public func delay(beforeAttempt n: Int) -> Duration {
             guard n > 1 else { return .zero }

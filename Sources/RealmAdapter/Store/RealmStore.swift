@@ -37,6 +37,7 @@ public final class RealmStore: Sendable {
 
     /// The store's directory.
     public let directory: String
+    public let options: Options
     let pool: DatabasePool
     let logger: Logger
     let notifier: ChangeNotifier
@@ -48,6 +49,7 @@ public final class RealmStore: Sendable {
     ///   be opened (permissions, a file that is not a store, a disk error).
     public init(directory: String, options: Options = Options(), logger: Logger = Logger(label: "realm-adapter.store")) throws {
         self.directory = directory
+        self.options = options
         self.logger = logger
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

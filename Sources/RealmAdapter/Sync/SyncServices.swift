@@ -98,26 +98,55 @@ public final class RealmToDatabaseService: Service {
         }
     }
 
+    /// How many Realm transactions one database transaction may carry when the adapter is
+    /// behind (group commit): each stays whole, the marker records the last.
+    public let batchLimit = 200
+    /// …and at most about this many instructions, so memory stays flat however far behind it is.
+    public let batchInstructions = 5_000
+
     /// Applies every pending transaction of one Realm.
+    ///
+    /// When several are waiting they go to the database together, in order, in one database
+    /// transaction (one round of commits instead of one per Realm transaction); if that fails
+    /// they are retried one by one, so that a rejected change is isolated (and, with
+    /// `ignoreSQLErrors`, the only one dead-lettered).
     public func drain(_ path: String) async throws {
         let (store, adapter, mapping) = (self.adapter.store, self.adapter, self.mapping)
-        while let (tx, writes) = try await store.perform({ () -> (RealmTransaction, [DatabaseWrite])? in
-            guard let tx = try adapter.current(path) else { return nil }
-            let writes = try mapping.databaseWrites(tx.instructions, path: path) { type, identity, property in
-                try store.list(property, of: type, identity: identity, in: path)
+        let (limit, maxInstructions) = (batchLimit, batchInstructions)
+        while true {
+            let batch = try await store.perform { () -> [(RealmTransaction, [DatabaseWrite])] in
+                try adapter.pending(path, limit: limit, maxInstructions: maxInstructions).map { tx in
+                    (tx, try mapping.databaseWrites(tx.instructions, path: path) { type, identity, property in
+                        try store.list(property, of: type, identity: identity, in: path)
+                    })
+                }
             }
-            return (tx, writes)
-        }) {
+            guard let last = batch.last else { return }
             do {
-                try await connector.apply(writes, adapter: adapter.name, path: path, version: tx.version)
+                try await connector.apply(batch.flatMap(\.1), adapter: adapter.name, path: path, version: last.0.version)
+            } catch where batch.count > 1 && !connector.isTransient(error) {
+                for (tx, writes) in batch { try await applyOne(tx, writes, path) }
             } catch where !connector.isTransient(error) && ignoreSQLErrors {
-                logger.error("The database rejected a change; kept in the dead-letter record (ignoreSQLErrors)",
-                             metadata: ["realm.path": "\(path)", "version": "\(tx.version)", "error": "\(error)"])
-                try await connector.deadLetter(tx.instructions, error: "\(error)", adapter: adapter.name, path: path, version: tx.version)
+                try await deadLetter(last.0, error, path)
             }
-            try await store.perform { try adapter.advance(path) }
-            logger.debug("Applied a Realm transaction", metadata: ["realm.path": "\(path)", "version": "\(tx.version)", "writes": "\(writes.count)"])
+            // The state table records what the database applied: the cursor need not be flushed on its own.
+            try await store.perform { try adapter.advance(path, through: last.0.version, durable: false) }
+            logger.debug("Applied Realm transactions", metadata: ["realm.path": "\(path)", "through": "\(last.0.version)", "count": "\(batch.count)"])
         }
+    }
+
+    private func applyOne(_ tx: RealmTransaction, _ writes: [DatabaseWrite], _ path: String) async throws {
+        do {
+            try await connector.apply(writes, adapter: adapter.name, path: path, version: tx.version)
+        } catch where !connector.isTransient(error) && ignoreSQLErrors {
+            try await deadLetter(tx, error, path)
+        }
+    }
+
+    private func deadLetter(_ tx: RealmTransaction, _ error: Error, _ path: String) async throws {
+        logger.error("The database rejected a change; kept in the dead-letter record (ignoreSQLErrors)",
+                     metadata: ["realm.path": "\(path)", "version": "\(tx.version)", "error": "\(error)"])
+        try await connector.deadLetter(tx.instructions, error: "\(error)", adapter: adapter.name, path: path, version: tx.version)
     }
 }
 

@@ -167,6 +167,28 @@ public struct PostgresSession {
         return try PostgresResult(result, connection: handle, sql: sql)
     }
 
+    /// Runs `COPY … FROM STDIN` and streams the text-format lines `produce` writes.
+    /// - Returns: the number of rows copied.
+    @discardableResult
+    public func copyIn(_ sql: String, _ produce: ((String) throws -> Void) throws -> Void) throws -> Int {
+        _ = try query(sql)  // PGRES_COPY_IN
+        var failure: Error?
+        do {
+            try produce { line in
+                let ok = line.utf8CString.withUnsafeBufferPointer { b in PQputCopyData(handle, b.baseAddress, Int32(b.count - 1)) }
+                guard ok == 1 else { throw PostgresError(.connectionLost, String(cString: PQerrorMessage(handle)), query: sql) }
+            }
+        } catch { failure = error }
+        PQputCopyEnd(handle, failure == nil ? nil : "aborted by the client")
+        var copied = 0
+        while let result = PQgetResult(handle) {
+            let r = try PostgresResult(result, connection: handle, sql: sql)
+            copied = max(copied, r.affected)
+        }
+        if let failure { throw failure }
+        return copied
+    }
+
     /// Runs statements without parameters (may be several, separated by `;`).
     public func execute(_ sql: String) throws {
         _ = try query(sql)
@@ -210,7 +232,8 @@ public struct PostgresResult: Sendable {
                                 hint: field(Int32(UInt8(ascii: "H"))), query: sql)
         }
         let nCols = Int(PQnfields(result)), nRows = Int(PQntuples(result))
-        columns = (0..<nCols).map { String(cString: PQfname(result, Int32($0))) }
+        // COPY results have columns but no names.
+        columns = (0..<nCols).map { PQfname(result, Int32($0)).map { String(cString: $0) } ?? "" }
         types = (0..<nCols).map { UInt32(PQftype(result, Int32($0))) }
         var rows: [[String?]] = []
         rows.reserveCapacity(nRows)

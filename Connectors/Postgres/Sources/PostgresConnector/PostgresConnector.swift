@@ -110,8 +110,7 @@ public final class PostgresConnector: RelationalConnector {
         do {
             try await w.session { s in
                 try s.transaction {
-                    for write in writes {
-                        let (sql, params) = PostgresWrites.sql(write, schema: schema)
+                    for (sql, params) in PostgresWrites.statements(writes, schema: schema) {
                         try s.query(sql, params)
                     }
                     try s.query("""

@@ -2,6 +2,52 @@ import RealmAdapter
 
 /// ``DatabaseWrite``s in the Postgres dialect: SQL with `$n` parameters in text format.
 enum PostgresWrites {
+    /// The statements for a sequence of writes, in order. Runs of upserts into the same table
+    /// with the same columns become one multi-row `INSERT … ON CONFLICT` (a bulk load from a
+    /// Realm is mostly that), as long as no key repeats within the run: one statement cannot
+    /// upsert the same row twice.
+    static func statements(_ writes: [DatabaseWrite], schema: String, maxParameters: Int = 30_000) -> [(String, [String?])] {
+        var out: [(String, [String?])] = []
+        var run: [DatabaseWrite] = []
+        var runKeys = Set<[Value]>()
+        func flush() {
+            guard !run.isEmpty else { return }
+            out.append(run.count == 1 ? sql(run[0], schema: schema) : multiRowUpsert(run, schema: schema))
+            run = []
+            runKeys = []
+        }
+        for w in writes {
+            guard case .upsert(let table, let keys, let row) = w else { flush(); out.append(sql(w, schema: schema)); continue }
+            let key = keys.map { row[$0] ?? .null }
+            if let first = run.first, case .upsert(let t0, let k0, let r0) = first,
+               t0 != table || k0 != keys || Set(r0.values.keys) != Set(row.values.keys) || runKeys.contains(key)
+                || (run.count + 1) * row.values.count > maxParameters {
+                flush()
+            }
+            run.append(w)
+            runKeys.insert(key)
+        }
+        flush()
+        return out
+    }
+
+    private static func multiRowUpsert(_ run: [DatabaseWrite], schema: String) -> (String, [String?]) {
+        guard case .upsert(let table, let keyColumns, let first) = run[0] else { preconditionFailure("a run holds upserts only") }
+        let names = first.values.keys.sorted()
+        var params: [String?] = []
+        var tuples: [String] = []
+        for w in run {
+            guard case .upsert(_, _, let row) = w else { continue }
+            let base = params.count
+            tuples.append("(" + names.indices.map { "$\(base + $0 + 1)" }.joined(separator: ", ") + ")")
+            params += names.map { PostgresType.encode(row[$0] ?? .null) }
+        }
+        let updates = names.filter { !keyColumns.contains($0) }.map { "\(PostgresSQL.quote($0)) = EXCLUDED.\(PostgresSQL.quote($0))" }
+        let conflict = "ON CONFLICT (\(keyColumns.map(PostgresSQL.quote).joined(separator: ", "))) " + (updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + updates.joined(separator: ", "))
+        let sql = "INSERT INTO \(PostgresSQL.qualified(schema, table)) (\(names.map(PostgresSQL.quote).joined(separator: ", "))) VALUES \(tuples.joined(separator: ", ")) \(conflict)"
+        return (sql, params)
+    }
+
     static func sql(_ write: DatabaseWrite, schema: String) -> (String, [String?]) {
         let table = PostgresSQL.qualified(schema, write.table)
         func ordered(_ row: DatabaseRow) -> [(String, Value)] { row.values.sorted { $0.key < $1.key } }

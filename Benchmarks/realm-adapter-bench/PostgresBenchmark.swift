@@ -1,0 +1,242 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PostgresConnector
+import RealmAdapter
+import ServiceLifecycle
+
+/// The Postgres benchmark of the connector issue, against the limits measured in the same run.
+struct PostgresBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "postgres",
+        abstract: "Postgres → Realm and Realm → Postgres rates, and end-to-end latency, against pg_recvlogical and COPY.",
+        discussion: """
+            Needs a Postgres with wal_level=logical: run `eval "$(scripts/pg.sh start)"` first (the \
+            connection comes from REALM_ADAPTER_PG_HOST/PORT/USER, pg_recvlogical from \
+            REALM_ADAPTER_PG_BIN). It creates and drops its own database.
+              1. Postgres → Realm: a backlog of --rows row changes (transactions of --batch rows) \
+                 drained from one slot into a Realm, against pg_recvlogical draining the same \
+                 backlog from an identical slot to /dev/null.
+              2. Realm → Postgres: --rows INSERT instructions (Realm transactions of --batch), \
+                 against COPY of the same rows.
+              3. Latency, commit on one side to committed on the other, p50 and p99, at --rate \
+                 commits/s for --seconds in each direction, with the daemon running.
+            """
+    )
+
+    @Option(help: "Row changes in the backlog and instructions applied.") var rows = 200_000
+    @Option(help: "Rows per transaction on both sides.") var batch = 1_000
+    @Option(help: "Commits per second in the latency run.") var rate = 1_000
+    @Option(help: "Seconds of each latency run.") var seconds = 5
+
+    func run() async throws {
+        let env = ProcessInfo.processInfo.environment
+        guard let port = env["REALM_ADAPTER_PG_PORT"].flatMap(Int.init) else {
+            throw ValidationError("Start Postgres first: eval \"$(scripts/pg.sh start)\"")
+        }
+        let bin = env["REALM_ADAPTER_PG_BIN"] ?? "/usr/lib/postgresql/15/bin"
+        var logger = Logger(label: "bench")
+        logger.logLevel = .warning
+        let admin = PostgresSettings(host: env["REALM_ADAPTER_PG_HOST"] ?? "127.0.0.1", port: port, user: env["REALM_ADAPTER_PG_USER"] ?? "postgres", database: "postgres")
+        let dbName = "bench_\(UInt32.random(in: 0...UInt32.max))"
+        let adminConn = try await PostgresConnection.connect(admin)
+        try await adminConn.session { s in try s.execute("CREATE DATABASE \(dbName)") }
+        var settings = admin
+        settings.database = dbName
+        let scratch = NSTemporaryDirectory() + dbName
+        defer {
+            try? FileManager.default.removeItem(atPath: scratch)
+            _ = try? adminConn.sessionSync { s in
+                try s.query("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1", [dbName])
+                try s.execute("DROP DATABASE IF EXISTS \(dbName) WITH (FORCE)")
+                try s.query("SELECT pg_replication_origin_drop(roname) FROM pg_replication_origin WHERE roname LIKE $1", ["realm_adapter_\(dbName)%"])
+            }
+            adminConn.close()
+        }
+        let pg = try await PostgresConnection.connect(settings)
+        defer { pg.close() }
+        try await pg.session { s in
+            try s.execute("""
+                CREATE TABLE item (id integer PRIMARY KEY, name text NOT NULL, qty integer NOT NULL, price double precision NOT NULL, active boolean NOT NULL);
+                CREATE TABLE item_copy (LIKE item INCLUDING ALL);
+                CREATE PUBLICATION pub FOR TABLE item;
+                """)
+        }
+        print("realm-adapter Postgres benchmark: \(rows) row changes, transactions of \(batch)")
+
+        // 1. Postgres → Realm.
+        let repl = try await PostgresConnection.connect(settings, replication: true)
+        _ = try repl.sessionSync { try PostgresReplicationSetup.createSlot($0, dbName + "_recv") }
+        _ = try repl.sessionSync { try PostgresReplicationSetup.createSlot($0, dbName + "_ours") }
+        repl.close()
+        let (rows, batch) = (self.rows, self.batch)
+        try await pg.session { s in
+            for start in stride(from: 0, to: rows, by: batch) {
+                try s.query("INSERT INTO item SELECT g, 'item-' || g, g % 1000, (g % 10000) / 100.0, g % 3 = 0 FROM generate_series($1::int, $2::int) g",
+                            [String(start), String(min(rows, start + batch) - 1)])
+            }
+        }
+        let end = try await pg.session { s in try s.query("SELECT pg_current_wal_lsn()::text").rows[0][0]! }
+        let recvTime = try ContinuousClock().measure {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: bin + "/pg_recvlogical")
+            p.arguments = ["-h", settings.host!, "-p", String(port), "-U", settings.user!, "-d", dbName, "--slot", dbName + "_recv", "--start",
+                           "-o", "proto_version=1", "-o", "publication_names=pub", "-E", end, "-f", "/dev/null"]
+            try p.run()
+            p.waitUntilExit()
+            guard p.terminationStatus == 0 else { throw ValidationError("pg_recvlogical failed (\(p.terminationStatus))") }
+        }
+        let drainConfig = try config(settings, store: scratch + "/drain", slot: "ours")
+        let store = try RealmStore(directory: drainConfig.realm.store)
+        let mapping = try Mapping(drainConfig)
+        let applier = RealmApplier(store: store, mapping: mapping, origin: "adapter:bench", source: "postgres:ours")
+        let stream = try await PostgresReplicationStream(settings: settings, slot: dbName + "_ours", publication: "pub", logger: logger)
+        let endLSN = LSN(end)!
+        var drained = 0
+        let drainTime = try await ContinuousClock().measure {
+            try stream.start()
+            for try await tx in stream.transactions {
+                let dtx = DatabaseTransaction(position: String(tx.endLSN.value, radix: 16), isOwn: false, changes: tx.changes, token: tx.endLSN.value)
+                try applier.apply(dtx)
+                drained += tx.changes.count
+                stream.processed(tx)
+                if tx.endLSN >= endLSN || drained >= rows { break }
+            }
+        }
+        stream.stop()
+        guard drained == rows, try store.count(of: "Item", in: "/bench") == rows else { throw ValidationError("drained \(drained) of \(rows)") }
+        let recvRate = rate(rows, recvTime), drainRate = rate(rows, drainTime)
+        print(String(format: "  Postgres → Realm   %9.0f changes/s   pg_recvlogical %9.0f changes/s   ratio %.2f", drainRate, recvRate, drainRate / recvRate))
+        fflush(nil)
+
+        // 2. Realm → Postgres.
+        let applyConfig = try config(settings, store: scratch + "/apply", slot: "apply")
+        let source = try RealmStore(directory: applyConfig.realm.store)
+        try await source.apply([.addType(applyConfig.schema[type: "Item"]!)], to: "/bench", origin: "app")
+        for start in stride(from: 0, to: rows, by: batch) {
+            var instructions: [Instruction] = []
+            for g in start..<min(rows, start + batch) {
+                let values: PropertyValues = ["id": .int(Int64(g)), "name": .string("item-\(g)"), "qty": .int(Int64(g % 1000)),
+                                              "price": .double(Double(g % 10000) / 100), "active": .bool(g % 3 == 0)]
+                instructions.append(.insert(objectType: "Item", identity: .int(Int64(g)), values: values))
+            }
+            try await source.apply(instructions, to: "/bench", origin: "app")
+        }
+        try await pg.session { s in try s.execute("TRUNCATE item") }
+        let connector = PostgresConnector(configuration: applyConfig.database!, logger: logger)
+        try await connector.prepare(try Mapping(applyConfig))
+        let adapter = try Adapter(store: source, name: "bench", pathRegex: "^/bench$", compactionInterval: .max)
+        let service = RealmToDatabaseService(connector: connector, adapter: adapter, mapping: try Mapping(applyConfig), retry: .init(), ignoreSQLErrors: false, logger: logger)
+        let applyTime = try await ContinuousClock().measure { try await service.drain("/bench") }
+        let applied = try await pg.session { s in try s.query("SELECT count(*) FROM item").rows[0][0]! }
+        guard applied == String(rows) else { throw ValidationError("applied \(applied) of \(rows)") }
+        let copyTime: Duration = try await ContinuousClock().measure {
+            _ = try await pg.session { s -> Int in
+                try s.copyIn("COPY item_copy FROM STDIN") { write in
+                    for g in 0..<rows {
+                        let line = "\(g)\titem-\(g)\t\(g % 1000)\t\(Double(g % 10000) / 100)\t" + (g % 3 == 0 ? "t" : "f") + "\n"
+                        try write(line)
+                    }
+                }
+            }
+        }
+        let applyRate = rate(rows, applyTime), copyRate = rate(rows, copyTime)
+        print(String(format: "  Realm → Postgres   %9.0f instr/s     COPY           %9.0f rows/s      ratio %.2f", applyRate, copyRate, applyRate / copyRate))
+        fflush(nil)
+        await connector.shutdown()
+
+        // 3. Latency, with the daemon running.
+        try await latency(settings, scratch: scratch + "/latency", logger: logger)
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        print(String(format: "  max RSS %.0f MB", Double(usage.ru_maxrss) / 1024))
+    }
+
+    func rate(_ n: Int, _ d: Duration) -> Double { Double(n) / (Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18) }
+
+    func config(_ s: PostgresSettings, store: String, slot: String) throws -> Configuration {
+        try Configuration(json: try JSONValue(parsing: """
+            {"realm": {"store": "\(store)", "path": "/bench", "adapterName": "bench"},
+             "database": {"type": "postgres", "host": "\(s.host!)", "port": \(s.port!), "user": "\(s.user!)", "database": "\(s.database!)",
+                          "slotName": "\(s.database!)_\(slot)", "publication": "\(s.database!)_\(slot)"},
+             "schema": [{"name": "Item", "primaryKey": "id", "properties": {"id": "int", "name": "string", "qty": "int", "price": "double", "active": "bool"}}],
+             "mapping": {"tables": {"item": "Item"}}}
+            """), environment: [:])
+    }
+
+    /// Commit-to-commit latency each way at a steady rate, from the commit times each side records.
+    func latency(_ settings: PostgresSettings, scratch: String, logger: Logger) async throws {
+        let c = try config(settings, store: scratch, slot: "latency")
+        let store = try RealmStore(directory: c.realm.store)
+        let mapping = try Mapping(c)
+        let connector = PostgresConnector(configuration: c.database!, logger: logger)
+        let pg = try await PostgresConnection.connect(settings)
+        defer { pg.close() }
+        try await pg.session { s in
+            try s.execute("""
+                TRUNCATE item;
+                ALTER TABLE item ADD COLUMN IF NOT EXISTS committed_at timestamptz;
+                CREATE OR REPLACE FUNCTION stamp() RETURNS trigger AS $$ BEGIN NEW.committed_at := clock_timestamp(); RETURN NEW; END $$ LANGUAGE plpgsql;
+                CREATE OR REPLACE TRIGGER stamp BEFORE INSERT ON item FOR EACH ROW EXECUTE FUNCTION stamp();
+                """)
+        }
+        try await connector.prepare(mapping)
+        let adapter = try Adapter(store: store, name: "bench", pathRegex: "^/bench$")
+        _ = try Adapter(store: store, name: "bench-history", pathRegex: "^/bench$")  // keeps the history for the commit times
+        let applier = RealmApplier(store: store, mapping: mapping, origin: adapter.origin, source: connector.sourceName)
+        let group = ServiceGroup(configuration: .init(services: [
+            .init(service: try DatabaseToRealmService(connector: connector, applier: applier, adapter: adapter, retry: .init(), logger: logger)),
+            .init(service: RealmToDatabaseService(connector: connector, adapter: adapter, mapping: mapping, retry: .init(), ignoreSQLErrors: false, logger: logger)),
+        ], logger: logger))
+        let total = rate * seconds
+        let interval = Duration.seconds(1) / rate
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            // Postgres → Realm: ids 0..<total, one per commit.
+            let writer = try await PostgresConnection.connect(settings)
+            var next = ContinuousClock.now
+            for i in 0..<total {
+                _ = try await writer.session { s in try s.query("INSERT INTO item (id, name, qty, price, active) VALUES ($1, 'x', 0, 0, false)", [String(i)]) }
+                next += interval
+                try await Task.sleep(until: next)
+            }
+            writer.close()
+            while try !store.contains("/bench") || store.count(of: "Item", in: "/bench") < total { try await Task.sleep(for: .milliseconds(50)) }
+            // Realm → Postgres: ids 1_000_000..., one per Realm transaction.
+            next = ContinuousClock.now
+            for i in 0..<total {
+                _ = try await store.perform {
+                    try store.write(to: "/bench", origin: "app") { tx in
+                        _ = try tx.create("Item", ["id": .int(Int64(1_000_000 + i)), "name": "y", "qty": 0, "price": 0.0, "active": false])
+                    }
+                }
+                next += interval
+                try await Task.sleep(until: next)
+            }
+            while try await pg.session({ s in try s.query("SELECT count(*) FROM item").rows[0][0]! }) != String(2 * total) {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+        await connector.shutdown()
+
+        // Commit times: Realm history and the database's clock_timestamp() at insert.
+        let dbTimes = try await pg.session { s in
+            try s.query("SELECT id, extract(epoch FROM committed_at)::float8 FROM item").rows
+        }
+        var database: [Int64: Double] = [:]
+        for r in dbTimes { if let id = r[0].flatMap(Int64.init), let t = r[1].flatMap(Double.init) { database[id] = t } }
+        var toRealm: [Double] = [], toDatabase: [Double] = []
+        for tx in try store.history(of: "/bench") {
+            let realmTime = Double(tx.committedAt.seconds) + Double(tx.committedAt.nanoseconds) / 1e9
+            for case .insert("Item", .int(let id), _) in tx.instructions {
+                guard let dbTime = database[id] else { continue }
+                if id >= 1_000_000 { toDatabase.append(dbTime - realmTime) } else { toRealm.append(realmTime - dbTime) }
+            }
+        }
+        func pct(_ xs: [Double], _ p: Double) -> Double { let s = xs.sorted(); return s.isEmpty ? .nan : s[min(s.count - 1, Int(Double(s.count) * p))] * 1000 }
+        print(String(format: "  latency at %d commits/s: Postgres → Realm p50 %.1f ms, p99 %.1f ms; Realm → Postgres p50 %.1f ms, p99 %.1f ms",
+                     rate, pct(toRealm, 0.5), pct(toRealm, 0.99), pct(toDatabase, 0.5), pct(toDatabase, 0.99)))
+    }
+}
