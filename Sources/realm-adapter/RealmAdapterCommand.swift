@@ -17,7 +17,7 @@ struct RealmAdapterCommand: AsyncParsableCommand {
             `realm-adapter realm --help` to explore a store. Examples live in examples/ of the repository.
             """,
         version: "0.1.0",
-        subcommands: [Validate.self, Run.self, Status.self, RealmCommand.self]
+        subcommands: [Init.self, Validate.self, Run.self, Status.self, RealmCommand.self]
     )
 }
 

@@ -252,3 +252,43 @@ func crashReport(_ file: String) -> String {
     guard let r = log.range(of: "crashed") else { return String(log.suffix(2000)) }
     return String(log[r.lowerBound...].prefix(3000))
 }
+
+extension PostgresIntegration.CrashTests {
+    /// `realm-adapter init` turns tables, keys, foreign keys and a join table into a configuration
+    /// that `validate` accepts, and says what it left out.
+    @Test func initWritesAConfigurationFromTheDatabase() async throws {
+        try await TestServer.withFreshDatabase { settings in
+            let pg = try await PostgresConnection.connect(settings)
+            defer { pg.close() }
+            try await pg.session { s in
+                try s.execute("""
+                    CREATE TYPE mood AS ENUM ('happy', 'sad');
+                    CREATE TABLE employee (id int PRIMARY KEY, name text NOT NULL, tags text[], feeling mood, manager int REFERENCES employee (id));
+                    CREATE TABLE route (key uuid PRIMARY KEY, name varchar(32));
+                    CREATE TABLE employee_route (employee int REFERENCES employee (id), route uuid REFERENCES route (key), since date,
+                                                 PRIMARY KEY (employee, route));
+                    CREATE TABLE log (line text);
+                    """)
+            }
+            let dir = NSTemporaryDirectory() + "realm-adapter-init-\(UUID().uuidString.prefix(8))"
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let url = "postgresql://\(settings.user!)@\(settings.host!):\(settings.port!)/\(settings.database!)"
+            let r = try ChildProcess.run(ChildProcess.built("realm-adapter"), ["init", "--database", url, "-o", dir + "/adapter.json"])
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(r.stderr.contains("note: employee.feeling: type mood is not mapped"))
+            #expect(r.stderr.contains("note: log: left out, because it has no primary key"))
+            let config = try Configuration.load(file: dir + "/adapter.json", environment: [:])
+            let employee = try #require(config.schema[type: "employee"])
+            #expect(employee.primaryKey == "id")
+            #expect(employee.properties.map(\.typeString) == ["int", "string", "string[]", "employee"])
+            #expect(config.schema[type: "route"]?[property: "key"]?.type == .scalar(.uuid))
+            let join = try #require(config.schema[type: "employee_route"])
+            #expect(join.primaryKey == "id" && join[property: "employee"]?.type == .link("employee") && join[property: "route"]?.type == .link("route"))
+            #expect(config.mapping.compoundPrimaryKeys["employee_route"]?.map(\.dbColumn) == ["employee", "route"])
+            #expect(config.database?.url == url)
+            let v = try ChildProcess.run(ChildProcess.built("realm-adapter"), ["validate", "-c", dir + "/adapter.json"])
+            #expect(v.status == 0, "\(v.stderr)")
+        }
+    }
+}

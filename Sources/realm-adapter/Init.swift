@@ -1,0 +1,64 @@
+import ArgumentParser
+import Foundation
+import PostgresConnector
+import RealmAdapter
+
+struct Init: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write a starting configuration from an existing database.",
+        discussion: """
+            Reads the tables of a Postgres schema and prints a configuration that syncs them: tables \
+            become types, primary keys become Realm primary keys, single-column foreign keys become \
+            links, join tables (a primary key made of two foreign keys) become join objects with \
+            compoundPrimaryKeys, arrays become lists. What it cannot map is listed on standard error.
+
+            The password comes from PGPASSWORD (or the URL); the written file then reads it from \
+            PGPASSWORD (passwordEnv) and never contains it.
+
+              realm-adapter init --database postgresql://app@db.example.com/shop > adapter.json
+              realm-adapter validate --config adapter.json
+            """
+    )
+
+    @Option(help: ArgumentHelp("The database URL (postgresql://user@host:port/name).", valueName: "url"))
+    var database: String
+
+    @Option(help: "The database schema (namespace) to read.") var schema = "public"
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write to this file instead of standard output.", valueName: "file"))
+    var output: String?
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        try await reportingErrors {
+            let logger = global.bootstrap()
+            var url = database
+            var password: Secret?
+            if var parts = URLComponents(string: database), let p = parts.password {
+                password = Secret(p.removingPercentEncoding ?? p)
+                parts.password = nil
+                url = parts.string ?? database
+            }
+            var settings = PostgresSettings(url: url, password: password)
+            settings.applicationName = "realm-adapter init"
+            let pg = try await PostgresConnection.connect(settings, logger: logger)
+            defer { pg.close() }
+            let name = URLComponents(string: url).map { String($0.path.drop { $0 == "/" }) }.flatMap { $0.isEmpty ? nil : $0 } ?? "database"
+            let (schema, target) = (self.schema, url)
+            // A password given now will be needed later too: from PGPASSWORD, never from the file.
+            let passwordEnv = password != nil || ProcessInfo.processInfo.environment["PGPASSWORD"] != nil ? "PGPASSWORD" : nil
+            let (json, notes) = try await pg.session { s in
+                try PostgresIntrospection.configuration(s, schema: schema, url: target, displayName: name, passwordEnv: passwordEnv)
+            }
+            for n in notes { FileHandle.standardError.write(Data("note: \(n)\n".utf8)) }
+            let text = json.serialized(pretty: true) + "\n"
+            if let output {
+                try text.write(toFile: output, atomically: true, encoding: .utf8)
+                FileHandle.standardError.write(Data("Wrote \(output). Check it with: realm-adapter validate --config \(output)\n".utf8))
+            } else {
+                print(text, terminator: "")
+            }
+        }
+    }
+}
