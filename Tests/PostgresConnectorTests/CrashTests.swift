@@ -292,3 +292,59 @@ extension PostgresIntegration.CrashTests {
         }
     }
 }
+
+extension PostgresIntegration.CrashTests {
+    /// A change the database rejects stops the daemon with the change kept (retried on the next
+    /// start); with ignoreSQLErrors it goes to the dead-letter table and sync goes on.
+    @Test(.timeLimit(.minutes(1)))
+    func rejectedChangesStopTheDaemonOrGoToTheDeadLetterTable() async throws {
+        try await TestServer.withFreshDatabase { settings in
+            let dir = NSTemporaryDirectory() + "realm-adapter-reject-\(UUID().uuidString.prefix(8))"
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let configFile = try SyncHarness.configFile(settings, store: dir + "/store", schema: Self.schema, directory: dir)
+            var daemon = try DaemonProcess(config: configFile, log: dir + "/daemon-1.log")
+            try await daemon.waitUntilSyncing()
+            let pg = try await PostgresConnection.connect(settings)
+            defer { pg.close() }
+            try await pg.session { s in try s.execute(#"ALTER TABLE "Item" ADD CONSTRAINT small CHECK (n < 100)"#) }
+            let store = try RealmStore(directory: dir + "/store")
+            func write(_ id: Int64, _ n: Int64) throws {
+                try store.write(to: "/SQLDemo", origin: "app") { tx in
+                    if tx.schema[type: "Item"] == nil {
+                        try tx.addType(ObjectSchema(name: "Item", primaryKey: "id", properties: [
+                            Property(name: "id", type: .scalar(.int)), Property(name: "n", type: .scalar(.int)), Property(name: "origin", type: .scalar(.string))]))
+                    }
+                    try tx.create("Item", ["id": .int(id), "n": .int(n), "origin": "realm"])
+                }
+            }
+            try write(1, 500)  // rejected by the CHECK constraint
+            #expect(daemon.process.wait() == 1)
+            #expect(try String(contentsOfFile: dir + "/daemon-1.log", encoding: .utf8).contains("violates check constraint"))
+            #expect(try await pg.session { s in try s.query(#"SELECT count(*) FROM "Item""#).rows } == [["0"]])
+
+            // Fixed in the database: the kept change goes through on the next start.
+            try await pg.session { s in try s.execute(#"ALTER TABLE "Item" DROP CONSTRAINT small"#) }
+            daemon = try DaemonProcess(config: configFile, log: dir + "/daemon-2.log")
+            try await daemon.waitUntilSyncing()
+            try await eventually("item 1 in the database") { try await pg.session { s in try s.query(#"SELECT n FROM "Item" WHERE id = 1"#).rows } == [["500"]] }
+            #expect(daemon.terminate() == 0)
+
+            // With ignoreSQLErrors the rejected change is kept aside and later ones still flow.
+            try await pg.session { s in try s.execute(#"ALTER TABLE "Item" ADD CONSTRAINT small CHECK (n < 1000)"#) }
+            let text = try String(contentsOfFile: configFile, encoding: .utf8).replacingOccurrences(of: #""schema":"#, with: #""ignoreSQLErrors": true, "schema":"#)
+            try text.write(toFile: configFile, atomically: true, encoding: .utf8)
+            daemon = try DaemonProcess(config: configFile, log: dir + "/daemon-3.log")
+            try await daemon.waitUntilSyncing()
+            try write(2, 5000)
+            try write(3, 3)
+            try await eventually("item 3 in the database") { try await pg.session { s in try s.query(#"SELECT n FROM "Item" WHERE id = 3"#).rows } == [["3"]] }
+            let dead = try await pg.session { s in try s.query("SELECT path, error, instructions::text FROM realm_adapter_dead_letter").rows }
+            #expect(dead.count == 1)
+            #expect(dead.first?[0] == "/SQLDemo")
+            #expect(dead.first?[1]?.contains("violates check constraint") == true)
+            #expect(dead.first?[2]?.contains("\"identity\": 2") == true)
+            #expect(daemon.terminate() == 0)
+        }
+    }
+}
