@@ -26,15 +26,11 @@ struct Run: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("The configuration file.", valueName: "file"))
-    var config: String
-
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup var options: ConfigOptions
 
     func run() async throws {
         try await reportingErrors {
-            let c = try Configuration.load(file: config)
-            let logger = global.bootstrap(config: c)
+            let (c, logger) = try options.load()
             let daemon = try await Daemon.start(c, logger: logger)
             try await daemon.run()
         }

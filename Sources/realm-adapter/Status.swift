@@ -15,15 +15,11 @@ struct Status: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("The configuration file.", valueName: "file"))
-    var config: String
-
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup var options: ConfigOptions
 
     func run() async throws {
         try await reportingErrors {
-            let c = try Configuration.load(file: config)
-            let logger = global.bootstrap(config: c)
+            let (c, logger) = try options.load()
             guard let database = c.database, database.kind == .postgres else {
                 throw RealmAdapterError(.invalidConfiguration, "status needs a postgres database section.")
             }

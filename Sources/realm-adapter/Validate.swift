@@ -22,16 +22,12 @@ struct Validate: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("The configuration file.", valueName: "file"))
-    var config: String
-
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup var options: ConfigOptions
 
     func run() async throws {
         try await reportingErrors {
-            let c = try Configuration.load(file: config)
-            _ = global.bootstrap(config: c)
-            print(Self.summary(c, file: config))
+            let (c, _) = try options.load()
+            print(Self.summary(c, file: options.config))
         }
     }
 

@@ -13,10 +13,8 @@ extension PostgresIntegration {
     @Test(.timeLimit(.minutes(3)))
     func killedAtRandomPointsLosesNothingAndAppliesNothingTwice() async throws {
         try await TestServer.withFreshDatabase { settings in
-            let dir = NSTemporaryDirectory() + "realm-adapter-crash-\(UUID().uuidString.prefix(8))"
-            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            let (dir, configFile) = try DaemonProcess.workspace(settings, schema: Self.schema)
             defer { try? FileManager.default.removeItem(atPath: dir) }
-            let configFile = try SyncHarness.configFile(settings, store: dir + "/store", schema: Self.schema, directory: dir)
             let store = try RealmStore(directory: dir + "/store")
             // An adapter that never advances keeps the whole history for the checks at the end.
             _ = try Adapter(store: store, name: "audit", pathRegex: ".*")
@@ -118,10 +116,8 @@ extension PostgresIntegration.CrashTests {
     @Test(.timeLimit(.minutes(1)))
     func statusShowsProgressAndWarnsAboutRetainedWAL() async throws {
         try await TestServer.withFreshDatabase { settings in
-            let dir = NSTemporaryDirectory() + "realm-adapter-status-\(UUID().uuidString.prefix(8))"
-            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            let (dir, configFile) = try DaemonProcess.workspace(settings, schema: Self.schema)
             defer { try? FileManager.default.removeItem(atPath: dir) }
-            let configFile = try SyncHarness.configFile(settings, store: dir + "/store", schema: Self.schema, directory: dir)
             let daemon = try DaemonProcess(config: configFile, log: dir + "/daemon.log")
             try await daemon.waitUntilSyncing()
             let pg = try await PostgresConnection.connect(settings)
@@ -151,10 +147,8 @@ extension PostgresIntegration.CrashTests {
     @Test(.timeLimit(.minutes(1)))
     func aSlotDroppedBehindItsBackStopsTheDaemonWithAClearError() async throws {
         try await TestServer.withFreshDatabase { settings in
-            let dir = NSTemporaryDirectory() + "realm-adapter-slot-\(UUID().uuidString.prefix(8))"
-            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            let (dir, configFile) = try DaemonProcess.workspace(settings, schema: Self.schema)
             defer { try? FileManager.default.removeItem(atPath: dir) }
-            let configFile = try SyncHarness.configFile(settings, store: dir + "/store", schema: Self.schema, directory: dir)
             let daemon = try DaemonProcess(config: configFile, log: dir + "/daemon.log")
             try await daemon.waitUntilSyncing()
             let pg = try await PostgresConnection.connect(settings)
@@ -299,10 +293,8 @@ extension PostgresIntegration.CrashTests {
     @Test(.timeLimit(.minutes(1)))
     func rejectedChangesStopTheDaemonOrGoToTheDeadLetterTable() async throws {
         try await TestServer.withFreshDatabase { settings in
-            let dir = NSTemporaryDirectory() + "realm-adapter-reject-\(UUID().uuidString.prefix(8))"
-            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            let (dir, configFile) = try DaemonProcess.workspace(settings, schema: Self.schema)
             defer { try? FileManager.default.removeItem(atPath: dir) }
-            let configFile = try SyncHarness.configFile(settings, store: dir + "/store", schema: Self.schema, directory: dir)
             var daemon = try DaemonProcess(config: configFile, log: dir + "/daemon-1.log")
             try await daemon.waitUntilSyncing()
             let pg = try await PostgresConnection.connect(settings)

@@ -35,6 +35,13 @@ final class DaemonProcess {
         return process.wait()
     }
 
+    /// A fresh directory with a configuration file for `settings` (store inside it).
+    static func workspace(_ settings: PostgresSettings, schema: String) throws -> (dir: String, configFile: String) {
+        let dir = NSTemporaryDirectory() + "realm-adapter-daemon-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return (dir, try SyncHarness.configFile(settings, store: dir + "/store", schema: schema, directory: dir))
+    }
+
     struct DaemonError: Error, CustomStringConvertible {
         let description: String
         init(_ d: String) { description = d }

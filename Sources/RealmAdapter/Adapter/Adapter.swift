@@ -30,7 +30,7 @@ public final class Adapter: Sendable {
     private let filter: PathFilter
     private let logger: Logger
     /// The transaction `current` last returned per path, so replay does not decode again.
-    private let pending = Mutex<[String: RealmTransaction]>([:])
+    private let replaying = Mutex<[String: RealmTransaction]>([:])
     /// Advances since the last compaction, per path.
     private let advancesSinceCompaction = Mutex<[String: Int]>([:])
     /// How many advances on a Realm between compactions of its history.
@@ -66,22 +66,9 @@ public final class Adapter: Sendable {
     /// ``advance(_:)`` returns the same transaction.
     public func current(_ path: String) throws -> RealmTransaction? {
         guard follows(path) else { return nil }
-        if let tx = pending.withLock({ $0[path] }) { return tx }
-        let origin = self.origin
-        let found: RealmTransaction? = try store.read { db in
-            guard let r = try RealmStore.realmRow(db, path) else { return nil }
-            let cursor = try cursorVersion(db, r.id)
-            if cursor < r.compactedThrough {
-                throw RealmAdapterError(.historyCompacted, "Adapter '\(name)' is at version \(cursor) of \(path), but history up to \(r.compactedThrough) was compacted before it registered. Follow this Realm with a new adapter name from the start, or load it again.",
-                                        context: ["adapter": name, "realm.path": path])
-            }
-            let row = try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT version, origin, committed_at, instructions FROM history
-                WHERE realm_id = ? AND version > ? AND origin <> ? ORDER BY version LIMIT 1
-                """), arguments: [r.id, cursor, origin])
-            return try row.map(RealmStore.transaction)
-        }
-        if let found { pending.withLock { $0[path] = found } }
+        if let tx = replaying.withLock({ $0[path] }) { return tx }
+        let found = try pending(path, limit: 1).first
+        if let found { replaying.withLock { $0[path] = found } }
         return found
     }
 
@@ -93,7 +80,7 @@ public final class Adapter: Sendable {
     ///   whose target records what it applied (a power loss then replays a little, and the
     ///   target's record skips it); a process crash loses nothing either way.
     public func advance(_ path: String, durable: Bool = true) throws {
-        let tx = pending.withLock { $0.removeValue(forKey: path) }
+        let tx = replaying.withLock { $0.removeValue(forKey: path) }
         let origin = self.origin
         try store.writeMeta(durable: durable) { db in
             guard let r = try RealmStore.realmRow(db, path) else { return }
@@ -161,7 +148,7 @@ public final class Adapter: Sendable {
 
     /// Moves past every transaction up to `version` (after ``pending(_:limit:)``).
     public func advance(_ path: String, through version: Int64, durable: Bool = true) throws {
-        pending.withLock { _ = $0.removeValue(forKey: path) }
+        replaying.withLock { _ = $0.removeValue(forKey: path) }
         try store.writeMeta(durable: durable) { db in
             guard let r = try RealmStore.realmRow(db, path) else { return }
             try db.cachedStatement(sql: "INSERT INTO adapter_cursor (adapter, realm_id, version) VALUES (?, ?, ?) ON CONFLICT(adapter, realm_id) DO UPDATE SET version = max(version, excluded.version)")
@@ -174,7 +161,7 @@ public final class Adapter: Sendable {
     /// what a target system recorded (a database's state table) after a crash between its
     /// commit and ``advance(_:)``.
     public func skip(_ path: String, through version: Int64) throws {
-        pending.withLock { _ = $0.removeValue(forKey: path) }
+        replaying.withLock { _ = $0.removeValue(forKey: path) }
         try store.writeMeta { db in
             guard let r = try RealmStore.realmRow(db, path) else { return }
             try db.execute(sql: "INSERT INTO adapter_cursor (adapter, realm_id, version) VALUES (?, ?, ?) ON CONFLICT(adapter, realm_id) DO UPDATE SET version = max(version, excluded.version)",

@@ -1,0 +1,17 @@
+import ArgumentParser
+import Logging
+import RealmAdapter
+
+/// `--config FILE` and the global options, for commands that work from a configuration.
+struct ConfigOptions: ParsableArguments {
+    @Option(name: .shortAndLong, help: ArgumentHelp("The configuration file.", valueName: "file"))
+    var config: String
+
+    @OptionGroup var global: GlobalOptions
+
+    /// Reads the configuration and sets up logging from it (and the flags).
+    func load() throws -> (Configuration, Logger) {
+        let c = try Configuration.load(file: config)
+        return (c, global.bootstrap(config: c))
+    }
+}
