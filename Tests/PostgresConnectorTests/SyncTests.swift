@@ -167,3 +167,49 @@ extension PostgresIntegration {
     }
 }
 }
+
+extension PostgresIntegration.SyncTests {
+    static let routeSchema = """
+        [{"name": "Stop", "primaryKey": "id", "properties": {"id": "int", "name": "string"}},
+         {"name": "Route", "primaryKey": "id", "properties": {"id": "string", "stops": "Stop[]"}}]
+        """
+
+    /// Ordered lists of links travel both ways through a link table (oid, idx, target).
+    @Test(.timeLimit(.minutes(1)))
+    func listsOfLinksSyncBothWaysThroughALinkTable() async throws {
+        try await SyncHarness.run(schema: Self.routeSchema) { h in
+            func linkRows() async throws -> [[String?]] { try await h.sql("SELECT oid, idx, target FROM \"Route_stops\" ORDER BY oid, idx") }
+            // Realm → database: the list becomes rows in order.
+            try h.store.write(to: "/SQLDemo", origin: "app") { tx in
+                if tx.schema[type: "Stop"] == nil {
+                    try tx.addType(h.config.schema[type: "Stop"]!)
+                    try tx.addType(h.config.schema[type: "Route"]!)
+                }
+                for (i, n) in ["Depot", "Mill", "Quay", "Park"].enumerated() { try tx.create("Stop", ["id": .int(Int64(i + 1)), "name": .string(n)]) }
+                try tx.create("Route", ["id": "R1", "stops": [1, 2, 3]])
+            }
+            try await eventually("R1's stops in the link table") { try await linkRows() == [["R1", "0", "1"], ["R1", "1", "2"], ["R1", "2", "3"]] }
+            try h.store.write(to: "/SQLDemo", origin: "app") { tx in
+                try tx.listSet("Route", "R1", "stops", at: 0, 3)
+                try tx.listErase("Route", "R1", "stops", at: 2)
+                try tx.listInsert("Route", "R1", "stops", at: 1, 4)
+            }
+            try await eventually("the edited list in the link table") { try await linkRows() == [["R1", "0", "3"], ["R1", "1", "4"], ["R1", "2", "2"]] }
+
+            // Database → Realm: rows added, moved and removed edit the list in place.
+            _ = try await h.sql("INSERT INTO \"Route_stops\" VALUES ('R1', 3, 1)")
+            try await eventually("stop 1 appended in the Realm") { try h.store.list("stops", of: "Route", identity: "R1", in: "/SQLDemo") == [3, 4, 2, 1] }
+            _ = try await h.sql("DELETE FROM \"Route_stops\" WHERE oid = 'R1' AND idx = 0")
+            try await eventually("the first stop removed in the Realm") { try h.store.list("stops", of: "Route", identity: "R1", in: "/SQLDemo") == [4, 2, 1] }
+            _ = try await h.sql("UPDATE \"Route_stops\" SET target = 3 WHERE oid = 'R1' AND idx = 2")
+            try await eventually("a stop replaced in the Realm") { try h.store.list("stops", of: "Route", identity: "R1", in: "/SQLDemo") == [4, 3, 1] }
+
+            // A stop deleted in the Realm leaves every list, and the database closes the gap.
+            try h.store.write(to: "/SQLDemo", origin: "app") { tx in try tx.delete("Stop", 3) }
+            try await eventually("stop 3 out of the link table, indexes contiguous") {
+                try await linkRows() == [["R1", "0", "4"], ["R1", "1", "1"]]
+            }
+            #expect(try h.store.list("stops", of: "Route", identity: "R1", in: "/SQLDemo") == [4, 1])
+        }
+    }
+}

@@ -102,7 +102,7 @@ import Testing
         #expect(try mapping.databaseWrites([.delete(objectType: "Task", identity: 1)], path: "/elsewhere", list: { _, _, _ in [] }).isEmpty)
         #expect {
             try mapping.databaseWrites([.listClear(objectType: "Task", identity: 1, property: "watchers")], path: "/u1/tasks", list: { _, _, _ in [] })
-        } throws: { "\($0)".contains("not synced to the database yet") }
+        } throws: { "\($0)".contains("lists of links with a realm.path template are not synced yet") }
     }
 
     @Test func typesWithoutPrimaryKeysCannotBeMapped() throws {

@@ -5,6 +5,9 @@ public enum ObjectChange: Hashable, Sendable {
     case delete(type: String, identity: Value)
     /// Delete every object of the type.
     case clear(type: String)
+    /// A list of links changed in the database (a link-table row was inserted, updated or
+    /// deleted): the Realm's list becomes the database's rows in index order.
+    case listChanged(type: String, identity: Value, property: String)
 }
 
 extension Mapping {
@@ -21,6 +24,10 @@ extension Mapping {
             grouped[path, default: []].append(c)
         }
         for change in changes {
+            if let (owner, list) = change.tables.count == 1 ? linkList(named: change.tables[0]) : nil {
+                for c in try linkChanges(change, owner, list) { add(path.template, c) }
+                continue
+            }
             switch change {
             case .insert(let table, let row):
                 guard let t = self.table(named: table) else { continue }
@@ -51,6 +58,25 @@ extension Mapping {
             }
         }
         return order.map { ($0, grouped[$0]!) }
+    }
+
+    /// A link-table row change as the lists it changes (link lists are synced for literal paths
+    /// only). Positions are not taken from the rows: after rows are removed from the middle, the
+    /// database's indexes no longer count from 0, so the list is read back in index order.
+    func linkChanges(_ change: RowChange, _ owner: TableMapping, _ list: LinkListMapping) throws -> [ObjectChange] {
+        func ownerKey(_ row: DatabaseRow) throws -> Value? {
+            guard let o = row[LinkListMapping.ownerColumn], !o.isNull else { return nil }
+            return try o.coerced(to: list.ownerKeyType, optional: false)
+        }
+        var owners: [Value] = []
+        switch change {
+        case .insert(_, let row): owners = [try ownerKey(row)].compactMap { $0 }
+        case .update(_, let row, let old): owners = [try ownerKey(row), try old.flatMap(ownerKey)].compactMap { $0 }
+        case .delete(_, let key): owners = [try ownerKey(key)].compactMap { $0 }
+        case .truncate: owners = []
+        }
+        var seen = Set<Value>()
+        return owners.filter { seen.insert($0).inserted }.map { .listChanged(type: owner.type.name, identity: $0, property: list.property.name) }
     }
 
     /// The Realm path of a row: the literal path, or the template filled from the row.

@@ -6,10 +6,15 @@ public enum DatabaseWrite: Hashable, Sendable {
     case delete(table: String, key: DatabaseRow)
     /// Delete every row that has these column values (all rows if empty).
     case deleteAll(table: String, matching: DatabaseRow)
+    /// Insert a row (link tables, which have no key of their own).
+    case insert(table: String, row: DatabaseRow)
+    /// Renumber a link table's `idx` to 0, 1, 2… per `oid`, keeping the order (after rows were
+    /// removed from the middle of lists).
+    case closeGaps(table: String)
 
     public var table: String {
         switch self {
-        case .upsert(let t, _, _), .update(let t, _, _), .delete(let t, _), .deleteAll(let t, _): t
+        case .upsert(let t, _, _), .update(let t, _, _), .delete(let t, _), .deleteAll(let t, _), .insert(let t, _), .closeGaps(let t): t
         }
     }
 }
@@ -45,8 +50,53 @@ extension Mapping {
             }
             return row
         }
+        var listsWritten: Set<String> = []
+        /// Rewrites one owner's list of links from the Realm's current contents.
+        func rewrite(_ t: TableMapping, _ l: LinkListMapping, _ owner: Value) throws {
+            guard listsWritten.insert("\(l.table)\u{0}\(owner)").inserted else { return }
+            writes.append(.deleteAll(table: l.table, matching: DatabaseRow([LinkListMapping.ownerColumn: owner])))
+            for (i, target) in try list(t.type.name, owner, l.property.name).enumerated() {
+                writes.append(.insert(table: l.table, row: DatabaseRow([LinkListMapping.ownerColumn: owner, LinkListMapping.indexColumn: .int(Int64(i)),
+                                                                        LinkListMapping.targetColumn: target])))
+            }
+        }
         for instruction in instructions {
             guard let t = table(forType: instruction.objectType) else { continue }
+            switch instruction {
+            case .insert(_, let identity, _), .set(_, let identity, _), .delete(_, let identity):
+                // Lists of links of this object: written whole after the row (inserts), or removed before it (deletes).
+                if case .delete = instruction {
+                    for l in t.linkLists { writes.append(.deleteAll(table: l.table, matching: DatabaseRow([LinkListMapping.ownerColumn: identity]))) }
+                    // Realm takes a deleted object out of every list that held it; so does the database.
+                    for other in tables { for l in other.linkLists where l.target == t.type.name {
+                        writes.append(.deleteAll(table: l.table, matching: DatabaseRow([LinkListMapping.targetColumn: identity])))
+                        writes.append(.closeGaps(table: l.table))
+                    } }
+                }
+                try writeRow(instruction, t)
+                if case .insert(_, _, let values) = instruction {
+                    for l in t.linkLists where values[l.property.name] != nil { try rewrite(t, l, identity) }
+                } else if case .set(_, _, let values) = instruction {
+                    for l in t.linkLists where values[l.property.name] != nil { try rewrite(t, l, identity) }
+                }
+                continue
+            case .clear:
+                for l in t.linkLists { writes.append(.deleteAll(table: l.table, matching: DatabaseRow())) }
+                for other in tables { for l in other.linkLists where l.target == t.type.name { writes.append(.deleteAll(table: l.table, matching: DatabaseRow())) } }
+            case .listSet(_, let identity, let property, _, _), .listInsert(_, let identity, let property, _, _),
+                 .listErase(_, let identity, let property, _), .listClear(_, let identity, let property):
+                if let l = t.linkLists.first(where: { $0.property.name == property }) {
+                    try rewrite(t, l, identity)
+                    continue
+                }
+            default:
+                break
+            }
+            try writeRow(instruction, t)
+        }
+        return writes
+
+        func writeRow(_ instruction: Instruction, _ t: TableMapping) throws {
             switch instruction {
             case .insert(_, let identity, let values):
                 var row = try columns(t, values)
@@ -67,19 +117,18 @@ extension Mapping {
             case .listSet(_, let identity, let property, _, _), .listInsert(_, let identity, let property, _, _),
                  .listErase(_, let identity, let property, _), .listClear(_, let identity, let property):
                 guard let c = t.column(forProperty: property) else {
-                    if t.unsupported.contains(where: { $0.property == property }) {
-                        throw RealmAdapterError(.schemaViolation, "\(t.type.name).\(property) is a list of links, which is not synced to the database yet; leave it out of the configuration's schema or add it to mapping.ignoreProperties.",
+                    if let u = t.unsupported.first(where: { $0.property == property }) {
+                        throw RealmAdapterError(.schemaViolation, "\(t.type.name).\(property): \(u.reason); leave it out of the configuration's schema or add it to mapping.ignoreProperties.",
                                                 context: ["type": t.type.name, "property": property])
                     }
-                    continue
+                    return
                 }
                 let marker = "\(identity)\u{0}\(property)"
-                guard arraysWritten.insert(marker).inserted else { continue }
+                guard arraysWritten.insert(marker).inserted else { return }
                 writes.append(.update(table: t.table, key: try keyRow(t, identity), values: DatabaseRow([c.column: .list(try list(t.type.name, identity, property))])))
             case .changeIdentity, .addType, .addProperties:
-                continue
+                return
             }
         }
-        return writes
     }
 }

@@ -15,6 +15,7 @@ public struct Mapping: Sendable {
     public let tables: [TableMapping]
     private let byTable: [String: Int]
     private let byType: [String: Int]
+    private let byLinkTable: [String: (Int, Int)]
 
     /// - Throws: `invalidConfiguration` naming the type and property that cannot be mapped.
     public init(schema: Schema, mapping: MappingConfiguration, path: RealmPathTemplate) throws {
@@ -27,6 +28,9 @@ public struct Mapping: Sendable {
         }
         self.tables = tables
         byTable = Dictionary(tables.enumerated().map { ($1.table, $0) }, uniquingKeysWith: { a, _ in a })
+        var lists: [String: (Int, Int)] = [:]
+        for (i, t) in tables.enumerated() { for (j, l) in t.linkLists.enumerated() { lists[l.table] = (i, j) } }
+        byLinkTable = lists
         byType = Dictionary(tables.enumerated().map { ($1.type.name, $0) }, uniquingKeysWith: { a, _ in a })
     }
 
@@ -36,6 +40,11 @@ public struct Mapping: Sendable {
 
     public func table(named table: String) -> TableMapping? { byTable[table].map { tables[$0] } }
     public func table(forType type: String) -> TableMapping? { byType[type].map { tables[$0] } }
+
+    /// The list a link table holds, with its owner's table.
+    public func linkList(named table: String) -> (TableMapping, LinkListMapping)? {
+        byLinkTable[table].map { (tables[$0.0], tables[$0.0].linkLists[$0.1]) }
+    }
 }
 
 /// How one type maps to one table.
@@ -50,7 +59,9 @@ public struct TableMapping: Sendable {
     public let pathColumns: [String]
     /// Every column that decides a row's Realm (the path template's fields).
     public let routingColumns: [String]
-    /// Properties this mapping does not sync yet, with the reason (lists of links, for now).
+    /// Lists of links, each a link table `(oid, idx, target)`.
+    public let linkLists: [LinkListMapping]
+    /// Properties this mapping does not sync yet, with the reason.
     public let unsupported: [(property: String, reason: String)]
 
     public func column(forProperty name: String) -> ColumnMapping? { columns.first { $0.property.name == name } }
@@ -70,6 +81,7 @@ public struct TableMapping: Sendable {
         let ignored = mapping.ignoreProperties[t.name] ?? []
         var columns: [ColumnMapping] = []
         var unsupported: [(String, String)] = []
+        var linkLists: [LinkListMapping] = []
         for p in t.properties where p.type.isStored && !ignored.contains(p.name) {
             let column = mapping.columnName(forProperty: p.name, ofType: t.name)
             let converter = mapping.convert[t.name]?[p.name]
@@ -83,18 +95,39 @@ public struct TableMapping: Sendable {
                 columns.append(ColumnMapping(property: p, column: column, converter: nil, kind: .link(target: target, keyType: keyType)))
             case .list(.scalar(let s)):
                 columns.append(ColumnMapping(property: p, column: column, converter: nil, kind: .array(s)))
-            case .list(.link):
-                unsupported.append((p.name, "lists of links are not synced to a database yet"))
+            case .list(.link(let target)):
+                guard let targetType = schema[type: target], let targetKey = targetType.primaryKeyProperty, case .scalar(let keyType) = targetKey.type,
+                      case .scalar(let ownerKeyType) = t.primaryKeyProperty!.type else {
+                    throw fail(p.name, "its target type '\(target)' needs a primary key for the link table to refer to")
+                }
+                guard path.isLiteral else {
+                    unsupported.append((p.name, "lists of links with a realm.path template are not synced yet"))
+                    continue
+                }
+                linkLists.append(LinkListMapping(property: p, table: "\(table)_\(column)", ownerKeyType: ownerKeyType, target: target, targetKeyType: keyType))
             case .linkingObjects:
                 continue
             }
         }
         self.columns = columns
         self.unsupported = unsupported
+        self.linkLists = linkLists
         let propertyColumns = Set(columns.map(\.column))
         pathColumns = path.fields.filter { !propertyColumns.contains($0) }
         routingColumns = path.fields
     }
+}
+
+/// An ordered list of links as a link table `(oid, idx, target)`: the owner's key, the
+/// zero-based position, and the target's key (legacy Postgres naming), in both directions.
+public struct LinkListMapping: Sendable {
+    public let property: Property
+    /// `<owner table>_<column>`.
+    public let table: String
+    public let ownerKeyType: ScalarType
+    public let target: String
+    public let targetKeyType: ScalarType
+    public static let ownerColumn = "oid", indexColumn = "idx", targetColumn = "target"
 }
 
 /// How one property maps to one column.

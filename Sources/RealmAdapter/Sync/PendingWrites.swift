@@ -54,7 +54,8 @@ public struct PendingWrites: Sendable {
         var keys = Set<ObjectKey>(), types = Set<String>()
         for c in changes {
             switch c {
-            case .upsert(let t, let id, _), .delete(let t, let id): keys.insert(ObjectKey(type: t, identity: id)); types.insert(t)
+            case .upsert(let t, let id, _), .delete(let t, let id), .listChanged(let t, let id, _):
+                keys.insert(ObjectKey(type: t, identity: id)); types.insert(t)
             case .clear(let t): types.insert(t)
             }
         }
@@ -83,6 +84,12 @@ public struct PendingWrites: Sendable {
         case .delete(let type, let identity):
             return created.contains(ObjectKey(type: type, identity: identity)) ? nil : change
         case .clear:
+            return change
+        case .listChanged(let type, let identity, let property):
+            // A list a pending Realm write edits, or whose owner it creates or deletes, keeps the Realm's contents.
+            let key = ObjectKey(type: type, identity: identity)
+            if created.contains(key) || deleted.contains(key) || clearedTypes.contains(type)
+                || properties[PropertyKey(type: type, identity: identity, property: property)] != nil { return nil }
             return change
         }
     }

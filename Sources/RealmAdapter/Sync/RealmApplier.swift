@@ -1,3 +1,5 @@
+struct ListKey: Hashable { var type: String; var identity: Value; var property: String }
+
 /// Applies database transactions to Realms, exactly once (DESIGN 3.3, database → Realm).
 ///
 /// Each transaction is written to all its Realms in one store transaction, together with its
@@ -24,9 +26,12 @@ public struct RealmApplier: Sendable {
     /// - Parameter pending: for a path and the changes bound for it, the Realm writes the
     ///   database does not hold yet as of this transaction; the convergence rule
     ///   (``PendingWrites``) keeps them.
+    /// - Parameter linkList: a list of links as the database holds it now (its link table's
+    ///   rows for the owner, in index order).
     @discardableResult
     public func apply(_ transaction: DatabaseTransaction,
-                      pending: (String, [ObjectChange]) throws -> PendingWrites = { _, _ in .none }) throws -> [String] {
+                      pending: (String, [ObjectChange]) throws -> PendingWrites = { _, _ in .none },
+                      linkList: (LinkListMapping, Value) throws -> [Value] = { _, _ in [] }) throws -> [String] {
         let groups = try mapping.objectChanges(transaction.changes, paths: { try store.realmPaths() })
         let pendingWrites = pending
         let pending = try groups.filter { group in
@@ -38,8 +43,14 @@ public struct RealmApplier: Sendable {
         let waiting = try Dictionary(pending.map { ($0.path, try pendingWrites($0.path, $0.changes)) }, uniquingKeysWith: { a, _ in a })
         try store.write(toEach: pending.map(\.path), origin: origin, sourcePosition: SourcePosition(source: source, position: transaction.position)) { path, tx in
             try ensureSchema(&tx)
+            // Lists are read back from the database once per transaction, after the objects
+            // (their targets may come later in it).
+            var lists: [ListKey] = []
             for change in byPath[path]!.compactMap(waiting[path]!.filter) {
                 switch change {
+                case .listChanged(let type, let identity, let property):
+                    let key = ListKey(type: type, identity: identity, property: property)
+                    if !lists.contains(key) { lists.append(key) }
                 case .upsert(let type, let identity, let values):
                     if try tx.object(type, identity) != nil {
                         try tx.update(type, identity, values)  // records only what changed
@@ -51,6 +62,18 @@ public struct RealmApplier: Sendable {
                 case .clear(let type):
                     try tx.deleteAll(type)
                 }
+            }
+            for key in lists where try tx.object(key.type, key.identity) != nil {
+                guard let l = mapping.table(forType: key.type)?.linkLists.first(where: { $0.property.name == key.property }) else { continue }
+                // Targets the Realm does not hold (yet) are left out; a later change brings them.
+                let wanted = try linkList(l, key.identity).filter { try tx.object(l.target, $0) != nil }
+                let have = try tx.list(key.type, key.identity, key.property)
+                // Edited in place: the fewest instructions that turn the Realm's list into the database's.
+                for i in 0..<min(wanted.count, have.count) where wanted[i] != have[i] {
+                    try tx.listSet(key.type, key.identity, key.property, at: i, wanted[i])
+                }
+                for i in have.count..<max(have.count, wanted.count) { try tx.listInsert(key.type, key.identity, key.property, at: i, wanted[i]) }
+                for i in stride(from: have.count - 1, through: wanted.count, by: -1) { try tx.listErase(key.type, key.identity, key.property, at: i) }
             }
         }
         return pending.map(\.path)

@@ -66,6 +66,10 @@ public protocol RelationalConnector: Sendable {
     /// Reports a transaction as safely in the Realm; the stream may then move past it for good.
     func processed(_ transaction: DatabaseTransaction)
 
+    /// A list of links as the database holds it now: the targets in the link table's rows for
+    /// `owner`, in index order. Blocking; called from a thread of the caller's own.
+    func linkList(_ list: LinkListMapping, owner: Value) throws -> [Value]
+
     /// Whether an error is worth retrying on a new connection (network, server restart).
     func isTransient(_ error: Error) -> Bool
 

@@ -50,7 +50,10 @@ public final class DatabaseToRealmService: Service {
                         }
                     }
                 } else {
-                    let paths = try await applier.store.perform { try applier.apply(tx, pending: self.pendingWrites) }
+                    let connector = self.connector
+                    let paths = try await applier.store.perform {
+                        try applier.apply(tx, pending: self.pendingWrites, linkList: { try connector.linkList($0, owner: $1) })
+                    }
                     if !paths.isEmpty {
                         logger.debug("Applied a database transaction", metadata: ["position": "\(tx.position)", "realm.paths": "\(paths)", "changes": "\(tx.changes.count)"])
                     }

@@ -98,6 +98,13 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
+    /// ``connect(_:replication:logger:)`` for callers on a thread of their own (it blocks).
+    public static func connectSync(_ settings: PostgresSettings, replication: Bool = false,
+                                   logger: Logger = Logger(label: "realm-adapter.postgres")) throws -> PostgresConnection {
+        let queue = DispatchQueue(label: "realm-adapter.postgres.connection")
+        return try queue.sync { try connectBlocking(settings, replication: replication, queue: queue, logger: logger) }
+    }
+
     private static func connectBlocking(_ settings: PostgresSettings, replication: Bool, queue: DispatchQueue, logger: Logger) throws -> PostgresConnection {
         let params = settings.parameters(replication: replication)
         let keys = params.map { strdup($0.0) }, values = params.map { strdup($0.1) }

@@ -22,6 +22,7 @@ public final class PostgresConnector: RelationalConnector {
 
     private struct State {
         var writer: PostgresConnection?
+        var reader: PostgresConnection?
         var stream: PostgresReplicationStream?
         var tables: [String] = []
     }
@@ -60,7 +61,7 @@ public final class PostgresConnector: RelationalConnector {
         let admin = try await PostgresConnection.connect(settings, logger: logger)
         defer { admin.close() }
         let c = configuration, schema = self.schema, customTypes = self.customTypes
-        let tables = mapping.tables.map(\.table)
+        let tables = mapping.tables.map(\.table) + mapping.tables.flatMap { $0.linkLists.map(\.table) }
         try await admin.session { s in
             if c.createSchema { try PostgresSchema.create(mapping, schema: schema, s) }
             let problems = try PostgresSchema.mismatches(mapping, schema: schema, customTypes: customTypes, s)
@@ -75,9 +76,13 @@ public final class PostgresConnector: RelationalConnector {
                     id bigserial PRIMARY KEY, adapter text NOT NULL, path text NOT NULL, version bigint NOT NULL,
                     instructions jsonb NOT NULL, error text NOT NULL, failed_at timestamptz NOT NULL DEFAULT now())
                 """)
-            // Rows routed to Realms by columns must carry them on delete too.
+            // Rows routed to Realms by columns must carry them on delete too, and link-table rows
+            // (no key of their own) their whole content.
             for t in mapping.tables where !mapping.path.isLiteral {
                 try s.execute("ALTER TABLE \(PostgresSQL.qualified(schema, t.table)) REPLICA IDENTITY FULL")
+            }
+            for l in mapping.tables.flatMap(\.linkLists) {
+                try s.execute("ALTER TABLE \(PostgresSQL.qualified(schema, l.table)) REPLICA IDENTITY FULL")
             }
             // The state table is published too: its rows in our own transactions say which Realm
             // versions the database holds at that point (the convergence rule needs it).
@@ -182,14 +187,30 @@ public final class PostgresConnector: RelationalConnector {
         state.withLock { $0.stream }?.processed(through: LSN(transaction.token))
     }
 
+    public func linkList(_ list: LinkListMapping, owner: Value) throws -> [Value] {
+        let reader: PostgresConnection
+        if let r = state.withLock({ $0.reader }), r.isAlive {
+            reader = r
+        } else {
+            // A connection of its own, opened on the caller's thread (never the cooperative pool).
+            reader = try PostgresConnection.connectSync(settings, logger: logger)
+            state.withLock { $0.reader = reader }
+        }
+        let sql = "SELECT target FROM \(PostgresSQL.qualified(schema, list.table)) WHERE oid = $1 ORDER BY idx"
+        let rows = try reader.sessionSync { s in try s.query(sql, [PostgresType.encode(owner)]).rows }
+        let type = PostgresType(oid: 0, name: list.targetKeyType.rawValue, kind: .scalar(list.targetKeyType))
+        return try rows.compactMap { r in try r[0].map { try type.decode($0) } }
+    }
+
     public func isTransient(_ error: Error) -> Bool {
         (error as? PostgresError)?.isTransient ?? false
     }
 
     public func shutdown() async {
-        let (w, stream) = state.withLock { s in defer { s.writer = nil; s.stream = nil }; return (s.writer, s.stream) }
+        let (w, r, stream) = state.withLock { s in defer { s.writer = nil; s.reader = nil; s.stream = nil }; return (s.writer, s.reader, s.stream) }
         stream?.stop()
         w?.close()
+        r?.close()
     }
 
     /// An LSN as a position string: 16 hexadecimal digits, so positions sort as strings.

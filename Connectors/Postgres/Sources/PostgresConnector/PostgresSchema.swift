@@ -23,6 +23,19 @@ enum PostgresSchema {
             try s.execute("CREATE TABLE IF NOT EXISTS \(PostgresSQL.qualified(schema, t.table)) (\(columns.joined(separator: ", ")))")
         }
         for t in mapping.tables {
+            for l in t.linkLists {
+                guard let target = mapping.table(forType: l.target) else { continue }
+                // No key of its own: positions shift as lists change; rows are found by their whole content.
+                try s.execute("""
+                    CREATE TABLE IF NOT EXISTS \(PostgresSQL.qualified(schema, l.table)) (
+                        oid \(PostgresType.sqlType(for: l.ownerKeyType)) NOT NULL REFERENCES \(PostgresSQL.qualified(schema, t.table)) (\(PostgresSQL.quote(t.keyColumn))) ON DELETE CASCADE,
+                        idx integer NOT NULL,
+                        target \(PostgresType.sqlType(for: l.targetKeyType)) NOT NULL REFERENCES \(PostgresSQL.qualified(schema, target.table)) (\(PostgresSQL.quote(target.keyColumn))) ON DELETE CASCADE);
+                    CREATE INDEX IF NOT EXISTS \(PostgresSQL.quote(l.table + "_oid_idx")) ON \(PostgresSQL.qualified(schema, l.table)) (oid, idx)
+                    """)
+            }
+        }
+        for t in mapping.tables {
             for c in t.columns {
                 guard case .link(let target, _) = c.kind, let tt = mapping.table(forType: target) else { continue }
                 let name = "\(t.table)_\(c.column)_fkey"
@@ -68,6 +81,15 @@ enum PostgresSchema {
                 if c.converter != nil { continue }  // the converter decides
                 if !compatible(type.kind, c.kind) {
                     problems.append("column \(t.table).\(c.column) is \(type.name), which cannot hold \(t.type.name).\(c.property.name) (\(c.property.typeString)); change the column or use mapping.convert")
+                }
+            }
+            for l in t.linkLists {
+                guard let lt = columns[l.table] else {
+                    problems.append("link table \(schema).\(l.table) (for \(t.type.name).\(l.property.name)) does not exist; create it (oid, idx, target), or set database.createSchema")
+                    continue
+                }
+                for c in [LinkListMapping.ownerColumn, LinkListMapping.indexColumn, LinkListMapping.targetColumn] where lt[c] == nil {
+                    problems.append("link table \(l.table) has no column \(c) (it needs oid, idx, target)")
                 }
             }
             for p in t.pathColumns where have[p] == nil {

@@ -76,6 +76,13 @@ enum PostgresWrites {
             if matching.values.isEmpty { return ("DELETE FROM \(table)", []) }
             let (whereSQL, params) = conditions(matching, from: 1)
             return ("DELETE FROM \(table) WHERE \(whereSQL)", params)
+        case .insert(_, let row):
+            let cols = ordered(row)
+            return ("INSERT INTO \(table) (\(cols.map { PostgresSQL.quote($0.0) }.joined(separator: ", "))) VALUES (\((0..<cols.count).map { "$\($0 + 1)" }.joined(separator: ", ")))",
+                    cols.map { PostgresType.encode($0.1) })
+        case .closeGaps:
+            let (oid, idx) = (PostgresSQL.quote(LinkListMapping.ownerColumn), PostgresSQL.quote(LinkListMapping.indexColumn))
+            return ("UPDATE \(table) t SET \(idx) = r.n FROM (SELECT ctid AS row, row_number() OVER (PARTITION BY \(oid) ORDER BY \(idx)) - 1 AS n FROM \(table)) r WHERE t.ctid = r.row AND t.\(idx) <> r.n", [])
         }
     }
 }
