@@ -51,7 +51,6 @@ struct Daemon {
         }
         let mapping = try Mapping(c)
         let unsupported = mapping.tables.flatMap { t in t.unsupported.map { "\(t.type.name).\($0.property): \($0.reason)" } }
-            + c.mapping.compoundPrimaryKeys.keys.sorted().map { "\($0): join tables with compound primary keys are not synced yet" }
         guard unsupported.isEmpty else {
             throw RealmAdapterError(.invalidConfiguration, "Some properties cannot sync yet; leave them out of schema or list them in mapping.ignoreProperties:\n  - " + unsupported.joined(separator: "\n  - "))
         }

@@ -213,3 +213,41 @@ extension PostgresIntegration.SyncTests {
         }
     }
 }
+
+extension PostgresIntegration.SyncTests {
+    static let joinSchema = """
+        [{"name": "Employee", "primaryKey": "id", "properties": {"id": "int", "name": "string?"}},
+         {"name": "Route", "primaryKey": "id", "properties": {"id": "int"}},
+         {"name": "EmployeeRoute", "primaryKey": "id", "properties": {"id": "string", "employee": "Employee", "route": "Route", "since": "date?"}}]
+        """
+    static let joinMapping = """
+        , "mapping": {"compoundPrimaryKeys": {"EmployeeRoute": [
+            {"property": "employee", "dbColumn": "employee_id", "type": "int"}, {"property": "route", "dbColumn": "route_id", "type": "int"}]}}
+        """
+
+    /// A join table with a compound primary key ⇄ join objects keyed "a-b" (legacy compoundPrimaryKeys).
+    @Test(.timeLimit(.minutes(1)))
+    func joinTablesWithCompoundKeysSyncBothWays() async throws {
+        try await SyncHarness.run(extra: Self.joinMapping, schema: Self.joinSchema) { h in
+            try h.store.write(to: "/SQLDemo", origin: "app") { tx in
+                for t in h.config.schema.types where tx.schema[type: t.name] == nil { try tx.addType(t) }
+                for i in 1...2 {
+                    try tx.create("Employee", ["id": .int(Int64(i))])
+                    try tx.create("Route", ["id": .int(Int64(i))])
+                }
+                try tx.create("EmployeeRoute", ["id": "1-2", "employee": 1, "route": 2])
+            }
+            try await eventually("join row (1, 2) in the database") {
+                try await h.sql(#"SELECT employee_id, route_id FROM "EmployeeRoute""#) == [["1", "2"]]
+            }
+            _ = try await h.sql(#"INSERT INTO "EmployeeRoute" (employee_id, route_id, since) VALUES (2, 1, '2024-01-01')"#)
+            try await eventually("join object 2-1 in the Realm") { try h.object("EmployeeRoute", "2-1") != nil }
+            let joined = try #require(try h.object("EmployeeRoute", "2-1"))
+            #expect(joined.values["employee"] == 2 && joined.values["route"] == 1)
+            _ = try await h.sql(#"DELETE FROM "EmployeeRoute" WHERE employee_id = 1 AND route_id = 2"#)
+            try await eventually("join object 1-2 gone from the Realm") { try h.object("EmployeeRoute", "1-2") == nil }
+            try h.store.write(to: "/SQLDemo", origin: "app") { tx in try tx.delete("EmployeeRoute", "2-1") }
+            try await eventually("join row (2, 1) gone from the database") { try await h.sql(#"SELECT count(*) FROM "EmployeeRoute""#) == [["0"]] }
+        }
+    }
+}

@@ -37,7 +37,7 @@ extension Mapping {
                 guard let t = self.table(named: table) else { continue }
                 let (identity, values) = try object(row, t)
                 let path = try route(row, t)
-                if let old, old[t.keyColumn] != nil {
+                if let old, t.keyColumns.allSatisfy({ old[$0] != nil }) {
                     // The key or the routing columns changed: the object moves.
                     let oldIdentity = try key(old, t)
                     // The old row carries the routing columns only under REPLICA IDENTITY FULL.
@@ -100,6 +100,16 @@ extension Mapping {
     }
 
     func key(_ row: DatabaseRow, _ t: TableMapping) throws -> Value {
+        if let parts = t.compoundKey {
+            // A join object's key: its parts joined by "-" (legacy: "2-3").
+            let texts = try parts.map { part -> String in
+                guard let v = row[part.dbColumn], let text = Self.pathText(v) else {
+                    throw RealmAdapterError(.invalidValue, "Table \(t.table): a row has no value in its key column \(part.dbColumn).", context: ["db.table": t.table])
+                }
+                return text
+            }
+            return .string(texts.joined(separator: "-"))
+        }
         guard let v = row[t.keyColumn], !v.isNull, let c = t.column(named: t.keyColumn) else {
             throw RealmAdapterError(.invalidValue, "Table \(t.table): a row has no value in its key column \(t.keyColumn).", context: ["db.table": t.table])
         }
@@ -112,6 +122,7 @@ extension Mapping {
     func object(_ row: DatabaseRow, _ t: TableMapping) throws -> (Value, PropertyValues) {
         let identity = try key(row, t)
         var values = PropertyValues()
+        if t.compoundKey != nil, let pk = t.type.primaryKey { values.append(pk, identity) }
         for c in t.columns {
             guard !row.missing.contains(c.column), let v = row[c.column] else { continue }
             do {

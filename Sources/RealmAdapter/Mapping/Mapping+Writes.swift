@@ -34,7 +34,27 @@ extension Mapping {
         var writes: [DatabaseWrite] = []
         var arraysWritten: Set<String> = []
         func keyRow(_ t: TableMapping, _ identity: Value) throws -> DatabaseRow {
-            var row = DatabaseRow([t.keyColumn: identity])
+            var row = DatabaseRow()
+            if let parts = t.compoundKey {
+                // "2-3" back into its parts (the parts themselves must not contain "-").
+                guard case .string(let text) = identity, case let pieces = text.split(separator: "-", omittingEmptySubsequences: false), pieces.count == parts.count else {
+                    throw RealmAdapterError(.invalidValue, "\(t.type.name): the key does not have the \(parts.count) parts \(parts.map(\.property).joined(separator: "-")) that mapping.compoundPrimaryKeys gives it.",
+                                            context: ["type": t.type.name])
+                }
+                for (part, piece) in zip(parts, pieces) {
+                    let text = String(piece)
+                    let value: Value? = switch part.type {
+                    case .int: Int64(text).map(Value.int)
+                    default: try? Value.string(text).coerced(to: part.type, optional: false)
+                    }
+                    guard let value else {
+                        throw RealmAdapterError(.invalidValue, "\(t.type.name): key part \(part.property) is not a valid \(part.type.rawValue).", context: ["type": t.type.name])
+                    }
+                    row[part.dbColumn] = value
+                }
+            } else {
+                row[t.keyColumn] = identity
+            }
             // Per-user tables share keys across users only if the path columns are part of the key;
             // they are always written, so a row never lands in another user's Realm.
             for c in t.pathColumns { row[c] = .string(pathFields[c]!) }
@@ -103,7 +123,7 @@ extension Mapping {
                 for (k, v) in try keyRow(t, identity).values { row[k] = v }
                 // Lists not given start empty, as the object's do.
                 for c in t.columns where row[c.column] == nil { if case .array = c.kind { row[c.column] = .list([]) } }
-                writes.append(.upsert(table: t.table, keyColumns: [t.keyColumn], row: row))
+                writes.append(.upsert(table: t.table, keyColumns: t.keyColumns, row: row))
             case .set(_, let identity, let values):
                 let row = try columns(t, values)
                 if !row.values.isEmpty { writes.append(.update(table: t.table, key: try keyRow(t, identity), values: row)) }

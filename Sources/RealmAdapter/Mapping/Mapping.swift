@@ -53,8 +53,12 @@ public struct TableMapping: Sendable {
     public let table: String
     /// Single-value properties and primitive lists, in schema order (ignored ones left out).
     public let columns: [ColumnMapping]
-    /// The column of the primary key.
+    /// The column of the primary key (for a join type, the first of its key columns).
     public let keyColumn: String
+    /// The key columns: one, or the parts of a compound key (`mapping.compoundPrimaryKeys`).
+    public let keyColumns: [String]
+    /// For a join type: the parts its string key `"a-b"` is made of, in order.
+    public let compoundKey: [MappingConfiguration.CompoundKeyPart]?
     /// Columns that the path template reads and that are not properties of the type.
     public let pathColumns: [String]
     /// Every column that decides a row's Realm (the path template's fields).
@@ -77,13 +81,22 @@ public struct TableMapping: Sendable {
         }
         type = t
         table = mapping.tableName(forType: t.name)
-        keyColumn = mapping.columnName(forProperty: pk, ofType: t.name)
+        compoundKey = mapping.compoundPrimaryKeys[t.name]
+        if let parts = compoundKey {
+            keyColumns = parts.map(\.dbColumn)
+            keyColumn = keyColumns[0]
+        } else {
+            keyColumn = mapping.columnName(forProperty: pk, ofType: t.name)
+            keyColumns = [keyColumn]
+        }
         let ignored = mapping.ignoreProperties[t.name] ?? []
         var columns: [ColumnMapping] = []
         var unsupported: [(String, String)] = []
         var linkLists: [LinkListMapping] = []
         for p in t.properties where p.type.isStored && !ignored.contains(p.name) {
-            let column = mapping.columnName(forProperty: p.name, ofType: t.name)
+            // A join type's string key exists only in the Realm: the database has its parts.
+            if compoundKey != nil && p.name == pk { continue }
+            let column = compoundKey?.first { $0.property == p.name }?.dbColumn ?? mapping.columnName(forProperty: p.name, ofType: t.name)
             let converter = mapping.convert[t.name]?[p.name]
             switch p.type {
             case .scalar(let s):
@@ -100,8 +113,8 @@ public struct TableMapping: Sendable {
                       case .scalar(let ownerKeyType) = t.primaryKeyProperty!.type else {
                     throw fail(p.name, "its target type '\(target)' needs a primary key for the link table to refer to")
                 }
-                guard path.isLiteral else {
-                    unsupported.append((p.name, "lists of links with a realm.path template are not synced yet"))
+                guard path.isLiteral, compoundKey == nil else {
+                    unsupported.append((p.name, compoundKey == nil ? "lists of links with a realm.path template are not synced yet" : "lists of links on a join type are not synced"))
                     continue
                 }
                 linkLists.append(LinkListMapping(property: p, table: "\(table)_\(column)", ownerKeyType: ownerKeyType, target: target, targetKeyType: keyType))

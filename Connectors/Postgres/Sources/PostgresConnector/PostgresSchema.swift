@@ -16,10 +16,12 @@ enum PostgresSchema {
         try s.execute("CREATE SCHEMA IF NOT EXISTS \(PostgresSQL.quote(schema))")
         for t in mapping.tables {
             var columns = t.columns.map { c in
-                let constraint = c.column == t.keyColumn ? " PRIMARY KEY" : (c.property.isOptional || c.property.type.isList || isLink(c) ? "" : " NOT NULL")
+                let isKey = t.keyColumns.contains(c.column)
+                let constraint = isKey && t.compoundKey == nil ? " PRIMARY KEY" : (isKey ? " NOT NULL" : (c.property.isOptional || c.property.type.isList || isLink(c) ? "" : " NOT NULL"))
                 return "\(PostgresSQL.quote(c.column)) \(columnType(c))" + constraint
             }
             columns += t.pathColumns.map { "\(PostgresSQL.quote($0)) text NOT NULL" }
+            if t.compoundKey != nil { columns.append("PRIMARY KEY (\(t.keyColumns.map(PostgresSQL.quote).joined(separator: ", ")))") }
             try s.execute("CREATE TABLE IF NOT EXISTS \(PostgresSQL.qualified(schema, t.table)) (\(columns.joined(separator: ", ")))")
         }
         for t in mapping.tables {
