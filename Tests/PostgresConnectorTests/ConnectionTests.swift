@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 @testable import PostgresConnector
 import RealmAdapter
 import Testing
@@ -67,5 +68,25 @@ extension PostgresIntegration {
         ])
         #expect(statements[0].1 == ["1", "x", "2", "x", "3", "x"])
         #expect(statements[1].1 == ["2", "again"])
+    }
+}
+
+extension PostgresIntegration.ConnectionTests {
+    /// `database.createDatabase` creates a missing database before anything else.
+    @Test func createDatabaseCreatesAMissingDatabase() async throws {
+        var settings = TestServer.settings
+        let name = "t_created_" + UUID().uuidString.prefix(6).lowercased()
+        settings.database = name
+        let dir = NSTemporaryDirectory() + "realm-adapter-createdb-\(UUID().uuidString.prefix(6))"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var config = try SyncHarness.config(settings, store: dir, schema: #"[{"name": "Note", "primaryKey": "id", "properties": {"id": "int"}}]"#)
+        config.database!.createDatabase = true
+        let connector = PostgresConnector(configuration: config.database!, logger: Logger(label: "test"))
+        try await connector.prepare(try Mapping(config))
+        await connector.shutdown()
+        let pg = try await PostgresConnection.connect(settings)
+        #expect(try await pg.session { s in try s.query("SELECT to_regclass('\"Note\"') IS NOT NULL").rows } == [["t"]])
+        pg.close()
+        await TestServer.drop(name)
     }
 }

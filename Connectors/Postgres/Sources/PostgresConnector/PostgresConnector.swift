@@ -58,6 +58,7 @@ public final class PostgresConnector: RelationalConnector {
     // MARK: RelationalConnector
 
     public func prepare(_ mapping: Mapping) async throws {
+        if configuration.createDatabase { try await createDatabaseIfMissing() }
         let admin = try await PostgresConnection.connect(settings, logger: logger)
         defer { admin.close() }
         let c = configuration, schema = self.schema, customTypes = self.customTypes
@@ -98,6 +99,24 @@ public final class PostgresConnector: RelationalConnector {
             logger.info("Created the replication slot", metadata: ["pg.slot": "\(slot)", "pg.lsn": "\(lsn)"])
         }
         state.withLock { $0.tables = tables }
+    }
+
+    /// `createDatabase`: creates the configured database through the `postgres` maintenance database.
+    func createDatabaseIfMissing() async throws {
+        let name = settings.database ?? settings.url.flatMap { URLComponents(string: $0) }.map { String($0.path.drop { $0 == "/" }) } ?? ""
+        guard !name.isEmpty else {
+            throw PostgresError(.queryFailed, "database.createDatabase needs the database name (database, or the URL's path).")
+        }
+        var maintenance = settings
+        maintenance.database = "postgres"
+        let pg = try await PostgresConnection.connect(maintenance, logger: logger)
+        defer { pg.close() }
+        let created = try await pg.session { s -> Bool in
+            guard try s.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]).rows.isEmpty else { return false }
+            try s.execute("CREATE DATABASE \(PostgresSQL.quote(name))")
+            return true
+        }
+        if created { logger.info("Created the database", metadata: ["db.name": "\(name)"]) }
     }
 
     public func appliedVersions(adapter: String) async throws -> [String: Int64] {
