@@ -10,11 +10,14 @@ struct RealmAdapterCommand: AsyncParsableCommand {
         commandName: "realm-adapter",
         abstract: "Keep Realms and SQL databases in sync.",
         discussion: """
-            realm-adapter seeds Realms from a database, keeps them in sync both ways, and lets you \
-            look into and write to the embedded Realm store.
+            realm-adapter keeps Realms and a Postgres database in sync, both ways (`run`), writes a \
+            starting configuration from an existing database (`init`), and lets you look into and \
+            write to the embedded Realm store (`realm`). Seeding Realms from existing rows \
+            (`load`) arrives with the loader.
 
-            Start with `realm-adapter validate --config adapter.json` to check a configuration, and \
-            `realm-adapter realm --help` to explore a store. Examples live in examples/ of the repository.
+            Start with `realm-adapter init --database URL -o adapter.json`, check it with \
+            `realm-adapter validate --config adapter.json`, then `realm-adapter run --config adapter.json`. \
+            Examples live in examples/ of the repository.
             """,
         version: "0.1.0",
         subcommands: [Init.self, Validate.self, Run.self, Status.self, RealmCommand.self]
