@@ -251,3 +251,20 @@ extension PostgresIntegration.SyncTests {
         }
     }
 }
+
+extension PostgresIntegration.SyncTests {
+    /// CLEAR in a Realm empties the table; TRUNCATE in the database empties the type.
+    @Test(.timeLimit(.minutes(1)))
+    func clearAndTruncateEmptyTheOtherSide() async throws {
+        try await SyncHarness.run { h in
+            _ = try await h.sql(#"INSERT INTO "Driver" (id) VALUES (1), (2)"#)
+            try await eventually("both drivers in the Realm") { try h.object("Driver", 2) != nil }
+            try h.store.write(to: "/SQLDemo", origin: "app") { tx in try tx.deleteAll("Driver") }
+            try await eventually("the driver table empty") { try await h.sql(#"SELECT count(*) FROM "Driver""#) == [["0"]] }
+            _ = try await h.sql(#"INSERT INTO "Driver" (id) VALUES (3)"#)
+            try await eventually("driver 3 in the Realm") { try h.object("Driver", 3) != nil }
+            _ = try await h.sql(#"TRUNCATE "Driver" CASCADE"#)
+            try await eventually("no drivers left in the Realm") { try h.store.count(of: "Driver", in: "/SQLDemo") == 0 }
+        }
+    }
+}
