@@ -99,8 +99,7 @@ public final class Adapter: Sendable {
             let nextOther = try Int64.fetchOne(db, sql: "SELECT min(version) FROM history WHERE realm_id = ? AND version > ? AND origin <> ?",
                                                arguments: [r.id, target, origin])
             target = max(target, (nextOther.map { $0 - 1 }) ?? r.version)
-            try db.cachedStatement(sql: "INSERT INTO adapter_cursor (adapter, realm_id, version) VALUES (?, ?, ?) ON CONFLICT(adapter, realm_id) DO UPDATE SET version = max(version, excluded.version)")
-                .execute(arguments: [name, r.id, target])
+            try setCursor(db, r.id, target)
         }
         try compactIfDue(path)
     }
@@ -146,27 +145,21 @@ public final class Adapter: Sendable {
         }
     }
 
-    /// Moves past every transaction up to `version` (after ``pending(_:limit:)``).
+    /// Moves past every transaction up to `version` (after ``pending(_:limit:)``, or to resume
+    /// from what a target system recorded after a crash between its commit and the advance).
+    /// A cursor never moves back.
     public func advance(_ path: String, through version: Int64, durable: Bool = true) throws {
         replaying.withLock { _ = $0.removeValue(forKey: path) }
         try store.writeMeta(durable: durable) { db in
             guard let r = try RealmStore.realmRow(db, path) else { return }
-            try db.cachedStatement(sql: "INSERT INTO adapter_cursor (adapter, realm_id, version) VALUES (?, ?, ?) ON CONFLICT(adapter, realm_id) DO UPDATE SET version = max(version, excluded.version)")
-                .execute(arguments: [name, r.id, min(version, r.version)])
+            try setCursor(db, r.id, min(version, r.version))
         }
         try compactIfDue(path)
     }
 
-    /// Moves the cursor of `path` to `version` unless it is already past it: for resuming from
-    /// what a target system recorded (a database's state table) after a crash between its
-    /// commit and ``advance(_:)``.
-    public func skip(_ path: String, through version: Int64) throws {
-        replaying.withLock { _ = $0.removeValue(forKey: path) }
-        try store.writeMeta { db in
-            guard let r = try RealmStore.realmRow(db, path) else { return }
-            try db.execute(sql: "INSERT INTO adapter_cursor (adapter, realm_id, version) VALUES (?, ?, ?) ON CONFLICT(adapter, realm_id) DO UPDATE SET version = max(version, excluded.version)",
-                           arguments: [name, r.id, min(version, r.version)])
-        }
+    private func setCursor(_ db: Database, _ realmId: Int64, _ version: Int64) throws {
+        try db.cachedStatement(sql: "INSERT INTO adapter_cursor (adapter, realm_id, version) VALUES (?, ?, ?) ON CONFLICT(adapter, realm_id) DO UPDATE SET version = max(version, excluded.version)")
+            .execute(arguments: [name, realmId, version])
     }
 
     /// The version this adapter has advanced to on `path` (0 if never).

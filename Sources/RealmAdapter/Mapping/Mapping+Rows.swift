@@ -41,7 +41,7 @@ extension Mapping {
                     // The key or the routing columns changed: the object moves.
                     let oldIdentity = try key(old, t)
                     // The old row carries the routing columns only under REPLICA IDENTITY FULL.
-                    let oldPath = t.routingColumns.allSatisfy { old[$0] != nil } ? try route(old, t) : path
+                    let oldPath = self.path.fields.allSatisfy { old[$0] != nil } ? try route(old, t) : path
                     if oldIdentity != identity || oldPath != path {
                         add(oldPath, .delete(type: t.type.name, identity: oldIdentity))
                     }

@@ -32,7 +32,8 @@ extension Mapping {
                                list: (String, Value, String) throws -> [Value]) throws -> [DatabaseWrite] {
         guard let pathFields = path.extract(realmPath) else { return [] }
         var writes: [DatabaseWrite] = []
-        var arraysWritten: Set<String> = []
+        // Collections (arrays, link lists) are written whole, once per transaction each.
+        var collectionsWritten: Set<String> = []
         func keyRow(_ t: TableMapping, _ identity: Value) throws -> DatabaseRow {
             var row = DatabaseRow()
             if let parts = t.compoundKey {
@@ -70,10 +71,9 @@ extension Mapping {
             }
             return row
         }
-        var listsWritten: Set<String> = []
         /// Rewrites one owner's list of links from the Realm's current contents.
         func rewrite(_ t: TableMapping, _ l: LinkListMapping, _ owner: Value) throws {
-            guard listsWritten.insert("\(l.table)\u{0}\(owner)").inserted else { return }
+            guard collectionsWritten.insert("\(l.table)\u{0}\(owner)").inserted else { return }
             writes.append(.deleteAll(table: l.table, matching: DatabaseRow([LinkListMapping.ownerColumn: owner])))
             for (i, target) in try list(t.type.name, owner, l.property.name).enumerated() {
                 writes.append(.insert(table: l.table, row: DatabaseRow([LinkListMapping.ownerColumn: owner, LinkListMapping.indexColumn: .int(Int64(i)),
@@ -83,23 +83,21 @@ extension Mapping {
         for instruction in instructions {
             guard let t = table(forType: instruction.objectType) else { continue }
             switch instruction {
-            case .insert(_, let identity, _), .set(_, let identity, _), .delete(_, let identity):
-                // Lists of links of this object: written whole after the row (inserts), or removed before it (deletes).
-                if case .delete = instruction {
-                    for l in t.linkLists { writes.append(.deleteAll(table: l.table, matching: DatabaseRow([LinkListMapping.ownerColumn: identity]))) }
-                    // Realm takes a deleted object out of every list that held it; so does the database.
-                    for other in tables { for l in other.linkLists where l.target == t.type.name {
+            case .insert(_, let identity, let values), .set(_, let identity, let values):
+                // Lists of links given with the object are written whole after its row.
+                try writeRow(instruction, t)
+                for l in t.linkLists where values[l.property.name] != nil { try rewrite(t, l, identity) }
+                continue
+            case .delete(_, let identity):
+                // Its lists go before its row; and as Realm takes a deleted object out of every
+                // list that held it, so does the database.
+                for l in t.linkLists { writes.append(.deleteAll(table: l.table, matching: DatabaseRow([LinkListMapping.ownerColumn: identity]))) }
+                for other in tables {
+                    for l in other.linkLists where l.target == t.type.name {
                         writes.append(.deleteAll(table: l.table, matching: DatabaseRow([LinkListMapping.targetColumn: identity])))
                         writes.append(.closeGaps(table: l.table))
-                    } }
+                    }
                 }
-                try writeRow(instruction, t)
-                if case .insert(_, _, let values) = instruction {
-                    for l in t.linkLists where values[l.property.name] != nil { try rewrite(t, l, identity) }
-                } else if case .set(_, _, let values) = instruction {
-                    for l in t.linkLists where values[l.property.name] != nil { try rewrite(t, l, identity) }
-                }
-                continue
             case .clear:
                 for l in t.linkLists { writes.append(.deleteAll(table: l.table, matching: DatabaseRow())) }
                 for other in tables { for l in other.linkLists where l.target == t.type.name { writes.append(.deleteAll(table: l.table, matching: DatabaseRow())) } }
@@ -143,8 +141,7 @@ extension Mapping {
                     }
                     return
                 }
-                let marker = "\(identity)\u{0}\(property)"
-                guard arraysWritten.insert(marker).inserted else { return }
+                guard collectionsWritten.insert("\(t.table).\(c.column)\u{0}\(identity)").inserted else { return }
                 writes.append(.update(table: t.table, key: try keyRow(t, identity), values: DatabaseRow([c.column: .list(try list(t.type.name, identity, property))])))
             case .changeIdentity, .addType, .addProperties:
                 return

@@ -61,8 +61,6 @@ public struct TableMapping: Sendable {
     public let compoundKey: [MappingConfiguration.CompoundKeyPart]?
     /// Columns that the path template reads and that are not properties of the type.
     public let pathColumns: [String]
-    /// Every column that decides a row's Realm (the path template's fields).
-    public let routingColumns: [String]
     /// Lists of links, each a link table `(oid, idx, target)`.
     public let linkLists: [LinkListMapping]
     /// Properties this mapping does not sync yet, with the reason.
@@ -127,7 +125,6 @@ public struct TableMapping: Sendable {
         self.linkLists = linkLists
         let propertyColumns = Set(columns.map(\.column))
         pathColumns = path.fields.filter { !propertyColumns.contains($0) }
-        routingColumns = path.fields
     }
 }
 

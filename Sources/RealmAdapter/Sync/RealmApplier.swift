@@ -33,15 +33,15 @@ public struct RealmApplier: Sendable {
                       pending: (String, [ObjectChange]) throws -> PendingWrites = { _, _ in .none },
                       linkList: (LinkListMapping, Value) throws -> [Value] = { _, _ in [] }) throws -> [String] {
         let groups = try mapping.objectChanges(transaction.changes, paths: { try store.realmPaths() })
-        let pendingWrites = pending
-        let pending = try groups.filter { group in
+        // Realms that already hold this transaction (a replay after a crash) are skipped.
+        let toApply = try groups.filter { group in
             guard let done = try store.sourcePosition(source, of: group.path) else { return true }
             return done < transaction.position
         }
-        guard !pending.isEmpty else { return [] }
-        let byPath = Dictionary(pending.map { ($0.path, $0.changes) }, uniquingKeysWith: { a, _ in a })
-        let waiting = try Dictionary(pending.map { ($0.path, try pendingWrites($0.path, $0.changes)) }, uniquingKeysWith: { a, _ in a })
-        try store.write(toEach: pending.map(\.path), origin: origin, sourcePosition: SourcePosition(source: source, position: transaction.position)) { path, tx in
+        guard !toApply.isEmpty else { return [] }
+        let byPath = Dictionary(toApply.map { ($0.path, $0.changes) }, uniquingKeysWith: { a, _ in a })
+        let waiting = try Dictionary(toApply.map { ($0.path, try pending($0.path, $0.changes)) }, uniquingKeysWith: { a, _ in a })
+        try store.write(toEach: toApply.map(\.path), origin: origin, sourcePosition: SourcePosition(source: source, position: transaction.position)) { path, tx in
             try ensureSchema(&tx)
             // Lists are read back from the database once per transaction, after the objects
             // (their targets may come later in it).
@@ -76,7 +76,7 @@ public struct RealmApplier: Sendable {
                 for i in stride(from: have.count - 1, through: wanted.count, by: -1) { try tx.listErase(key.type, key.identity, key.property, at: i) }
             }
         }
-        return pending.map(\.path)
+        return toApply.map(\.path)
     }
 
     /// Gives the Realm the configured types and properties it lacks (a new Realm gets them all).

@@ -46,7 +46,7 @@ public final class DatabaseToRealmService: Service {
                 if tx.isOwn {
                     try await applier.store.perform {
                         for m in tx.markers where m.adapter == adapter.name {
-                            try cursor.skip(m.path, through: m.version)
+                            try cursor.advance(m.path, through: m.version)
                         }
                     }
                 } else {
@@ -92,7 +92,7 @@ public final class RealmToDatabaseService: Service {
             let applied = try await connector.appliedVersions(adapter: adapter.name)
             try await adapter.store.perform {
                 for (path, version) in applied where try adapter.cursor(path) < version {
-                    try adapter.skip(path, through: version)
+                    try adapter.advance(path, through: version)
                 }
             }
             for await path in adapter.pathsWithChanges().cancelOnGracefulShutdown() {
