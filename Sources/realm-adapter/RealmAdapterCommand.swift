@@ -10,17 +10,17 @@ struct RealmAdapterCommand: AsyncParsableCommand {
         commandName: "realm-adapter",
         abstract: "Keep Realms and SQL databases in sync.",
         discussion: """
-            realm-adapter keeps Realms and a Postgres database in sync, both ways (`run`), writes a \
-            starting configuration from an existing database (`init`), and lets you look into and \
-            write to the embedded Realm store (`realm`). Seeding Realms from existing rows \
-            (`load`) arrives with the loader.
+            realm-adapter seeds Realms from an existing Postgres database (`load`), keeps them in \
+            sync with it, both ways (`run`), writes a starting configuration from the database \
+            (`init`), and lets you look into and write to the embedded Realm store (`realm`).
 
             Start with `realm-adapter init --database URL -o adapter.json`, check it with \
-            `realm-adapter validate --config adapter.json`, then `realm-adapter run --config adapter.json`. \
+            `realm-adapter validate --config adapter.json`, seed with `realm-adapter load --config \
+            adapter.json`, then `realm-adapter run --config adapter.json`. \
             Examples live in examples/ of the repository.
             """,
         version: "0.1.0",
-        subcommands: [Init.self, Validate.self, Run.self, Status.self, RealmCommand.self]
+        subcommands: [Init.self, Validate.self, Load.self, Run.self, Status.self, RealmCommand.self]
     )
 }
 

@@ -43,19 +43,9 @@ struct Daemon {
     let group: ServiceGroup
 
     static func start(_ c: Configuration, logger: Logger) async throws -> Daemon {
-        guard let database = c.database else {
-            throw RealmAdapterError(.invalidConfiguration, "The configuration has no database section, so there is nothing to sync with. Add one (see `realm-adapter validate --help`).")
-        }
-        guard database.kind == .postgres else {
-            throw RealmAdapterError(.invalidConfiguration, "database.type \(database.kind.rawValue) is not available yet in this version; only postgres is.")
-        }
-        let mapping = try Mapping(c)
-        let unsupported = mapping.tables.flatMap { t in t.unsupported.map { "\(t.type.name).\($0.property): \($0.reason)" } }
-        guard unsupported.isEmpty else {
-            throw RealmAdapterError(.invalidConfiguration, "Some properties cannot sync yet; leave them out of schema or list them in mapping.ignoreProperties:\n  - " + unsupported.joined(separator: "\n  - "))
-        }
+        let (database, mapping, connector) = try Wiring.postgres(c, logger: logger)
         let store = try RealmStore(directory: c.realm.store, logger: logger)
-        let connector = PostgresConnector(configuration: database, customTypes: c.mapping.customTypes, logger: logger)
+        try Loader.requireFinishedLoad(store, source: connector.sourceName)
         logger.info("Preparing the database", metadata: ["db.target": "\(database.displayTarget)", "pg.slot": "\(database.slotName)"])
         try await prepare(connector, mapping, retry: database.retry, logger: logger)
         let adapter = try Adapter(store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)
@@ -91,5 +81,21 @@ struct Daemon {
             throw error
         }
         await connector.shutdown()
+    }
+}
+
+/// What the daemon and the loader build alike from a configuration.
+enum Wiring {
+    /// The database section, the mapping (every property supported) and the connector.
+    static func postgres(_ c: Configuration, logger: Logger) throws -> (DatabaseConfiguration, Mapping, PostgresConnector) {
+        guard let database = c.database else {
+            throw RealmAdapterError(.invalidConfiguration, "The configuration has no database section, so there is nothing to sync with. Add one (see `realm-adapter validate --help`).")
+        }
+        guard database.kind == .postgres else {
+            throw RealmAdapterError(.invalidConfiguration, "database.type \(database.kind.rawValue) is not available yet in this version; only postgres is.")
+        }
+        let mapping = try Mapping(c)
+        try mapping.requireSupported()
+        return (database, mapping, PostgresConnector(configuration: database, customTypes: c.mapping.customTypes, logger: logger))
     }
 }

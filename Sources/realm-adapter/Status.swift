@@ -39,7 +39,7 @@ struct Status: AsyncParsableCommand {
                 rows.append([path, String(version), String(cursor), String(version - cursor), db.applied[path].map(String.init) ?? "-",
                              position.map(\.description) ?? "-"])
             }
-            if rows.isEmpty { print("(no synced Realms yet)") } else { print(table([header] + rows)) }
+            if rows.isEmpty { print("(no synced Realms yet)") } else { print(Self.table([header] + rows)) }
             print("")
             var warned = false
             if db.slotExists {
@@ -66,7 +66,7 @@ struct Status: AsyncParsableCommand {
         return i == 0 ? "\(n) B" : String(format: "%.1f", v) + " " + units[i]
     }
 
-    func table(_ rows: [[String]]) -> String {
+    static func table(_ rows: [[String]]) -> String {
         let widths = rows[0].indices.map { c in rows.map { $0[c].count }.max() ?? 0 }
         return rows.map { r in r.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ") }
             .joined(separator: "\n")

@@ -31,11 +31,12 @@ struct SyncHarness {
             "price": "decimal?", "tags": "string[]", "photo": "data?", "note": "string?"}}]
         """
 
-    static func config(_ settings: PostgresSettings, store: String, extra: String = "", schema: String = busSchema, path: String = "/SQLDemo") throws -> Configuration {
+    static func config(_ settings: PostgresSettings, store: String, extra: String = "", schema: String = busSchema, path: String = "/SQLDemo",
+                       createSchema: Bool = true) throws -> Configuration {
         try Configuration(json: try JSONValue(parsing: """
             {"realm": {"store": "\(store)", "path": "\(path)", "adapterName": "pg"},
              "database": {"type": "postgres", "host": "\(settings.host!)", "port": \(settings.port!), "user": "\(settings.user!)",
-                          "database": "\(settings.database!)", "createSchema": true, "slotName": "\(settings.database!)", "retry": {"attempts": 0, "delayMs": 50, "maxDelayMs": 500}},
+                          "database": "\(settings.database!)", "createSchema": \(createSchema), "slotName": "\(settings.database!)", "retry": {"attempts": 0, "delayMs": 50, "maxDelayMs": 500}},
              "schema": \(schema) \(extra)}
             """), environment: [:])
     }

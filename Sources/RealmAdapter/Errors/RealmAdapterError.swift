@@ -34,6 +34,12 @@ public struct RealmAdapterError: Error, Sendable, Equatable, CustomStringConvert
         public static let historyCompacted = Code("historyCompacted")
         /// The store's files could not be opened or are not a realm-adapter store.
         public static let storeUnavailable = Code("storeUnavailable")
+        /// A load into the store started and did not finish; run it again.
+        public static let loadIncomplete = Code("loadIncomplete")
+        /// The store or database is in a state the operation cannot start from; the message says why.
+        public static let invalidState = Code("invalidState")
+        /// A foreign key (or link-table row) refers to a row the database does not have.
+        public static let danglingForeignKey = Code("danglingForeignKey")
     }
 
     public var code: Code

@@ -80,10 +80,10 @@ extension Mapping {
     }
 
     /// The Realm path of a row: the literal path, or the template filled from the row.
-    func route(_ row: DatabaseRow, _ t: TableMapping) throws -> String {
+    func route(_ row: some ColumnValues, _ t: TableMapping) throws -> String {
         if path.isLiteral { return path.template }
-        guard let p = path.render({ field in row[field].flatMap(Self.pathText) }) else {
-            let missing = path.fields.filter { row[$0] == nil || row[$0] == .null }
+        guard let p = path.render({ field in row.value(column: field).flatMap(Self.pathText) }) else {
+            let missing = path.fields.filter { row.value(column: $0) == nil || row.value(column: $0) == .null }
             throw RealmAdapterError(.invalidValue, "Table \(t.table): a row lacks \(missing.joined(separator: ", ")), which realm.path \(path) needs to choose its Realm (a null, or a delete that carries only the key: the table needs REPLICA IDENTITY FULL).",
                                     context: ["db.table": t.table])
         }
@@ -99,39 +99,62 @@ extension Mapping {
         }
     }
 
-    func key(_ row: DatabaseRow, _ t: TableMapping) throws -> Value {
+    func key(_ row: some ColumnValues, _ t: TableMapping) throws -> Value {
         if let parts = t.compoundKey {
             // A join object's key: its parts joined by "-" (legacy: "2-3").
             let texts = try parts.map { part -> String in
-                guard let v = row[part.dbColumn], let text = Self.pathText(v) else {
+                guard let v = row.value(column: part.dbColumn), let text = Self.pathText(v) else {
                     throw RealmAdapterError(.invalidValue, "Table \(t.table): a row has no value in its key column \(part.dbColumn).", context: ["db.table": t.table])
                 }
                 return text
             }
             return .string(texts.joined(separator: "-"))
         }
-        guard let v = row[t.keyColumn], !v.isNull, let c = t.column(named: t.keyColumn) else {
+        guard let i = t.keyColumnIndex, let v = row.value(at: i, of: t), !v.isNull else {
             throw RealmAdapterError(.invalidValue, "Table \(t.table): a row has no value in its key column \(t.keyColumn).", context: ["db.table": t.table])
         }
-        do { return try c.realmValue(v) } catch let e as RealmAdapterError {
+        do { return try t.columns[i].realmValue(v) } catch let e as RealmAdapterError {
             throw RealmAdapterError(e.code, "Table \(t.table), column \(t.keyColumn): \(e.message).", context: ["db.table": t.table, "db.column": t.keyColumn])
         }
     }
 
     /// The identity and the values a row gives its object (columns the change did not carry are left out).
-    func object(_ row: DatabaseRow, _ t: TableMapping) throws -> (Value, PropertyValues) {
+    ///
+    /// - Parameter skipping: properties to leave out (the loader sets links into types loaded later in a second pass).
+    func object(_ row: some ColumnValues, _ t: TableMapping, skipping: Set<String> = []) throws -> (Value, PropertyValues) {
         let identity = try key(row, t)
         var values = PropertyValues()
         if t.compoundKey != nil, let pk = t.type.primaryKey { values.append(pk, identity) }
-        for c in t.columns {
-            guard !row.missing.contains(c.column), let v = row[c.column] else { continue }
+        for (i, c) in t.columns.enumerated() {
+            guard let v = row.value(at: i, of: t), skipping.isEmpty || !skipping.contains(c.property.name) else { continue }
             do {
                 values.append(c.property.name, try c.realmValue(v))
             } catch let e as RealmAdapterError {
-                throw RealmAdapterError(e.code, "Table \(t.table), column \(c.column), row with key \(identity.kindName == "string" ? "(text key)" : identity.description): \(e.message).",
+                throw RealmAdapterError(e.code, "Table \(t.table), column \(c.column), row with key \(Self.keyText(identity)): \(e.message).",
                                         context: ["db.table": t.table, "db.column": c.column])
             }
         }
         return (identity, values)
+    }
+
+    /// A row key for messages: numbers as they are; text keys stay out of logs (they may be data).
+    static func keyText(_ identity: Value) -> String {
+        identity.kindName == "string" ? "(text key)" : identity.description
+    }
+}
+
+/// The column values of one row, as the mapping reads them.
+public protocol ColumnValues {
+    /// The value of a column by name (nil: not carried).
+    func value(column: String) -> Value?
+    /// The value of `t.columns[index]` (nil: not carried, e.g. an unchanged TOAST value).
+    func value(at index: Int, of t: TableMapping) -> Value?
+}
+
+extension DatabaseRow: ColumnValues {
+    public func value(column: String) -> Value? { values[column] }
+    public func value(at index: Int, of t: TableMapping) -> Value? {
+        let column = t.columns[index].column
+        return missing.contains(column) ? nil : values[column]
     }
 }

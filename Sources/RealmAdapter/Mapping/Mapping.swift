@@ -38,6 +38,15 @@ public struct Mapping: Sendable {
         try self.init(schema: c.schema, mapping: c.mapping, path: c.realm.path)
     }
 
+    /// Throws, listing them, if some properties cannot sync yet (they must be left out of the
+    /// schema or ignored): the daemon and the loader refuse to start rather than skip them.
+    public func requireSupported() throws {
+        let unsupported = tables.flatMap { t in t.unsupported.map { "\(t.type.name).\($0.property): \($0.reason)" } }
+        guard unsupported.isEmpty else {
+            throw RealmAdapterError(.invalidConfiguration, "Some properties cannot sync yet; leave them out of schema or list them in mapping.ignoreProperties:\n  - " + unsupported.joined(separator: "\n  - "))
+        }
+    }
+
     public func table(named table: String) -> TableMapping? { byTable[table].map { tables[$0] } }
     public func table(forType type: String) -> TableMapping? { byType[type].map { tables[$0] } }
 
@@ -57,6 +66,8 @@ public struct TableMapping: Sendable {
     public let keyColumn: String
     /// The key columns: one, or the parts of a compound key (`mapping.compoundPrimaryKeys`).
     public let keyColumns: [String]
+    /// The position of ``keyColumn`` in ``columns`` (nil for a join type, whose key is made of parts).
+    public let keyColumnIndex: Int?
     /// For a join type: the parts its string key `"a-b"` is made of, in order.
     public let compoundKey: [MappingConfiguration.CompoundKeyPart]?
     /// Columns that the path template reads and that are not properties of the type.
@@ -121,6 +132,8 @@ public struct TableMapping: Sendable {
             }
         }
         self.columns = columns
+        let key = keyColumn
+        keyColumnIndex = compoundKey == nil ? columns.firstIndex { $0.column == key } : nil
         self.unsupported = unsupported
         self.linkLists = linkLists
         let propertyColumns = Set(columns.map(\.column))

@@ -112,6 +112,9 @@ public final class RealmStore: Sendable {
                     PRIMARY KEY (adapter, realm_id)) WITHOUT ROWID;
                 """)
         }
+        m.registerMigration("v2: metadata") { db in
+            try db.execute(sql: "CREATE TABLE metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
+        }
         return m
     }
 

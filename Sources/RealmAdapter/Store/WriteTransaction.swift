@@ -76,6 +76,11 @@ public struct WriteTransaction {
         if !changed.isEmpty { try record(.set(objectType: type, identity: id, values: changed)) }
     }
 
+    /// Creates the object, or updates the properties of the existing one that change.
+    public mutating func upsert(_ type: String, _ identity: Value, _ values: PropertyValues) throws {
+        if try object(type, identity) != nil { try update(type, identity, values) } else { try create(type, values) }
+    }
+
     public mutating func delete(_ type: String, _ identity: Value) throws {
         try record(.delete(objectType: type, identity: identity))
     }

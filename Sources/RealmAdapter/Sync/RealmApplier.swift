@@ -42,7 +42,7 @@ public struct RealmApplier: Sendable {
         let byPath = Dictionary(toApply.map { ($0.path, $0.changes) }, uniquingKeysWith: { a, _ in a })
         let waiting = try Dictionary(toApply.map { ($0.path, try pending($0.path, $0.changes)) }, uniquingKeysWith: { a, _ in a })
         try store.write(toEach: toApply.map(\.path), origin: origin, sourcePosition: SourcePosition(source: source, position: transaction.position)) { path, tx in
-            try ensureSchema(&tx)
+            try tx.adopt(mapping.schema)
             // Lists are read back from the database once per transaction, after the objects
             // (their targets may come later in it).
             var lists: [ListKey] = []
@@ -52,11 +52,7 @@ public struct RealmApplier: Sendable {
                     let key = ListKey(type: type, identity: identity, property: property)
                     if !lists.contains(key) { lists.append(key) }
                 case .upsert(let type, let identity, let values):
-                    if try tx.object(type, identity) != nil {
-                        try tx.update(type, identity, values)  // records only what changed
-                    } else {
-                        try tx.create(type, values)
-                    }
+                    try tx.upsert(type, identity, values)  // records only what changed
                 case .delete(let type, let identity):
                     if try tx.object(type, identity) != nil { try tx.delete(type, identity) }
                 case .clear(let type):
@@ -67,24 +63,9 @@ public struct RealmApplier: Sendable {
                 guard let l = mapping.table(forType: key.type)?.linkLists.first(where: { $0.property.name == key.property }) else { continue }
                 // Targets the Realm does not hold (yet) are left out; a later change brings them.
                 let wanted = try linkList(l, key.identity).filter { try tx.object(l.target, $0) != nil }
-                let have = try tx.list(key.type, key.identity, key.property)
-                // Edited in place: the fewest instructions that turn the Realm's list into the database's.
-                for i in 0..<min(wanted.count, have.count) where wanted[i] != have[i] {
-                    try tx.listSet(key.type, key.identity, key.property, at: i, wanted[i])
-                }
-                for i in have.count..<max(have.count, wanted.count) { try tx.listInsert(key.type, key.identity, key.property, at: i, wanted[i]) }
-                for i in stride(from: have.count - 1, through: wanted.count, by: -1) { try tx.listErase(key.type, key.identity, key.property, at: i) }
+                try tx.replaceList(key.type, key.identity, key.property, with: wanted)
             }
         }
         return toApply.map(\.path)
-    }
-
-    /// Gives the Realm the configured types and properties it lacks (a new Realm gets them all).
-    func ensureSchema(_ tx: inout WriteTransaction) throws {
-        for t in mapping.schema.types {
-            guard let existing = tx.schema[type: t.name] else { try tx.addType(t); continue }
-            let missing = t.properties.filter { existing[property: $0.name] == nil }
-            if !missing.isEmpty { try tx.addProperties(missing, to: t.name) }
-        }
     }
 }

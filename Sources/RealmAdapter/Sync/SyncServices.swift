@@ -23,8 +23,7 @@ public final class DatabaseToRealmService: Service {
         self.connector = connector
         self.applier = applier
         self.adapter = adapter
-        self.databaseCursor = try Adapter(store: adapter.store, name: adapter.name + "~database", pathRegex: adapter.pathRegex,
-                                          compactionInterval: .max, logger: logger)
+        self.databaseCursor = try adapter.databaseOrderCursor(logger: logger)
         self.retry = retry
         self.logger = logger
     }
@@ -61,6 +60,14 @@ public final class DatabaseToRealmService: Service {
                 connector.processed(tx)
             }
         }
+    }
+}
+
+extension Adapter {
+    /// The second cursor of a two-way adapter (`<name>~database`): how far the database's
+    /// commit order has reached in each Realm's history (see ``PendingWrites``).
+    public func databaseOrderCursor(logger: Logger) throws -> Adapter {
+        try Adapter(store: store, name: name + "~database", pathRegex: pathRegex, compactionInterval: .max, logger: logger)
     }
 }
 

@@ -47,7 +47,7 @@ public struct PostgresSettings: Sendable {
         p.append(("connect_timeout", String(connectTimeout)))
         p.append(("application_name", applicationName))
         // Unambiguous text formats for every value this connector reads or writes.
-        p.append(("options", "-c DateStyle=ISO -c TimeZone=UTC -c extra_float_digits=3 -c bytea_output=hex -c IntervalStyle=iso_8601"))
+        p.append(("options", "-c DateStyle=ISO -c TimeZone=UTC -c extra_float_digits=3 -c bytea_output=hex -c IntervalStyle=iso_8601 -c client_min_messages=warning"))
         if replication { p.append(("replication", "database")) }
         return p
     }
@@ -194,6 +194,45 @@ public struct PostgresSession {
         }
         if let failure { throw failure }
         return copied
+    }
+
+    /// Runs `COPY … TO STDOUT` and hands each row's bytes (text format, without the final
+    /// newline) to `body` as they arrive; the buffer is valid only during the call.
+    /// - Returns: the number of rows copied.
+    @discardableResult
+    public func copyOut(_ sql: String, _ body: (UnsafeBufferPointer<UInt8>) throws -> Void) throws -> Int {
+        _ = try query(sql)  // PGRES_COPY_OUT
+        var rows = 0
+        var failure: Error?
+        while true {
+            var buffer: UnsafeMutablePointer<CChar>?
+            let n = PQgetCopyData(handle, &buffer, 0)
+            if n == -1 { break }  // done: the final result follows
+            guard n > 0, let buffer else {
+                throw PostgresError(PQstatus(handle) == CONNECTION_OK ? .queryFailed : .connectionLost,
+                                    String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines), query: sql)
+            }
+            defer { PQfreemem(buffer) }
+            guard failure == nil else { continue }  // drain the rest so the connection stays usable
+            let length = Int(n) - (buffer[Int(n) - 1] == 10 ? 1 : 0)
+            do {
+                try buffer.withMemoryRebound(to: UInt8.self, capacity: Int(n)) { try body(UnsafeBufferPointer(start: $0, count: length)) }
+                rows += 1
+            } catch {
+                failure = error
+                // Stop the server sending the rest; what arrives meanwhile is drained above.
+                if let cancel = PQgetCancel(handle) {
+                    var message = [CChar](repeating: 0, count: 256)
+                    _ = PQcancel(cancel, &message, Int32(message.count))
+                    PQfreeCancel(cancel)
+                }
+            }
+        }
+        while let result = PQgetResult(handle) {
+            do { _ = try PostgresResult(result, connection: handle, sql: sql) } catch where failure != nil {}
+        }
+        if let failure { throw failure }
+        return rows
     }
 
     /// Runs statements without parameters (may be several, separated by `;`).

@@ -58,6 +58,23 @@ public final class PostgresConnector: RelationalConnector {
     // MARK: RelationalConnector
 
     public func prepare(_ mapping: Mapping) async throws {
+        try await prepareDatabase(mapping)
+        let c = configuration
+        let admin = try await PostgresConnection.connect(settings, logger: logger)
+        defer { admin.close() }
+        let needsSlot = try await admin.session { s in try !PostgresReplicationSetup.slotExists(s, c.slotName) }
+        if needsSlot {
+            let repl = try await PostgresConnection.connect(settings, replication: true, logger: logger)
+            defer { repl.close() }
+            let slot = c.slotName
+            let (lsn, _) = try await repl.session { s in try PostgresReplicationSetup.createSlot(s, slot) }
+            logger.info("Created the replication slot", metadata: ["pg.slot": "\(slot)", "pg.lsn": "\(lsn)"])
+        }
+    }
+
+    /// Everything ``prepare(_:)`` does but the slot: the database and tables (if configured),
+    /// the check that they match the mapping, the state tables, replica identities, the publication.
+    func prepareDatabase(_ mapping: Mapping) async throws {
         if configuration.createDatabase { try await createDatabaseIfMissing() }
         let admin = try await PostgresConnection.connect(settings, logger: logger)
         defer { admin.close() }
@@ -89,14 +106,6 @@ public final class PostgresConnector: RelationalConnector {
             // versions the database holds at that point (the convergence rule needs it).
             try PostgresReplicationSetup.ensurePublication(s, name: c.publication, schema: schema, tables: tables + [Self.stateTable])
             if c.resetReplicationSlot { try PostgresReplicationSetup.dropSlot(s, c.slotName) }
-        }
-        let needsSlot = try await admin.session { s in try !PostgresReplicationSetup.slotExists(s, c.slotName) }
-        if needsSlot {
-            let repl = try await PostgresConnection.connect(settings, replication: true, logger: logger)
-            defer { repl.close() }
-            let slot = c.slotName
-            let (lsn, _) = try await repl.session { s in try PostgresReplicationSetup.createSlot(s, slot) }
-            logger.info("Created the replication slot", metadata: ["pg.slot": "\(slot)", "pg.lsn": "\(lsn)"])
         }
         state.withLock { $0.tables = tables }
     }

@@ -30,8 +30,9 @@ public enum PostgresReplicationSetup {
     /// Creates a pgoutput slot on a replication connection and returns its consistent point.
     /// With `exportSnapshot` the connection must stay open and idle while another session
     /// reads under the returned snapshot name.
-    public static func createSlot(_ replication: PostgresSession, _ slot: String, exportSnapshot: Bool = false) throws -> (lsn: LSN, snapshot: String?) {
-        let r = try replication.query("CREATE_REPLICATION_SLOT \(PostgresSQL.quote(slot)) LOGICAL pgoutput \(exportSnapshot ? "EXPORT_SNAPSHOT" : "NOEXPORT_SNAPSHOT")")
+    /// A `temporary` slot is dropped when the connection closes.
+    public static func createSlot(_ replication: PostgresSession, _ slot: String, exportSnapshot: Bool = false, temporary: Bool = false) throws -> (lsn: LSN, snapshot: String?) {
+        let r = try replication.query("CREATE_REPLICATION_SLOT \(PostgresSQL.quote(slot))\(temporary ? " TEMPORARY" : "") LOGICAL pgoutput \(exportSnapshot ? "EXPORT_SNAPSHOT" : "NOEXPORT_SNAPSHOT")")
         guard let row = r.rows.first, let lsnText = row[1], let lsn = LSN(lsnText) else {
             throw PostgresError(.replicationSlot, "CREATE_REPLICATION_SLOT returned no consistent point.")
         }

@@ -52,8 +52,8 @@ enum PostgresSchema {
 
     static func isLink(_ c: ColumnMapping) -> Bool { if case .link = c.kind { true } else { false } }
 
-    /// Every way the database differs from the mapping, one line each (empty when it matches).
-    static func mismatches(_ mapping: Mapping, schema: String, customTypes: [String: ScalarType], _ s: PostgresSession) throws -> [String] {
+    /// The columns of every table in `schema`, with their types (nil: a type realm-adapter does not know).
+    static func columnTypes(schema: String, customTypes: [String: ScalarType], _ s: PostgresSession) throws -> [String: [String: PostgresType?]] {
         let rows = try s.query("""
             SELECT c.table_name, c.column_name, c.udt_name, t.oid::int8
             FROM information_schema.columns c JOIN pg_type t ON t.typname = c.udt_name
@@ -65,6 +65,12 @@ enum PostgresSchema {
             guard let table = r[0], let column = r[1], let udt = r[2], let oid = r[3].flatMap({ UInt32($0) }) else { continue }
             columns[table, default: [:]].updateValue(PostgresType.resolve(oid: oid, name: udt, customTypes: customTypes), forKey: column)
         }
+        return columns
+    }
+
+    /// Every way the database differs from the mapping, one line each (empty when it matches).
+    static func mismatches(_ mapping: Mapping, schema: String, customTypes: [String: ScalarType], _ s: PostgresSession) throws -> [String] {
+        let columns = try columnTypes(schema: schema, customTypes: customTypes, s)
         var problems: [String] = []
         for t in mapping.tables {
             guard let have = columns[t.table] else {

@@ -1,0 +1,154 @@
+import Foundation
+import Logging
+import RealmAdapter
+
+/// A consistent read of the database for `realm-adapter load`.
+///
+/// The hand-off: the replication slot is created with `EXPORT_SNAPSHOT`, which returns the
+/// slot's consistent point and a snapshot that sees exactly the transactions committed before
+/// it. A second connection reads every table under that snapshot (`SET TRANSACTION SNAPSHOT`),
+/// so the loaded rows and the slot's stream meet with nothing lost and nothing twice. The
+/// replication connection must stay open and idle until the reads are done (an exported
+/// snapshot lives as long as it); an interrupted load is simply run again.
+public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
+    // @unchecked: the connections serialize their own use; the rest is immutable.
+    public let handOffPosition: String?
+    let reader: PostgresConnection
+    /// Holds the exported snapshot open (nil for a dry run).
+    let replication: PostgresConnection?
+    let schema: String
+    let columnTypes: [String: [String: PostgresType?]]
+
+    init(handOffPosition: String?, reader: PostgresConnection, replication: PostgresConnection?, schema: String,
+         columnTypes: [String: [String: PostgresType?]]) {
+        self.handOffPosition = handOffPosition
+        self.reader = reader
+        self.replication = replication
+        self.schema = schema
+        self.columnTypes = columnTypes
+    }
+
+    public func estimatedRows(_ table: String) throws -> Int? {
+        let qualified = PostgresSQL.qualified(schema, table)
+        let rows = try reader.sessionSync { s in
+            try s.query("SELECT reltuples::bigint FROM pg_class WHERE oid = $1::regclass", [qualified]).rows
+        }
+        // -1: never vacuumed or analyzed, so unknown.
+        guard let n = rows.first?[0].flatMap(Int.init), n >= 0 else { return nil }
+        return n
+    }
+
+    public func distinctCount(_ table: String, columns: [String]) throws -> Int {
+        let list = columns.map(PostgresSQL.quote).joined(separator: ", ")
+        let sql = "SELECT count(*) FROM (SELECT DISTINCT \(list) FROM \(PostgresSQL.qualified(schema, table))) d"
+        return try reader.sessionSync { s in Int(try s.query(sql).rows[0][0] ?? "0") ?? 0 }
+    }
+
+    public func rows(_ table: String, columns: [String], orderedBy: [String], _ body: ([Value]) throws -> Void) throws {
+        guard let known = columnTypes[table] else {
+            throw PostgresError(.schemaMismatch, "Table \(schema).\(table) does not exist.")
+        }
+        let types: [PostgresType] = try columns.map { c in
+            guard let found = known[c] else { throw PostgresError(.schemaMismatch, "Column \(table).\(c) does not exist.") }
+            guard let type = found else {
+                throw PostgresError(.schemaMismatch, "Column \(table).\(c) has a type realm-adapter does not know; map it in mapping.customTypes.")
+            }
+            return type
+        }
+        let order = orderedBy.isEmpty ? "" : " ORDER BY " + orderedBy.map(PostgresSQL.quote).joined(separator: ", ")
+        let sql = "COPY (SELECT \(columns.map(PostgresSQL.quote).joined(separator: ", ")) FROM \(PostgresSQL.qualified(schema, table))\(order)) TO STDOUT"
+        try reader.sessionSync { s in
+            var values = [Value](repeating: .null, count: columns.count)
+            try s.copyOut(sql) { line in
+                var count = 0
+                try PostgresCopyText.fields(line) { i, bytes in
+                    guard i < types.count else { return }
+                    count = i + 1
+                    guard let bytes else { values[i] = .null; return }
+                    do { values[i] = try types[i].decode(bytes: bytes) } catch let e as RealmAdapterError {
+                        throw RealmAdapterError(e.code, "Table \(table), column \(columns[i]): \(e.message).", context: ["db.table": table, "db.column": columns[i]])
+                    }
+                }
+                guard count == types.count else {
+                    throw PostgresError(.queryFailed, "COPY of \(table) returned \(count) columns, expected \(types.count).")
+                }
+                try body(values)
+            }
+        }
+    }
+
+    public func finish() throws {
+        defer {
+            reader.close()
+            replication?.close()
+        }
+        if reader.isAlive { try reader.sessionSync { s in try s.execute("COMMIT") } }
+    }
+}
+
+extension PostgresConnector: LoadableConnector {
+    /// Prepares the database as the daemon does (without creating the slot), and opens the
+    /// snapshot a load reads.
+    ///
+    /// - A full load (`partial: false`), or any load when the slot does not exist: the slot is
+    ///   (re)created with `EXPORT_SNAPSHOT`; its consistent point is the hand-off position.
+    /// - A partial load (`--tables`) while the slot exists: the slot keeps its place, and a
+    ///   temporary slot exports the snapshot; no hand-off position (the daemon replays changes
+    ///   since its own position over the loaded rows).
+    ///
+    /// - Throws: `replicationSlot` if the slot is in use (a daemon is running).
+    public func loadSnapshot(_ mapping: Mapping, partial: Bool) async throws -> LoadSnapshot {
+        try await prepareDatabase(mapping)
+        let c = configuration, schema = self.schema, customTypes = self.customTypes
+        let admin = try await PostgresConnection.connect(settings, logger: logger)
+        defer { admin.close() }
+        let status = try await admin.session { s in
+            _ = try PostgresReplicationSetup.slotExists(s, c.slotName)  // a slot of another database is an error
+            return try PostgresReplicationSetup.slotStatus(s, c.slotName)
+        }
+        if status?.active == true {
+            throw PostgresError(.replicationSlot, "The replication slot \(c.slotName) is in use: stop `realm-adapter run` before loading (a load sets where the daemon's stream starts).")
+        }
+        let keepSlot = partial && status != nil
+        if status != nil && !keepSlot {
+            logger.info("Recreating the replication slot: the load becomes the daemon's starting point", metadata: ["pg.slot": "\(c.slotName)"])
+            try await admin.session { s in try PostgresReplicationSetup.dropSlot(s, c.slotName) }
+        }
+        let replication = try await PostgresConnection.connect(settings, replication: true, logger: logger)
+        do {
+            let slot = keepSlot ? "\(c.slotName)_load_\(getpid())" : c.slotName
+            let (lsn, snapshot) = try await replication.session { s in
+                try PostgresReplicationSetup.createSlot(s, slot, exportSnapshot: true, temporary: keepSlot)
+            }
+            guard let snapshot else { throw PostgresError(.replicationSlot, "CREATE_REPLICATION_SLOT exported no snapshot.") }
+            logger.info(keepSlot ? "Reading a snapshot; the replication slot keeps its place" : "Created the replication slot; loading its snapshot",
+                        metadata: ["pg.slot": "\(slot)", "pg.lsn": "\(lsn)"])
+            let reader = try await PostgresConnection.connect(settings, logger: logger)
+            let columns = try await reader.session { s in
+                try s.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                try s.execute("SET TRANSACTION SNAPSHOT \(PostgresSQL.literal(snapshot))")
+                return try PostgresSchema.columnTypes(schema: schema, customTypes: customTypes, s)
+            }
+            return PostgresLoadSnapshot(handOffPosition: keepSlot ? nil : Self.position(lsn), reader: reader, replication: replication,
+                                        schema: schema, columnTypes: columns)
+        } catch {
+            replication.close()
+            throw error
+        }
+    }
+
+    /// A read for `load --dry-run`: no slot, no writes; checks that the database matches the mapping.
+    public func dryRunSnapshot(_ mapping: Mapping) async throws -> PostgresLoadSnapshot {
+        let reader = try await PostgresConnection.connect(settings, logger: logger)
+        let schema = self.schema, customTypes = self.customTypes
+        let columns = try await reader.session { s in
+            let problems = try PostgresSchema.mismatches(mapping, schema: schema, customTypes: customTypes, s)
+            guard problems.isEmpty else {
+                throw PostgresError(.schemaMismatch, "The database does not match the mapping:\n  - " + problems.joined(separator: "\n  - "))
+            }
+            try s.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            return try PostgresSchema.columnTypes(schema: schema, customTypes: customTypes, s)
+        }
+        return PostgresLoadSnapshot(handOffPosition: nil, reader: reader, replication: nil, schema: schema, columnTypes: columns)
+    }
+}

@@ -1,0 +1,462 @@
+import Foundation
+import Logging
+
+/// Seeds Realms from a database snapshot (`realm-adapter load`), with the same mapping engine
+/// as the daemon, and hands off to the daemon exactly (DESIGN 3.3).
+///
+/// Tables are loaded in ``LoadPlan`` order, streamed (never held in memory), in Realm
+/// transactions of `loader.batchSize` rows that carry the adapter's origin, so the daemon never
+/// sends loaded rows back to the database. Reading and writing overlap: one thread reads and
+/// maps rows while the caller's thread writes the previous batch.
+///
+/// **Re-runs.** A Realm that has no objects of a type when the type's load starts gets them
+/// created; one that has some (an earlier load, an interrupted one, or a synced Realm) gets
+/// each row merged (only changed values are written) and, at the end of the table, loses the
+/// objects the snapshot does not have. So a re-run ends with the same contents as a first run.
+///
+/// **Hand-off.** When the snapshot is a hand-off point, each Realm records its position for
+/// the connector's source, and the store records that the load finished; the daemon refuses
+/// to start after an interrupted load.
+public final class Loader: @unchecked Sendable {
+    // @unchecked: used by one load at a time; the reading thread touches only immutable fields.
+    public let store: RealmStore
+    public let mapping: Mapping
+    /// The daemon's adapter: loaded transactions carry its origin.
+    public let adapter: Adapter
+    /// The connector's source name (positions are recorded under it).
+    public let source: String
+    public let configuration: LoaderConfiguration
+    let logger: Logger
+
+    public init(store: RealmStore, mapping: Mapping, adapter: Adapter, source: String, configuration: LoaderConfiguration, logger: Logger) {
+        self.store = store
+        self.mapping = mapping
+        self.adapter = adapter
+        self.source = source
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    // MARK: Before and after
+
+    /// The store metadata key under which a load from `source` records its state.
+    public static func stateKey(source: String) -> String { "load:\(source)" }
+
+    /// Throws if a load from `source` into this store started and did not finish: the Realms
+    /// then hold part of a snapshot, and following the change stream would not complete them.
+    public static func requireFinishedLoad(_ store: RealmStore, source: String) throws {
+        guard let state = try store.metadata(stateKey(source: source)), state.hasPrefix("running") else { return }
+        throw RealmAdapterError(.loadIncomplete, "A load into this store did not finish (\(state)). Run `realm-adapter load` again to complete it, then start the daemon.",
+                                context: ["source": source])
+    }
+
+    /// Throws if a followed Realm has transactions the database does not have yet: loading
+    /// would overwrite them in the Realm while the daemon still sends them, and the two sides
+    /// would end up different.
+    public func requireNothingUnsent() throws {
+        let unsent = try adapter.paths().filter { try !adapter.pending($0, limit: 1).isEmpty }
+        guard unsent.isEmpty else {
+            throw RealmAdapterError(.invalidState, "These Realms have changes the database does not have yet: \(unsent.prefix(10).joined(separator: ", "))\(unsent.count > 10 ? ", …" : ""). Run `realm-adapter run` until `realm-adapter status` shows no lag, then load again.")
+        }
+    }
+
+    /// Which Realms of the store this mapping writes: the literal path, or those the template matches.
+    func mappedPaths() throws -> [String] {
+        try adapter.paths().filter { mapping.path.isLiteral ? $0 == mapping.path.template : mapping.path.extract($0) != nil }
+    }
+
+    // MARK: Loading
+
+    /// Loads the plan's tables from `snapshot`, reporting progress after every batch.
+    /// The caller still calls `snapshot.finish()`.
+    public func load(_ snapshot: LoadSnapshot, plan: LoadPlan, progress: (LoadProgress) -> Void = { _ in }) throws -> LoadSummary {
+        let started = ContinuousClock.now
+        let key = Self.stateKey(source: source)
+        try store.setMetadata(key, "running since \(Timestamp(Date()).iso8601)")
+        try store.resetLoadNotes(starting: true)
+        let run = LoadRun()
+        var tables: [LoadSummary.Table] = []
+        for step in plan.steps {
+            let stepStarted = ContinuousClock.now
+            var p = LoadProgress(step: step, rows: 0, estimatedRows: try snapshot.estimatedRows(step.table), elapsed: .zero, done: false)
+            progress(p)
+            func report(_ rows: Int) {
+                p.rows = rows
+                p.elapsed = ContinuousClock.now - stepStarted
+                progress(p)
+            }
+            var summary = LoadSummary.Table(table: step.table, what: step.what, rows: 0, deleted: 0, danglingLinks: 0)
+            switch step {
+            case .objects(let t, let deferring):
+                try loadObjects(t, deferring: deferring, snapshot, run, &summary, report)
+                summary.deleted = try sweepObjects(t, run)
+            case .links(let t, let properties):
+                try loadLinks(t, properties, snapshot, run, &summary, report)
+            case .list(let t, let list):
+                try loadList(t, list, snapshot, run, &summary, report)
+                summary.deleted = try sweepLists(t, list, run)
+            }
+            p.done = true
+            report(summary.rows)
+            tables.append(summary)
+        }
+        let position = snapshot.handOffPosition
+        if let position { try recordHandOff(position) }
+        try store.setMetadata(key, "done at \(position ?? "(no hand-off point)") \(Timestamp(Date()).iso8601)")
+        try store.resetLoadNotes(starting: false)
+        return LoadSummary(tables: tables, realms: run.written.sorted(), duration: ContinuousClock.now - started, handOffPosition: position)
+    }
+
+    /// Each mapped Realm records the hand-off position (the daemon's stream starts after it),
+    /// and the database-order cursor moves to the Realm's current version: the snapshot holds
+    /// every Realm write made so far (``requireNothingUnsent()``).
+    func recordHandOff(_ position: String) throws {
+        let paths = try mappedPaths()
+        guard !paths.isEmpty else { return }
+        try store.write(toEach: paths, origin: adapter.origin, sourcePosition: SourcePosition(source: source, position: position)) { _, _ in }
+        let cursor = try adapter.databaseOrderCursor(logger: logger)
+        for p in paths { try cursor.advance(p, through: try store.version(of: p)) }
+    }
+
+    /// One row to write: an object's values (or a list's targets) bound for a Realm.
+    struct Entry {
+        var path: String
+        var identity: Value
+        var values: PropertyValues
+    }
+
+    private func loadObjects(_ t: TableMapping, deferring: [String], _ snapshot: LoadSnapshot, _ run: LoadRun,
+                             _ summary: inout LoadSummary.Table, _ report: (Int) -> Void) throws {
+        let layout = RowLayout(t.columns.map(\.column) + t.pathColumns, t)
+        let skipping = Set(deferring), mapping = self.mapping
+        let type = t.type.name
+        try pipeline(produce: { emit in
+            try snapshot.rows(t.table, columns: layout.columns, orderedBy: []) { values in
+                let row = LoadedRow(values: values, layout: layout)
+                let (identity, values) = try mapping.object(row, t, skipping: skipping)
+                try emit(Entry(path: try mapping.route(row, t), identity: identity, values: values))
+            }
+        }, consume: { batch in
+            try write(batch) { path, entries, tx in
+                let merge = try run.merges(type, path) { try tx.count(type) > 0 }
+                for e in entries {
+                    var values = e.values
+                    summary.danglingLinks += try checkLinks(&values, of: e.identity, t, tx)
+                    if merge {
+                        try tx.noteLoaded(type, e.identity)
+                        try tx.upsert(type, e.identity, values)
+                    } else {
+                        try tx.create(type, values)
+                    }
+                }
+            }
+            run.written.formUnion(batch.map(\.path))
+            summary.rows += batch.count
+            report(summary.rows)
+        })
+    }
+
+    /// The second pass over a table: its links into types loaded after it (or into itself).
+    private func loadLinks(_ t: TableMapping, _ properties: [String], _ snapshot: LoadSnapshot, _ run: LoadRun,
+                           _ summary: inout LoadSummary.Table, _ report: (Int) -> Void) throws {
+        let wanted = Set(properties)
+        let linkColumns = t.columns.filter { wanted.contains($0.property.name) }.map(\.column)
+        let layout = RowLayout(t.keyColumns + linkColumns + t.pathColumns.filter { !linkColumns.contains($0) }, t)
+        let mapping = self.mapping
+        try pipeline(produce: { emit in
+            try snapshot.rows(t.table, columns: layout.columns, orderedBy: []) { values in
+                let row = LoadedRow(values: values, layout: layout)
+                var (identity, values) = try mapping.object(row, t)
+                values = PropertyValues(values.filter { wanted.contains($0.name) })
+                try emit(Entry(path: try mapping.route(row, t), identity: identity, values: values))
+            }
+        }, consume: { batch in
+            try write(batch) { _, entries, tx in
+                for e in entries {
+                    var values = e.values
+                    summary.danglingLinks += try checkLinks(&values, of: e.identity, t, tx)
+                    try tx.update(t.type.name, e.identity, values)
+                }
+            }
+            summary.rows += batch.count
+            report(summary.rows)
+        })
+    }
+
+    /// A list of links from its link table, read in (owner, index) order: one entry per owner.
+    private func loadList(_ t: TableMapping, _ list: LinkListMapping, _ snapshot: LoadSnapshot, _ run: LoadRun,
+                          _ summary: inout LoadSummary.Table, _ report: (Int) -> Void) throws {
+        let path = mapping.path.template  // lists of links are synced for literal paths only
+        let type = t.type.name, property = list.property.name, kind = "\(type).\(property)"
+        let owner = LinkListMapping.ownerColumn, target = LinkListMapping.targetColumn
+        var rows = 0
+        try pipeline(produce: { emit in
+            var current: (Value, [Value])?
+            try snapshot.rows(list.table, columns: [owner, target], orderedBy: [owner, LinkListMapping.indexColumn]) { values in
+                let o = try values[0].coerced(to: list.ownerKeyType, optional: false)
+                let v = try values[1].coerced(to: list.targetKeyType, optional: false)
+                if let (co, targets) = current, co != o {
+                    try emit(Entry(path: path, identity: co, values: [property: .list(targets)]))
+                    current = nil
+                }
+                current = (o, (current?.1 ?? []) + [v])
+            }
+            if let (co, targets) = current { try emit(Entry(path: path, identity: co, values: [property: .list(targets)])) }
+        }, consume: { batch in
+            try write(batch) { path, entries, tx in
+                let merge = run.merged(type, path)
+                for e in entries {
+                    guard case .list(let targets)? = e.values[property] else { continue }
+                    rows += targets.count
+                    guard try tx.exists(type, e.identity) else {
+                        guard configuration.danglingForeignKeys == .nullify else {
+                            throw danglingError(list.table, LinkListMapping.ownerColumn, key: nil, refersTo: type, e.identity)
+                        }
+                        summary.danglingLinks += targets.count
+                        continue
+                    }
+                    var kept: [Value] = []
+                    for v in targets {
+                        if try tx.exists(list.target, v) { kept.append(v); continue }
+                        guard configuration.danglingForeignKeys == .nullify else {
+                            throw danglingError(list.table, LinkListMapping.targetColumn, key: e.identity, refersTo: list.target, v)
+                        }
+                        summary.danglingLinks += 1
+                    }
+                    if merge { try tx.noteLoaded(kind, e.identity) }
+                    try tx.replaceList(type, e.identity, property, with: kept)
+                }
+            }
+            summary.rows = rows
+            report(rows)
+        })
+    }
+
+    // MARK: Removing what the snapshot does not have
+
+    /// Deletes, from Realms that had objects of the type before, those the load did not write.
+    private func sweepObjects(_ t: TableMapping, _ run: LoadRun) throws -> Int {
+        let type = t.type.name
+        var deleted = 0
+        for path in try mappedPaths() where !run.fresh(type, path) {
+            var after: Value?
+            while true {
+                let (n, last) = try store.write(to: path, origin: adapter.origin) { tx -> (Int, Value?) in
+                    guard tx.schema[type: type] != nil else { return (0, nil) }
+                    return try tx.deleteNotLoaded(type, after: after, limit: configuration.batchSize)
+                }.result
+                deleted += n
+                guard let last, n == configuration.batchSize else { break }
+                after = last
+            }
+        }
+        if deleted > 0 { logger.info("Deleted objects the database no longer has", metadata: ["type": "\(type)", "count": "\(deleted)"]) }
+        return deleted
+    }
+
+    /// Empties, in Realms that had objects of the owner type before, the lists the load did not write.
+    private func sweepLists(_ t: TableMapping, _ list: LinkListMapping, _ run: LoadRun) throws -> Int {
+        let type = t.type.name, property = list.property.name
+        var cleared = 0
+        for path in try mappedPaths() where !run.fresh(type, path) {
+            var after: Value?
+            while true {
+                let (n, last) = try store.write(to: path, origin: adapter.origin) { tx -> (Int, Value?) in
+                    guard tx.schema[type: type]?[property: property] != nil else { return (0, nil) }
+                    return try tx.clearListsNotLoaded(type, property, after: after, limit: configuration.batchSize)
+                }.result
+                cleared += n
+                guard let last, n == configuration.batchSize else { break }
+                after = last
+            }
+        }
+        return cleared
+    }
+
+    // MARK: Writing
+
+    /// Writes a batch as one store transaction (one Realm transaction per Realm it touches):
+    /// `body` runs once per Realm with the batch's entries for it, in order.
+    private func write(_ batch: [Entry], _ body: (String, LazyMapSequence<[Int], Entry>, inout WriteTransaction) throws -> Void) throws {
+        var paths: [String] = []
+        var byPath: [String: [Int]] = [:]
+        for (i, e) in batch.enumerated() {
+            if byPath[e.path] == nil { paths.append(e.path) }
+            byPath[e.path, default: []].append(i)
+        }
+        let schema = mapping.schema
+        try store.write(toEach: paths, origin: adapter.origin) { path, tx in
+            try tx.adopt(schema)
+            try body(path, byPath[path]!.lazy.map { batch[$0] }, &tx)
+        }
+    }
+
+    /// Checks that every link of `values` finds its target in the Realm; a missing target is an
+    /// error naming table, column and key, or (`danglingForeignKeys: nullify`) a null link.
+    /// Returns how many links it set to null.
+    private func checkLinks(_ values: inout PropertyValues, of identity: Value, _ t: TableMapping, _ tx: WriteTransaction) throws -> Int {
+        var nulled = 0
+        for (i, e) in values.enumerated() {
+            guard !e.value.isNull, let c = t.column(forProperty: e.name), case .link(let target, _) = c.kind else { continue }
+            if try tx.exists(target, e.value) { continue }
+            guard configuration.danglingForeignKeys == .nullify else {
+                throw danglingError(t.table, c.column, key: identity, refersTo: target, e.value)
+            }
+            values.setValue(.null, at: i)
+            nulled += 1
+        }
+        return nulled
+    }
+
+    private func danglingError(_ table: String, _ column: String, key: Value?, refersTo target: String, _ value: Value) -> RealmAdapterError {
+        RealmAdapterError(.danglingForeignKey,
+                          "Table \(table), column \(column)\(key.map { ", row with key \(Mapping.keyText($0))" } ?? ""): the foreign key refers to a \(target) with key \(Mapping.keyText(value)), which the snapshot does not have. Fix the row, or set loader.danglingForeignKeys to \"nullify\" to load it with a null link.",
+                          context: ["db.table": table, "db.column": column])
+    }
+
+    /// Runs `produce` on a thread of its own, in batches of `loader.batchSize`, while this
+    /// thread runs `consume` on each batch; at most two batches wait in between.
+    private func pipeline(produce: (_ emit: (Entry) throws -> Void) throws -> Void, consume: ([Entry]) throws -> Void) throws {
+        let queue = BoundedQueue<[Entry]>(capacity: 2)
+        let size = configuration.batchSize
+        let done = DispatchSemaphore(value: 0)
+        try withoutActuallyEscaping(produce) { produce in
+            let box = UncheckedBox(produce)
+            let thread = Thread {
+                defer { done.signal() }
+                var batch: [Entry] = []
+                batch.reserveCapacity(size)
+                do {
+                    try box.value { e in
+                        batch.append(e)
+                        if batch.count == size {
+                            try queue.put(batch)
+                            batch.removeAll(keepingCapacity: true)
+                        }
+                    }
+                    if !batch.isEmpty { try queue.put(batch) }
+                    queue.finish()
+                } catch {
+                    queue.finish(error)
+                }
+            }
+            thread.stackSize = 4 << 20
+            thread.start()
+            defer { done.wait() }
+            do {
+                while let batch = try queue.take() { try consume(batch) }
+            } catch {
+                queue.cancel()
+                throw error
+            }
+        }
+    }
+}
+
+private struct UncheckedBox<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}
+
+/// Where each type's load found its Realms: empty of that type (objects are created) or not
+/// (rows are merged, and objects the load did not write are removed at the end).
+final class LoadRun {
+    private var mode: [String: [String: Bool]] = [:]
+    var written = Set<String>()
+
+    /// Whether rows of `type` are merged into the Realm at `path`; decided at the first batch.
+    func merges(_ type: String, _ path: String, _ hasObjects: () throws -> Bool) throws -> Bool {
+        if let m = mode[type]?[path] { return m }
+        let m = try hasObjects()
+        mode[type, default: [:]][path] = m
+        return m
+    }
+
+    func merged(_ type: String, _ path: String) -> Bool { mode[type]?[path] ?? true }
+    func fresh(_ type: String, _ path: String) -> Bool { mode[type]?[path] == false }
+}
+
+/// Which requested column each of a table's mapped columns is.
+final class RowLayout: Sendable {
+    let columns: [String]
+    /// Per `TableMapping.columns` index: the position in `columns`, or nil if not requested.
+    let positions: [Int?]
+
+    init(_ columns: [String], _ t: TableMapping) {
+        var unique: [String] = []
+        for c in columns where !unique.contains(c) { unique.append(c) }
+        self.columns = unique
+        positions = t.columns.map { c in unique.firstIndex(of: c.column) }
+    }
+}
+
+/// A row of a snapshot, positional.
+struct LoadedRow: ColumnValues {
+    let values: [Value]
+    let layout: RowLayout
+
+    func value(column: String) -> Value? { layout.columns.firstIndex(of: column).map { values[$0] } }
+    func value(at index: Int, of t: TableMapping) -> Value? { layout.positions[index].map { values[$0] } }
+}
+
+extension LoadPlan.Step {
+    /// The database table the step reads.
+    public var table: String {
+        switch self {
+        case .objects(let t, _), .links(let t, _): t.table
+        case .list(_, let l): l.table
+        }
+    }
+
+    /// What the step loads, for people: `Bus`, `Bus links (driver)`, `Bus.stops`.
+    public var what: String {
+        switch self {
+        case .objects(let t, _): t.type.name
+        case .links(let t, let properties): "\(t.type.name) links (\(properties.joined(separator: ", ")))"
+        case .list(let t, let l): "\(t.type.name).\(l.property.name)"
+        }
+    }
+}
+
+/// How far a load step is, reported after every batch.
+public struct LoadProgress: Sendable {
+    public var step: LoadPlan.Step
+    public var rows: Int
+    public var estimatedRows: Int?
+    public var elapsed: Duration
+    public var done: Bool
+
+    /// Rows per second so far.
+    public var rate: Double {
+        let s = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return s > 0 ? Double(rows) / s : 0
+    }
+
+    /// Time left at the current rate, if the estimate allows one.
+    public var remaining: Duration? {
+        guard let estimatedRows, rate > 0, estimatedRows > rows else { return nil }
+        return .milliseconds(Int64(Double(estimatedRows - rows) / rate * 1000))
+    }
+}
+
+/// What a load did.
+public struct LoadSummary: Sendable {
+    public struct Table: Sendable {
+        public var table: String
+        public var what: String
+        /// Rows read (link-table rows for a list).
+        public var rows: Int
+        /// Objects deleted (lists emptied) because the snapshot no longer has them.
+        public var deleted: Int
+        /// Links set to null, or list elements left out, because their target is missing.
+        public var danglingLinks: Int
+    }
+
+    public var tables: [Table]
+    /// The Realms that received rows.
+    public var realms: [String]
+    public var duration: Duration
+    public var handOffPosition: String?
+
+    public var rows: Int { tables.reduce(0) { $0 + $1.rows } }
+}

@@ -1,0 +1,29 @@
+import GRDB
+
+extension RealmStore {
+    /// A value the store keeps for the tools that use it (the loader records whether a load
+    /// finished, so the daemon never starts from a half-loaded store), or nil.
+    public func metadata(_ key: String) throws -> String? {
+        try read { db in try String.fetchOne(db, sql: "SELECT value FROM metadata WHERE key = ?", arguments: [key]) }
+    }
+
+    /// Sets (or, with nil, removes) a metadata value. Always durable, even in a store opened
+    /// with `durable: false`: the commit syncs the write-ahead log, so every transaction
+    /// committed before it is on disk too (a loader's closing mark covers its whole load).
+    public func setMetadata(_ key: String, _ value: String?) throws {
+        do {
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                defer { try? db.execute(sql: "PRAGMA synchronous = \(options.durable ? "FULL" : "NORMAL")") }
+                try db.inTransaction {
+                    if let value {
+                        try db.execute(sql: "INSERT OR REPLACE INTO metadata (key, value) VALUES (?, ?)", arguments: [key, value])
+                    } else {
+                        try db.execute(sql: "DELETE FROM metadata WHERE key = ?", arguments: [key])
+                    }
+                    return .commit
+                }
+            }
+        } catch let e as DatabaseError { throw Self.wrap(e) }
+    }
+}
