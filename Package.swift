@@ -57,6 +57,7 @@ let package = Package(
             name: "realm-adapter-bench",
             dependencies: [
                 "RealmAdapter",
+                "TestSupport",
                 "PostgresConnector",
                 "CLibPQ",
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),

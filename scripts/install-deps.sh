@@ -3,7 +3,8 @@
 # Idempotent; run as root on Debian (or with sudo). Safe to run again.
 set -euo pipefail
 
-packages=(libsqlite3-dev libpq-dev freetds-dev freetds-bin postgresql postgresql-contrib)
+# python3-psycopg2: the Python peer loader of the load benchmark (Benchmarks/peer).
+packages=(libsqlite3-dev libpq-dev freetds-dev freetds-bin postgresql postgresql-contrib python3-psycopg2)
 
 missing=()
 for p in "${packages[@]}"; do

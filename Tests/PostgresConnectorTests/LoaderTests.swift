@@ -163,3 +163,224 @@ extension PostgresIntegration {
     }
 }
 }
+
+extension PostgresIntegration.LoaderTests {
+    static let itemSchema = #"[{"name": "Item", "primaryKey": "id", "properties": {"id": "int", "n": "int", "label": "string?"}}]"#
+
+    static func createItems(_ pg: PostgresConnection, count: Int) async throws {
+        _ = try await pg.sql("""
+            CREATE TABLE "Item" (id bigint PRIMARY KEY, n bigint NOT NULL, label text);
+            INSERT INTO "Item" SELECT i, 0, 'item ' || i FROM generate_series(1, \(count)) i;
+            ANALYZE "Item";
+            """)
+    }
+
+    /// Every row as (id, n, label), from the database and from the Realm.
+    static func itemsInDatabase(_ pg: PostgresConnection) async throws -> [[String?]] {
+        try await pg.sql(#"SELECT id::text, n::text, label FROM "Item" ORDER BY "Item".id"#)  // not the text column
+    }
+
+    /// Where two row lists first differ, for failure messages.
+    static func difference(_ a: [[String?]], _ b: [[String?]]) -> String {
+        guard let i = a.indices.first(where: { $0 < b.count && a[$0] != b[$0] }) ?? (a.count == b.count ? nil : min(a.count, b.count)) else { return "equal" }
+        return "\(a.count) vs \(b.count) rows; first difference at \(i): \(i < a.count ? "\(a[i])" : "-") vs \(i < b.count ? "\(b[i])" : "-")"
+    }
+
+    static func itemsInRealm(_ store: RealmStore, _ path: String = "/SQLDemo") throws -> [[String?]] {
+        guard try store.contains(path) else { return [] }
+        var rows: [[String?]] = []
+        try store.forEachObject(of: "Item", in: path) { o in
+            func text(_ v: Value?) -> String? { if case .string(let s)? = v { s } else if case .int(let i)? = v { String(i) } else { nil } }
+            rows.append([text(o.identity), text(o.values["n"]), text(o.values["label"])])
+        }
+        return rows
+    }
+
+    /// The load's snapshot and the daemon's stream meet exactly: with a writer inserting,
+    /// updating and deleting rows all through the load, the daemon started afterwards brings
+    /// the Realm to the database's contents, and no row is inserted twice (a transaction from
+    /// before the snapshot streamed again would insert an already loaded row once more).
+    @Test(.timeLimit(.minutes(3)))
+    func rowsCommittedDuringTheLoadArriveExactlyOnce() async throws {
+        try await LoadHarness.withDatabase { settings, pg, dir in
+            let n = 30_000
+            try await Self.createItems(pg, count: n)
+            let config = try SyncHarness.config(settings, store: dir, extra: #", "loader": {"batchSize": 300}"#, schema: Self.itemSchema)
+            let writer = try await PostgresConnection.connect(settings)
+            defer { writer.close() }
+            let progress = Counter()
+            let writes = Task {
+                var k = 0
+                while !Task.isCancelled {
+                    k += 1
+                    let id = k
+                    try await writer.session { s in  // three transactions
+                        try s.query(#"INSERT INTO "Item" VALUES ($1, 0, 'new')"#, [String(1_000_000 + id)])
+                        try s.query(#"UPDATE "Item" SET n = n + 1, label = 'changed' WHERE id = $1"#, [String(id * 7 % n + 1)])
+                        if id < n / 2 { try s.query(#"DELETE FROM "Item" WHERE id = $1"#, [String(n - id)]) }
+                    }
+                    progress.set(k)
+                    try await Task.sleep(for: .milliseconds(3))
+                }
+            }
+            try await eventually("the writer to get going") { progress.value > 20 }
+            let before = progress.value
+            let summary = try await LoadHarness.load(config)
+            let during = progress.value - before
+            try await eventually("more writes after the load") { progress.value > before + during + 50 }
+            writes.cancel()
+            _ = await writes.result
+            #expect(during > 10, "the writer committed \(during) rounds during the load")
+            #expect(summary.handOffPosition != nil)
+            // The last transaction: once it is in the Realm, everything before it is too (the stream is ordered).
+            _ = try await pg.sql(#"INSERT INTO "Item" VALUES (9999999, 0, 'last')"#)
+
+            let store = try RealmStore(directory: dir)
+            let h = SyncHarness(settings: settings, config: config, store: store, pg: pg, mapping: try Mapping(config))
+            try await h.withDaemon {
+                try await eventually("the last row in the Realm", timeout: .seconds(90)) { try h.object("Item", 9_999_999) != nil }
+            }
+            let (realm, expected) = (try Self.itemsInRealm(store), try await Self.itemsInDatabase(pg))
+            let same = realm == expected
+            #expect(same, "\(Self.difference(realm, expected))")
+            // Replay the Realm's history: an INSERT of an object that exists means a change arrived twice.
+            var live = Set<Value>(), doubled = 0, version: Int64 = 0
+            while true {
+                let txs = try store.history(of: "/SQLDemo", after: version, limit: 200)
+                guard let last = txs.last else { break }
+                for tx in txs {
+                    for i in tx.instructions {
+                        switch i {
+                        case .insert(_, let id, _): if !live.insert(id).inserted { doubled += 1 }
+                        case .delete(_, let id): live.remove(id)
+                        default: break
+                        }
+                    }
+                }
+                version = last.version
+            }
+            #expect(doubled == 0)
+            #expect(live.count == expected.count)
+        }
+    }
+}
+
+/// A value shared between a writer task and the test.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var n = 0
+    var value: Int { lock.withLock { n } }
+    func set(_ v: Int) { lock.withLock { n = v } }
+}
+
+extension PostgresIntegration.LoaderTests {
+    /// `realm-adapter load` killed with SIGKILL part-way: the daemon refuses to start, and the
+    /// next load ends with exactly the database's rows (deleted ones gone, changed ones changed),
+    /// after which another load changes nothing.
+    @Test(.timeLimit(.minutes(5)))
+    func interruptedLoadRunsAgainToTheSameContents() async throws {
+        try await LoadHarness.withDatabase { settings, pg, _ in
+            let n = 150_000
+            try await Self.createItems(pg, count: n)
+            let (dir, file) = try DaemonProcess.workspace(settings, schema: Self.itemSchema)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let cli = ChildProcess.built("realm-adapter")
+            let load = try ChildProcess(cli, ["load", "--config", file, "--log-level", "warning"], stdout: dir + "/load.log", stderr: dir + "/load.log")
+            let storeDir = dir + "/store"
+            try await eventually("part of the table loaded", timeout: .seconds(120)) {
+                guard FileManager.default.fileExists(atPath: storeDir + "/realms.sqlite"), let store = try? RealmStore(directory: storeDir),
+                      (try? store.contains("/SQLDemo")) == true else { return false }
+                return try store.count(of: "Item", in: "/SQLDemo") >= 10_000
+            }
+            load.signal(SIGKILL)
+            #expect(load.wait() == 128 + SIGKILL)
+            let store = try RealmStore(directory: storeDir)
+            #expect(try store.count(of: "Item", in: "/SQLDemo") < n)
+
+            let daemon = try ChildProcess.run(cli, ["run", "--config", file])
+            #expect(daemon.status == 1)
+            #expect(daemon.stderr.contains("A load into this store did not finish"))
+
+            _ = try await pg.sql("""
+                DELETE FROM "Item" WHERE id <= 1000 OR id > \(n - 1000);
+                UPDATE "Item" SET n = 7, label = NULL WHERE id BETWEEN 5000 AND 6000;
+                INSERT INTO "Item" SELECT i, 1, 'late' FROM generate_series(\(n + 1), \(n + 500)) i;
+                """)
+            let again = try ChildProcess.run(cli, ["load", "--config", file, "--log-level", "warning"])
+            #expect(again.status == 0, "\(again.stderr)")
+            let (realm, database) = (try Self.itemsInRealm(store), try await Self.itemsInDatabase(pg))
+            let same = realm == database  // not inside #expect: its diff of 150k rows takes minutes
+            #expect(same, "\(Self.difference(realm, database))")
+
+            let version = try store.version(of: "/SQLDemo")
+            let third = try ChildProcess.run(cli, ["load", "--config", file, "--log-level", "warning"])
+            #expect(third.status == 0, "\(third.stderr)")
+            #expect(try store.version(of: "/SQLDemo") == version, "a load of unchanged rows writes nothing")
+            let stillSame = try Self.itemsInRealm(store) == database
+            #expect(stillSame)
+        }
+    }
+
+    /// A million rows load in bounded memory: the loader streams, whatever the table's size.
+    @Test(.timeLimit(.minutes(5)))
+    func aMillionRowsLoadInFlatMemory() async throws {
+        try await LoadHarness.withDatabase { settings, pg, _ in
+            let (dir, file) = try DaemonProcess.workspace(settings, schema: Self.itemSchema)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            var peaks: [Int] = []
+            for count in [100_000, 1_000_000] {
+                _ = try await pg.sql(#"DROP TABLE IF EXISTS "Item""#)
+                try await Self.createItems(pg, count: count)
+                try? FileManager.default.removeItem(atPath: dir + "/store")
+                let load = try ChildProcess(ChildProcess.built("realm-adapter"), ["load", "--config", file, "--log-level", "warning"],
+                                            stdout: dir + "/load.log", stderr: dir + "/load.log")
+                #expect(load.wait() == 0, "\((try? String(contentsOfFile: dir + "/load.log", encoding: .utf8)) ?? "")")
+                peaks.append(try #require(load.peakMemory))
+                #expect(try RealmStore(directory: dir + "/store").count(of: "Item", in: "/SQLDemo") == count)
+            }
+            let mb = peaks.map { $0 >> 20 }
+            #expect(mb[1] < 200, "peak memory at 1M rows: \(mb[1]) MB")
+            #expect(mb[1] < mb[0] + 40, "peak memory grew from \(mb[0]) MB at 100k rows to \(mb[1]) MB at 1M")
+        }
+    }
+
+    /// `--dry-run` writes nothing; `--tables` loads a subset and leaves the slot where the
+    /// daemon left it; an unknown name is an error that lists the mapped tables.
+    @Test(.timeLimit(.minutes(2)))
+    func dryRunAndSubsetsFromTheCommandLine() async throws {
+        try await LoadHarness.withDatabase { settings, pg, _ in
+            _ = try await pg.sql("""
+                CREATE TABLE "Driver" (id bigint PRIMARY KEY, name text, hired timestamptz);
+                CREATE TABLE "Bus" (vehicle bigint PRIMARY KEY, fleet_id text, seats bigint NOT NULL, driver bigint REFERENCES "Driver" (id),
+                                    price numeric, tags text[], photo bytea, note text);
+                INSERT INTO "Driver" (id, name) VALUES (1, 'Ann');
+                INSERT INTO "Bus" (vehicle, seats, driver) VALUES (7, 40, 1);
+                """)
+            let (dir, file) = try DaemonProcess.workspace(settings, schema: SyncHarness.busSchema)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let cli = ChildProcess.built("realm-adapter")
+
+            let dry = try ChildProcess.run(cli, ["load", "--config", file, "--dry-run"])
+            #expect(dry.status == 0, "\(dry.stderr)")
+            #expect(dry.stdout.contains("Dry run") && dry.stdout.contains("Driver") && dry.stdout.contains("estimated rows"))
+            #expect(try RealmStore(directory: dir + "/store").realmPaths().isEmpty)
+            #expect(try await pg.sql("SELECT count(*) FROM pg_replication_slots WHERE database = current_database()") == [["0"]])
+
+            let full = try ChildProcess.run(cli, ["load", "--config", file])
+            #expect(full.status == 0, "\(full.stderr)")
+            #expect(full.stdout.contains("Hand-off at"))
+            let slot = try await pg.sql("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE database = current_database()")
+
+            _ = try await pg.sql(#"INSERT INTO "Driver" (id, name) VALUES (2, 'Bo')"#)
+            let subset = try ChildProcess.run(cli, ["load", "--config", file, "--tables", "Driver"])
+            #expect(subset.status == 0, "\(subset.stderr)")
+            #expect(subset.stdout.contains("kept its place") && !subset.stdout.contains("Bus "))
+            #expect(try await pg.sql("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE database = current_database()") == slot)
+            #expect(try RealmStore(directory: dir + "/store").object(of: "Driver", identity: 2, in: "/SQLDemo")?.values["name"] == "Bo")
+
+            let unknown = try ChildProcess.run(cli, ["load", "--config", file, "--tables", "Nope"])
+            #expect(unknown.status == 1)
+            #expect(unknown.stderr.contains("--tables names Nope") && unknown.stderr.contains("mapped tables: Driver, Bus"))
+        }
+    }
+}

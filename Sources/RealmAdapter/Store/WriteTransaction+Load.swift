@@ -67,13 +67,15 @@ extension WriteTransaction {
         return (decoded.count, decoded.last)
     }
 
+    /// `+o.key`: without the column's affinity, so that the notes' primary key serves the
+    /// lookup (an INTEGER column compared with the untyped note key would scan all notes per row).
     private func notLoaded(table: String, key: String, kind: String, after: Value?, limit: Int) throws -> [DatabaseValue] {
         var arguments: StatementArguments = [writer.tables.realmId, kind]
         if let after { _ = arguments.append(contentsOf: [try RealmTables.encode(after)]) }
         _ = arguments.append(contentsOf: [limit])
         return try DatabaseValue.fetchAll(writer.db, sql: """
             SELECT DISTINCT \(key) FROM \(table) AS o
-            WHERE NOT EXISTS (SELECT 1 FROM temp.load_note n WHERE n.realm_id = ? AND n.kind = ? AND n.key = o.\(key))
+            WHERE NOT EXISTS (SELECT 1 FROM temp.load_note n WHERE n.realm_id = ? AND n.kind = ? AND n.key = +o.\(key))
             \(after == nil ? "" : "AND \(key) > ?") ORDER BY \(key) LIMIT ?
             """, arguments: arguments)
     }

@@ -13,6 +13,7 @@ public final class ChildProcess: @unchecked Sendable {
     public let pid: pid_t
     private let lock = NSLock()
     private var status: Int32?
+    private var maxRSS: Int?
 
     /// Starts `executable` with `arguments`. Standard input, output and error go to the given
     /// files (nil: /dev/null for input, inherited for output and error).
@@ -39,9 +40,14 @@ public final class ChildProcess: @unchecked Sendable {
     public func wait() -> Int32 {
         if let s = lock.withLock({ status }) { return s }
         var raw: Int32 = 0
-        while waitpid(pid, &raw, 0) == -1 && errno == EINTR {}
+        var usage = rusage()
+        while wait4(pid, &raw, 0, &usage) == -1 && errno == EINTR {}
+        lock.withLock { maxRSS = usage.ru_maxrss * 1024 }
         return record(raw)
     }
+
+    /// The process's peak resident memory in bytes, once ``wait()`` returned.
+    public var peakMemory: Int? { lock.withLock { maxRSS } }
 
     /// Whether the process is still running (reaps it if it has exited).
     public var isRunning: Bool {

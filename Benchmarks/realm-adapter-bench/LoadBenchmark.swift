@@ -1,0 +1,165 @@
+import ArgumentParser
+import Foundation
+import GRDBSQLite
+import PostgresConnector
+import RealmAdapter
+import TestSupport
+
+/// The loader benchmark of the loader issue, against the limits measured in the same run.
+struct LoadBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "load",
+        abstract: "realm-adapter load against COPY to /dev/null, bare SQLite inserts and a Python peer, on one table.",
+        discussion: """
+            Needs Postgres: run `eval "$(scripts/pg.sh start)"` first. For each count it creates a \
+            table of 8 mixed columns (bigint, bigint, text, double, boolean, timestamptz, uuid, \
+            text with NULLs) in a database of its own, then measures in one run:
+              COPY          COPY (SELECT …) TO STDOUT of the table, rows discarded (the read limit)
+              bare SQLite   the same rows inserted into a plain SQLite table with one prepared \
+                            statement in one transaction, from Swift (the write limit)
+              peer          Benchmarks/peer/psycopg2_sqlite_loader.py (psycopg2 + sqlite3)
+              load          the real `realm-adapter load` command (release build next to this one), \
+                            start to exit, with its peak memory
+            Targets: load ≥ 1.5 × peer, ≥ 0.7 × bare SQLite, peak memory under 200 MB at every count.
+            """
+    )
+
+    @Option(help: "Row counts, comma-separated.") var counts = "1000000"
+    @Option(help: "loader.batchSize for the load.") var batch = 10_000
+    @Option(help: "Scratch directory (removed afterwards).") var scratch = NSTemporaryDirectory() + "realm-adapter-load-bench"
+
+    func run() async throws {
+        let env = ProcessInfo.processInfo.environment
+        guard let port = env["REALM_ADAPTER_PG_PORT"].flatMap(Int.init) else {
+            throw ValidationError("Start Postgres first: eval \"$(scripts/pg.sh start)\"")
+        }
+        let admin = PostgresSettings(host: env["REALM_ADAPTER_PG_HOST"] ?? "127.0.0.1", port: port, user: env["REALM_ADAPTER_PG_USER"] ?? "postgres", database: "postgres")
+        let cli = ChildProcess.built("realm-adapter")
+        guard FileManager.default.isExecutableFile(atPath: cli) else {
+            throw ValidationError("Build the command first: swift build -c release --product realm-adapter")
+        }
+        let peer = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("peer/psycopg2_sqlite_loader.py").path
+        print("realm-adapter load benchmark (loader.batchSize \(batch))")
+        print(Self.columns(["rows", "COPY rows/s", "bare rows/s", "peer rows/s", "load rows/s", "÷ peer", "÷ bare", "peak MB"]))
+        fflush(nil)
+        for n in counts.split(separator: ",").compactMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) {
+            try await measure(n, admin: admin, cli: cli, peer: peer)
+        }
+        print("targets: ÷ peer ≥ 1.5, ÷ bare ≥ 0.7, peak memory < 200 MB")
+    }
+
+    func measure(_ n: Int, admin: PostgresSettings, cli: String, peer: String) async throws {
+        let dbName = "loadbench_\(UInt32.random(in: 0...UInt32.max))"
+        let dir = scratch + "/" + dbName
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let adminConn = try await PostgresConnection.connect(admin)
+        try await adminConn.session { s in try s.execute("CREATE DATABASE \(dbName)") }
+        defer {
+            try? FileManager.default.removeItem(atPath: dir)
+            _ = try? adminConn.sessionSync { s in
+                try s.query("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1", [dbName])
+                try s.execute("DROP DATABASE IF EXISTS \(dbName) WITH (FORCE)")
+            }
+            adminConn.close()
+        }
+        var settings = admin
+        settings.database = dbName
+        let pg = try await PostgresConnection.connect(settings)
+        defer { pg.close() }
+        try await pg.session { s in
+            try s.execute("""
+                CREATE TABLE item (id bigint PRIMARY KEY, n bigint NOT NULL, label text NOT NULL, price double precision NOT NULL,
+                                   active boolean NOT NULL, created timestamptz NOT NULL, code uuid NOT NULL, note text);
+                INSERT INTO item SELECT i, i * 3, 'label ' || i, i * 1.5, i % 2 = 0, timestamptz '2026-01-01' - i * interval '1 second',
+                                        md5(i::text)::uuid, CASE WHEN i % 5 = 0 THEN NULL ELSE 'note number ' || i END
+                FROM generate_series(1, \(n)) i;
+                VACUUM ANALYZE item;
+                """)
+        }
+
+        // The read limit: COPY of the same columns, rows discarded.
+        let copyTime = try ContinuousClock().measure {
+            try pg.sessionSync { s in
+                _ = try s.copyOut("COPY (SELECT id, n, label, price, active, created, code, note FROM item) TO STDOUT") { _ in }
+            }
+        }
+        // The write limit: the same rows into bare SQLite.
+        let bareTime = try bareInsert(n, file: dir + "/bare.sqlite")
+        // The peer.
+        let p = try ChildProcess.run("/usr/bin/python3", [peer, settings.host!, String(port(settings)), settings.user!, dbName, "item", dir + "/peer.sqlite"])
+        guard p.status == 0, let line = p.stdout.split(separator: "\n").last,
+              case .object(let members)? = try? JSONValue(parsing: String(line)),
+              case .double(let peerSeconds)? = members.first(where: { $0.key == "seconds" })?.value else {
+            throw ValidationError("the Python peer failed (needs python3-psycopg2: scripts/install-deps.sh):\n\(p.stderr)")
+        }
+        // The loader: the real command, start to exit.
+        let config = dir + "/adapter.json"
+        try """
+            {"realm": {"store": "\(dir)/store", "path": "/items", "adapterName": "bench"},
+             "database": {"type": "postgres", "host": "\(settings.host!)", "port": \(port(settings)), "user": "\(settings.user!)",
+                          "database": "\(dbName)", "slotName": "\(dbName)"},
+             "schema": [{"name": "Item", "primaryKey": "id", "properties": {"id": "int", "n": "int", "label": "string", "price": "double",
+                         "active": "bool", "created": "date", "code": "uuid", "note": "string?"}}],
+             "mapping": {"tables": {"item": "Item"}}, "loader": {"batchSize": \(batch)}}
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        let started = ContinuousClock.now
+        let load = try ChildProcess(cli, ["load", "--config", config, "--log-level", "warning"], stdout: dir + "/load.out", stderr: dir + "/load.err")
+        guard load.wait() == 0 else {
+            throw ValidationError("realm-adapter load failed:\n" + ((try? String(contentsOfFile: dir + "/load.err", encoding: .utf8)) ?? ""))
+        }
+        let loadTime = ContinuousClock.now - started
+
+        func rate(_ d: Duration) -> Double { Double(n) / Self.seconds(d) }
+        let loadRate = rate(loadTime), bareRate = rate(bareTime), peerRate = Double(n) / peerSeconds
+        print(Self.columns([String(n), String(format: "%.0f", rate(copyTime)), String(format: "%.0f", bareRate), String(format: "%.0f", peerRate),
+                            String(format: "%.0f", loadRate), String(format: "%.2f", loadRate / peerRate), String(format: "%.2f", loadRate / bareRate),
+                            String((load.peakMemory ?? 0) >> 20)]))
+        fflush(nil)
+    }
+
+    func port(_ s: PostgresSettings) -> Int { s.port ?? 5432 }
+
+    static func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
+
+    static func columns(_ cells: [String]) -> String {
+        let widths = [10, 12, 12, 12, 12, 7, 7, 8]
+        return zip(cells, widths).map { String(repeating: " ", count: max(0, $1 - $0.count)) + $0 }.joined(separator: " ")
+    }
+
+    /// The same values as the table's generator, inserted with one prepared statement in one
+    /// transaction (dates as nanoseconds and UUIDs as 16 bytes, as the store keeps them).
+    func bareInsert(_ n: Int, file: String) throws -> Duration {
+        var db: OpaquePointer?
+        guard sqlite3_open(file, &db) == SQLITE_OK else { throw ValidationError("cannot open bare SQLite") }
+        defer { sqlite3_close(db) }
+        sqlite3_exec(db, """
+            PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;
+            CREATE TABLE item (id INTEGER PRIMARY KEY, n INTEGER, label TEXT, price REAL, active INTEGER, created INTEGER, code BLOB, note TEXT)
+            """, nil, nil, nil)
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        let base: Int64 = 1_767_225_600_000_000_000  // 2026-01-01 in nanoseconds
+        return try ContinuousClock().measure {
+            var stmt: OpaquePointer?
+            sqlite3_exec(db, "BEGIN", nil, nil, nil)
+            sqlite3_prepare_v2(db, "INSERT INTO item VALUES (?, ?, ?, ?, ?, ?, ?, ?)", -1, &stmt, nil)
+            var uuid = [UInt8](repeating: 0, count: 16)
+            for k in 1...n {
+                let i = Int64(k)
+                sqlite3_bind_int64(stmt, 1, i)
+                sqlite3_bind_int64(stmt, 2, i * 3)
+                sqlite3_bind_text(stmt, 3, "label \(i)", -1, transient)
+                sqlite3_bind_double(stmt, 4, Double(i) * 1.5)
+                sqlite3_bind_int64(stmt, 5, i % 2 == 0 ? 1 : 0)
+                sqlite3_bind_int64(stmt, 6, base - i * 1_000_000_000)
+                withUnsafeBytes(of: i.bigEndian) { for j in 0..<8 { uuid[j] = $0[j]; uuid[j + 8] = $0[7 - j] } }
+                sqlite3_bind_blob(stmt, 7, uuid, 16, transient)
+                if i % 5 == 0 { sqlite3_bind_null(stmt, 8) } else { sqlite3_bind_text(stmt, 8, "note number \(i)", -1, transient) }
+                guard sqlite3_step(stmt) == SQLITE_DONE else { throw ValidationError("bare insert failed") }
+                sqlite3_reset(stmt)
+            }
+            sqlite3_finalize(stmt)
+            sqlite3_exec(db, "COMMIT", nil, nil, nil)
+        }
+    }
+}
