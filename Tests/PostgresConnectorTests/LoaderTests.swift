@@ -384,3 +384,36 @@ extension PostgresIntegration.LoaderTests {
         }
     }
 }
+
+extension PostgresIntegration.LoaderTests {
+    /// Values that COPY escapes or that have fast paths arrive exactly as the daemon decodes them.
+    @Test(.timeLimit(.minutes(1)))
+    func trickyValuesLoadExactly() async throws {
+        try await LoadHarness.withDatabase { settings, pg, dir in
+            _ = try await pg.sql("""
+                CREATE TABLE "Driver" (id bigint PRIMARY KEY, name text, hired timestamptz);
+                CREATE TABLE "Bus" (vehicle bigint PRIMARY KEY, fleet_id text, seats bigint NOT NULL, driver bigint REFERENCES "Driver" (id),
+                                    price numeric, tags text[], photo bytea, note text);
+                INSERT INTO "Driver" VALUES (1, E'tab\\there\\nnew line \\\\ back\\\\N ünï', '2026-11-22 03:04:05.123456+02'), (2, '', NULL);
+                INSERT INTO "Bus" VALUES (7, E'\\\\N', -9223372036854775808, 1, 12345678901234567890.123, ARRAY['a,b', 'say "hi"', E'x\\ty'], '\\x00ff0a', NULL),
+                                         (8, NULL, 9223372036854775807, NULL, NULL, '{}', '\\x', '');
+                """)
+            let config = try SyncHarness.config(settings, store: dir, createSchema: false)
+            _ = try await LoadHarness.load(config)
+            let store = try RealmStore(directory: dir)
+            func object(_ type: String, _ id: Value) throws -> RealmObject { try #require(try store.object(of: type, identity: id, in: "/SQLDemo")) }
+            #expect(try object("Driver", 1).values["name"] == "tab\there\nnew line \\ back\\N ünï")
+            #expect(try object("Driver", 1).values["hired"] == .date(Timestamp(iso8601: "2026-11-22T01:04:05.123456Z")!))
+            #expect(try object("Driver", 2).values["name"] == "" && object("Driver", 2).values["hired"] == .null)
+            let bus = try object("Bus", 7)
+            #expect(bus.values["fleet_id"] == "\\N")
+            #expect(bus.values["seats"] == .int(.min))
+            #expect(bus.values["price"] == .decimal(Decimal(string: "12345678901234567890.123")!))
+            #expect(bus.values["tags"] == .list(["a,b", "say \"hi\"", "x\ty"]))
+            #expect(bus.values["photo"] == .data(Data([0, 255, 10])))
+            #expect(bus.values["note"] == .null)
+            let other = try object("Bus", 8)
+            #expect(other.values["seats"] == .int(.max) && other.values["tags"] == .list([]) && other.values["photo"] == .data(Data()) && other.values["note"] == "")
+        }
+    }
+}

@@ -77,12 +77,14 @@ struct BinaryWriter {
 
     mutating func values(_ v: PropertyValues) {
         varint(UInt64(v.count))
-        let same = v.count == lastNames.count && zip(v, lastNames).allSatisfy { $0.name == $1 }
+        var same = v.count == lastNames.count
+        var k = 0
+        while same && k < lastNames.count { same = v.entries[k].name == lastNames[k]; k += 1 }
         byte(same ? 1 : 0)
         if !same { lastNames = v.map(\.name) }
-        for e in v {
-            if !same { string(e.name) }
-            value(e.value)
+        for k in v.entries.indices {
+            if !same { string(v.entries[k].name) }
+            value(v.entries[k].value)
         }
     }
 

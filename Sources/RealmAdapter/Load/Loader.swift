@@ -130,6 +130,7 @@ public final class Loader: @unchecked Sendable {
         let layout = RowLayout(t.columns.map(\.column) + t.pathColumns, t)
         let skipping = Set(deferring), mapping = self.mapping
         let type = t.type.name
+        let hasLinks = t.columns.contains { if case .link = $0.kind { !skipping.contains($0.property.name) } else { false } }
         try pipeline(produce: { emit in
             try snapshot.rows(t.table, columns: layout.columns, orderedBy: []) { values in
                 let row = LoadedRow(values: values, layout: layout)
@@ -141,12 +142,13 @@ public final class Loader: @unchecked Sendable {
                 let merge = try run.merges(type, path) { try tx.count(type) > 0 }
                 for e in entries {
                     var values = e.values
-                    summary.danglingLinks += try checkLinks(&values, of: e.identity, t, tx)
+                    if hasLinks { summary.danglingLinks += try checkLinks(&values, of: e.identity, t, tx) }
                     if merge {
                         try tx.noteLoaded(type, e.identity)
                         try tx.upsert(type, e.identity, values)
                     } else {
-                        try tx.create(type, values)
+                        // The mapping gave the identity its key type already: INSERT as is.
+                        try tx.record(.insert(objectType: type, identity: e.identity, values: values))
                     }
                 }
             }
@@ -280,9 +282,14 @@ public final class Loader: @unchecked Sendable {
     private func write(_ batch: [Entry], _ body: (String, LazyMapSequence<[Int], Entry>, inout WriteTransaction) throws -> Void) throws {
         var paths: [String] = []
         var byPath: [String: [Int]] = [:]
-        for (i, e) in batch.enumerated() {
-            if byPath[e.path] == nil { paths.append(e.path) }
-            byPath[e.path, default: []].append(i)
+        if mapping.path.isLiteral {
+            paths = [mapping.path.template]
+            byPath[mapping.path.template] = Array(batch.indices)
+        } else {
+            for (i, e) in batch.enumerated() {
+                if byPath[e.path] == nil { paths.append(e.path) }
+                byPath[e.path, default: []].append(i)
+            }
         }
         let schema = mapping.schema
         try store.write(toEach: paths, origin: adapter.origin) { path, tx in

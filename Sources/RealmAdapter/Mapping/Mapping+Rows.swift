@@ -124,6 +124,7 @@ extension Mapping {
     func object(_ row: some ColumnValues, _ t: TableMapping, skipping: Set<String> = []) throws -> (Value, PropertyValues) {
         let identity = try key(row, t)
         var values = PropertyValues()
+        values.reserveCapacity(t.columns.count + 1)
         if t.compoundKey != nil, let pk = t.type.primaryKey { values.append(pk, identity) }
         for (i, c) in t.columns.enumerated() {
             guard let v = row.value(at: i, of: t), skipping.isEmpty || !skipping.contains(c.property.name) else { continue }

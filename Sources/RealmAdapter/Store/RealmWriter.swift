@@ -156,6 +156,8 @@ struct RealmWriter {
         /// Property name → position in the bound row (single-value properties only).
         let slots: [String: Int]
         let slotProperties: [Property]
+        /// The slots' property names, compared per value without copying a `Property`.
+        let slotNames: [String]
         /// Per slot: the scalar type for the common case, so the hot loop need not copy a `Property`.
         let slotScalars: [ScalarType?]
         let slotOptional: [Bool]
@@ -174,6 +176,7 @@ struct RealmWriter {
             self.keyType = keyType
             self.slots = slots
             self.slotProperties = slotProperties
+        self.slotNames = slotProperties.map(\.name)
             self.slotScalars = slotScalars
             self.slotOptional = slotOptional
             self.defaults = defaults
@@ -220,7 +223,7 @@ struct RealmWriter {
         var lists: [(Property, [Value])] = []
         for (i, e) in values.enumerated() {
             // Values usually come in schema order: try that before hashing the name.
-            let slot = i < plan.slotProperties.count && plan.slotProperties[i].name == e.name ? i : plan.slots[e.name]
+            let slot = i < plan.slotNames.count && plan.slotNames[i] == e.name ? i : plan.slots[e.name]
             let v: Value
             do {
                 if let slot, let scalar = plan.slotScalars[slot] {

@@ -64,7 +64,13 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     /// Parses `YYYY-MM-DD`, or `YYYY-MM-DDTHH:MM[:SS[.fffffffff]]` followed by `Z`, `±HH:MM`
     /// or nothing (UTC). Returns nil for anything else.
     public init?(iso8601 text: String) {
-        let b = Array(text.utf8)
+        var text = text
+        guard let t = text.withUTF8({ Timestamp(iso8601: $0) }) else { return nil }
+        self = t
+    }
+
+    /// ``init(iso8601:)-(String)`` from UTF-8 bytes (as a database sends them, without a `String` in between).
+    public init?(iso8601 b: UnsafeBufferPointer<UInt8>) {
         var i = 0
         func number(_ width: Int) -> Int64? {
             guard i + width <= b.count else { return nil }

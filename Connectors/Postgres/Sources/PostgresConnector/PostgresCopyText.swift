@@ -1,3 +1,4 @@
+import Foundation
 import RealmAdapter
 
 /// Rows in `COPY … TO STDOUT` text format: fields separated by tabs, `\N` for NULL, and
@@ -88,10 +89,54 @@ extension PostgresType {
             case .bool where b.count == 1:
                 if b[0] == UInt8(ascii: "t") { return .bool(true) }
                 if b[0] == UInt8(ascii: "f") { return .bool(false) }
+            case .double:
+                if let d = Self.parseDouble(b) { return .double(d) }
+            case .uuid:
+                if let u = Self.parseUUID(b) { return .uuid(u) }
+            case .date:
+                if let t = Timestamp(iso8601: b) { return .date(t) }
             default: break
             }
         }
         return try decode(String(decoding: b, as: UTF8.self))
+    }
+
+    /// `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` (Foundation's parser goes through `sscanf`).
+    static func parseUUID(_ b: UnsafeBufferPointer<UInt8>) -> UUID? {
+        guard b.count == 36 else { return nil }
+        func nibble(_ c: UInt8) -> UInt8? {
+            switch c { case 48...57: c - 48; case 97...102: c - 87; case 65...70: c - 55; default: nil }
+        }
+        var u: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let ok = withUnsafeMutableBytes(of: &u) { out -> Bool in
+            var i = 0, j = 0
+            while i < 36 {
+                if i == 8 || i == 13 || i == 18 || i == 23 {
+                    guard b[i] == UInt8(ascii: "-") else { return false }
+                    i += 1
+                    continue
+                }
+                guard let hi = nibble(b[i]), let lo = nibble(b[i + 1]) else { return false }
+                out[j] = hi << 4 | lo
+                i += 2
+                j += 1
+            }
+            return true
+        }
+        return ok ? UUID(uuid: u) : nil
+    }
+
+    /// A float in Postgres's text form (shortest exact digits, `NaN`, `Infinity`), via `strtod`
+    /// on a stack copy rather than a `String`.
+    static func parseDouble(_ b: UnsafeBufferPointer<UInt8>) -> Double? {
+        guard !b.isEmpty, b.count < 64 else { return nil }
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: b.count + 1) { buffer -> Double? in
+            for k in 0..<b.count { buffer[k] = CChar(bitPattern: b[k]) }
+            buffer[b.count] = 0
+            var end: UnsafeMutablePointer<CChar>?
+            let d = strtod(buffer.baseAddress!, &end)
+            return end == buffer.baseAddress! + b.count ? d : nil
+        }
     }
 
     static func parseInt(_ b: UnsafeBufferPointer<UInt8>) -> Int64? {
