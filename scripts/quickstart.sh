@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job, end to end: a local throwaway Postgres with logical replication, the legacy
-# documentation's example schema (Bus, Driver, Schedule, Route), the adapter daemon syncing it
-# into a Realm, and one change flowing each way. Safe to run again: it starts from scratch.
+# documentation's example schema (Bus, Driver, Schedule, Route) with data, a Realm seeded from
+# it by the loader, the adapter daemon syncing both ways, and one change flowing each way.
+# Safe to run again: it starts from scratch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,14 +18,21 @@ step "Starting a throwaway Postgres with logical replication (scripts/pg.sh)"
 eval "$(scripts/pg.sh start)"
 psql() { command psql -X -q -v ON_ERROR_STOP=1 -h "$REALM_ADAPTER_PG_HOST" -p "$REALM_ADAPTER_PG_PORT" -U "$REALM_ADAPTER_PG_USER" "$@"; }
 
-step "Creating the example database busdemo (examples/quickstart/busdemo.sql)"
+step "Creating the example database busdemo with its rows (examples/quickstart/busdemo*.sql)"
 psql -d postgres -c "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'busdemo'" >/dev/null
 psql -d postgres -c "DROP DATABASE IF EXISTS busdemo WITH (FORCE)" -c "CREATE DATABASE busdemo"
 psql -d busdemo -f examples/quickstart/busdemo.sql
+psql -d busdemo -f examples/quickstart/busdemo-data.sql
 
 store=./demo-store
 rm -rf "$store"
 mkdir -p "$store"
+
+step "Seeding the Realm /SQLDemo: realm-adapter load --config examples/quickstart/adapter.json"
+"$cli" load --config examples/quickstart/adapter.json --dry-run
+"$cli" load --config examples/quickstart/adapter.json
+"$cli" realm list --store "$store"
+"$cli" realm dump /SQLDemo --store "$store" --type Bus --type Driver
 
 step "Starting the adapter daemon: realm-adapter run --config examples/quickstart/adapter.json"
 "$cli" run --config examples/quickstart/adapter.json 2>"$store/daemon.log" &
@@ -40,12 +48,6 @@ wait_for() {  # wait_for DESCRIPTION COMMAND...: up to 10 s
   echo "timed out waiting for $what" >&2; cat "$store/daemon.log" >&2; exit 1
 }
 
-step "Seeding: the demo rows go into Postgres and stream into the Realm /SQLDemo"
-psql -d busdemo -f examples/quickstart/busdemo-data.sql
-wait_for "the Realm to hold both drivers" sh -c "'$cli' realm dump /SQLDemo --store '$store' --type Driver | grep -q Grace"
-"$cli" realm list --store "$store"
-"$cli" realm dump /SQLDemo --store "$store" --type Bus --type Driver
-
 step "Postgres → Realm: UPDATE bus SET fleet_id = 'F-101-night' WHERE vehicle = 101"
 psql -d busdemo -c "UPDATE bus SET fleet_id = 'F-101-night' WHERE vehicle = 101"
 wait_for "the Realm to see the new fleet id" sh -c "'$cli' realm dump /SQLDemo --store '$store' --type Bus | grep -q F-101-night"
@@ -57,7 +59,7 @@ echo '[{"type": "SET", "object_type": "Driver", "identity": 1, "values": {"name"
 wait_for "Postgres to see the new name" sh -c "psql() { command psql -X -At -h '$REALM_ADAPTER_PG_HOST' -p '$REALM_ADAPTER_PG_PORT' -U postgres \"\$@\"; }; psql -d busdemo -c 'SELECT name FROM driver WHERE id = 1' | grep -q 'Ada Lovelace'"
 psql -d busdemo -c "SELECT id, name, \"Busvehicle\" FROM driver ORDER BY id"
 
-step "Each change travelled once: the Realm's history (origins: the daemon's writes, then the CLI's)"
+step "Each change travelled once: the Realm's history (origins: the load's and the daemon's writes, then the CLI's)"
 "$cli" realm history /SQLDemo --store "$store" | cut -c1-160
 
 step "Where sync stands: realm-adapter status"

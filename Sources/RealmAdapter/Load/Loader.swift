@@ -351,13 +351,23 @@ public final class Loader: @unchecked Sendable {
             thread.start()
             defer { done.wait() }
             do {
-                while let batch = try queue.take() { try consume(batch) }
+                while let batch = try queue.take() {
+                    try consume(batch)
+                    // Freeing a batch (and the values its transaction shares with it) is real
+                    // work: leave it to another thread, so that this one goes on writing.
+                    let spent = UncheckedBox(batch)
+                    Self.disposal.async { withExtendedLifetime(spent) {} }
+                }
             } catch {
                 queue.cancel()
                 throw error
             }
         }
     }
+}
+
+extension Loader {
+    static let disposal = DispatchQueue(label: "realm-adapter.load.disposal")
 }
 
 private struct UncheckedBox<T>: @unchecked Sendable {

@@ -166,8 +166,9 @@ struct RealmWriter {
         let primaryKeySlot: Int?
         /// Types without a primary key bind their row key first.
         let rowKeyOffset: Int
-        /// The row being bound, reused from row to row (a writer is used by one thread).
-        var row: [Value?]
+        /// The row being bound, reused from row to row (a writer is used by one thread). A
+        /// buffer rather than an array property: no exclusivity check per access in the hot loop.
+        let row: UnsafeMutableBufferPointer<Value?>
 
         init(type: ObjectSchema, statement: Statement, keyType: ScalarType, slots: [String: Int], slotProperties: [Property],
              slotScalars: [ScalarType?], slotOptional: [Bool], defaults: [Value?], primaryKeySlot: Int?, rowKeyOffset: Int) {
@@ -176,13 +177,19 @@ struct RealmWriter {
             self.keyType = keyType
             self.slots = slots
             self.slotProperties = slotProperties
-        self.slotNames = slotProperties.map(\.name)
+            self.slotNames = slotProperties.map(\.name)
             self.slotScalars = slotScalars
             self.slotOptional = slotOptional
             self.defaults = defaults
             self.primaryKeySlot = primaryKeySlot
             self.rowKeyOffset = rowKeyOffset
-            self.row = Array(repeating: nil, count: slotProperties.count)
+            row = .allocate(capacity: slotProperties.count)
+            row.initialize(repeating: nil)
+        }
+
+        deinit {
+            row.deinitialize()
+            row.deallocate()
         }
     }
 
