@@ -7,9 +7,10 @@ struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show how far sync has come, per Realm, and how much WAL the replication slot holds.",
         discussion: """
-            Per synced Realm: its version, the version the adapter has sent to the database (and the \
-            lag between them), the version the database recorded, and the last Postgres position \
-            applied to the Realm. For the slot: its confirmed position, whether a daemon is \
+            Per synced Realm: its version, how many of its transactions the adapter has still to \
+            send to the database (the lag; the adapter's own writes, such as loaded rows, are never \
+            sent), the version the database recorded, and the last Postgres position applied to \
+            the Realm. For the slot: its confirmed position, whether a daemon is \
             streaming from it, and how much WAL it keeps the server from recycling: an abandoned \
             slot fills the disk, so a warning is printed above database.walWarningBytes (exit code 2).
             """
@@ -31,12 +32,12 @@ struct Status: AsyncParsableCommand {
 
             print("Adapter \(c.realm.adapterName): store \(c.realm.store), database \(database.displayTarget)")
             print("")
-            let header = ["Realm", "version", "sent", "lag", "db recorded", "last LSN applied"]
+            let header = ["Realm", "version", "unsent", "db recorded", "last LSN applied"]
             var rows: [[String]] = []
             for path in paths {
-                let version = try store.version(of: path), cursor = try adapter.cursor(path)
+                let version = try store.version(of: path)
                 let position = try store.sourcePosition(connector.sourceName, of: path).flatMap(PostgresConnector.lsn(fromPosition:))
-                rows.append([path, String(version), String(cursor), String(version - cursor), db.applied[path].map(String.init) ?? "-",
+                rows.append([path, String(version), String(try adapter.pendingCount(path)), db.applied[path].map(String.init) ?? "-",
                              position.map(\.description) ?? "-"])
             }
             if rows.isEmpty { print("(no synced Realms yet)") } else { print(Self.table([header] + rows)) }

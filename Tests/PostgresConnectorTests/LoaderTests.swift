@@ -417,3 +417,31 @@ extension PostgresIntegration.LoaderTests {
         }
     }
 }
+
+extension PostgresIntegration.LoaderTests {
+    /// The legacy documentation's example (Bus, Driver, Schedule, Route), exactly as the
+    /// quickstart loads it: examples/quickstart's SQL files and configuration.
+    @Test(.timeLimit(.minutes(1)))
+    func loadsTheLegacyExampleSchema() async throws {
+        let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("examples/quickstart")
+        try await LoadHarness.withDatabase { settings, pg, dir in
+            for file in ["busdemo.sql", "busdemo-data.sql"] {
+                _ = try await pg.sql(try String(contentsOf: examples.appendingPathComponent(file), encoding: .utf8))
+            }
+            // The quickstart's schema and mapping, pointed at this test's database and store.
+            let quickstart = try Configuration.load(file: examples.appendingPathComponent("adapter.json").path)
+            let schema = quickstart.schema.json.serialized()
+            let config = try SyncHarness.config(settings, store: dir, extra: #", "mapping": {"tables": {"bus": "Bus", "driver": "Driver", "schedule": "Schedule", "route": "Route"}}"#,
+                                                schema: schema, createSchema: false)
+            let summary = try await LoadHarness.load(config)
+            #expect(summary.tables.map(\.table) == ["route", "schedule", "bus", "driver"])
+            let store = try RealmStore(directory: dir)
+            let bus = try #require(try store.object(of: "Bus", identity: 101, in: "/SQLDemo"))
+            #expect(bus.values["Scheduleid"] == 1 && bus.values["fleet_id"] == "F-101")
+            #expect(try store.object(of: "Driver", identity: 2, in: "/SQLDemo")?.values["Busvehicle"] == 102)
+            #expect(try store.object(of: "Schedule", identity: 1, in: "/SQLDemo")?.values["Routeid"] == "R1")
+            #expect(try store.count(of: "Route", in: "/SQLDemo") == 2)
+        }
+    }
+}

@@ -117,6 +117,18 @@ public final class Adapter: Sendable {
         }
     }
 
+    /// How many transactions of the Realm at `path` this adapter has still to process (after
+    /// its cursor, not its own).
+    public func pendingCount(_ path: String) throws -> Int {
+        guard follows(path) else { return 0 }
+        let origin = self.origin
+        return try store.read { db in
+            guard let r = try RealmStore.realmRow(db, path) else { return 0 }
+            return try Int.fetchOne(db, sql: "SELECT count(*) FROM history WHERE realm_id = ? AND version > ? AND origin <> ?",
+                                    arguments: [r.id, try cursorVersion(db, r.id), origin]) ?? 0
+        }
+    }
+
     /// Up to `limit` transactions this adapter has not advanced past, oldest first, without its
     /// own, and no more than needed to reach `maxInstructions` (at least one): for connectors
     /// that apply several at once (``advance(_:through:durable:)`` after).

@@ -115,7 +115,10 @@ public final class Loader: @unchecked Sendable {
         guard !paths.isEmpty else { return }
         try store.write(toEach: paths, origin: adapter.origin, sourcePosition: SourcePosition(source: source, position: position)) { _, _ in }
         let cursor = try adapter.databaseOrderCursor(logger: logger)
-        for p in paths { try cursor.advance(p, through: try store.version(of: p)) }
+        for p in paths {
+            try cursor.advance(p, through: try store.version(of: p))
+            try adapter.advance(p)  // past the load's own transactions (nothing else is pending)
+        }
     }
 
     /// One row to write: an object's values (or a list's targets) bound for a Realm.
