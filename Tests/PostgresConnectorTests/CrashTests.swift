@@ -147,7 +147,7 @@ extension PostgresIntegration.CrashTests {
     /// The replication slot dropped while the daemon runs: it stops with an error that says
     /// what happened and what to do, instead of silently skipping changes.
     @Test(.timeLimit(.minutes(1)))
-    func aSlotDroppedBehindItsBackStopsTheDaemonWithAClearError() async throws {
+    func aSlotDroppedBehindItsBackStopsTheDaemonWithAClearErrorAndLoadRecovers() async throws {
         try await TestServer.withFreshDatabase { settings in
             let (dir, configFile) = try DaemonProcess.workspace(settings, schema: Self.schema)
             defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -169,6 +169,19 @@ extension PostgresIntegration.CrashTests {
             let log = try String(contentsOfFile: dir + "/daemon.log", encoding: .utf8)
             #expect(log.contains("The replication slot \(slot) does not exist"))
             #expect(log.contains("realm-adapter load"))
+
+            // The way back, as the message says: a row written while no slot existed comes in
+            // with the load, and the daemon goes on from the load's snapshot.
+            try await pg.session { s in _ = try s.query(#"INSERT INTO "Item" VALUES (2, 0, 'while no slot')"#) }
+            let load = try ChildProcess.run(ChildProcess.built("realm-adapter"), ["load", "--config", configFile])
+            #expect(load.status == 0, "\(load.stderr)")
+            let store = try RealmStore(directory: dir + "/store")
+            #expect(try store.object(of: "Item", identity: 2, in: "/SQLDemo")?.values["origin"] == "while no slot")
+            let again = try DaemonProcess(config: configFile, log: dir + "/daemon-again.log")
+            try await again.waitUntilSyncing()
+            try await pg.session { s in _ = try s.query(#"INSERT INTO "Item" VALUES (3, 0, 'after the load')"#) }
+            try await eventually("item 3 in the Realm") { try store.object(of: "Item", identity: 3, in: "/SQLDemo") != nil }
+            #expect(again.terminate() == 0)
         }
     }
 

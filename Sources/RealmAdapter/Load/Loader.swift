@@ -320,7 +320,7 @@ public final class Loader: @unchecked Sendable {
 
     private func danglingError(_ table: String, _ column: String, key: Value?, refersTo target: String, _ value: Value) -> RealmAdapterError {
         RealmAdapterError(.danglingForeignKey,
-                          "Table \(table), column \(column)\(key.map { ", row with key \(Mapping.keyText($0))" } ?? ""): the foreign key refers to a \(target) with key \(Mapping.keyText(value)), which the snapshot does not have. Fix the row, or set loader.danglingForeignKeys to \"nullify\" to load it with a null link.",
+                          "Table \(table), column \(column)\(key.map { ", row with key \(Mapping.keyText($0))" } ?? ""): the foreign key refers to a \(target) with key \(Mapping.keyText(value)), which the Realm does not have (the row is missing from the database, or its table was left out of --tables). Fix the row, or set loader.danglingForeignKeys to \"nullify\" to load it with a null link.",
                           context: ["db.table": table, "db.column": column])
     }
 
