@@ -103,3 +103,31 @@ extension PostgresIntegration {
     }
 }
 }
+
+extension PostgresIntegration.ReplicationTests {
+    /// `database.resetReplicationSlot`: the daemon's start drops the slot and creates it anew
+    /// at the current position (what was retained is given up); without it the slot stays.
+    @Test(.timeLimit(.minutes(1)))
+    func resetReplicationSlotStartsTheSlotOver() async throws {
+        try await TestServer.withFreshDatabase { settings in
+            let dir = NSTemporaryDirectory() + "realm-adapter-reset-\(UUID().uuidString.prefix(8))"
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            var config = try SyncHarness.config(settings, store: dir)
+            let pg = try await PostgresConnection.connect(settings)
+            defer { pg.close() }
+            func slotStart() async throws -> String? {
+                try await pg.session { s in try s.query("SELECT restart_lsn::text FROM pg_replication_slots WHERE slot_name = $1", [settings.database!]).rows.first?[0] }
+            }
+            let mapping = try Mapping(config)
+            try await PostgresConnector(configuration: config.database!, logger: .init(label: "test")).prepare(mapping)
+            let first = try #require(try await slotStart())
+            _ = try await pg.session { s in try s.query(#"INSERT INTO "Driver" (id) SELECT generate_series(1, 1000)"#) }
+            try await PostgresConnector(configuration: config.database!, logger: .init(label: "test")).prepare(mapping)
+            #expect(try await slotStart() == first, "without resetReplicationSlot the slot keeps its place")
+            config.database!.resetReplicationSlot = true
+            try await PostgresConnector(configuration: config.database!, logger: .init(label: "test")).prepare(mapping)
+            let reset = try #require(try await slotStart())
+            #expect(try #require(LSN(reset)) > (try #require(LSN(first))))
+        }
+    }
+}
