@@ -124,7 +124,7 @@ extension RealmStore {
                 var versions: [Int64] = []
                 for (i, path) in paths.enumerated() {
                     let r = try Self.realmRow(db, path) ?? Self.createRealm(db, path)
-                    var writer = RealmWriter(db: db, realmId: r.id, schema: try schema(db, r))
+                    var writer = RealmWriter(db: db, realmId: r.id, schema: try schema(db, r), baseVersion: r.version)
                     let instructions = try body(i, &writer)
                     if writer.schemaChanged {
                         // Types may refer to each other in any order within a transaction: check the whole at the end.

@@ -18,8 +18,12 @@ struct RealmWriter {
     /// Next row key per type without a primary key.
     private var nextRowKey: [String: Int64] = [:]
 
-    init(db: Database, realmId: Int64, schema: Schema) {
+    /// The Realm's version when the transaction began.
+    let baseVersion: Int64
+
+    init(db: Database, realmId: Int64, schema: Schema, baseVersion: Int64 = 0) {
         self.db = db
+        self.baseVersion = baseVersion
         self.tables = RealmTables(realmId: realmId)
         self.schema = schema
         self.ordinals = Dictionary(schema.types.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })

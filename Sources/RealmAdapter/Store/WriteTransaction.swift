@@ -15,6 +15,11 @@ public struct WriteTransaction {
         self.path = path
     }
 
+    /// The Realm's version when this transaction began (0 for a new Realm): the writes of
+    /// others are serialized, so nothing was committed to it between that version and this
+    /// transaction.
+    public var baseVersion: Int64 { writer.baseVersion }
+
     /// The schema as of this point in the transaction.
     public var schema: Schema { writer.schema }
 

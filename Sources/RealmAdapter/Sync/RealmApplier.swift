@@ -40,8 +40,29 @@ public struct RealmApplier: Sendable {
         }
         guard !toApply.isEmpty else { return [] }
         let byPath = Dictionary(toApply.map { ($0.path, $0.changes) }, uniquingKeysWith: { a, _ in a })
-        let waiting = try Dictionary(toApply.map { ($0.path, try pending($0.path, $0.changes)) }, uniquingKeysWith: { a, _ in a })
-        try store.write(toEach: toApply.map(\.path), origin: origin, sourcePosition: SourcePosition(source: source, position: transaction.position)) { path, tx in
+        // The pending Realm writes are read before the store transaction begins: if another
+        // writer commits to one of these Realms in between, they are read again (otherwise its
+        // write would be overwritten here while the database is still to get it).
+        while true {
+            let versions = try Dictionary(toApply.map { ($0.path, try store.contains($0.path) ? try store.version(of: $0.path) : 0) },
+                                          uniquingKeysWith: { a, _ in a })
+            let waiting = try Dictionary(toApply.map { ($0.path, try pending($0.path, $0.changes)) }, uniquingKeysWith: { a, _ in a })
+            do {
+                try write(toApply.map(\.path), byPath, waiting, versions, transaction.position, linkList)
+                break
+            } catch is RealmChangedMeanwhile {
+                continue
+            }
+        }
+        return toApply.map(\.path)
+    }
+
+    private struct RealmChangedMeanwhile: Error {}
+
+    private func write(_ paths: [String], _ byPath: [String: [ObjectChange]], _ waiting: [String: PendingWrites], _ versions: [String: Int64],
+                       _ position: String, _ linkList: (LinkListMapping, Value) throws -> [Value]) throws {
+        try store.write(toEach: paths, origin: origin, sourcePosition: SourcePosition(source: source, position: position)) { path, tx in
+            guard tx.baseVersion == versions[path] else { throw RealmChangedMeanwhile() }
             try tx.adopt(mapping.schema)
             // Lists are read back from the database once per transaction, after the objects
             // (their targets may come later in it).
@@ -66,6 +87,5 @@ public struct RealmApplier: Sendable {
                 try tx.replaceList(key.type, key.identity, key.property, with: wanted)
             }
         }
-        return toApply.map(\.path)
     }
 }
