@@ -108,16 +108,18 @@ public final class Loader: @unchecked Sendable {
     }
 
     /// Each mapped Realm records the hand-off position (the daemon's stream starts after it),
-    /// and the database-order cursor moves to the Realm's current version: the snapshot holds
-    /// every Realm write made so far (``requireNothingUnsent()``).
+    /// and the database-order cursor moves up to the first Realm write the database does not
+    /// have (none was there when the load began, ``requireNothingUnsent()``; an app may have
+    /// written during it): the snapshot holds everything before.
     func recordHandOff(_ position: String) throws {
         let paths = try mappedPaths()
         guard !paths.isEmpty else { return }
         try store.write(toEach: paths, origin: adapter.origin, sourcePosition: SourcePosition(source: source, position: position)) { _, _ in }
         let cursor = try adapter.databaseOrderCursor(logger: logger)
         for p in paths {
-            try cursor.advance(p, through: try store.version(of: p))
-            try adapter.advance(p)  // past the load's own transactions (nothing else is pending)
+            let unsent = try adapter.pending(p, limit: 1).first?.version
+            try cursor.advance(p, through: unsent.map { $0 - 1 } ?? store.version(of: p))
+            try adapter.advance(p)  // past the load's own transactions, never past someone else's
         }
     }
 
