@@ -17,6 +17,9 @@ struct Init: AsyncParsableCommand {
 
               realm-adapter init --database postgresql://app@db.example.com/shop > adapter.json
               realm-adapter validate --config adapter.json
+              realm-adapter load --config adapter.json --dry-run
+              realm-adapter load --config adapter.json
+              realm-adapter run --config adapter.json
             """
     )
 
@@ -55,7 +58,7 @@ struct Init: AsyncParsableCommand {
             let text = json.serialized(pretty: true) + "\n"
             if let output {
                 try text.write(toFile: output, atomically: true, encoding: .utf8)
-                FileHandle.standardError.write(Data("Wrote \(output). Check it with: realm-adapter validate --config \(output)\n".utf8))
+                FileHandle.standardError.write(Data("Wrote \(output). Check it with `realm-adapter validate --config \(output)`, seed the Realms with `realm-adapter load --config \(output)`, then start `realm-adapter run --config \(output)`.\n".utf8))
             } else {
                 print(text, terminator: "")
             }
