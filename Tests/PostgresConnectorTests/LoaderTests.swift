@@ -381,6 +381,17 @@ extension PostgresIntegration.LoaderTests {
             let unknown = try ChildProcess.run(cli, ["load", "--config", file, "--tables", "Nope"])
             #expect(unknown.status == 1)
             #expect(unknown.stderr.contains("--tables names Nope") && unknown.stderr.contains("mapped tables: Driver, Bus"))
+
+            // The daemon then replays, from the slot's own place, what the partial load already
+            // holds (driver 2), and goes on: both sides end equal.
+            _ = try await pg.sql(#"UPDATE "Driver" SET name = 'Bea' WHERE id = 2; INSERT INTO "Driver" (id, name) VALUES (3, 'Cy')"#)
+            let daemon = try DaemonProcess(config: file, log: dir + "/daemon.log")
+            try await daemon.waitUntilSyncing()
+            let store = try RealmStore(directory: dir + "/store")
+            try await eventually("driver 3 in the Realm") { try store.object(of: "Driver", identity: 3, in: "/SQLDemo") != nil }
+            #expect(daemon.terminate() == 0)
+            let names = try store.objects(of: "Driver", in: "/SQLDemo").map { $0.values["name"] ?? .null }
+            #expect(names == ["Ann", "Bea", "Cy"])
         }
     }
 }
