@@ -16,7 +16,8 @@ struct Run: AsyncParsableCommand {
             and the replication slot (created if missing; database.resetReplicationSlot starts \
             over), and with database.createSchema the mapped tables. It then checks that every \
             mapped table and column exists with a type that can hold its property, and stops \
-            with a list of mismatches otherwise.
+            with a list of mismatches otherwise. With database.applyRealmSchemaChanges, types and \
+            properties that apps add to the Realms become tables and columns, synced both ways.
 
             SIGTERM or SIGINT (Ctrl-C) finishes the transaction in flight, confirms it, and exits. \
             A lost connection is retried with database.retry's backoff and resumes without loss.
@@ -49,11 +50,13 @@ struct Daemon {
         logger.info("Preparing the database", metadata: ["db.target": "\(database.displayTarget)", "pg.slot": "\(database.slotName)"])
         try await prepare(connector, mapping, retry: database.retry, logger: logger)
         let adapter = try Adapter(store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)
-        let applier = RealmApplier(store: store, mapping: mapping, origin: adapter.origin, source: connector.sourceName)
+        // One mapping for both directions: it grows when Realm schema changes are applied.
+        let mappings = SharedMapping(mapping)
+        let applier = RealmApplier(store: store, mappings: mappings, origin: adapter.origin, source: connector.sourceName)
         let services: [any Service] = [
             try DatabaseToRealmService(connector: connector, applier: applier, adapter: adapter, retry: database.retry, logger: logger),
-            RealmToDatabaseService(connector: connector, adapter: adapter, mapping: mapping, retry: database.retry,
-                                   ignoreSQLErrors: c.ignoreSQLErrors, logger: logger),
+            RealmToDatabaseService(connector: connector, adapter: adapter, mappings: mappings, retry: database.retry,
+                                   ignoreSQLErrors: c.ignoreSQLErrors, applyRealmSchemaChanges: database.applyRealmSchemaChanges, logger: logger),
         ]
         let group = ServiceGroup(configuration: .init(services: services.map { .init(service: $0) },
                                                       gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

@@ -43,11 +43,12 @@ struct SyncHarness {
 
     /// Runs `body` with the daemon running; stops it gracefully afterwards.
     static func run(_ name: String = #function, extra: String = "", schema: String = busSchema, path: String = "/SQLDemo",
-                    _ body: (SyncHarness) async throws -> Void) async throws {
+                    applyRealmSchemaChanges: Bool = false, _ body: (SyncHarness) async throws -> Void) async throws {
         try await TestServer.withFreshDatabase(name) { settings in
             let dir = NSTemporaryDirectory() + "realm-adapter-sync-\(UUID().uuidString.prefix(8))"
             defer { try? FileManager.default.removeItem(atPath: dir) }
-            let config = try config(settings, store: dir, extra: extra, schema: schema, path: path)
+            var config = try config(settings, store: dir, extra: extra, schema: schema, path: path)
+            config.database!.applyRealmSchemaChanges = applyRealmSchemaChanges
             let h = SyncHarness(settings: settings, config: config, store: try RealmStore(directory: dir),
                                 pg: try await PostgresConnection.connect(settings), mapping: try Mapping(config))
             defer { h.pg.close() }
@@ -61,11 +62,13 @@ struct SyncHarness {
         let connector = PostgresConnector(configuration: config.database!, logger: logger)
         try await connector.prepare(mapping)
         let adapter = try Adapter(store: store, name: config.realm.adapterName, pathRegex: config.realm.effectivePathRegex)
-        let applier = RealmApplier(store: store, mapping: mapping, origin: adapter.origin, source: connector.sourceName)
+        let mappings = SharedMapping(mapping)
+        let applier = RealmApplier(store: store, mappings: mappings, origin: adapter.origin, source: connector.sourceName)
         let group = ServiceGroup(configuration: .init(services: [
             .init(service: try DatabaseToRealmService(connector: connector, applier: applier, adapter: adapter, retry: config.database!.retry, logger: logger)),
-            .init(service: RealmToDatabaseService(connector: connector, adapter: adapter, mapping: mapping, retry: config.database!.retry,
-                                                  ignoreSQLErrors: config.ignoreSQLErrors, logger: logger)),
+            .init(service: RealmToDatabaseService(connector: connector, adapter: adapter, mappings: mappings, retry: config.database!.retry,
+                                                  ignoreSQLErrors: config.ignoreSQLErrors, applyRealmSchemaChanges: config.database!.applyRealmSchemaChanges,
+                                                  logger: logger)),
         ], logger: logger))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
@@ -266,6 +269,38 @@ extension PostgresIntegration.SyncTests {
             try await eventually("driver 3 in the Realm") { try h.object("Driver", 3) != nil }
             _ = try await h.sql(#"TRUNCATE "Driver" CASCADE"#)
             try await eventually("no drivers left in the Realm") { try h.store.count(of: "Driver", in: "/SQLDemo") == 0 }
+        }
+    }
+}
+
+extension PostgresIntegration.SyncTests {
+    /// `database.applyRealmSchemaChanges`: a property and a type that an app adds to the Realm
+    /// become a column and a table, and sync both ways from then on.
+    @Test(.timeLimit(.minutes(1)))
+    func realmSchemaChangesBecomeColumnsAndTables() async throws {
+        try await SyncHarness.run(applyRealmSchemaChanges: true) { h in
+            _ = try await h.sql(#"INSERT INTO "Driver" (id, name) VALUES (1, 'Ann')"#)
+            try await eventually("driver 1 in the Realm") { try h.object("Driver", 1) != nil }
+
+            // A new property, set in the same transaction.
+            try h.store.write(to: "/SQLDemo", origin: "app") { tx in
+                try tx.addProperties([Property(name: "rating", type: .scalar(.int), isOptional: true)], to: "Driver")
+                try tx.update("Driver", 1, ["rating": 5])
+            }
+            try await eventually("the rating column with the value") { (try? await h.sql(#"SELECT rating FROM "Driver" WHERE id = 1"#)) == [["5"]] }
+            _ = try await h.sql(#"UPDATE "Driver" SET rating = 7 WHERE id = 1"#)
+            try await eventually("the database's rating in the Realm") { try h.object("Driver", 1)?.values["rating"] == 7 }
+
+            // A new type, with a link to a configured one.
+            try h.store.write(to: "/SQLDemo", origin: "app") { tx in
+                try tx.addType(ObjectSchema(name: "Note", primaryKey: "id", properties: [
+                    Property(name: "id", type: .scalar(.int)), Property(name: "text", type: .scalar(.string), isOptional: true),
+                    Property(name: "driver", type: .link("Driver"), isOptional: true)]))
+                try tx.create("Note", ["id": 1, "text": "hello", "driver": 1])
+            }
+            try await eventually("the Note table with the row") { (try? await h.sql(#"SELECT id, text, driver FROM "Note""#)) == [["1", "hello", "1"]] }
+            _ = try await h.sql(#"INSERT INTO "Note" (id, text) VALUES (2, 'from the database')"#)
+            try await eventually("note 2 in the Realm") { try h.object("Note", 2)?.values["text"] == "from the database" }
         }
     }
 }

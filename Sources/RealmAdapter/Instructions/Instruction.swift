@@ -93,3 +93,13 @@ public struct PropertyValues: Hashable, Sendable, RandomAccessCollection, Expres
     mutating func setValue(_ value: Value, at index: Int) { entries[index].value = value }
     public mutating func reserveCapacity(_ n: Int) { entries.reserveCapacity(n) }
 }
+
+extension Instruction {
+    /// ADD_TYPE or ADD_PROPERTIES.
+    public var isSchemaChange: Bool {
+        switch self {
+        case .addType, .addProperties: true
+        default: false
+        }
+    }
+}

@@ -8,15 +8,21 @@ struct ListKey: Hashable { var type: String; var identity: Value; var property: 
 /// nothing. Writes carry the adapter's origin: the adapter never sends them back.
 public struct RealmApplier: Sendable {
     public let store: RealmStore
-    public let mapping: Mapping
+    /// The mapping, shared with the other direction (it grows when Realm schema changes are applied).
+    public let mappings: SharedMapping
+    public var mapping: Mapping { mappings.current }
     /// The origin of the writes: the adapter's, so its own cursor skips them.
     public let origin: String
     /// The name positions are recorded under (the connector's `sourceName`).
     public let source: String
 
     public init(store: RealmStore, mapping: Mapping, origin: String, source: String) {
+        self.init(store: store, mappings: SharedMapping(mapping), origin: origin, source: source)
+    }
+
+    public init(store: RealmStore, mappings: SharedMapping, origin: String, source: String) {
         self.store = store
-        self.mapping = mapping
+        self.mappings = mappings
         self.origin = origin
         self.source = source
     }
@@ -32,6 +38,7 @@ public struct RealmApplier: Sendable {
     public func apply(_ transaction: DatabaseTransaction,
                       pending: (String, [ObjectChange]) throws -> PendingWrites = { _, _ in .none },
                       linkList: (LinkListMapping, Value) throws -> [Value] = { _, _ in [] }) throws -> [String] {
+        let mapping = self.mapping  // one mapping for the whole transaction
         let groups = try mapping.objectChanges(transaction.changes, paths: { try store.realmPaths() })
         // Realms that already hold this transaction (a replay after a crash) are skipped.
         let toApply = try groups.filter { group in
@@ -48,7 +55,7 @@ public struct RealmApplier: Sendable {
                                           uniquingKeysWith: { a, _ in a })
             let waiting = try Dictionary(toApply.map { ($0.path, try pending($0.path, $0.changes)) }, uniquingKeysWith: { a, _ in a })
             do {
-                try write(toApply.map(\.path), byPath, waiting, versions, transaction.position, linkList)
+                try write(mapping, toApply.map(\.path), byPath, waiting, versions, transaction.position, linkList)
                 break
             } catch is RealmChangedMeanwhile {
                 continue
@@ -59,7 +66,7 @@ public struct RealmApplier: Sendable {
 
     private struct RealmChangedMeanwhile: Error {}
 
-    private func write(_ paths: [String], _ byPath: [String: [ObjectChange]], _ waiting: [String: PendingWrites], _ versions: [String: Int64],
+    private func write(_ mapping: Mapping, _ paths: [String], _ byPath: [String: [ObjectChange]], _ waiting: [String: PendingWrites], _ versions: [String: Int64],
                        _ position: String, _ linkList: (LinkListMapping, Value) throws -> [Value]) throws {
         try store.write(toEach: paths, origin: origin, sourcePosition: SourcePosition(source: source, position: position)) { path, tx in
             guard tx.baseVersion == versions[path] else { throw RealmChangedMeanwhile() }

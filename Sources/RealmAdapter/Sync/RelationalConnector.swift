@@ -70,9 +70,20 @@ public protocol RelationalConnector: Sendable {
     /// `owner`, in index order. Blocking; called from a thread of the caller's own.
     func linkList(_ list: LinkListMapping, owner: Value) throws -> [Value]
 
+    /// Brings the database up to a mapping that grew with a Realm's schema
+    /// (`database.applyRealmSchemaChanges`): creates missing tables, adds missing columns,
+    /// and starts following the new tables. Must be idempotent.
+    func applyRealmSchema(_ mapping: Mapping) async throws
+
     /// Whether an error is worth retrying on a new connection (network, server restart).
     func isTransient(_ error: Error) -> Bool
 
     /// Closes connections (the streams end).
     func shutdown() async
+}
+
+extension RelationalConnector {
+    public func applyRealmSchema(_ mapping: Mapping) async throws {
+        throw RealmAdapterError(.invalidConfiguration, "database.applyRealmSchemaChanges is not available for \(sourceName).")
+    }
 }

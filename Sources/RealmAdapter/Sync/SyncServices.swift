@@ -76,19 +76,45 @@ extension Adapter {
 public final class RealmToDatabaseService: Service {
     let connector: any RelationalConnector
     let adapter: Adapter
-    let mapping: Mapping
+    let mappings: SharedMapping
     let retry: DatabaseConfiguration.Retry
     let ignoreSQLErrors: Bool
+    let applyRealmSchemaChanges: Bool
     let logger: Logger
 
-    public init(connector: any RelationalConnector, adapter: Adapter, mapping: Mapping, retry: DatabaseConfiguration.Retry,
-                ignoreSQLErrors: Bool, logger: Logger) {
+    public convenience init(connector: any RelationalConnector, adapter: Adapter, mapping: Mapping, retry: DatabaseConfiguration.Retry,
+                            ignoreSQLErrors: Bool, logger: Logger) {
+        self.init(connector: connector, adapter: adapter, mappings: SharedMapping(mapping), retry: retry, ignoreSQLErrors: ignoreSQLErrors,
+                  applyRealmSchemaChanges: false, logger: logger)
+    }
+
+    /// - Parameter applyRealmSchemaChanges: types and properties that the Realms add to the
+    ///   configured schema are created in the database (``RelationalConnector/applyRealmSchema(_:)``)
+    ///   and synced both ways from then on (`mappings` is shared with the other direction).
+    public init(connector: any RelationalConnector, adapter: Adapter, mappings: SharedMapping, retry: DatabaseConfiguration.Retry,
+                ignoreSQLErrors: Bool, applyRealmSchemaChanges: Bool, logger: Logger) {
         self.connector = connector
         self.adapter = adapter
-        self.mapping = mapping
+        self.mappings = mappings
         self.retry = retry
         self.ignoreSQLErrors = ignoreSQLErrors
+        self.applyRealmSchemaChanges = applyRealmSchemaChanges
         self.logger = logger
+    }
+
+    /// Extends the mapping with what the Realm's schema adds and creates it in the database.
+    func adoptRealmSchema(_ path: String) async throws {
+        let store = adapter.store
+        let realmSchema = try await store.perform { try store.schema(of: path) }
+        guard let (mapping, added, skipped) = try mappings.current.adding(realmSchema: realmSchema) else { return }
+        try await connector.applyRealmSchema(mapping)
+        mappings.replace(with: mapping)
+        logger.info("Applied Realm schema changes to the database", metadata: ["realm.path": "\(path)", "added": "\(added)"])
+        if !skipped.isEmpty {
+            logger.warning("Types without a primary key cannot sync; left out", metadata: ["realm.path": "\(path)", "types": "\(skipped)"])
+        }
+        let unsupported = mapping.tables.flatMap { t in t.unsupported.map { "\(t.type.name).\($0.property)" } }
+        if !unsupported.isEmpty { logger.warning("Some added properties cannot sync yet; left out", metadata: ["properties": "\(unsupported)"]) }
     }
 
     public func run() async throws {
@@ -101,6 +127,9 @@ public final class RealmToDatabaseService: Service {
                 for (path, version) in applied where try adapter.cursor(path) < version {
                     try adapter.advance(path, through: version)
                 }
+            }
+            if applyRealmSchemaChanges {
+                for path in try await adapter.store.perform({ try adapter.paths() }) { try await adoptRealmSchema(path) }
             }
             for await path in adapter.pathsWithChanges().cancelOnGracefulShutdown() {
                 try await drain(path)
@@ -121,11 +150,17 @@ public final class RealmToDatabaseService: Service {
     /// they are retried one by one, so that a rejected change is isolated (and, with
     /// `ignoreSQLErrors`, the only one dead-lettered).
     public func drain(_ path: String) async throws {
-        let (store, adapter, mapping) = (self.adapter.store, self.adapter, self.mapping)
+        let (store, adapter) = (self.adapter.store, self.adapter)
         let (limit, maxInstructions) = (batchLimit, batchInstructions)
         while true {
+            let pending = try await store.perform { try adapter.pending(path, limit: limit, maxInstructions: maxInstructions) }
+            guard !pending.isEmpty else { return }
+            if applyRealmSchemaChanges, pending.contains(where: { $0.instructions.contains(where: \.isSchemaChange) }) {
+                try await adoptRealmSchema(path)
+            }
+            let mapping = mappings.current
             let batch = try await store.perform { () -> [(RealmTransaction, [DatabaseWrite])] in
-                try adapter.pending(path, limit: limit, maxInstructions: maxInstructions).map { tx in
+                try pending.map { tx in
                     (tx, try mapping.databaseWrites(tx.instructions, path: path) { type, identity, property in
                         try store.list(property, of: type, identity: identity, in: path)
                     })

@@ -94,20 +94,42 @@ public final class PostgresConnector: RelationalConnector {
                     id bigserial PRIMARY KEY, adapter text NOT NULL, path text NOT NULL, version bigint NOT NULL,
                     instructions jsonb NOT NULL, error text NOT NULL, failed_at timestamptz NOT NULL DEFAULT now())
                 """)
-            // Rows routed to Realms by columns must carry them on delete too, and link-table rows
-            // (no key of their own) their whole content.
-            for t in mapping.tables where !mapping.path.isLiteral {
-                try s.execute("ALTER TABLE \(PostgresSQL.qualified(schema, t.table)) REPLICA IDENTITY FULL")
-            }
-            for l in mapping.tables.flatMap(\.linkLists) {
-                try s.execute("ALTER TABLE \(PostgresSQL.qualified(schema, l.table)) REPLICA IDENTITY FULL")
-            }
-            // The state table is published too: its rows in our own transactions say which Realm
-            // versions the database holds at that point (the convergence rule needs it).
-            try PostgresReplicationSetup.ensurePublication(s, name: c.publication, schema: schema, tables: tables + [Self.stateTable])
+            try Self.follow(mapping, schema: schema, publication: c.publication, s)
             if c.resetReplicationSlot { try PostgresReplicationSetup.dropSlot(s, c.slotName) }
         }
         state.withLock { $0.tables = tables }
+    }
+
+    /// Sets what the change stream needs for the mapped tables: replica identities and the
+    /// publication (the mapped tables, their link tables and the state table).
+    static func follow(_ mapping: Mapping, schema: String, publication: String, _ s: PostgresSession) throws {
+        // Rows routed to Realms by columns must carry them on delete too, and link-table rows
+        // (no key of their own) their whole content.
+        for t in mapping.tables where !mapping.path.isLiteral {
+            try s.execute("ALTER TABLE \(PostgresSQL.qualified(schema, t.table)) REPLICA IDENTITY FULL")
+        }
+        for l in mapping.tables.flatMap(\.linkLists) {
+            try s.execute("ALTER TABLE \(PostgresSQL.qualified(schema, l.table)) REPLICA IDENTITY FULL")
+        }
+        // The state table is published too: its rows in our own transactions say which Realm
+        // versions the database holds at that point (the convergence rule needs it).
+        let tables = mapping.tables.map(\.table) + mapping.tables.flatMap { $0.linkLists.map(\.table) }
+        try PostgresReplicationSetup.ensurePublication(s, name: publication, schema: schema, tables: tables + [stateTable])
+    }
+
+    /// `applyRealmSchemaChanges`: the tables and columns the grown mapping has and the database
+    /// lacks (new columns are nullable: existing rows have no value), followed by the stream.
+    public func applyRealmSchema(_ mapping: Mapping) async throws {
+        let admin = try await PostgresConnection.connect(settings, logger: logger)
+        defer { admin.close() }
+        let schema = self.schema, publication = configuration.publication, customTypes = self.customTypes
+        try await admin.session { s in
+            try s.transaction {
+                try PostgresSchema.addMissingColumns(mapping, schema: schema, customTypes: customTypes, s)
+                try PostgresSchema.create(mapping, schema: schema, s)
+                try Self.follow(mapping, schema: schema, publication: publication, s)
+            }
+        }
     }
 
     /// `createDatabase`: creates the configured database through the `postgres` maintenance database.

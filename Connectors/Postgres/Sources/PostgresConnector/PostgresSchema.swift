@@ -50,6 +50,17 @@ enum PostgresSchema {
         }
     }
 
+    /// `ALTER TABLE … ADD COLUMN` for the mapped columns of existing tables that lack them.
+    static func addMissingColumns(_ mapping: Mapping, schema: String, customTypes: [String: ScalarType], _ s: PostgresSession) throws {
+        let existing = try columnTypes(schema: schema, customTypes: customTypes, s)
+        for t in mapping.tables {
+            guard let have = existing[t.table] else { continue }  // a new table: create makes it whole
+            for c in t.columns where have[c.column] == nil {
+                try s.execute("ALTER TABLE \(PostgresSQL.qualified(schema, t.table)) ADD COLUMN IF NOT EXISTS \(PostgresSQL.quote(c.column)) \(columnType(c))")
+            }
+        }
+    }
+
     static func isLink(_ c: ColumnMapping) -> Bool { if case .link = c.kind { true } else { false } }
 
     /// The columns of every table in `schema`, with their types (nil: a type realm-adapter does not know).
