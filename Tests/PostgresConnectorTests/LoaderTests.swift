@@ -456,3 +456,39 @@ extension PostgresIntegration.LoaderTests {
         }
     }
 }
+
+extension PostgresIntegration.LoaderTests {
+    /// Lists of links in per-user Realms: each owner's list goes to its owner's Realm, when
+    /// loading and when syncing, both ways.
+    @Test(.timeLimit(.minutes(1)))
+    func listsOfLinksInPerUserRealms() async throws {
+        try await LoadHarness.withDatabase { settings, pg, dir in
+            let schema = """
+                [{"name": "Stop", "primaryKey": "id", "properties": {"id": "int", "name": "string?"}},
+                 {"name": "Route", "primaryKey": "id", "properties": {"id": "string", "stops": "Stop[]"}}]
+                """
+            let config = try SyncHarness.config(settings, store: dir, schema: schema, path: "/{owner}/routes")
+            _ = try await LoadHarness.load(config)  // creates the tables (createSchema)
+            _ = try await pg.sql("""
+                INSERT INTO "Stop" VALUES (1, 'a', 'u1'), (2, 'b', 'u1'), (3, 'c', 'u2');
+                INSERT INTO "Route" VALUES ('R1', 'u1'), ('R2', 'u2');
+                INSERT INTO "Route_stops" VALUES ('R1', 0, 2), ('R1', 1, 1), ('R2', 0, 3);
+                """)
+            _ = try await LoadHarness.load(config)
+            let store = try RealmStore(directory: dir)
+            #expect(try store.list("stops", of: "Route", identity: "R1", in: "/u1/routes") == [2, 1])
+            #expect(try store.list("stops", of: "Route", identity: "R2", in: "/u2/routes") == [3])
+            #expect(try store.object(of: "Route", identity: "R1", in: "/u2/routes") == nil)
+
+            let h = SyncHarness(settings: settings, config: config, store: store, pg: pg, mapping: try Mapping(config))
+            try await h.withDaemon {
+                _ = try await pg.sql(#"INSERT INTO "Route_stops" VALUES ('R1', 2, 1)"#)
+                try await eventually("the stop appended in u1's Realm") { try store.list("stops", of: "Route", identity: "R1", in: "/u1/routes") == [2, 1, 1] }
+                try store.write(to: "/u2/routes", origin: "app") { tx in try tx.listAppend("Route", "R2", "stops", 3) }
+                try await eventually("u2's list in the link table") {
+                    try await pg.sql(#"SELECT oid, idx, target FROM "Route_stops" WHERE oid = 'R2' ORDER BY idx"#) == [["R2", "0", "3"], ["R2", "1", "3"]]
+                }
+            }
+        }
+    }
+}

@@ -21,6 +21,11 @@ public protocol LoadSnapshot: AnyObject, Sendable {
     /// Never holds the table in memory.
     func rows(_ table: String, columns: [String], orderedBy: [String], _ body: ([Value]) throws -> Void) throws
 
+    /// Streams a link table's rows in `(oid, idx)` order: `body` gets the owner's key and the
+    /// target, then `ownerColumns` of the owner's row (`.null` when the link table names an
+    /// owner the table does not have).
+    func linkRows(_ list: LinkListMapping, owner: TableMapping, ownerColumns: [String], _ body: ([Value]) throws -> Void) throws
+
     /// Ends the read (the hand-off point stays where it is). Called once, also after errors.
     func finish() throws
 }

@@ -193,22 +193,37 @@ public final class Loader: @unchecked Sendable {
     /// A list of links from its link table, read in (owner, index) order: one entry per owner.
     private func loadList(_ t: TableMapping, _ list: LinkListMapping, _ snapshot: LoadSnapshot, _ run: LoadRun,
                           _ summary: inout LoadSummary.Table, _ report: (Int) -> Void) throws {
-        let path = mapping.path.template  // lists of links are synced for literal paths only
         let type = t.type.name, property = list.property.name, kind = "\(type).\(property)"
-        let owner = LinkListMapping.ownerColumn, target = LinkListMapping.targetColumn
+        let mapping = self.mapping, fields = mapping.path.fields, dangling = configuration.danglingForeignKeys
         var rows = 0
         try pipeline(produce: { emit in
-            var current: (Value, [Value])?
-            try snapshot.rows(list.table, columns: [owner, target], orderedBy: [owner, LinkListMapping.indexColumn]) { values in
+            // One entry per owner: its targets in order, bound for the owner's Realm.
+            var current: (owner: Value, path: String?, targets: [Value])?
+            func flush() throws {
+                guard let c = current else { return }
+                if let path = c.path {
+                    try emit(Entry(path: path, identity: c.owner, values: [property: .list(c.targets)]))
+                } else if dangling == .error {
+                    throw self.danglingError(list.table, LinkListMapping.ownerColumn, key: nil, refersTo: type, c.owner)
+                }
+            }
+            try snapshot.linkRows(list, owner: t, ownerColumns: fields) { values in
                 let o = try values[0].coerced(to: list.ownerKeyType, optional: false)
                 let v = try values[1].coerced(to: list.targetKeyType, optional: false)
-                if let (co, targets) = current, co != o {
-                    try emit(Entry(path: path, identity: co, values: [property: .list(targets)]))
-                    current = nil
+                if let c = current, c.owner == o {
+                    current!.targets.append(v)
+                    return
                 }
-                current = (o, (current?.1 ?? []) + [v])
+                try flush()
+                var path: String? = mapping.path.template
+                if !fields.isEmpty {
+                    // The owner's columns choose its Realm; none means the owner row is missing.
+                    let ownerRow = DatabaseRow(Dictionary(uniqueKeysWithValues: zip(fields, values[2...])))
+                    path = fields.allSatisfy({ !(ownerRow[$0]?.isNull ?? true) }) ? try mapping.route(ownerRow, t) : nil
+                }
+                current = (o, path, [v])
             }
-            if let (co, targets) = current { try emit(Entry(path: path, identity: co, values: [property: .list(targets)])) }
+            try flush()
         }, consume: { batch in
             try write(batch) { path, entries, tx in
                 let merge = run.merged(type, path)

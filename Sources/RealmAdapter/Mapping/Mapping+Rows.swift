@@ -15,8 +15,11 @@ extension Mapping {
     /// each group in commit order. Rows of unmapped tables are skipped.
     ///
     /// - Parameter paths: the Realms a truncate must clear when rows are routed by a template.
+    /// - Parameter row: a row as the database holds it now (table, key columns, wanted columns),
+    ///   or nil if it has none: with a template, a link-table row's owner tells its Realm.
     /// - Throws: `invalidValue` naming table, column and key for a value that does not convert.
-    public func objectChanges(_ changes: [RowChange], paths: () throws -> [String]) throws -> [(path: String, changes: [ObjectChange])] {
+    public func objectChanges(_ changes: [RowChange], paths: () throws -> [String],
+                              row: (String, DatabaseRow, [String]) throws -> DatabaseRow? = { _, _, _ in nil }) throws -> [(path: String, changes: [ObjectChange])] {
         var order: [String] = []
         var grouped: [String: [ObjectChange]] = [:]
         func add(_ path: String, _ c: ObjectChange) {
@@ -25,7 +28,13 @@ extension Mapping {
         }
         for change in changes {
             if let (owner, list) = change.tables.count == 1 ? linkList(named: change.tables[0]) : nil {
-                for c in try linkChanges(change, owner, list) { add(path.template, c) }
+                for c in try linkChanges(change, owner, list) {
+                    if path.isLiteral { add(path.template, c); continue }
+                    // The list lives in its owner's Realm; an owner the database no longer has has none.
+                    guard case .listChanged(_, let identity, _) = c,
+                          let ownerRow = try row(owner.table, DatabaseRow([owner.keyColumn: identity]), path.fields) else { continue }
+                    add(try route(ownerRow, owner), c)
+                }
                 continue
             }
             switch change {
@@ -60,8 +69,7 @@ extension Mapping {
         return order.map { ($0, grouped[$0]!) }
     }
 
-    /// A link-table row change as the lists it changes (link lists are synced for literal paths
-    /// only). Positions are not taken from the rows: after rows are removed from the middle, the
+    /// A link-table row change as the lists it changes. Positions are not taken from the rows: after rows are removed from the middle, the
     /// database's indexes no longer count from 0, so the list is read back in index order.
     func linkChanges(_ change: RowChange, _ owner: TableMapping, _ list: LinkListMapping) throws -> [ObjectChange] {
         func ownerKey(_ row: DatabaseRow) throws -> Value? {

@@ -98,9 +98,16 @@ extension Mapping {
                         writes.append(.closeGaps(table: l.table))
                     }
                 }
-            case .clear:
+            case .clear where path.isLiteral:
                 for l in t.linkLists { writes.append(.deleteAll(table: l.table, matching: DatabaseRow())) }
                 for other in tables { for l in other.linkLists where l.target == t.type.name { writes.append(.deleteAll(table: l.table, matching: DatabaseRow())) } }
+            case .clear:
+                // Only this Realm's objects go (the template's columns choose their rows); the
+                // link-table rows of their lists, and those pointing at them, follow through the
+                // link tables' foreign keys (ON DELETE CASCADE, as createSchema makes them).
+                try writeRow(instruction, t)
+                for other in tables { for l in other.linkLists where l.target == t.type.name { writes.append(.closeGaps(table: l.table)) } }
+                continue
             case .listSet(_, let identity, let property, _, _), .listInsert(_, let identity, let property, _, _),
                  .listErase(_, let identity, let property, _), .listClear(_, let identity, let property):
                 if let l = t.linkLists.first(where: { $0.property.name == property }) {

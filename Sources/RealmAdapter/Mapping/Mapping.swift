@@ -122,8 +122,8 @@ public struct TableMapping: Sendable {
                       case .scalar(let ownerKeyType) = t.primaryKeyProperty!.type else {
                     throw fail(p.name, "its target type '\(target)' needs a primary key for the link table to refer to")
                 }
-                guard path.isLiteral, compoundKey == nil else {
-                    unsupported.append((p.name, compoundKey == nil ? "lists of links with a realm.path template are not synced yet" : "lists of links on a join type are not synced"))
+                guard compoundKey == nil else {
+                    unsupported.append((p.name, "lists of links on a join type are not synced"))
                     continue
                 }
                 linkLists.append(LinkListMapping(property: p, table: "\(table)_\(column)", ownerKeyType: ownerKeyType, target: target, targetKeyType: keyType))

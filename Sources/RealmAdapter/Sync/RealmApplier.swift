@@ -34,12 +34,14 @@ public struct RealmApplier: Sendable {
     ///   (``PendingWrites``) keeps them.
     /// - Parameter linkList: a list of links as the database holds it now (its link table's
     ///   rows for the owner, in index order).
+    /// - Parameter row: a row as the database holds it now (see ``Mapping/objectChanges(_:paths:row:)``).
     @discardableResult
     public func apply(_ transaction: DatabaseTransaction,
                       pending: (String, [ObjectChange]) throws -> PendingWrites = { _, _ in .none },
-                      linkList: (LinkListMapping, Value) throws -> [Value] = { _, _ in [] }) throws -> [String] {
+                      linkList: (LinkListMapping, Value) throws -> [Value] = { _, _ in [] },
+                      row: (String, DatabaseRow, [String]) throws -> DatabaseRow? = { _, _, _ in nil }) throws -> [String] {
         let mapping = self.mapping  // one mapping for the whole transaction
-        let groups = try mapping.objectChanges(transaction.changes, paths: { try store.realmPaths() })
+        let groups = try mapping.objectChanges(transaction.changes, paths: { try store.realmPaths() }, row: row)
         // Realms that already hold this transaction (a replay after a crash) are skipped.
         let toApply = try groups.filter { group in
             guard let done = try store.sourcePosition(source, of: group.path) else { return true }

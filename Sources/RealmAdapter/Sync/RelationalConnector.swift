@@ -70,6 +70,10 @@ public protocol RelationalConnector: Sendable {
     /// `owner`, in index order. Blocking; called from a thread of the caller's own.
     func linkList(_ list: LinkListMapping, owner: Value) throws -> [Value]
 
+    /// `columns` of the row of `table` with the given key columns, as the database holds it
+    /// now, or nil if there is none. Blocking; called from a thread of the caller's own.
+    func row(_ table: String, key: DatabaseRow, columns: [String]) throws -> DatabaseRow?
+
     /// Brings the database up to a mapping that grew with a Realm's schema
     /// (`database.applyRealmSchemaChanges`): creates missing tables, adds missing columns,
     /// and starts following the new tables. Must be idempotent.

@@ -51,7 +51,8 @@ public final class DatabaseToRealmService: Service {
                 } else {
                     let connector = self.connector
                     let paths = try await applier.store.perform {
-                        try applier.apply(tx, pending: self.pendingWrites, linkList: { try connector.linkList($0, owner: $1) })
+                        try applier.apply(tx, pending: self.pendingWrites, linkList: { try connector.linkList($0, owner: $1) },
+                                          row: { try connector.row($0, key: $1, columns: $2) })
                     }
                     if !paths.isEmpty {
                         logger.debug("Applied a database transaction", metadata: ["position": "\(tx.position)", "realm.paths": "\(paths)", "changes": "\(tx.changes.count)"])

@@ -237,15 +237,32 @@ public final class PostgresConnector: RelationalConnector {
         state.withLock { $0.stream }?.processed(through: LSN(transaction.token))
     }
 
-    public func linkList(_ list: LinkListMapping, owner: Value) throws -> [Value] {
-        let reader: PostgresConnection
-        if let r = state.withLock({ $0.reader }), r.isAlive {
-            reader = r
-        } else {
-            // A connection of its own, opened on the caller's thread (never the cooperative pool).
-            reader = try PostgresConnection.connectSync(settings, logger: logger)
-            state.withLock { $0.reader = reader }
+    /// The connection for reads on the applying thread (link lists, owners), opened on the
+    /// caller's thread (never the cooperative pool) on first use and after a failure.
+    func reader() throws -> PostgresConnection {
+        if let r = state.withLock({ $0.reader }), r.isAlive { return r }
+        let reader = try PostgresConnection.connectSync(settings, logger: logger)
+        state.withLock { $0.reader = reader }
+        return reader
+    }
+
+    public func row(_ table: String, key: DatabaseRow, columns: [String]) throws -> DatabaseRow? {
+        let keys = key.values.keys.sorted()
+        let sql = "SELECT \(columns.map(PostgresSQL.quote).joined(separator: ", ")) FROM \(PostgresSQL.qualified(schema, table)) WHERE "
+            + keys.enumerated().map { "\(PostgresSQL.quote($1)) = $\($0 + 1)" }.joined(separator: " AND ")
+        let result = try reader().sessionSync { s in try s.query(sql, keys.map { PostgresType.encode(key.values[$0]!) }) }
+        guard let first = result.rows.first else { return nil }
+        var row = DatabaseRow()
+        for (i, c) in columns.enumerated() {
+            // Typed as the change stream types them, so that a Realm path renders the same.
+            let type = PostgresType.resolve(oid: result.types[i], name: "", customTypes: [:]) ?? PostgresType(oid: 0, name: "text", kind: .scalar(.string))
+            row[c] = try first[i].map { try type.decode($0) } ?? .null
         }
+        return row
+    }
+
+    public func linkList(_ list: LinkListMapping, owner: Value) throws -> [Value] {
+        let reader = try reader()
         let sql = "SELECT target FROM \(PostgresSQL.qualified(schema, list.table)) WHERE oid = $1 ORDER BY idx"
         let rows = try reader.sessionSync { s in try s.query(sql, [PostgresType.encode(owner)]).rows }
         let type = PostgresType(oid: 0, name: list.targetKeyType.rawValue, kind: .scalar(list.targetKeyType))

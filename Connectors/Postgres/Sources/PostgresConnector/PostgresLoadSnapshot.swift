@@ -45,21 +45,36 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
     }
 
     public func rows(_ table: String, columns: [String], orderedBy: [String], _ body: ([Value]) throws -> Void) throws {
-        guard let known = columnTypes[table] else {
-            throw PostgresError(.schemaMismatch, "Table \(schema).\(table) does not exist.")
-        }
-        let types: [PostgresType] = try columns.map { c in
-            guard let found = known[c] else { throw PostgresError(.schemaMismatch, "Column \(table).\(c) does not exist.") }
-            guard let type = found else {
-                throw PostgresError(.schemaMismatch, "Column \(table).\(c) has a type realm-adapter does not know; map it in mapping.customTypes.")
-            }
-            return type
-        }
+        let types = try columns.map { try type(table, $0) }
         let order = orderedBy.isEmpty ? "" : " ORDER BY " + orderedBy.map(PostgresSQL.quote).joined(separator: ", ")
-        let sql = "COPY (SELECT \(columns.map(PostgresSQL.quote).joined(separator: ", ")) FROM \(PostgresSQL.qualified(schema, table))\(order)) TO STDOUT"
+        try copy("SELECT \(columns.map(PostgresSQL.quote).joined(separator: ", ")) FROM \(PostgresSQL.qualified(schema, table))\(order)",
+                 table: table, columns: columns, types: types, body)
+    }
+
+    public func linkRows(_ list: LinkListMapping, owner: TableMapping, ownerColumns: [String], _ body: ([Value]) throws -> Void) throws {
+        let (o, t, i) = (LinkListMapping.ownerColumn, LinkListMapping.targetColumn, LinkListMapping.indexColumn)
+        let types = try [type(list.table, o), type(list.table, t)] + ownerColumns.map { try type(owner.table, $0) }
+        let joined = ownerColumns.isEmpty ? "" : " LEFT JOIN \(PostgresSQL.qualified(schema, owner.table)) o ON o.\(PostgresSQL.quote(owner.keyColumn)) = l.\(PostgresSQL.quote(o))"
+        let select = (["l." + PostgresSQL.quote(o), "l." + PostgresSQL.quote(t)] + ownerColumns.map { "o." + PostgresSQL.quote($0) }).joined(separator: ", ")
+        try copy("SELECT \(select) FROM \(PostgresSQL.qualified(schema, list.table)) l\(joined) ORDER BY l.\(PostgresSQL.quote(o)), l.\(PostgresSQL.quote(i))",
+                 table: list.table, columns: [o, t] + ownerColumns, types: types, body)
+    }
+
+    /// The type of a column of the snapshot's tables.
+    private func type(_ table: String, _ column: String) throws -> PostgresType {
+        guard let known = columnTypes[table] else { throw PostgresError(.schemaMismatch, "Table \(schema).\(table) does not exist.") }
+        guard let found = known[column] else { throw PostgresError(.schemaMismatch, "Column \(table).\(column) does not exist.") }
+        guard let type = found else {
+            throw PostgresError(.schemaMismatch, "Column \(table).\(column) has a type realm-adapter does not know; map it in mapping.customTypes.")
+        }
+        return type
+    }
+
+    /// `COPY (query) TO STDOUT`, each row decoded into `types` and handed to `body`.
+    private func copy(_ query: String, table: String, columns: [String], types: [PostgresType], _ body: ([Value]) throws -> Void) throws {
         try reader.sessionSync { s in
             var values = [Value](repeating: .null, count: columns.count)
-            try s.copyOut(sql) { line in
+            try s.copyOut("COPY (\(query)) TO STDOUT") { line in
                 var count = 0
                 try PostgresCopyText.fields(line) { i, bytes in
                     guard i < types.count else { return }
