@@ -3,8 +3,9 @@
 # Idempotent; run as root on Debian (or with sudo). Safe to run again.
 set -euo pipefail
 
-# python3-psycopg2: the Python peer loader of the load benchmark (Benchmarks/peer).
-packages=(libsqlite3-dev libpq-dev freetds-dev freetds-bin postgresql postgresql-contrib python3-psycopg2)
+# python3-psycopg2: the Python peer loader of the load benchmark (Benchmarks/peer);
+# openssl: the self-signed certificate of the TLS test.
+packages=(libsqlite3-dev libpq-dev freetds-dev freetds-bin postgresql postgresql-contrib python3-psycopg2 openssl)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -368,6 +368,7 @@ public final class Loader: @unchecked Sendable {
                 }
             }
             thread.stackSize = 4 << 20
+            thread.name = "realm-adapter.load.reader"
             thread.start()
             defer { done.wait() }
             do {
