@@ -67,23 +67,31 @@ public struct WriteTransaction {
     /// Updates an object, recording a SET of only the properties whose value changes (nothing
     /// if none does).
     public mutating func update(_ type: String, _ identity: Value, _ values: PropertyValues) throws {
-        let probe = Instruction.set(objectType: type, identity: identity, values: values)
-        let typed: Instruction
-        do { typed = try probe.coerced(in: writer.schema) } catch let e as RealmAdapterError {
-            throw RealmStore.rejected(e, index: instructions.count, instruction: probe, path: path)
+        if try !update(type, identity, values, creating: false) {
+            throw RealmStore.rejected(RealmAdapterError(.objectNotFound, "\(type) has no object with this identity"), index: instructions.count,
+                                      instruction: .set(objectType: type, identity: identity, values: values), path: path)
         }
-        guard case .set(_, let id, let newValues) = typed else { return }
-        guard let current = try reader.object(type, id) else {
-            throw RealmStore.rejected(RealmAdapterError(.objectNotFound, "\(type) has no object with this identity"),
-                                      index: instructions.count, instruction: probe, path: path)
-        }
-        let changed = PropertyValues(newValues.filter { current.values[$0.name] != $0.value })
-        if !changed.isEmpty { try record(.set(objectType: type, identity: id, values: changed)) }
     }
 
     /// Creates the object, or updates the properties of the existing one that change.
     public mutating func upsert(_ type: String, _ identity: Value, _ values: PropertyValues) throws {
-        if try object(type, identity) != nil { try update(type, identity, values) } else { try create(type, values) }
+        if try !update(type, identity, values, creating: true) { try create(type, values) }
+    }
+
+    /// Records a SET of the values that change, reading the object once; false if it does not exist.
+    private mutating func update(_ type: String, _ identity: Value, _ values: PropertyValues, creating: Bool) throws -> Bool {
+        let probe = Instruction.set(objectType: type, identity: identity, values: values)
+        let typed: Instruction
+        do { typed = try probe.coerced(in: writer.schema) } catch let e as RealmAdapterError {
+            // An object to create is checked by its INSERT (which knows its defaults and lists).
+            if creating, try reader.object(type, try identity.coercedKey(of: type, in: writer.schema)) == nil { return false }
+            throw RealmStore.rejected(e, index: instructions.count, instruction: probe, path: path)
+        }
+        guard case .set(_, let id, let newValues) = typed else { return true }
+        guard let current = try reader.object(type, id) else { return false }
+        let changed = PropertyValues(newValues.filter { current.values[$0.name] != $0.value })
+        if !changed.isEmpty { try record(.set(objectType: type, identity: id, values: changed)) }
+        return true
     }
 
     public mutating func delete(_ type: String, _ identity: Value) throws {
