@@ -368,7 +368,6 @@ public final class Loader: @unchecked Sendable {
                 }
             }
             thread.stackSize = 4 << 20
-            thread.name = "realm-adapter.load.reader"
             thread.start()
             defer { done.wait() }
             do {
