@@ -127,15 +127,11 @@ final class ProgressDisplay: @unchecked Sendable {
         last = now
         let of = p.estimatedRows.map { " of ~\(Load.count(max($0, p.rows)))" } ?? ""
         let eta = p.remaining.map { " · \(Int(Double($0.components.seconds) + 0.5)) s left" } ?? ""
-        let line = "\(p.what) (\(p.step.table)): \(Load.count(p.rows))\(of) rows · \(Load.count(Int(p.rate))) rows/s\(p.done ? " · done" : eta)"
+        let line = "\(p.step.what) (\(p.step.table)): \(Load.count(p.rows))\(of) rows · \(Load.count(Int(p.rate))) rows/s\(p.done ? " · done" : eta)"
         if isTerminal {
             FileHandle.standardError.write(Data("\r\u{1B}[K  \(line)\(p.done ? "\n" : "")".utf8))
         } else if p.done || p.rows > 0 {
             logger.info("\(line)")
         }
     }
-}
-
-extension LoadProgress {
-    var what: String { step.what }
 }

@@ -97,44 +97,34 @@ extension PostgresIntegration.ConnectionTests {
     /// refuses with the server named and libpq's reason.
     @Test(.timeLimit(.minutes(1)))
     func sslmodeReachesTheServer() async throws {
-        let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../scripts").standardizedFileURL.path
-        let clusterDir = NSTemporaryDirectory() + "realm-adapter-pg-tls-\(UUID().uuidString.prefix(6))"
-        let port = Int.random(in: 54340...54900)
-        func sh(_ command: String) throws {
-            let status = system(command + " >/dev/null 2>&1")
-            guard status == 0 else { throw DaemonProcess.DaemonError("\(command) failed (status \(status))") }
-        }
-        let env = "PGDEV_DIR='\(clusterDir)' PGDEV_PORT=\(port)"
-        try sh("\(env) '\(scripts)/pg.sh' start")
-        defer { try? sh("\(env) '\(scripts)/pg.sh' stop"); try? FileManager.default.removeItem(atPath: clusterDir) }
-        let data = clusterDir + "/data"
-        try sh("openssl req -new -x509 -days 1 -nodes -subj /CN=localhost -keyout '\(data)/server.key' -out '\(data)/server.crt'")
-        if getuid() == 0 { try sh("chown postgres: '\(data)/server.key' '\(data)/server.crt'") }
-        try sh("chmod 600 '\(data)/server.key'")
-        var settings = TestServer.settings
-        settings.port = port
-        settings.database = "postgres"
-        let admin = try await PostgresConnection.connect(settings)
-        try await admin.session { s in
-            try s.execute("ALTER SYSTEM SET ssl = on")
-            try s.query("SELECT pg_reload_conf()")
-        }
-        admin.close()
-        try await Task.sleep(for: .milliseconds(300))
+        try await OwnCluster.with("tls") { cluster in
+            let data = cluster.directory + "/data"
+            try OwnCluster.shell("openssl req -new -x509 -days 1 -nodes -subj /CN=localhost -keyout '\(data)/server.key' -out '\(data)/server.crt'")
+            if getuid() == 0 { try OwnCluster.shell("chown postgres: '\(data)/server.key' '\(data)/server.crt'") }
+            try OwnCluster.shell("chmod 600 '\(data)/server.key'")
+            let settings = cluster.settings
+            let admin = try await PostgresConnection.connect(settings)
+            try await admin.session { s in
+                try s.execute("ALTER SYSTEM SET ssl = on")
+                try s.query("SELECT pg_reload_conf()")
+            }
+            admin.close()
+            try await Task.sleep(for: .milliseconds(300))
 
-        var tls = settings
-        tls.sslmode = "require"
-        let pg = try await PostgresConnection.connect(tls)
-        defer { pg.close() }
-        #expect(try await pg.session { s in try s.query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").rows } == [["t"]])
+            var tls = settings
+            tls.sslmode = "require"
+            let pg = try await PostgresConnection.connect(tls)
+            defer { pg.close() }
+            #expect(try await pg.session { s in try s.query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").rows } == [["t"]])
 
-        var strict = settings
-        strict.sslmode = "verify-full"
-        await #expect {
-            _ = try await PostgresConnection.connect(strict)
-        } throws: { e in
-            let text = "\(e)"
-            return text.contains("127.0.0.1:\(port)") && text.contains("root certificate")
+            var strict = settings
+            strict.sslmode = "verify-full"
+            await #expect {
+                _ = try await PostgresConnection.connect(strict)
+            } throws: { e in
+                let text = "\(e)"
+                return text.contains("127.0.0.1:\(cluster.port)") && text.contains("root certificate")
+            }
         }
     }
 }

@@ -189,69 +189,58 @@ extension PostgresIntegration.CrashTests {
     /// are not disturbed): it reconnects and both sides end equal.
     @Test(.timeLimit(.minutes(2)))
     func survivesAPostgresRestart() async throws {
-        let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../scripts").standardizedFileURL.path
-        let clusterDir = NSTemporaryDirectory() + "realm-adapter-pg-restart-\(UUID().uuidString.prefix(6))"
-        let port = Int.random(in: 54340...54900)
-        func pgctl(_ command: String) throws {
-            // system(3), not Foundation's Process: the server it starts outlives the script, and
-            // Process was seen to miss the script's exit then.
-            let status = system("PGDEV_DIR='\(clusterDir)' PGDEV_PORT=\(port) '\(scripts)/pg.sh' \(command) >/dev/null 2>&1")
-            guard status == 0 else { throw DaemonProcess.DaemonError("pg.sh \(command) failed (status \(status))") }
-        }
-        try pgctl("start")
-        defer { try? pgctl("stop"); try? FileManager.default.removeItem(atPath: clusterDir) }
-        var settings = TestServer.settings
-        settings.port = port
-        settings.database = "postgres"
+        try await OwnCluster.with("restart") { cluster in
+            let settings = cluster.settings
 
-        let dir = NSTemporaryDirectory() + "realm-adapter-restart-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let configFile = try SyncHarness.configFile(settings, store: dir + "/store", schema: Self.schema, directory: dir)
-        let daemon = try DaemonProcess(config: configFile, log: dir + "/daemon.log")
-        try await daemon.waitUntilSyncing()
-        let store = try RealmStore(directory: dir + "/store")
+            let dir = NSTemporaryDirectory() + "realm-adapter-restart-\(UUID().uuidString.prefix(8))"
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let configFile = try SyncHarness.configFile(settings, store: dir + "/store", schema: Self.schema, directory: dir)
+            let daemon = try DaemonProcess(config: configFile, log: dir + "/daemon.log")
+            try await daemon.waitUntilSyncing()
+            let store = try RealmStore(directory: dir + "/store")
 
-        func insertInDatabase(_ ids: ClosedRange<Int>) async throws {
-            let pg = try await PostgresConnection.connect(settings)
-            defer { pg.close() }
-            for i in ids { try await pg.session { s in _ = try s.query(#"INSERT INTO "Item" VALUES ($1, 0, 'db')"#, [String(i)]) } }
-        }
-        func insertInRealm(_ ids: ClosedRange<Int>) throws {
-            for i in ids {
-                try store.write(to: "/SQLDemo", origin: "app") { tx in
-                    if tx.schema[type: "Item"] == nil {
-                        try tx.addType(ObjectSchema(name: "Item", primaryKey: "id", properties: [
-                            Property(name: "id", type: .scalar(.int)), Property(name: "n", type: .scalar(.int)), Property(name: "origin", type: .scalar(.string))]))
+            func insertInDatabase(_ ids: ClosedRange<Int>) async throws {
+                let pg = try await PostgresConnection.connect(settings)
+                defer { pg.close() }
+                for i in ids { try await pg.session { s in _ = try s.query(#"INSERT INTO "Item" VALUES ($1, 0, 'db')"#, [String(i)]) } }
+            }
+            func insertInRealm(_ ids: ClosedRange<Int>) throws {
+                for i in ids {
+                    try store.write(to: "/SQLDemo", origin: "app") { tx in
+                        if tx.schema[type: "Item"] == nil {
+                            try tx.addType(ObjectSchema(name: "Item", primaryKey: "id", properties: [
+                                Property(name: "id", type: .scalar(.int)), Property(name: "n", type: .scalar(.int)), Property(name: "origin", type: .scalar(.string))]))
+                        }
+                        try tx.create("Item", ["id": .int(Int64(i)), "n": 0, "origin": "realm"])
                     }
-                    try tx.create("Item", ["id": .int(Int64(i)), "n": 0, "origin": "realm"])
                 }
             }
-        }
-        try await insertInDatabase(1...20)
-        try insertInRealm(1001...1020)
-        try pgctl("restart")
-        try insertInRealm(1021...1040)  // written while the daemon reconnects
-        try await insertInDatabase(21...40)
+            try await insertInDatabase(1...20)
+            try insertInRealm(1001...1020)
+            try cluster.pgctl("restart")
+            try insertInRealm(1021...1040)  // written while the daemon reconnects
+            try await insertInDatabase(21...40)
 
-        do {
-        try await eventually("both sides to hold all 80 items", timeout: .seconds(60)) {
-            let pg = try await PostgresConnection.connect(settings)
-            defer { pg.close() }
-            let d = try await pg.session { s in try s.query(#"SELECT count(*) FROM "Item""#).rows }
-            let r = try store.count(of: "Item", in: "/SQLDemo")
-            return d == [["80"]] && r == 80
+            do {
+            try await eventually("both sides to hold all 80 items", timeout: .seconds(60)) {
+                let pg = try await PostgresConnection.connect(settings)
+                defer { pg.close() }
+                let d = try await pg.session { s in try s.query(#"SELECT count(*) FROM "Item""#).rows }
+                let r = try store.count(of: "Item", in: "/SQLDemo")
+                return d == [["80"]] && r == 80
+            }
+            } catch {
+                // The daemon's own account is the first thing to read.
+                let log = (try? String(contentsOfFile: dir + "/daemon.log", encoding: .utf8)) ?? ""
+                Issue.record(Comment(rawValue: "daemon log:\n" + String(log.suffix(3000))))
+                throw error
+            }
+            #expect(daemon.process.isRunning)
+            #expect(daemon.terminate() == 0)
+            let log = try String(contentsOfFile: dir + "/daemon.log", encoding: .utf8)
+            #expect(log.contains("retrying"))
         }
-        } catch {
-            // The daemon's own account is the first thing to read.
-            let log = (try? String(contentsOfFile: dir + "/daemon.log", encoding: .utf8)) ?? ""
-            Issue.record(Comment(rawValue: "daemon log:\n" + String(log.suffix(3000))))
-            throw error
-        }
-        #expect(daemon.process.isRunning)
-        #expect(daemon.terminate() == 0)
-        let log = try String(contentsOfFile: dir + "/daemon.log", encoding: .utf8)
-        #expect(log.contains("retrying"))
     }
 }
 

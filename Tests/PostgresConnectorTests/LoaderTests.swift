@@ -165,6 +165,13 @@ extension PostgresIntegration {
 }
 
 extension PostgresIntegration.LoaderTests {
+    /// `SyncHarness.busSchema`'s tables, made by hand.
+    static let busTables = """
+        CREATE TABLE "Driver" (id bigint PRIMARY KEY, name text, hired timestamptz);
+        CREATE TABLE "Bus" (vehicle bigint PRIMARY KEY, fleet_id text, seats bigint NOT NULL, driver bigint REFERENCES "Driver" (id),
+                            price numeric, tags text[], photo bytea, note text);
+        """
+
     static let itemSchema = #"[{"name": "Item", "primaryKey": "id", "properties": {"id": "int", "n": "int", "label": "string?"}}]"#
 
     static func createItems(_ pg: PostgresConnection, count: Int) async throws {
@@ -350,9 +357,7 @@ extension PostgresIntegration.LoaderTests {
     func dryRunAndSubsetsFromTheCommandLine() async throws {
         try await LoadHarness.withDatabase { settings, pg, _ in
             _ = try await pg.sql("""
-                CREATE TABLE "Driver" (id bigint PRIMARY KEY, name text, hired timestamptz);
-                CREATE TABLE "Bus" (vehicle bigint PRIMARY KEY, fleet_id text, seats bigint NOT NULL, driver bigint REFERENCES "Driver" (id),
-                                    price numeric, tags text[], photo bytea, note text);
+                \(Self.busTables)
                 INSERT INTO "Driver" (id, name) VALUES (1, 'Ann');
                 INSERT INTO "Bus" (vehicle, seats, driver) VALUES (7, 40, 1);
                 """)
@@ -402,9 +407,7 @@ extension PostgresIntegration.LoaderTests {
     func trickyValuesLoadExactly() async throws {
         try await LoadHarness.withDatabase { settings, pg, dir in
             _ = try await pg.sql("""
-                CREATE TABLE "Driver" (id bigint PRIMARY KEY, name text, hired timestamptz);
-                CREATE TABLE "Bus" (vehicle bigint PRIMARY KEY, fleet_id text, seats bigint NOT NULL, driver bigint REFERENCES "Driver" (id),
-                                    price numeric, tags text[], photo bytea, note text);
+                \(Self.busTables)
                 INSERT INTO "Driver" VALUES (1, E'tab\\there\\nnew line \\\\ back\\\\N ünï', '2026-11-22 03:04:05.123456+02'), (2, '', NULL);
                 INSERT INTO "Bus" VALUES (7, E'\\\\N', -9223372036854775808, 1, 12345678901234567890.123, ARRAY['a,b', 'say "hi"', E'x\\ty'], '\\x00ff0a', NULL),
                                          (8, NULL, 9223372036854775807, NULL, NULL, '{}', '\\x', '');

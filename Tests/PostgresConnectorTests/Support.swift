@@ -67,3 +67,39 @@ enum TestServer {
 /// 2-core machine).
 @Suite(.enabled(if: TestServer.isAvailable, "needs Postgres: run scripts/test.sh, which starts one (scripts/pg.sh)"), .serialized)
 enum PostgresIntegration {}
+
+/// A Postgres cluster of a test's own (scripts/pg.sh with its own directory and port), for
+/// tests that restart or reconfigure the server without disturbing the others.
+struct OwnCluster {
+    let directory: String
+    let port: Int
+    /// Connection settings for its `postgres` database.
+    var settings: PostgresSettings {
+        var s = TestServer.settings
+        s.port = port
+        s.database = "postgres"
+        return s
+    }
+
+    /// Runs `body` with a started cluster; stops and removes it afterwards.
+    static func with<T>(_ name: String, _ body: (OwnCluster) async throws -> T) async throws -> T {
+        let cluster = OwnCluster(directory: NSTemporaryDirectory() + "realm-adapter-pg-\(name)-\(UUID().uuidString.prefix(6))",
+                                 port: Int.random(in: 54340...54900))
+        try cluster.pgctl("start")
+        defer { try? cluster.pgctl("stop"); try? FileManager.default.removeItem(atPath: cluster.directory) }
+        return try await body(cluster)
+    }
+
+    /// `scripts/pg.sh COMMAND` for this cluster.
+    func pgctl(_ command: String) throws {
+        let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../scripts").standardizedFileURL.path
+        try Self.shell("PGDEV_DIR='\(directory)' PGDEV_PORT=\(port) '\(scripts)/pg.sh' \(command)")
+    }
+
+    /// Runs a shell command, output discarded. system(3), not Foundation's Process: a server it
+    /// starts outlives the script, and Process was seen to miss the script's exit then.
+    static func shell(_ command: String) throws {
+        let status = system(command + " >/dev/null 2>&1")
+        guard status == 0 else { throw DaemonProcess.DaemonError("\(command) failed (status \(status))") }
+    }
+}

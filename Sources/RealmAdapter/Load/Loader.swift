@@ -62,7 +62,7 @@ public final class Loader: @unchecked Sendable {
 
     /// Which Realms of the store this mapping writes: the literal path, or those the template matches.
     func mappedPaths() throws -> [String] {
-        try adapter.paths().filter { mapping.path.isLiteral ? $0 == mapping.path.template : mapping.path.extract($0) != nil }
+        try adapter.paths().filter { mapping.path.extract($0) != nil }
     }
 
     // MARK: Loading
@@ -259,18 +259,8 @@ public final class Loader: @unchecked Sendable {
     /// Deletes, from Realms that had objects of the type before, those the load did not write.
     private func sweepObjects(_ t: TableMapping, _ run: LoadRun) throws -> Int {
         let type = t.type.name
-        var deleted = 0
-        for path in try mappedPaths() where !run.fresh(type, path) {
-            var after: Value?
-            while true {
-                let (n, last) = try store.write(to: path, origin: adapter.origin) { tx -> (Int, Value?) in
-                    guard tx.schema[type: type] != nil else { return (0, nil) }
-                    return try tx.deleteNotLoaded(type, after: after, limit: configuration.batchSize)
-                }.result
-                deleted += n
-                guard let last, n == configuration.batchSize else { break }
-                after = last
-            }
+        let deleted = try sweep(type, run) { tx, after, limit in
+            tx.schema[type: type] == nil ? (0, nil) : try tx.deleteNotLoaded(type, after: after, limit: limit)
         }
         if deleted > 0 { logger.info("Deleted objects the database no longer has", metadata: ["type": "\(type)", "count": "\(deleted)"]) }
         return deleted
@@ -279,20 +269,28 @@ public final class Loader: @unchecked Sendable {
     /// Empties, in Realms that had objects of the owner type before, the lists the load did not write.
     private func sweepLists(_ t: TableMapping, _ list: LinkListMapping, _ run: LoadRun) throws -> Int {
         let type = t.type.name, property = list.property.name
-        var cleared = 0
+        return try sweep(type, run) { tx, after, limit in
+            tx.schema[type: type]?[property: property] == nil ? (0, nil) : try tx.clearListsNotLoaded(type, property, after: after, limit: limit)
+        }
+    }
+
+    /// In each Realm that had objects of `type` before the load, runs `step` (remove up to
+    /// `limit` things after a key; say how many and the last key) in transactions of
+    /// `loader.batchSize` until nothing is left. Returns how many it removed.
+    private func sweep(_ type: String, _ run: LoadRun,
+                       _ step: (inout WriteTransaction, _ after: Value?, _ limit: Int) throws -> (Int, Value?)) throws -> Int {
+        let limit = configuration.batchSize
+        var removed = 0
         for path in try mappedPaths() where !run.fresh(type, path) {
             var after: Value?
             while true {
-                let (n, last) = try store.write(to: path, origin: adapter.origin) { tx -> (Int, Value?) in
-                    guard tx.schema[type: type]?[property: property] != nil else { return (0, nil) }
-                    return try tx.clearListsNotLoaded(type, property, after: after, limit: configuration.batchSize)
-                }.result
-                cleared += n
-                guard let last, n == configuration.batchSize else { break }
+                let (n, last) = try store.write(to: path, origin: adapter.origin) { tx in try step(&tx, after, limit) }.result
+                removed += n
+                guard let last, n == limit else { break }
                 after = last
             }
         }
-        return cleared
+        return removed
     }
 
     // MARK: Writing

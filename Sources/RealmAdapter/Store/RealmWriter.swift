@@ -345,7 +345,7 @@ struct RealmWriter {
         }
     }
 
-    private func exists(_ table: String, _ column: String, _ key: DatabaseValue) throws -> Bool {
+    func exists(_ table: String, _ column: String, _ key: DatabaseValue) throws -> Bool {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM \(table) WHERE \(column) = ?"), arguments: [key]) ?? false
     }
 

@@ -43,8 +43,7 @@ extension WriteTransaction {
     /// Whether the Realm has the object (cheaper than reading it).
     func exists(_ type: String, _ identity: Value) throws -> Bool {
         let (t, table) = try writer.type(type)
-        return try Bool.fetchOne(writer.db.cachedStatement(sql: "SELECT 1 FROM \(table) WHERE \(writer.keyColumn(t)) = ?"),
-                                 arguments: [try RealmTables.encode(identity.coercedKey(of: type, in: schema))]) ?? false
+        return try writer.exists(table, writer.keyColumn(t), try RealmTables.encode(identity.coercedKey(of: type, in: schema)))
     }
 
     /// Deletes up to `limit` objects of `type` the load did not note, in key order after

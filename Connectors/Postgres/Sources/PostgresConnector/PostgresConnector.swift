@@ -24,7 +24,6 @@ public final class PostgresConnector: RelationalConnector {
         var writer: PostgresConnection?
         var reader: PostgresConnection?
         var stream: PostgresReplicationStream?
-        var tables: [String] = []
     }
     private let state = Mutex(State())
 
@@ -79,7 +78,6 @@ public final class PostgresConnector: RelationalConnector {
         let admin = try await PostgresConnection.connect(settings, logger: logger)
         defer { admin.close() }
         let c = configuration, schema = self.schema, customTypes = self.customTypes
-        let tables = mapping.tables.map(\.table) + mapping.tables.flatMap { $0.linkLists.map(\.table) }
         try await admin.session { s in
             if c.createSchema { try PostgresSchema.create(mapping, schema: schema, s) }
             let problems = try PostgresSchema.mismatches(mapping, schema: schema, customTypes: customTypes, s)
@@ -97,7 +95,6 @@ public final class PostgresConnector: RelationalConnector {
             try Self.follow(mapping, schema: schema, publication: c.publication, s)
             if c.resetReplicationSlot { try PostgresReplicationSetup.dropSlot(s, c.slotName) }
         }
-        state.withLock { $0.tables = tables }
     }
 
     /// Sets what the change stream needs for the mapped tables: replica identities and the

@@ -41,15 +41,7 @@ enum PostgresCopyText {
         var out: [UInt8] = []
         out.reserveCapacity(s.count)
         var i = 0
-        func digit(_ c: UInt8, radix: UInt8) -> UInt8? {
-            switch c {
-            case 48...55: c - 48
-            case 56...57 where radix == 16: c - 48
-            case 97...102 where radix == 16: c - 87
-            case 65...70 where radix == 16: c - 55
-            default: nil
-            }
-        }
+        func octal(_ c: UInt8) -> UInt8? { (48...55).contains(c) ? c - 48 : nil }
         while i < s.count {
             let c = s[i]
             guard c == 92, i + 1 < s.count else { out.append(c); i += 1; continue }
@@ -65,12 +57,12 @@ enum PostgresCopyText {
             case 48...55:  // up to three octal digits
                 var v = e - 48
                 var k = 0
-                while k < 2, i < s.count, let d = digit(s[i], radix: 8) { v = v &* 8 &+ d; i += 1; k += 1 }
+                while k < 2, i < s.count, let d = octal(s[i]) { v = v &* 8 &+ d; i += 1; k += 1 }
                 out.append(v)
-            case UInt8(ascii: "x") where i < s.count && digit(s[i], radix: 16) != nil:
+            case UInt8(ascii: "x") where i < s.count && hexDigit(s[i]) != nil:
                 var v: UInt8 = 0
                 var k = 0
-                while k < 2, i < s.count, let d = digit(s[i], radix: 16) { v = v &* 16 &+ d; i += 1; k += 1 }
+                while k < 2, i < s.count, let d = hexDigit(s[i]) { v = v &* 16 &+ d; i += 1; k += 1 }
                 out.append(v)
             default: out.append(e)
             }
@@ -104,9 +96,6 @@ extension PostgresType {
     /// `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` (Foundation's parser goes through `sscanf`).
     static func parseUUID(_ b: UnsafeBufferPointer<UInt8>) -> UUID? {
         guard b.count == 36 else { return nil }
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c { case 48...57: c - 48; case 97...102: c - 87; case 65...70: c - 55; default: nil }
-        }
         var u: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         let ok = withUnsafeMutableBytes(of: &u) { out -> Bool in
             var i = 0, j = 0
@@ -116,7 +105,7 @@ extension PostgresType {
                     i += 1
                     continue
                 }
-                guard let hi = nibble(b[i]), let lo = nibble(b[i + 1]) else { return false }
+                guard let hi = hexDigit(b[i]), let lo = hexDigit(b[i + 1]) else { return false }
                 out[j] = hi << 4 | lo
                 i += 2
                 j += 1

@@ -183,13 +183,15 @@ extension Data {
         guard u.count % 2 == 0 else { return nil }
         var out = [UInt8]()
         out.reserveCapacity(u.count / 2)
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c { case 48...57: c - 48; case 97...102: c - 87; case 65...70: c - 55; default: nil }
-        }
         for k in stride(from: 0, to: u.count, by: 2) {
-            guard let h = nibble(u[k]), let l = nibble(u[k + 1]) else { return nil }
+            guard let h = hexDigit(u[k]), let l = hexDigit(u[k + 1]) else { return nil }
             out.append(h << 4 | l)
         }
         self.init(out)
     }
+}
+
+/// The value of an ASCII hexadecimal digit, or nil.
+func hexDigit(_ c: UInt8) -> UInt8? {
+    switch c { case 48...57: c - 48; case 97...102: c - 87; case 65...70: c - 55; default: nil }
 }
