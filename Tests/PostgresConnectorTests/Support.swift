@@ -57,7 +57,7 @@ enum TestServer {
         _ = try? await admin.session { s in
             try s.execute("DROP DATABASE IF EXISTS \(db) WITH (FORCE)")
             // Replication origins belong to the whole server and each holds a replication state slot.
-            try s.query("SELECT pg_replication_origin_drop(roname) FROM pg_replication_origin WHERE roname = $1", ["realm_adapter_" + db])
+            try s.query("SELECT pg_replication_origin_drop(roname) FROM pg_replication_origin WHERE roname IN ($1, $1 || '_ids')", ["realm_adapter_" + db])
         }
     }
 }

@@ -42,9 +42,15 @@ struct SyncHarness {
     }
 
     /// Runs `body` with the daemon running; stops it gracefully afterwards.
+    /// - Parameter setup: SQL run before the daemon starts (tables made by hand).
     static func run(_ name: String = #function, extra: String = "", schema: String = busSchema, path: String = "/SQLDemo",
-                    applyRealmSchemaChanges: Bool = false, _ body: (SyncHarness) async throws -> Void) async throws {
+                    applyRealmSchemaChanges: Bool = false, setup: String = "", _ body: (SyncHarness) async throws -> Void) async throws {
         try await TestServer.withFreshDatabase(name) { settings in
+            if !setup.isEmpty {
+                let pg = try await PostgresConnection.connect(settings)
+                defer { pg.close() }
+                _ = try await pg.sql(setup)
+            }
             let dir = NSTemporaryDirectory() + "realm-adapter-sync-\(UUID().uuidString.prefix(8))"
             defer { try? FileManager.default.removeItem(atPath: dir) }
             var config = try config(settings, store: dir, extra: extra, schema: schema, path: path)

@@ -26,6 +26,11 @@ public protocol LoadSnapshot: AnyObject, Sendable {
     /// owner the table does not have).
     func linkRows(_ list: LinkListMapping, owner: TableMapping, ownerColumns: [String], _ body: ([Value]) throws -> Void) throws
 
+    /// Writes RealmIds generated for rows without one into those rows, where they are still
+    /// empty (`databasePrimaryKey`), outside the snapshot and so that the change stream does
+    /// not bring them back (``RelationalConnector/writeRealmIds(_:)``).
+    func writeRealmIds(_ assignments: [RealmIdAssignment]) throws
+
     /// Ends the read (the hand-off point stays where it is). Called once, also after errors.
     func finish() throws
 }

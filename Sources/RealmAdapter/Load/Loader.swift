@@ -136,12 +136,26 @@ public final class Loader: @unchecked Sendable {
         let skipping = Set(deferring), mapping = self.mapping
         let type = t.type.name
         let hasLinks = t.columns.contains { if case .link = $0.kind { !skipping.contains($0.property.name) } else { false } }
+        let batchSize = configuration.batchSize
         try pipeline(produce: { emit in
+            // RealmIds generated for rows without one go back to the database, a batch at a time.
+            var assignments: [RealmIdAssignment] = []
             try snapshot.rows(t.table, columns: layout.columns, orderedBy: []) { values in
                 let row = LoadedRow(values: values, layout: layout)
-                let (identity, values) = try mapping.object(row, t, skipping: skipping)
-                try emit(Entry(path: try mapping.route(row, t), identity: identity, values: values))
+                var identity: Value?
+                if let dk = t.databaseKey {
+                    let (id, assignment) = try mapping.databaseIdentity(row, t, dk)
+                    identity = id
+                    if let assignment { assignments.append(assignment) }
+                    if assignments.count >= batchSize {
+                        try snapshot.writeRealmIds(assignments)
+                        assignments.removeAll(keepingCapacity: true)
+                    }
+                }
+                let (id, values) = try mapping.object(row, t, skipping: skipping, identity: identity)
+                try emit(Entry(path: try mapping.route(row, t), identity: id, values: values))
             }
+            try snapshot.writeRealmIds(assignments)
         }, consume: { batch in
             try write(batch) { path, entries, tx in
                 let merge = try run.merges(type, path) { try tx.count(type) > 0 }
@@ -168,12 +182,13 @@ public final class Loader: @unchecked Sendable {
                            _ summary: inout LoadSummary.Table, _ report: (Int) -> Void) throws {
         let wanted = Set(properties)
         let linkColumns = t.columns.filter { wanted.contains($0.property.name) }.map(\.column)
-        let layout = RowLayout(t.keyColumns + linkColumns + t.pathColumns.filter { !linkColumns.contains($0) }, t)
+        let layout = RowLayout(t.keyColumns + (t.databaseKey.map { [$0.column] } ?? []) + linkColumns + t.pathColumns.filter { !linkColumns.contains($0) }, t)
         let mapping = self.mapping
         try pipeline(produce: { emit in
             try snapshot.rows(t.table, columns: layout.columns, orderedBy: []) { values in
                 let row = LoadedRow(values: values, layout: layout)
-                var (identity, values) = try mapping.object(row, t)
+                let given = try t.databaseKey.map { try mapping.databaseIdentity(row, t, $0).0 }
+                var (identity, values) = try mapping.object(row, t, identity: given)
                 values = PropertyValues(values.filter { wanted.contains($0.name) })
                 try emit(Entry(path: try mapping.route(row, t), identity: identity, values: values))
             }
@@ -230,23 +245,31 @@ public final class Loader: @unchecked Sendable {
                 for e in entries {
                     guard case .list(let targets)? = e.values[property] else { continue }
                     rows += targets.count
-                    guard try tx.exists(type, e.identity) else {
+                    // Link tables hold database keys where types have them: the objects that have them.
+                    let owner = try t.databaseKey.map { try tx.identity(of: type, where: $0.property, equals: e.identity) } ?? e.identity
+                    guard let owner, try tx.exists(type, owner) else {
                         guard configuration.danglingForeignKeys == .nullify else {
                             throw danglingError(list.table, LinkListMapping.ownerColumn, key: nil, refersTo: type, e.identity)
                         }
                         summary.danglingLinks += targets.count
                         continue
                     }
+                    let targetKey = mapping.table(forType: list.target)?.databaseKey
                     var kept: [Value] = []
                     for v in targets {
-                        if try tx.exists(list.target, v) { kept.append(v); continue }
+                        if let dk = targetKey {
+                            if let id = try tx.identity(of: list.target, where: dk.property, equals: v) { kept.append(id); continue }
+                        } else if try tx.exists(list.target, v) {
+                            kept.append(v)
+                            continue
+                        }
                         guard configuration.danglingForeignKeys == .nullify else {
                             throw danglingError(list.table, LinkListMapping.targetColumn, key: e.identity, refersTo: list.target, v)
                         }
                         summary.danglingLinks += 1
                     }
-                    if merge { try tx.noteLoaded(kind, e.identity) }
-                    try tx.replaceList(type, e.identity, property, with: kept)
+                    if merge { try tx.noteLoaded(kind, owner) }
+                    try tx.replaceList(type, owner, property, with: kept)
                 }
             }
             summary.rows = rows
@@ -321,9 +344,18 @@ public final class Loader: @unchecked Sendable {
     /// Returns how many links it set to null.
     private func checkLinks(_ values: inout PropertyValues, of identity: Value, _ t: TableMapping, _ tx: WriteTransaction) throws -> Int {
         var nulled = 0
+        let keyLinks = mapping.linksByDatabaseKey[t.type.name]
         for (i, e) in values.enumerated() {
             guard !e.value.isNull, let c = t.column(forProperty: e.name), case .link(let target, _) = c.kind else { continue }
-            if try tx.exists(target, e.value) { continue }
+            if let tt = keyLinks?[e.name] {
+                // A database key: the target is the object that has it.
+                if let id = try tx.identity(of: target, where: mapping.tables[tt].databaseKey!.property, equals: e.value) {
+                    values.setValue(id, at: i)
+                    continue
+                }
+            } else if try tx.exists(target, e.value) {
+                continue
+            }
             guard configuration.danglingForeignKeys == .nullify else {
                 throw danglingError(t.table, c.column, key: identity, refersTo: target, e.value)
             }

@@ -8,6 +8,9 @@ public enum ObjectChange: Hashable, Sendable {
     /// A list of links changed in the database (a link-table row was inserted, updated or
     /// deleted): the Realm's list becomes the database's rows in index order.
     case listChanged(type: String, identity: Value, property: String)
+    /// Set the given properties of the object if the Realm has it (the database key the
+    /// database gave an object created in a Realm).
+    case update(type: String, identity: Value, values: PropertyValues)
 }
 
 extension Mapping {
@@ -17,9 +20,12 @@ extension Mapping {
     /// - Parameter paths: the Realms a truncate must clear when rows are routed by a template.
     /// - Parameter row: a row as the database holds it now (table, key columns, wanted columns),
     ///   or nil if it has none: with a template, a link-table row's owner tells its Realm.
+    /// - Parameter keys: for types with a database key: finds objects by it, and collects the
+    ///   RealmIds generated for rows without one (to be written back).
     /// - Throws: `invalidValue` naming table, column and key for a value that does not convert.
     public func objectChanges(_ changes: [RowChange], paths: () throws -> [String],
-                              row: (String, DatabaseRow, [String]) throws -> DatabaseRow? = { _, _, _ in nil }) throws -> [(path: String, changes: [ObjectChange])] {
+                              row: (String, DatabaseRow, [String]) throws -> DatabaseRow? = { _, _, _ in nil },
+                              keys: DatabaseKeyResolver = DatabaseKeyResolver()) throws -> [(path: String, changes: [ObjectChange])] {
         var order: [String] = []
         var grouped: [String: [ObjectChange]] = [:]
         func add(_ path: String, _ c: ObjectChange) {
@@ -29,42 +35,67 @@ extension Mapping {
         for change in changes {
             if let (owner, list) = change.tables.count == 1 ? linkList(named: change.tables[0]) : nil {
                 for c in try linkChanges(change, owner, list) {
-                    if path.isLiteral { add(path.template, c); continue }
-                    // The list lives in its owner's Realm; an owner the database no longer has has none.
-                    guard case .listChanged(_, let identity, _) = c,
-                          let ownerRow = try row(owner.table, DatabaseRow([owner.keyColumn: identity]), path.fields) else { continue }
-                    add(try route(ownerRow, owner), c)
+                    guard case .listChanged(let type, let key, let property) = c else { continue }
+                    var p = path.template
+                    if !path.isLiteral {
+                        // The list lives in its owner's Realm; an owner the database no longer has has none.
+                        guard let ownerRow = try row(owner.table, DatabaseRow([owner.referencedColumn: key]), path.fields) else { continue }
+                        p = try route(ownerRow, owner)
+                    }
+                    // A link table holds database keys where the owner has one.
+                    let identity = owner.databaseKey == nil ? key : try keys.link(key, to: owner, path: p)
+                    add(p, .listChanged(type: type, identity: identity, property: property))
                 }
                 continue
             }
             switch change {
             case .insert(let table, let row):
                 guard let t = self.table(named: table) else { continue }
-                let (identity, values) = try object(row, t)
-                add(try route(row, t), .upsert(type: t.type.name, identity: identity, values: values))
+                let path = try route(row, t)
+                let (identity, values) = try object(row, t, path: path, keys: keys)
+                add(path, .upsert(type: t.type.name, identity: identity, values: values))
             case .update(let table, let row, let old):
                 guard let t = self.table(named: table) else { continue }
-                let (identity, values) = try object(row, t)
                 let path = try route(row, t)
-                if let old, t.keyColumns.allSatisfy({ old[$0] != nil }) {
+                let (identity, values) = try object(row, t, path: path, keys: keys)
+                if let old, t.keyColumns.allSatisfy({ old[$0] != nil }) || t.databaseKey.map({ old[$0.column] != nil }) == true {
                     // The key or the routing columns changed: the object moves.
-                    let oldIdentity = try key(old, t)
                     // The old row carries the routing columns only under REPLICA IDENTITY FULL.
                     let oldPath = self.path.fields.allSatisfy { old[$0] != nil } ? try route(old, t) : path
-                    if oldIdentity != identity || oldPath != path {
+                    let oldIdentity = try t.databaseKey.map { try keys.identity(old, t, $0, path: oldPath, assign: false) } ?? key(old, t)
+                    if let oldIdentity, oldIdentity != identity || oldPath != path {
                         add(oldPath, .delete(type: t.type.name, identity: oldIdentity))
                     }
                 }
                 add(path, .upsert(type: t.type.name, identity: identity, values: values))
             case .delete(let table, let key):
                 guard let t = self.table(named: table) else { continue }
-                add(try route(key, t), .delete(type: t.type.name, identity: try self.key(key, t)))
+                let path = try route(key, t)
+                // A row found by its database key only: the object the Realm has with it, if any.
+                guard let identity = try t.databaseKey.map({ try keys.existingIdentity(key, t, $0, path: path) }) ?? self.key(key, t) else { continue }
+                add(path, .delete(type: t.type.name, identity: identity))
             case .truncate(let tables):
                 let types = tables.compactMap { self.table(named: $0)?.type.name }
                 guard !types.isEmpty else { continue }
                 let targets = path.isLiteral ? [path.template] : try paths().filter { path.extract($0) != nil }
                 for p in targets { for type in types { add(p, .clear(type: type)) } }
             }
+        }
+        return order.map { ($0, grouped[$0]!) }
+    }
+
+    /// What the adapter's own database transaction (the Realm → database direction's writes)
+    /// brings back to the Realms: the database keys the database generated for rows it inserted
+    /// for objects created in a Realm. Nothing else of it travels back.
+    public func databaseKeyFills(_ changes: [RowChange]) throws -> [(path: String, changes: [ObjectChange])] {
+        var order: [String] = []
+        var grouped: [String: [ObjectChange]] = [:]
+        for case .insert(let table, let row) in changes {
+            guard let t = self.table(named: table), let dk = t.databaseKey,
+                  let dbKey = row[dk.column], !dbKey.isNull, let id = row[t.keyColumn], !id.isNull else { continue }
+            let path = try route(row, t)
+            if grouped[path] == nil { order.append(path) }
+            grouped[path, default: []].append(.update(type: t.type.name, identity: try key(row, t), values: [dk.property: try t.columns[dk.index].realmValue(dbKey)]))
         }
         return order.map { ($0, grouped[$0]!) }
     }
@@ -126,16 +157,43 @@ extension Mapping {
         }
     }
 
+    /// ``object(_:_:skipping:identity:)`` for a row bound for the Realm at `path`, with database
+    /// keys turned into identities and links (`keys`).
+    func object(_ row: some ColumnValues, _ t: TableMapping, path: String, keys: DatabaseKeyResolver) throws -> (Value, PropertyValues) {
+        var identity: Value?
+        if let dk = t.databaseKey {
+            guard let id = try keys.identity(row, t, dk, path: path, assign: true) else {
+                throw RealmAdapterError(.invalidValue, "Table \(t.table): a row has no value in its database key column \(dk.column).", context: ["db.table": t.table])
+            }
+            identity = id
+        }
+        var (id, values) = try object(row, t, identity: identity)
+        try resolveLinks(&values, t, path: path, keys: keys)
+        return (id, values)
+    }
+
+    /// Turns the database keys that links into types with a database key hold into the targets' identities.
+    func resolveLinks(_ values: inout PropertyValues, _ t: TableMapping, path: String, keys: DatabaseKeyResolver) throws {
+        guard let links = linksByDatabaseKey[t.type.name] else { return }
+        for (i, e) in values.enumerated() where !e.value.isNull {
+            guard let target = links[e.name] else { continue }
+            values.setValue(try keys.link(e.value, to: tables[target], path: path), at: i)
+        }
+    }
+
     /// The identity and the values a row gives its object (columns the change did not carry are left out).
     ///
     /// - Parameter skipping: properties to leave out (the loader sets links into types loaded later in a second pass).
-    func object(_ row: some ColumnValues, _ t: TableMapping, skipping: Set<String> = []) throws -> (Value, PropertyValues) {
-        let identity = try key(row, t)
+    /// - Parameter identity: the identity, when the caller found it (a type with a database key);
+    ///   it is then the primary key's value too.
+    func object(_ row: some ColumnValues, _ t: TableMapping, skipping: Set<String> = [], identity given: Value? = nil) throws -> (Value, PropertyValues) {
+        let identity = try given ?? key(row, t)
         var values = PropertyValues()
         values.reserveCapacity(t.columns.count + 1)
         if t.compoundKey != nil, let pk = t.type.primaryKey { values.append(pk, identity) }
         for (i, c) in t.columns.enumerated() {
             guard let v = row.value(at: i, of: t), skipping.isEmpty || !skipping.contains(c.property.name) else { continue }
+            if given != nil && c.column == t.keyColumn { values.append(c.property.name, identity); continue }
             do {
                 values.append(c.property.name, try c.realmValue(v))
             } catch let e as RealmAdapterError {

@@ -63,8 +63,12 @@ extension Mapping {
         }
         func columns(_ t: TableMapping, _ values: PropertyValues) throws -> DatabaseRow {
             var row = DatabaseRow()
+            let keyLinks = linksByDatabaseKey[t.type.name]
             for e in values {
                 guard let c = t.column(forProperty: e.name) else { continue }
+                // The database generates its key; a Realm never writes it empty.
+                if e.value.isNull && c.column == t.databaseKey?.column { continue }
+                if let target = keyLinks?[e.name], !e.value.isNull { row.references[c.column] = tables[target].reference! }
                 do { row[c.column] = try c.databaseValue(e.value) } catch let err as RealmAdapterError {
                     throw RealmAdapterError(err.code, "\(t.type.name).\(e.name) → \(t.table).\(c.column): \(err.message).", context: ["db.table": t.table, "db.column": c.column])
                 }
@@ -74,10 +78,11 @@ extension Mapping {
         /// Rewrites one owner's list of links from the Realm's current contents.
         func rewrite(_ t: TableMapping, _ l: LinkListMapping, _ owner: Value) throws {
             guard collectionsWritten.insert("\(l.table)\u{0}\(owner)").inserted else { return }
-            writes.append(.deleteAll(table: l.table, matching: DatabaseRow([LinkListMapping.ownerColumn: owner])))
+            writes.append(.deleteAll(table: l.table, matching: linkRow(l, owner: owner)))
             for (i, target) in try list(t.type.name, owner, l.property.name).enumerated() {
-                writes.append(.insert(table: l.table, row: DatabaseRow([LinkListMapping.ownerColumn: owner, LinkListMapping.indexColumn: .int(Int64(i)),
-                                                                        LinkListMapping.targetColumn: target])))
+                var row = linkRow(l, owner: owner, target: target)
+                row[LinkListMapping.indexColumn] = .int(Int64(i))
+                writes.append(.insert(table: l.table, row: row))
             }
         }
         for instruction in instructions {
@@ -91,10 +96,10 @@ extension Mapping {
             case .delete(_, let identity):
                 // Its lists go before its row; and as Realm takes a deleted object out of every
                 // list that held it, so does the database.
-                for l in t.linkLists { writes.append(.deleteAll(table: l.table, matching: DatabaseRow([LinkListMapping.ownerColumn: identity]))) }
+                for l in t.linkLists { writes.append(.deleteAll(table: l.table, matching: linkRow(l, owner: identity))) }
                 for other in tables {
                     for l in other.linkLists where l.target == t.type.name {
-                        writes.append(.deleteAll(table: l.table, matching: DatabaseRow([LinkListMapping.targetColumn: identity])))
+                        writes.append(.deleteAll(table: l.table, matching: linkRow(l, target: identity)))
                         writes.append(.closeGaps(table: l.table))
                     }
                 }
@@ -120,6 +125,17 @@ extension Mapping {
             try writeRow(instruction, t)
         }
         return writes
+
+        /// A link-table row's owner and target columns (database keys looked up by RealmId where types have them).
+        func linkRow(_ l: LinkListMapping, owner: Value? = nil, target: Value? = nil) -> DatabaseRow {
+            var row = DatabaseRow()
+            for (column, value, type) in [(LinkListMapping.ownerColumn, owner, l.owner), (LinkListMapping.targetColumn, target, l.target)] {
+                guard let value else { continue }
+                row[column] = value
+                if let reference = table(forType: type)?.reference { row.references[column] = reference }
+            }
+            return row
+        }
 
         func writeRow(_ instruction: Instruction, _ t: TableMapping) throws {
             switch instruction {

@@ -16,6 +16,8 @@ public struct Mapping: Sendable {
     private let byTable: [String: Int]
     private let byType: [String: Int]
     private let byLinkTable: [String: (Int, Int)]
+    /// Per type, its link properties whose targets have a database key, with the target's table.
+    let linksByDatabaseKey: [String: [String: Int]]
 
     /// - Throws: `invalidConfiguration` naming the type and property that cannot be mapped.
     public init(schema: Schema, mapping: MappingConfiguration, path: RealmPathTemplate) throws {
@@ -31,7 +33,15 @@ public struct Mapping: Sendable {
         var lists: [String: (Int, Int)] = [:]
         for (i, t) in tables.enumerated() { for (j, l) in t.linkLists.enumerated() { lists[l.table] = (i, j) } }
         byLinkTable = lists
-        byType = Dictionary(tables.enumerated().map { ($1.type.name, $0) }, uniquingKeysWith: { a, _ in a })
+        let byType = Dictionary(tables.enumerated().map { ($1.type.name, $0) }, uniquingKeysWith: { a, _ in a })
+        self.byType = byType
+        var keyLinks: [String: [String: Int]] = [:]
+        for t in tables {
+            for c in t.columns {
+                if case .link(let target, _) = c.kind, let i = byType[target], tables[i].databaseKey != nil { keyLinks[t.type.name, default: [:]][c.property.name] = i }
+            }
+        }
+        linksByDatabaseKey = keyLinks
     }
 
     public init(_ c: Configuration) throws {
@@ -46,6 +56,9 @@ public struct Mapping: Sendable {
             throw RealmAdapterError(.invalidConfiguration, "Some properties cannot sync yet; leave them out of schema or list them in mapping.ignoreProperties:\n  - " + unsupported.joined(separator: "\n  - "))
         }
     }
+
+    /// Whether some type has a database key of its own (`databasePrimaryKey`).
+    public var hasDatabaseKeys: Bool { tables.contains { $0.databaseKey != nil } }
 
     public func table(named table: String) -> TableMapping? { byTable[table].map { tables[$0] } }
     public func table(forType type: String) -> TableMapping? { byType[type].map { tables[$0] } }
@@ -74,6 +87,13 @@ public struct TableMapping: Sendable {
     public let pathColumns: [String]
     /// Lists of links, each a link table `(oid, idx, target)`.
     public let linkLists: [LinkListMapping]
+    /// The database's own key when it is not the Realm's (`databasePrimaryKey`): the Realm
+    /// key (``keyColumn``, a RealmId) then identifies rows for the Realm only.
+    public let databaseKey: DatabaseKeyMapping?
+    /// The column foreign keys and link tables refer to: the database key, or the key column.
+    public var referencedColumn: String { databaseKey?.column ?? keyColumn }
+    /// How a write finds this table's database key from a RealmId.
+    var reference: KeyReference? { databaseKey.map { KeyReference(table: table, column: $0.column, byColumn: keyColumn) } }
     /// Properties this mapping does not sync yet, with the reason.
     public let unsupported: [(property: String, reason: String)]
 
@@ -91,6 +111,9 @@ public struct TableMapping: Sendable {
         type = t
         table = mapping.tableName(forType: t.name)
         compoundKey = mapping.compoundPrimaryKeys[t.name]
+        if compoundKey != nil && t.databasePrimaryKey != nil {
+            throw fail(nil, "a join type (mapping.compoundPrimaryKeys) cannot also have a databasePrimaryKey")
+        }
         if let parts = compoundKey {
             keyColumns = parts.map(\.dbColumn)
             keyColumn = keyColumns[0]
@@ -111,22 +134,22 @@ public struct TableMapping: Sendable {
             case .scalar(let s):
                 columns.append(ColumnMapping(property: p, column: column, converter: converter, kind: .scalar(s)))
             case .link(let target):
-                guard let targetType = schema[type: target], let targetKey = targetType.primaryKeyProperty, case .scalar(let keyType) = targetKey.type else {
+                guard let targetType = schema[type: target], let keyType = Self.referencedKeyType(targetType) else {
                     throw fail(p.name, "its target type '\(target)' needs a primary key for the foreign key to refer to")
                 }
                 columns.append(ColumnMapping(property: p, column: column, converter: nil, kind: .link(target: target, keyType: keyType)))
             case .list(.scalar(let s)):
                 columns.append(ColumnMapping(property: p, column: column, converter: nil, kind: .array(s)))
             case .list(.link(let target)):
-                guard let targetType = schema[type: target], let targetKey = targetType.primaryKeyProperty, case .scalar(let keyType) = targetKey.type,
-                      case .scalar(let ownerKeyType) = t.primaryKeyProperty!.type else {
+                guard let targetType = schema[type: target], let keyType = Self.referencedKeyType(targetType),
+                      let ownerKeyType = Self.referencedKeyType(t) else {
                     throw fail(p.name, "its target type '\(target)' needs a primary key for the link table to refer to")
                 }
                 guard compoundKey == nil else {
                     unsupported.append((p.name, "lists of links on a join type are not synced"))
                     continue
                 }
-                linkLists.append(LinkListMapping(property: p, table: "\(table)_\(column)", ownerKeyType: ownerKeyType, target: target, targetKeyType: keyType))
+                linkLists.append(LinkListMapping(property: p, table: "\(table)_\(column)", owner: t.name, ownerKeyType: ownerKeyType, target: target, targetKeyType: keyType))
             case .linkingObjects:
                 continue
             }
@@ -136,8 +159,24 @@ public struct TableMapping: Sendable {
         keyColumnIndex = compoundKey == nil ? columns.firstIndex { $0.column == key } : nil
         self.unsupported = unsupported
         self.linkLists = linkLists
+        if let dpk = t.databasePrimaryKey {
+            guard let i = columns.firstIndex(where: { $0.property.name == dpk }), case .scalar(let s) = columns[i].kind else {
+                throw fail(dpk, "the databasePrimaryKey must be synced (not in mapping.ignoreProperties)")
+            }
+            databaseKey = DatabaseKeyMapping(property: dpk, column: columns[i].column, type: s, index: i)
+        } else {
+            databaseKey = nil
+        }
         let propertyColumns = Set(columns.map(\.column))
         pathColumns = path.fields.filter { !propertyColumns.contains($0) }
+    }
+}
+
+extension TableMapping {
+    /// The type of the key that foreign keys to `t` hold: its database key, or its primary key.
+    static func referencedKeyType(_ t: ObjectSchema) -> ScalarType? {
+        guard let name = t.databasePrimaryKey ?? t.primaryKey, case .scalar(let s)? = t[property: name]?.type else { return nil }
+        return s
     }
 }
 
@@ -147,6 +186,9 @@ public struct LinkListMapping: Sendable {
     public let property: Property
     /// `<owner table>_<column>`.
     public let table: String
+    /// The owner's type.
+    public let owner: String
+    /// The type of `oid`: the owner's database key, or its primary key.
     public let ownerKeyType: ScalarType
     public let target: String
     public let targetKeyType: ScalarType
@@ -157,7 +199,7 @@ public struct LinkListMapping: Sendable {
 public struct ColumnMapping: Sendable {
     public enum Kind: Sendable, Hashable {
         case scalar(ScalarType)
-        /// A foreign key holding the target's primary key.
+        /// A foreign key holding the target's primary key (its database key, if it has one).
         case link(target: String, keyType: ScalarType)
         /// An array column holding a list of primitives.
         case array(ScalarType)

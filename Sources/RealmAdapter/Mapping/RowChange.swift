@@ -5,6 +5,9 @@
 public struct DatabaseRow: Hashable, Sendable {
     public var values: [String: Value]
     public var missing: Set<String>
+    /// Columns whose value is to be looked up in the database as the write runs: the value
+    /// given is the target's RealmId, the column gets its database key (`databasePrimaryKey`).
+    public var references: [String: KeyReference] = [:]
 
     public init(_ values: [String: Value] = [:], missing: Set<String> = []) {
         self.values = values
@@ -14,6 +17,21 @@ public struct DatabaseRow: Hashable, Sendable {
     public subscript(column: String) -> Value? {
         get { values[column] }
         set { values[column] = newValue }
+    }
+}
+
+/// "The `column` of the row of `table` whose `byColumn` holds the value": a database key found
+/// by a RealmId, inside the statement that needs it (so that a row inserted earlier in the same
+/// database transaction is found).
+public struct KeyReference: Hashable, Sendable {
+    public var table: String
+    public var column: String
+    public var byColumn: String
+
+    public init(table: String, column: String, byColumn: String) {
+        self.table = table
+        self.column = column
+        self.byColumn = byColumn
     }
 }
 

@@ -125,8 +125,20 @@ public struct Schema: Hashable, Sendable {
                     throw Self.error(t.name, pk, "a primary key must be int, string, uuid or objectId, not '\(p.typeString)'")
                 }
             }
-            if let dpk = t.databasePrimaryKey, dpk.isEmpty {
-                throw Self.error(t.name, nil, "databasePrimaryKey must not be empty")
+            if let dpk = t.databasePrimaryKey {
+                guard !dpk.isEmpty else { throw Self.error(t.name, nil, "databasePrimaryKey must not be empty") }
+                guard let p = t[property: dpk] else {
+                    throw Self.error(t.name, dpk, "databasePrimaryKey '\(dpk)' is not among the properties")
+                }
+                guard dpk != t.primaryKey else {
+                    throw Self.error(t.name, dpk, "databasePrimaryKey must differ from the primary key (the Realm's key, e.g. RealmId)")
+                }
+                guard case .scalar(let s) = p.type, s.canBePrimaryKey, p.isOptional else {
+                    throw Self.error(t.name, dpk, "databasePrimaryKey must be an optional int, string, uuid or objectId (objects created in a Realm have none until the database gives them one), not '\(p.typeString)'")
+                }
+                guard case .scalar(let k)? = t.primaryKeyProperty?.type, k == .string || k == .uuid else {
+                    throw Self.error(t.name, t.primaryKey, "with databasePrimaryKey the primary key must be a string or uuid (a RealmId: rows the database creates get a generated one)")
+                }
             }
         }
     }

@@ -65,6 +65,19 @@ struct RealmReader {
         }
     }
 
+    /// The identity of an object of the type whose `property` holds `value` (the first in key
+    /// order if several do), or nil. Indexed for database keys.
+    func identity(_ typeName: String, where property: String, equals value: Value) throws -> Value? {
+        let (t, k) = try located(typeName)
+        guard let j = t.properties.firstIndex(where: { $0.name == property }), case .scalar(let s) = t.properties[j].type else {
+            throw RealmAdapterError(.schemaViolation, "\(typeName).\(property) is not a single-value property", context: ["type": typeName, "property": property])
+        }
+        let (key, keyType, _) = columns(t)
+        let sql = "SELECT \(key) FROM \(tables.table(k)) WHERE \(RealmTables.column(j)) = ? ORDER BY \(key) LIMIT 1"
+        guard let dv = try DatabaseValue.fetchOne(db.cachedStatement(sql: sql), arguments: [try RealmTables.encode(value.coerced(to: s, optional: false))]) else { return nil }
+        return RealmTables.decode(dv, as: keyType)
+    }
+
     func count(_ typeName: String) throws -> Int {
         let (_, k) = try located(typeName)
         return try Int.fetchOne(db, sql: "SELECT count(*) FROM \(tables.table(k))") ?? 0
@@ -122,6 +135,17 @@ extension RealmStore {
         try read { db in
             let r = try reader(db, path)
             return try r.object(type, try identity.coercedKey(of: type, in: r.schema))
+        }
+    }
+
+    /// The identity of an object of `type` whose `property` holds `value`, in the Realm at
+    /// `path`, or nil (also when there is no such Realm or type).
+    public func identity(of type: String, where property: String, equals value: Value, in path: String) throws -> Value? {
+        try read { db in
+            guard try Self.realmRow(db, path) != nil else { return nil }
+            let r = try reader(db, path)
+            guard r.schema[type: type] != nil else { return nil }
+            return try r.identity(type, where: property, equals: value)
         }
     }
 

@@ -59,7 +59,8 @@ struct RealmTables {
                     try db.execute(sql: "UPDATE \(table) SET \(column(j)) = ?", arguments: [try encode(d.coerced(to: p, in: schema))])
                 }
             }
-            if p.isIndexed || p.type.linkTarget != nil && !p.type.isList {
+            // The database key is indexed too: database changes find objects by it.
+            if p.isIndexed || p.name == type.databasePrimaryKey || p.type.linkTarget != nil && !p.type.isList {
                 try db.execute(sql: "CREATE INDEX \(table)_i\(j) ON \(table)(\(column(j)))")
             }
             if case .list(let element) = p.type {

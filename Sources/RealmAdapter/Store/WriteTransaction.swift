@@ -132,6 +132,13 @@ public struct WriteTransaction {
         try reader.object(type, try identity.coercedKey(of: type, in: writer.schema))
     }
 
+    /// The identity of an object whose `property` holds `value`, as this transaction sees it
+    /// (nil also when the Realm has no such type yet).
+    public func identity(of type: String, where property: String, equals value: Value) throws -> Value? {
+        guard writer.schema[type: type] != nil else { return nil }
+        return try reader.identity(type, where: property, equals: value)
+    }
+
     /// Reads a list as this transaction sees it.
     public func list(_ type: String, _ identity: Value, _ property: String) throws -> [Value] {
         try reader.list(type, try identity.coercedKey(of: type, in: writer.schema), property)

@@ -54,7 +54,7 @@ public struct PendingWrites: Sendable {
         var keys = Set<ObjectKey>(), types = Set<String>()
         for c in changes {
             switch c {
-            case .upsert(let t, let id, _), .delete(let t, let id), .listChanged(let t, let id, _):
+            case .upsert(let t, let id, _), .update(let t, let id, _), .delete(let t, let id), .listChanged(let t, let id, _):
                 keys.insert(ObjectKey(type: t, identity: id)); types.insert(t)
             case .clear(let t): types.insert(t)
             }
@@ -69,7 +69,7 @@ public struct PendingWrites: Sendable {
     /// The part of a database change that the rule lets through, or nil for none of it.
     func filter(_ change: ObjectChange) -> ObjectChange? {
         switch change {
-        case .upsert(let type, let identity, let values):
+        case .upsert(let type, let identity, let values), .update(let type, let identity, let values):
             let key = ObjectKey(type: type, identity: identity)
             if created.contains(key) || deleted.contains(key) || clearedTypes.contains(type) { return nil }
             var kept = PropertyValues()
@@ -80,6 +80,7 @@ public struct PendingWrites: Sendable {
                 case .some(.none): continue                        // a pending list edit: keep the Realm's list
                 }
             }
+            if case .update = change { return .update(type: type, identity: identity, values: kept) }
             return .upsert(type: type, identity: identity, values: kept)
         case .delete(let type, let identity):
             return created.contains(ObjectKey(type: type, identity: identity)) ? nil : change

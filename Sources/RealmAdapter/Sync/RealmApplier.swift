@@ -27,27 +27,39 @@ public struct RealmApplier: Sendable {
         self.source = source
     }
 
-    /// Applies `transaction` and returns the Realm paths it changed.
+    /// Applies `transaction` and returns the Realm paths it changed. Of an own transaction
+    /// (``DatabaseTransaction/isOwn``) only the database keys it generated are applied
+    /// (``Mapping/databaseKeyFills(_:)``).
     ///
     /// - Parameter pending: for a path and the changes bound for it, the Realm writes the
     ///   database does not hold yet as of this transaction; the convergence rule
     ///   (``PendingWrites``) keeps them.
     /// - Parameter linkList: a list of links as the database holds it now (its link table's
     ///   rows for the owner, in index order).
-    /// - Parameter row: a row as the database holds it now (see ``Mapping/objectChanges(_:paths:row:)``).
+    /// - Parameter row: a row as the database holds it now (see ``Mapping/objectChanges(_:paths:row:keys:)``).
+    /// - Parameter writeRealmIds: writes RealmIds generated for rows without one back to the
+    ///   database; called before the Realms commit (a replay generates the same ones).
     @discardableResult
     public func apply(_ transaction: DatabaseTransaction,
                       pending: (String, [ObjectChange]) throws -> PendingWrites = { _, _ in .none },
                       linkList: (LinkListMapping, Value) throws -> [Value] = { _, _ in [] },
-                      row: (String, DatabaseRow, [String]) throws -> DatabaseRow? = { _, _, _ in nil }) throws -> [String] {
+                      row: (String, DatabaseRow, [String]) throws -> DatabaseRow? = { _, _, _ in nil },
+                      writeRealmIds: ([RealmIdAssignment]) throws -> Void = { _ in }) throws -> [String] {
         let mapping = self.mapping  // one mapping for the whole transaction
-        let groups = try mapping.objectChanges(transaction.changes, paths: { try store.realmPaths() }, row: row)
+        let store = self.store
+        let keys = DatabaseKeyResolver { path, type, key in
+            guard let dk = mapping.table(forType: type)?.databaseKey else { return nil }
+            return try store.identity(of: type, where: dk.property, equals: key, in: path)
+        }
+        let groups = transaction.isOwn ? try mapping.databaseKeyFills(transaction.changes)
+            : try mapping.objectChanges(transaction.changes, paths: { try store.realmPaths() }, row: row, keys: keys)
         // Realms that already hold this transaction (a replay after a crash) are skipped.
         let toApply = try groups.filter { group in
             guard let done = try store.sourcePosition(source, of: group.path) else { return true }
             return done < transaction.position
         }
         guard !toApply.isEmpty else { return [] }
+        if !keys.assignments.isEmpty { try writeRealmIds(keys.assignments) }
         let byPath = Dictionary(toApply.map { ($0.path, $0.changes) }, uniquingKeysWith: { a, _ in a })
         // The pending Realm writes are read before the store transaction begins: if another
         // writer commits to one of these Realms in between, they are read again (otherwise its
@@ -83,6 +95,8 @@ public struct RealmApplier: Sendable {
                     if !lists.contains(key) { lists.append(key) }
                 case .upsert(let type, let identity, let values):
                     try tx.upsert(type, identity, values)  // records only what changed
+                case .update(let type, let identity, let values):
+                    if try tx.object(type, identity) != nil { try tx.upsert(type, identity, values) }
                 case .delete(let type, let identity):
                     if try tx.object(type, identity) != nil { try tx.delete(type, identity) }
                 case .clear(let type):
@@ -90,9 +104,19 @@ public struct RealmApplier: Sendable {
                 }
             }
             for key in lists where try tx.object(key.type, key.identity) != nil {
-                guard let l = mapping.table(forType: key.type)?.linkLists.first(where: { $0.property.name == key.property }) else { continue }
+                guard let owner = mapping.table(forType: key.type), let l = owner.linkLists.first(where: { $0.property.name == key.property }) else { continue }
+                // Link tables hold database keys where types have them.
+                var ownerKey = key.identity
+                if let dk = owner.databaseKey {
+                    guard let k = try tx.object(key.type, key.identity)?.values[dk.property], !k.isNull else { continue }
+                    ownerKey = k
+                }
+                var targets = try linkList(l, ownerKey)
+                if let dk = mapping.table(forType: l.target)?.databaseKey {
+                    targets = try targets.compactMap { try tx.identity(of: l.target, where: dk.property, equals: $0) }
+                }
                 // Targets the Realm does not hold (yet) are left out; a later change brings them.
-                let wanted = try linkList(l, key.identity).filter { try tx.object(l.target, $0) != nil }
+                let wanted = try targets.filter { try tx.object(l.target, $0) != nil }
                 try tx.replaceList(key.type, key.identity, key.property, with: wanted)
             }
         }

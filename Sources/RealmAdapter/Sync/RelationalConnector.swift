@@ -74,6 +74,12 @@ public protocol RelationalConnector: Sendable {
     /// now, or nil if there is none. Blocking; called from a thread of the caller's own.
     func row(_ table: String, key: DatabaseRow, columns: [String]) throws -> DatabaseRow?
 
+    /// Writes RealmIds generated for rows the database created without one
+    /// (`databasePrimaryKey`) into those rows, where they are still empty, in one database
+    /// transaction that the change stream reports as own. Blocking; called from a thread of
+    /// the caller's own.
+    func writeRealmIds(_ assignments: [RealmIdAssignment]) throws
+
     /// Brings the database up to a mapping that grew with a Realm's schema
     /// (`database.applyRealmSchemaChanges`): creates missing tables, adds missing columns,
     /// and starts following the new tables. Must be idempotent.
@@ -87,6 +93,10 @@ public protocol RelationalConnector: Sendable {
 }
 
 extension RelationalConnector {
+    public func writeRealmIds(_ assignments: [RealmIdAssignment]) throws {
+        throw RealmAdapterError(.invalidConfiguration, "databasePrimaryKey is not available for \(sourceName).")
+    }
+
     public func applyRealmSchema(_ mapping: Mapping) async throws {
         throw RealmAdapterError(.invalidConfiguration, "database.applyRealmSchemaChanges is not available for \(sourceName).")
     }

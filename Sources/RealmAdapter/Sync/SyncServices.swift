@@ -47,12 +47,15 @@ public final class DatabaseToRealmService: Service {
                         for m in tx.markers where m.adapter == adapter.name {
                             try cursor.advance(m.path, through: m.version)
                         }
+                        // The database keys the database gave objects created in a Realm.
+                        if applier.mapping.hasDatabaseKeys { try applier.apply(tx, pending: self.pendingWrites) }
                     }
                 } else {
                     let connector = self.connector
                     let paths = try await applier.store.perform {
                         try applier.apply(tx, pending: self.pendingWrites, linkList: { try connector.linkList($0, owner: $1) },
-                                          row: { try connector.row($0, key: $1, columns: $2) })
+                                          row: { try connector.row($0, key: $1, columns: $2) },
+                                          writeRealmIds: { try connector.writeRealmIds($0) })
                     }
                     if !paths.isEmpty {
                         logger.debug("Applied a database transaction", metadata: ["position": "\(tx.position)", "realm.paths": "\(paths)", "changes": "\(tx.changes.count)"])

@@ -17,12 +17,16 @@ public final class PostgresConnector: RelationalConnector {
     let logger: Logger
     /// The replication origin that tags the adapter's own writes.
     public let originName: String
+    /// The origin that tags RealmIds written back to rows (``writeRealmIds(_:)``): a second
+    /// one, because an origin is active in one session at a time.
+    public var idsOriginName: String { originName + "_ids" }
     public var sourceName: String { "postgres:\(configuration.slotName)" }
     var schema: String { configuration.schema }
 
     private struct State {
         var writer: PostgresConnection?
         var reader: PostgresConnection?
+        var idWriter: PostgresConnection?
         var stream: PostgresReplicationStream?
     }
     private let state = Mutex(State())
@@ -199,7 +203,7 @@ public final class PostgresConnector: RelationalConnector {
                                                          schema: schema, customTypes: customTypes, logger: logger)
         try stream.start()
         state.withLock { $0.stream = stream }
-        let origin = originName
+        let origins: Set<String> = [originName, idsOriginName]
         return AsyncThrowingStream { continuation in
             let task = Task {
                 do {
@@ -218,7 +222,7 @@ public final class PostgresConnector: RelationalConnector {
                                 changes.append(change)
                             }
                         }
-                        continuation.yield(DatabaseTransaction(position: Self.position(tx.endLSN), isOwn: tx.origin == origin,
+                        continuation.yield(DatabaseTransaction(position: Self.position(tx.endLSN), isOwn: tx.origin.map(origins.contains) ?? false,
                                                                changes: changes, token: tx.endLSN.value, markers: markers))
                     }
                     continuation.finish()
@@ -241,6 +245,30 @@ public final class PostgresConnector: RelationalConnector {
         let reader = try PostgresConnection.connectSync(settings, logger: logger)
         state.withLock { $0.reader = reader }
         return reader
+    }
+
+    /// The connection that writes RealmIds back, tagged with its own origin; opened on the
+    /// caller's thread on first use and after a failure.
+    func idWriter() throws -> PostgresConnection {
+        if let w = state.withLock({ $0.idWriter }), w.isAlive { return w }
+        let w = try PostgresConnection.connectSync(settings, logger: logger)
+        let origin = idsOriginName
+        try w.sessionSync { s in
+            try PostgresReplicationSetup.ensureOrigin(s, origin)
+            try s.query("SELECT pg_replication_origin_session_setup($1)", [origin])
+        }
+        state.withLock { $0.idWriter = w }
+        return w
+    }
+
+    public func writeRealmIds(_ assignments: [RealmIdAssignment]) throws {
+        guard !assignments.isEmpty else { return }
+        let statements = PostgresWrites.realmIdUpdates(assignments, schema: schema)
+        try idWriter().sessionSync { s in
+            try s.transaction {
+                for (sql, params) in statements { try s.query(sql, params) }
+            }
+        }
     }
 
     public func row(_ table: String, key: DatabaseRow, columns: [String]) throws -> DatabaseRow? {
@@ -271,10 +299,12 @@ public final class PostgresConnector: RelationalConnector {
     }
 
     public func shutdown() async {
-        let (w, r, stream) = state.withLock { s in defer { s.writer = nil; s.reader = nil; s.stream = nil }; return (s.writer, s.reader, s.stream) }
+        let (w, r, i, stream) = state.withLock { s in
+            defer { s.writer = nil; s.reader = nil; s.idWriter = nil; s.stream = nil }
+            return (s.writer, s.reader, s.idWriter, s.stream)
+        }
         stream?.stop()
-        w?.close()
-        r?.close()
+        for c in [w, r, i] { c?.close() }
     }
 
     /// An LSN as a position string: 16 hexadecimal digits, so positions sort as strings.

@@ -18,14 +18,21 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
     let replication: PostgresConnection?
     let schema: String
     let columnTypes: [String: [String: PostgresType?]]
+    /// Writes RealmIds back on a connection of their own (the connector's).
+    let realmIdWriter: ([RealmIdAssignment]) throws -> Void
 
     init(handOffPosition: String?, reader: PostgresConnection, replication: PostgresConnection?, schema: String,
-         columnTypes: [String: [String: PostgresType?]]) {
+         columnTypes: [String: [String: PostgresType?]], realmIdWriter: @escaping ([RealmIdAssignment]) throws -> Void) {
         self.handOffPosition = handOffPosition
         self.reader = reader
         self.replication = replication
         self.schema = schema
         self.columnTypes = columnTypes
+        self.realmIdWriter = realmIdWriter
+    }
+
+    public func writeRealmIds(_ assignments: [RealmIdAssignment]) throws {
+        try realmIdWriter(assignments)
     }
 
     public func estimatedRows(_ table: String) throws -> Int? {
@@ -54,7 +61,7 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
     public func linkRows(_ list: LinkListMapping, owner: TableMapping, ownerColumns: [String], _ body: ([Value]) throws -> Void) throws {
         let (o, t, i) = (LinkListMapping.ownerColumn, LinkListMapping.targetColumn, LinkListMapping.indexColumn)
         let types = try [type(list.table, o), type(list.table, t)] + ownerColumns.map { try type(owner.table, $0) }
-        let joined = ownerColumns.isEmpty ? "" : " LEFT JOIN \(PostgresSQL.qualified(schema, owner.table)) o ON o.\(PostgresSQL.quote(owner.keyColumn)) = l.\(PostgresSQL.quote(o))"
+        let joined = ownerColumns.isEmpty ? "" : " LEFT JOIN \(PostgresSQL.qualified(schema, owner.table)) o ON o.\(PostgresSQL.quote(owner.referencedColumn)) = l.\(PostgresSQL.quote(o))"
         let select = (["l." + PostgresSQL.quote(o), "l." + PostgresSQL.quote(t)] + ownerColumns.map { "o." + PostgresSQL.quote($0) }).joined(separator: ", ")
         try copy("SELECT \(select) FROM \(PostgresSQL.qualified(schema, list.table)) l\(joined) ORDER BY l.\(PostgresSQL.quote(o)), l.\(PostgresSQL.quote(i))",
                  table: list.table, columns: [o, t] + ownerColumns, types: types, body)
@@ -145,7 +152,7 @@ extension PostgresConnector: LoadableConnector {
                 return try PostgresSchema.columnTypes(schema: schema, customTypes: customTypes, s)
             }
             return PostgresLoadSnapshot(handOffPosition: keepSlot ? nil : Self.position(lsn), reader: reader, replication: replication,
-                                        schema: schema, columnTypes: columns)
+                                        schema: schema, columnTypes: columns, realmIdWriter: { [self] in try self.writeRealmIds($0) })
         } catch {
             replication.close()
             throw error
@@ -164,6 +171,8 @@ extension PostgresConnector: LoadableConnector {
             try s.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             return try PostgresSchema.columnTypes(schema: schema, customTypes: customTypes, s)
         }
-        return PostgresLoadSnapshot(handOffPosition: nil, reader: reader, replication: nil, schema: schema, columnTypes: columns)
+        return PostgresLoadSnapshot(handOffPosition: nil, reader: reader, replication: nil, schema: schema, columnTypes: columns) { _ in
+            throw PostgresError(.queryFailed, "A dry run writes nothing.")
+        }
     }
 }

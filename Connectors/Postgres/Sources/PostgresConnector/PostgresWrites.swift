@@ -20,7 +20,7 @@ enum PostgresWrites {
             guard case .upsert(let table, let keys, let row) = w else { flush(); out.append(sql(w, schema: schema)); continue }
             let key = keys.map { row[$0] ?? .null }
             if let first = run.first, case .upsert(let t0, let k0, let r0) = first,
-               t0 != table || k0 != keys || Set(r0.values.keys) != Set(row.values.keys) || runKeys.contains(key)
+               t0 != table || k0 != keys || Set(r0.values.keys) != Set(row.values.keys) || r0.references != row.references || runKeys.contains(key)
                 || (run.count + 1) * row.values.count > maxParameters {
                 flush()
             }
@@ -39,7 +39,7 @@ enum PostgresWrites {
         for w in run {
             guard case .upsert(_, _, let row) = w else { continue }
             let base = params.count
-            tuples.append("(" + names.indices.map { "$\(base + $0 + 1)" }.joined(separator: ", ") + ")")
+            tuples.append("(" + names.enumerated().map { placeholder(base + $0 + 1, row.references[$1], schema) }.joined(separator: ", ") + ")")
             params += names.map { PostgresType.encode(row[$0] ?? .null) }
         }
         let updates = names.filter { !keyColumns.contains($0) }.map { "\(PostgresSQL.quote($0)) = EXCLUDED.\(PostgresSQL.quote($0))" }
@@ -48,25 +48,33 @@ enum PostgresWrites {
         return (sql, params)
     }
 
+    /// Parameter `$n`, or the database key that a RealmId parameter refers to.
+    static func placeholder(_ n: Int, _ reference: KeyReference?, _ schema: String) -> String {
+        guard let r = reference else { return "$\(n)" }
+        return "(SELECT \(PostgresSQL.quote(r.column)) FROM \(PostgresSQL.qualified(schema, r.table)) WHERE \(PostgresSQL.quote(r.byColumn)) = $\(n))"
+    }
+
     static func sql(_ write: DatabaseWrite, schema: String) -> (String, [String?]) {
         let table = PostgresSQL.qualified(schema, write.table)
         func ordered(_ row: DatabaseRow) -> [(String, Value)] { row.values.sorted { $0.key < $1.key } }
+        func params(_ row: DatabaseRow, from n: Int) -> String {
+            ordered(row).enumerated().map { placeholder(n + $0, row.references[$1.0], schema) }.joined(separator: ", ")
+        }
         func conditions(_ key: DatabaseRow, from n: Int) -> (String, [String?]) {
             let parts = ordered(key)
-            let sql = parts.enumerated().map { "\(PostgresSQL.quote($1.0)) = $\(n + $0)" }.joined(separator: " AND ")
+            let sql = parts.enumerated().map { "\(PostgresSQL.quote($1.0)) = \(placeholder(n + $0, key.references[$1.0], schema))" }.joined(separator: " AND ")
             return (sql, parts.map { PostgresType.encode($0.1) })
         }
         switch write {
         case .upsert(_, let keyColumns, let row):
             let cols = ordered(row)
             let names = cols.map { PostgresSQL.quote($0.0) }.joined(separator: ", ")
-            let params = (0..<cols.count).map { "$\($0 + 1)" }.joined(separator: ", ")
             let updates = cols.filter { !keyColumns.contains($0.0) }.map { "\(PostgresSQL.quote($0.0)) = EXCLUDED.\(PostgresSQL.quote($0.0))" }
             let conflict = "ON CONFLICT (\(keyColumns.map(PostgresSQL.quote).joined(separator: ", "))) " + (updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + updates.joined(separator: ", "))
-            return ("INSERT INTO \(table) (\(names)) VALUES (\(params)) \(conflict)", cols.map { PostgresType.encode($0.1) })
+            return ("INSERT INTO \(table) (\(names)) VALUES (\(params(row, from: 1))) \(conflict)", cols.map { PostgresType.encode($0.1) })
         case .update(_, let key, let values):
             let cols = ordered(values)
-            let sets = cols.enumerated().map { "\(PostgresSQL.quote($1.0)) = $\($0 + 1)" }.joined(separator: ", ")
+            let sets = cols.enumerated().map { "\(PostgresSQL.quote($1.0)) = \(placeholder($0 + 1, values.references[$1.0], schema))" }.joined(separator: ", ")
             let (whereSQL, whereParams) = conditions(key, from: cols.count + 1)
             return ("UPDATE \(table) SET \(sets) WHERE \(whereSQL)", cols.map { PostgresType.encode($0.1) } + whereParams)
         case .delete(_, let key):
@@ -78,11 +86,43 @@ enum PostgresWrites {
             return ("DELETE FROM \(table) WHERE \(whereSQL)", params)
         case .insert(_, let row):
             let cols = ordered(row)
-            return ("INSERT INTO \(table) (\(cols.map { PostgresSQL.quote($0.0) }.joined(separator: ", "))) VALUES (\((0..<cols.count).map { "$\($0 + 1)" }.joined(separator: ", ")))",
+            return ("INSERT INTO \(table) (\(cols.map { PostgresSQL.quote($0.0) }.joined(separator: ", "))) VALUES (\(params(row, from: 1)))",
                     cols.map { PostgresType.encode($0.1) })
         case .closeGaps:
             let (oid, idx) = (PostgresSQL.quote(LinkListMapping.ownerColumn), PostgresSQL.quote(LinkListMapping.indexColumn))
             return ("UPDATE \(table) t SET \(idx) = r.n FROM (SELECT ctid AS row, row_number() OVER (PARTITION BY \(oid) ORDER BY \(idx)) - 1 AS n FROM \(table)) r WHERE t.ctid = r.row AND t.\(idx) <> r.n", [])
         }
+    }
+
+    /// RealmIds written into rows that have none yet, one statement per table and 10,000 rows
+    /// (the keys and ids as two arrays); rows that got one meanwhile keep theirs.
+    static func realmIdUpdates(_ assignments: [RealmIdAssignment], schema: String) -> [(String, [String?])] {
+        func sqlType(_ v: Value) -> String {
+            switch v {
+            case .int: "bigint"
+            case .uuid: "uuid"
+            case .objectId: "bytea"
+            default: "text"
+            }
+        }
+        var order: [String] = []
+        var byTable: [String: [RealmIdAssignment]] = [:]
+        for a in assignments {
+            if byTable[a.table] == nil { order.append(a.table) }
+            byTable[a.table, default: []].append(a)
+        }
+        var out: [(String, [String?])] = []
+        for table in order {
+            let rows = byTable[table]!
+            for start in stride(from: 0, to: rows.count, by: 10_000) {
+                let chunk = rows[start..<min(start + 10_000, rows.count)]
+                let a = chunk.first!
+                let (key, id) = (PostgresSQL.quote(a.keyColumn), PostgresSQL.quote(a.realmIdColumn))
+                let sql = "UPDATE \(PostgresSQL.qualified(schema, table)) t SET \(id) = v.id FROM unnest($1::\(sqlType(a.key))[], $2::\(sqlType(a.realmId))[]) AS v(k, id) "
+                    + "WHERE t.\(key) = v.k AND t.\(id) IS NULL"
+                out.append((sql, [PostgresType.encode(.list(chunk.map(\.key))), PostgresType.encode(.list(chunk.map(\.realmId)))]))
+            }
+        }
+        return out
     }
 }
