@@ -13,7 +13,9 @@
 /// - an object created or deleted by a pending Realm write keeps its Realm state;
 /// - a database delete of an object otherwise applies (an update in the Realm after it hits no
 ///   row in the database, so both sides end without the object).
-/// Once writes stop, both sides hold the same values.
+/// A pending Realm write that the database turns out not to take (its update or delete found no
+/// row: ``DatabaseTransaction/missedRows``) is followed, at its place in the commit order, by
+/// the row as the database has it. Once writes stop, both sides hold the same values.
 public struct PendingWrites: Sendable {
     struct ObjectKey: Hashable { var type: String; var identity: Value }
     struct PropertyKey: Hashable { var type: String; var identity: Value; var property: String }

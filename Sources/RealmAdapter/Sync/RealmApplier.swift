@@ -29,7 +29,8 @@ public struct RealmApplier: Sendable {
 
     /// Applies `transaction` and returns the Realm paths it changed. Of an own transaction
     /// (``DatabaseTransaction/isOwn``) only the database keys it generated are applied
-    /// (``Mapping/databaseKeyFills(_:)``).
+    /// (``Mapping/databaseKeyFills(_:)``), and the rows its writes missed, as the database
+    /// holds them now (``DatabaseTransaction/missedRows``).
     ///
     /// - Parameter pending: for a path and the changes bound for it, the Realm writes the
     ///   database does not hold yet as of this transaction; the convergence rule
@@ -51,8 +52,16 @@ public struct RealmApplier: Sendable {
             guard let dk = mapping.table(forType: type)?.databaseKey else { return nil }
             return try store.identity(of: type, where: dk.property, equals: key, in: path)
         }
-        let groups = transaction.isOwn ? try mapping.databaseKeyFills(transaction.changes)
-            : try mapping.objectChanges(transaction.changes, paths: { try store.realmPaths() }, row: row, keys: keys)
+        var groups: [(path: String, changes: [ObjectChange])]
+        if transaction.isOwn {
+            groups = try mapping.databaseKeyFills(transaction.changes)
+            let missed = try reread(transaction.missedRows, mapping, row)
+            if !missed.isEmpty {
+                groups = Self.merged(groups, try mapping.objectChanges(missed, paths: { try store.realmPaths() }, row: row, keys: keys))
+            }
+        } else {
+            groups = try mapping.objectChanges(transaction.changes, paths: { try store.realmPaths() }, row: row, keys: keys)
+        }
         // Realms that already hold this transaction (a replay after a crash) are skipped.
         let toApply = try groups.filter { group in
             guard let done = try store.sourcePosition(source, of: group.path) else { return true }
@@ -79,6 +88,25 @@ public struct RealmApplier: Sendable {
     }
 
     private struct RealmChangedMeanwhile: Error {}
+
+    /// Rows an own write missed, as changes that bring the Realm to the database's rows now:
+    /// the whole row if the database has it, a delete if not.
+    private func reread(_ rows: [RowReference], _ mapping: Mapping, _ row: (String, DatabaseRow, [String]) throws -> DatabaseRow?) throws -> [RowChange] {
+        try rows.compactMap { r in
+            guard let t = mapping.table(named: r.table) else { return nil }
+            if let now = try row(r.table, r.key, t.columns.map(\.column) + t.pathColumns) { return .insert(table: r.table, row: now) }
+            return .delete(table: r.table, key: r.key)
+        }
+    }
+
+    /// Two groupings of changes by path, merged (each path's changes in order, first `a`'s).
+    static func merged(_ a: [(path: String, changes: [ObjectChange])], _ b: [(path: String, changes: [ObjectChange])]) -> [(path: String, changes: [ObjectChange])] {
+        var out = a
+        for (path, changes) in b {
+            if let i = out.firstIndex(where: { $0.path == path }) { out[i].changes += changes } else { out.append((path, changes)) }
+        }
+        return out
+    }
 
     private func write(_ mapping: Mapping, _ paths: [String], _ byPath: [String: [ObjectChange]], _ waiting: [String: PendingWrites], _ versions: [String: Int64],
                        _ position: String, _ linkList: (LinkListMapping, Value) throws -> [Value]) throws {

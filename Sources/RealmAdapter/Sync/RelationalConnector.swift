@@ -11,13 +11,38 @@ public struct DatabaseTransaction: Sendable {
     /// For own transactions: the (adapter, path, version) markers they recorded, i.e. which
     /// Realm versions the database holds as of this transaction.
     public var markers: [AppliedMarker]
+    /// For own transactions: rows that one of its updates or deletes did not find (see
+    /// ``RelationalConnector/apply(_:adapter:path:version:)``), to be read again.
+    public var missedRows: [RowReference]
 
-    public init(position: String, isOwn: Bool, changes: [RowChange], token: UInt64, markers: [AppliedMarker] = []) {
+    public init(position: String, isOwn: Bool, changes: [RowChange], token: UInt64, markers: [AppliedMarker] = [], missedRows: [RowReference] = []) {
         self.position = position
         self.isOwn = isOwn
         self.changes = changes
         self.token = token
         self.markers = markers
+        self.missedRows = missedRows
+    }
+}
+
+/// A row named by its table and key columns.
+public struct RowReference: Hashable, Sendable {
+    public var table: String
+    public var key: DatabaseRow
+
+    public init(table: String, key: DatabaseRow) {
+        self.table = table
+        self.key = key
+    }
+
+    /// As JSON, `{"table": …, "key": {column: value}}` (values untyped, as JSON carries them).
+    public var json: JSONValue {
+        .object([.init("table", .string(table)), .init("key", .object(key.values.sorted { $0.key < $1.key }.map { .init($0.key, $0.value.json) }))])
+    }
+
+    public init?(json: JSONValue) {
+        guard case .string(let table)? = json["table"], case .object(let key)? = json["key"] else { return nil }
+        self.init(table: table, key: DatabaseRow(Dictionary(key.map { ($0.key, Value(json: $0.value)) }, uniquingKeysWith: { a, _ in a })))
     }
 }
 
@@ -52,6 +77,11 @@ public protocol RelationalConnector: Sendable {
 
     /// Applies `writes` in one database transaction together with the marker (adapter, path,
     /// version). Throws the database's error if any write fails; nothing is then applied.
+    ///
+    /// An update or delete that finds no row is reported back through the change stream
+    /// (``DatabaseTransaction/missedRows``): another transaction may have inserted the row
+    /// after the statement began and committed first, so the database does not hold the
+    /// Realm's write although it comes later in the commit order.
     func apply(_ writes: [DatabaseWrite], adapter: String, path: String, version: Int64) async throws
 
     /// Keeps a change that the database rejected, with the reason (for `ignoreSQLErrors`), and

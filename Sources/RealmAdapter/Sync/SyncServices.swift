@@ -43,12 +43,15 @@ public final class DatabaseToRealmService: Service {
             for try await tx in stream.cancelOnGracefulShutdown() {
                 let (applier, adapter, cursor) = (self.applier, self.adapter, self.databaseCursor)
                 if tx.isOwn {
+                    let connector = self.connector
                     try await applier.store.perform {
                         for m in tx.markers where m.adapter == adapter.name {
                             try cursor.advance(m.path, through: m.version)
                         }
-                        // The database keys the database gave objects created in a Realm.
-                        if applier.mapping.hasDatabaseKeys { try applier.apply(tx, pending: self.pendingWrites) }
+                        // The database keys it gave objects created in a Realm; the rows its writes missed.
+                        if applier.mapping.hasDatabaseKeys || !tx.missedRows.isEmpty {
+                            try applier.apply(tx, pending: self.pendingWrites, row: { try connector.row($0, key: $1, columns: $2) })
+                        }
                     }
                 } else {
                     let connector = self.connector

@@ -17,7 +17,9 @@ public enum PgOutputMessage: Equatable, Sendable {
     case update(relation: UInt32, old: [TupleValue]?, oldIsKeyOnly: Bool, new: [TupleValue])
     case delete(relation: UInt32, old: [TupleValue], oldIsKeyOnly: Bool)
     case truncate(relations: [UInt32], cascade: Bool, restartIdentity: Bool)
-    /// A logical decoding message (`pg_logical_emit_message`), or anything else this decoder skips.
+    /// A logical decoding message (`pg_logical_emit_message`; with the `messages` option).
+    case message(transactional: Bool, lsn: LSN, prefix: String, content: [UInt8])
+    /// Anything else this decoder skips.
     case other(UInt8)
 
     public struct Relation: Equatable, Sendable {
@@ -93,6 +95,11 @@ public enum PgOutputMessage: Equatable, Sendable {
             let n = Int(try r.uint32())
             let options = try r.uint8()
             self = .truncate(relations: try (0..<n).map { _ in try r.uint32() }, cascade: options & 1 == 1, restartIdentity: options & 2 == 2)
+        case UInt8(ascii: "M"):
+            let flags = try r.uint8(), lsn = LSN(try r.uint64()), prefix = try r.cString()
+            let n = Int(try r.uint32())
+            guard r.i + n <= r.bytes.count else { throw ByteReader.malformed("message content past the end") }
+            self = .message(transactional: flags & 1 == 1, lsn: lsn, prefix: prefix, content: Array(r.bytes[r.i..<(r.i + n)]))
         default:
             self = .other(tag)
         }

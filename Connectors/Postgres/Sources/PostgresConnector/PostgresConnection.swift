@@ -158,6 +158,9 @@ public struct PostgresSession {
 
     var raw: OpaquePointer { handle }
 
+    /// The server's version number (150004 for 15.4).
+    public var serverVersion: Int { Int(PQserverVersion(handle)) }
+
     /// Runs one statement with text parameters (`$1`, `$2`, …; `nil` is SQL NULL) and returns
     /// its rows as text.
     @discardableResult

@@ -166,8 +166,17 @@ public final class PostgresConnector: RelationalConnector {
         do {
             try await w.session { s in
                 try s.transaction {
-                    for (sql, params) in PostgresWrites.statements(writes, schema: schema) {
-                        try s.query(sql, params)
+                    for (sql, params, write) in PostgresWrites.statements(writes, schema: schema) {
+                        let result = try s.query(sql, params)
+                        // A row this statement did not see may have been inserted meanwhile: say so in the stream.
+                        switch write {
+                        case .update(let table, let key, _)?, .delete(let table, let key)?:
+                            guard result.affected == 0 else { break }
+                            try s.query("SELECT pg_logical_emit_message(true, $1, $2)",
+                                        [PostgresReplicationStream.messagePrefix, RowReference(table: table, key: key).json.serialized()])
+                        default:
+                            break
+                        }
                     }
                     try s.query("""
                         INSERT INTO \(PostgresSQL.qualified(schema, Self.stateTable)) (adapter, path, version) VALUES ($1, $2, $3)
@@ -210,6 +219,7 @@ public final class PostgresConnector: RelationalConnector {
                     for try await tx in stream.transactions {
                         var markers: [AppliedMarker] = []
                         var changes: [RowChange] = []
+                        let missed = tx.messages.compactMap { try? RowReference(json: JSONValue(parsing: Data($0))) }
                         for change in tx.changes {
                             switch change {
                             case .insert(Self.stateTable, let row), .update(Self.stateTable, let row, _):
@@ -223,7 +233,7 @@ public final class PostgresConnector: RelationalConnector {
                             }
                         }
                         continuation.yield(DatabaseTransaction(position: Self.position(tx.endLSN), isOwn: tx.origin.map(origins.contains) ?? false,
-                                                               changes: changes, token: tx.endLSN.value, markers: markers))
+                                                               changes: changes, token: tx.endLSN.value, markers: markers, missedRows: missed))
                     }
                     continuation.finish()
                 } catch {

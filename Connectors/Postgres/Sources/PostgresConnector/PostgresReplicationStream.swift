@@ -12,6 +12,8 @@ import Synchronization
 /// The slot only moves past a transaction once the caller reports it ``processed(_:)``: that is
 /// the flush LSN sent to the server, so a crash replays everything not yet in the Realm.
 public final class PostgresReplicationStream: @unchecked Sendable {
+    /// The prefix of realm-adapter's logical decoding messages (``PostgresTransaction/messages``).
+    public static let messagePrefix = "realm_adapter"
     // @unchecked: the connection is used only by the reader thread (after `start`); shared state
     // is in `state` (a Mutex) and `permits` (a semaphore).
     private let connection: PostgresConnection
@@ -54,8 +56,11 @@ public final class PostgresReplicationStream: @unchecked Sendable {
     /// Starts `START_REPLICATION` at `lsn` (the server resumes from the slot's confirmed
     /// position when that is later) and the reader thread.
     public func start(from lsn: LSN = .zero) throws {
-        let sql = "START_REPLICATION SLOT \(PostgresSQL.quote(slot)) LOGICAL \(lsn) (proto_version '1', publication_names \(PostgresSQL.literal(publication)))"
+        let (slot, publication) = (self.slot, self.publication)
         try connection.sessionSync { s in
+            // Logical decoding messages (Postgres 14 and later) name the rows an own write missed.
+            let messages = s.serverVersion >= 140000 ? ", messages 'true'" : ""
+            let sql = "START_REPLICATION SLOT \(PostgresSQL.quote(slot)) LOGICAL \(lsn) (proto_version '1', publication_names \(PostgresSQL.literal(publication))\(messages))"
             do {
                 try s.query(sql)
             } catch var e as PostgresError {
@@ -207,7 +212,9 @@ public final class PostgresReplicationStream: @unchecked Sendable {
             if state.withLock({ $0.stopped }) { return }
             state.withLock { $0.inFlight += 1 }
             continuation.yield(tx)
-        case .other:
+        case .message(true, _, Self.messagePrefix, let content):
+            current?.messages.append(content)
+        case .message, .other:
             break
         }
     }

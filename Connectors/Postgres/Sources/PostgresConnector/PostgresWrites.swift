@@ -5,19 +5,25 @@ enum PostgresWrites {
     /// The statements for a sequence of writes, in order. Runs of upserts into the same table
     /// with the same columns become one multi-row `INSERT … ON CONFLICT` (a bulk load from a
     /// Realm is mostly that), as long as no key repeats within the run: one statement cannot
-    /// upsert the same row twice.
-    static func statements(_ writes: [DatabaseWrite], schema: String, maxParameters: Int = 30_000) -> [(String, [String?])] {
-        var out: [(String, [String?])] = []
+    /// upsert the same row twice. Each statement comes with its write when it has one alone.
+    static func statements(_ writes: [DatabaseWrite], schema: String, maxParameters: Int = 30_000) -> [(String, [String?], DatabaseWrite?)] {
+        var out: [(String, [String?], DatabaseWrite?)] = []
         var run: [DatabaseWrite] = []
         var runKeys = Set<[Value]>()
         func flush() {
             guard !run.isEmpty else { return }
-            out.append(run.count == 1 ? sql(run[0], schema: schema) : multiRowUpsert(run, schema: schema))
+            let (text, params) = run.count == 1 ? sql(run[0], schema: schema) : multiRowUpsert(run, schema: schema)
+            out.append((text, params, run.count == 1 ? run[0] : nil))
             run = []
             runKeys = []
         }
         for w in writes {
-            guard case .upsert(let table, let keys, let row) = w else { flush(); out.append(sql(w, schema: schema)); continue }
+            guard case .upsert(let table, let keys, let row) = w else {
+                flush()
+                let (text, params) = sql(w, schema: schema)
+                out.append((text, params, w))
+                continue
+            }
             let key = keys.map { row[$0] ?? .null }
             if let first = run.first, case .upsert(let t0, let k0, let r0) = first,
                t0 != table || k0 != keys || Set(r0.values.keys) != Set(row.values.keys) || r0.references != row.references || runKeys.contains(key)

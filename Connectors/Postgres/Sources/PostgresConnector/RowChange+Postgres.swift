@@ -8,4 +8,6 @@ public struct PostgresTransaction: Sendable {
     /// The replication origin of the session that wrote it (`realm_adapter` for our own writes).
     public var origin: String?
     public var changes: [RowChange]
+    /// Transactional logical decoding messages (`pg_logical_emit_message`) with realm-adapter's prefix.
+    public var messages: [[UInt8]] = []
 }
