@@ -266,6 +266,7 @@ extension PostgresIntegration.CrashTests {
                     CREATE TABLE employee_route (employee int REFERENCES employee (id), route uuid REFERENCES route (key), since date,
                                                  PRIMARY KEY (employee, route));
                     CREATE TABLE log (line text);
+                    CREATE TABLE "Passport" ("PassportId" serial PRIMARY KEY, "RealmId" varchar(255) UNIQUE, "Country" text NOT NULL);
                     """)
             }
             let dir = NSTemporaryDirectory() + "realm-adapter-init-\(UUID().uuidString.prefix(8))"
@@ -285,6 +286,9 @@ extension PostgresIntegration.CrashTests {
             #expect(join.primaryKey == "id" && join[property: "employee"]?.type == .link("employee") && join[property: "route"]?.type == .link("route"))
             #expect(config.mapping.compoundPrimaryKeys["employee_route"]?.map(\.dbColumn) == ["employee", "route"])
             #expect(config.database?.url == url)
+            let passport = try #require(config.schema[type: "Passport"])
+            #expect(passport.primaryKey == "RealmId" && passport.databasePrimaryKey == "PassportId")
+            #expect(passport.properties.map(\.typeString) == ["int?", "string", "string"])
             let v = try ChildProcess.run(ChildProcess.built("realm-adapter"), ["validate", "-c", dir + "/adapter.json"])
             #expect(v.status == 0, "\(v.stderr)")
         }

@@ -8,7 +8,8 @@ public enum PostgresIntrospection {
     /// becomes the primary key; a single-column foreign key to such a key becomes a link; a table
     /// whose primary key is two foreign keys (a join table) becomes a join type with a string
     /// key `"a-b"` and `compoundPrimaryKeys`; arrays become lists of primitives; nullable columns
-    /// optional properties.
+    /// optional properties. A table with a text `RealmId` column beside its primary key is keyed
+    /// by it in the Realm, its primary key becoming the `databasePrimaryKey` (legacy layout).
     /// - Parameter passwordEnv: the environment variable the configuration should read the
     ///   password from, if the database needs one.
     public static func configuration(_ s: PostgresSession, schema: String, url: String?, displayName: String,
@@ -78,6 +79,9 @@ public enum PostgresIntrospection {
                 notes.append("\(table): left out, because it has \(pk.isEmpty ? "no primary key" : "a compound primary key that is not two foreign keys"); synced types need one")
                 continue
             }
+            let realmId = isJoin ? nil : cols[table]?.first { c in
+                c.name.lowercased() == "realmid" && c.name != pk[0] && ["text", "varchar", "bpchar"].contains(c.type)
+            }?.name
             for c in cols[table] ?? [] {
                 if let fk = fks[c.name], let targetPK = primaryKeys[fk.table], targetPK == [fk.column] {
                     properties.append(.init(c.name, .string(fk.table + "?")))
@@ -90,14 +94,22 @@ public enum PostgresIntrospection {
                         properties = []
                         break
                     }
+                    // The database key: objects created in a Realm have none until the database gives them one.
+                    if realmId != nil { t += "?" }
+                } else if c.name == realmId {
+                    t = "string"
                 } else if c.nullable && !t.hasSuffix("[]") {
                     t += "?"
                 }
                 properties.append(.init(c.name, .string(t)))
             }
             guard !properties.isEmpty else { continue }
-            types.append(.object([.init("name", .string(table)), .init("primaryKey", .string(isJoin ? "id" : pk[0])),
-                                  .init("properties", .object(properties))]))
+            var members: [JSONValue.Member] = [.init("name", .string(table)), .init("primaryKey", .string(isJoin ? "id" : realmId ?? pk[0]))]
+            if let realmId {
+                members.append(.init("databasePrimaryKey", .string(pk[0])))
+                notes.append("\(table): keyed by \(realmId) in the Realm, \(pk[0]) is the databasePrimaryKey; it must be generated (IDENTITY or serial) and \(realmId) unique")
+            }
+            types.append(.object(members + [.init("properties", .object(properties))]))
         }
         // Links to tables that were left out cannot stay.
         let kept = Set(types.compactMap { if case .string(let n)? = $0["name"] { n } else { nil } })
