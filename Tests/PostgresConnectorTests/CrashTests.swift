@@ -112,6 +112,43 @@ extension PostgresIntegration {
 }
 
 extension PostgresIntegration.CrashTests {
+    /// A transaction larger than `database.largeTransactionChanges` reaches the Realm in parts
+    /// (never held whole); killed part-way and restarted, the daemon applies the rest, each row once.
+    @Test(.timeLimit(.minutes(2)))
+    func aLargeTransactionArrivesInPartsAndSurvivesAKill() async throws {
+        try await TestServer.withFreshDatabase { settings in
+            let (dir, configFile) = try DaemonProcess.workspace(settings, schema: Self.schema)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let text = try String(contentsOfFile: configFile, encoding: .utf8)
+                .replacingOccurrences(of: #""createSchema": true"#, with: #""createSchema": true, "largeTransactionChanges": 500"#)
+            try text.write(toFile: configFile, atomically: true, encoding: .utf8)
+            let store = try RealmStore(directory: dir + "/store")
+            _ = try Adapter(store: store, name: "audit", pathRegex: ".*")  // keeps the whole history
+            var daemon = try DaemonProcess(config: configFile, log: dir + "/daemon-0.log")
+            try await daemon.waitUntilSyncing()
+            let pg = try await PostgresConnection.connect(settings)
+            defer { pg.close() }
+            let rows = 60_000
+            _ = try await pg.sql(#"INSERT INTO "Item" SELECT g, 0, 'db' FROM generate_series(1, \#(rows)) g"#)
+            func count() throws -> Int { try store.contains("/SQLDemo") ? store.count(of: "Item", in: "/SQLDemo") : 0 }
+            try await eventually("the first parts in the Realm") { try count() >= 1000 }
+            daemon.kill9()
+            let atKill = try count()
+            #expect(atKill < rows, "the kill came after the whole transaction; nothing was tested")
+
+            daemon = try DaemonProcess(config: configFile, log: dir + "/daemon-1.log")
+            try await eventually("every row in the Realm", timeout: .seconds(60)) { try count() == rows }
+            #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+            var inserted: [Value: Int] = [:], transactions = 0
+            for tx in try store.history(of: "/SQLDemo") where tx.origin == "adapter:pg" {
+                transactions += 1
+                for case .insert("Item", let id, _) in tx.instructions { inserted[id, default: 0] += 1 }
+            }
+            #expect(inserted.count == rows && inserted.values.allSatisfy { $0 == 1 })
+            #expect(transactions >= rows / 500)
+        }
+    }
+
     /// `realm-adapter status` shows each Realm's progress and warns about retained WAL.
     @Test(.timeLimit(.minutes(1)))
     func statusShowsProgressAndWarnsAboutRetainedWAL() async throws {

@@ -44,7 +44,8 @@ struct SyncHarness {
     /// Runs `body` with the daemon running; stops it gracefully afterwards.
     /// - Parameter setup: SQL run before the daemon starts (tables made by hand).
     static func run(_ name: String = #function, extra: String = "", schema: String = busSchema, path: String = "/SQLDemo",
-                    applyRealmSchemaChanges: Bool = false, setup: String = "", _ body: (SyncHarness) async throws -> Void) async throws {
+                    applyRealmSchemaChanges: Bool = false, setup: String = "", largeTransactionChanges: Int? = nil,
+                    _ body: (SyncHarness) async throws -> Void) async throws {
         try await TestServer.withFreshDatabase(name) { settings in
             if !setup.isEmpty {
                 let pg = try await PostgresConnection.connect(settings)
@@ -55,6 +56,7 @@ struct SyncHarness {
             defer { try? FileManager.default.removeItem(atPath: dir) }
             var config = try config(settings, store: dir, extra: extra, schema: schema, path: path)
             config.database!.applyRealmSchemaChanges = applyRealmSchemaChanges
+            if let largeTransactionChanges { config.database!.largeTransactionChanges = largeTransactionChanges }
             let h = SyncHarness(settings: settings, config: config, store: try RealmStore(directory: dir),
                                 pg: try await PostgresConnection.connect(settings), mapping: try Mapping(config))
             defer { h.pg.close() }

@@ -76,6 +76,10 @@ public struct DatabaseConfiguration: Sendable {
     public var publication: String
     /// `status` warns when the slot retains more WAL than this (default 1 GiB).
     public var walWarningBytes: Int64
+    /// A database transaction with more row changes than this reaches the Realms in parts of
+    /// this many (each its own Realm transaction, still exactly once), so that memory stays
+    /// bounded however large a transaction is (default 20,000).
+    public var largeTransactionChanges: Int
 
     init(_ reader: JSONObjectReader, environment: [String: String]) throws {
         var r = reader
@@ -134,6 +138,7 @@ public struct DatabaseConfiguration: Sendable {
         slotName = try r.string("slotName") ?? "realm_adapter"
         publication = try r.string("publication") ?? "realm_adapter"
         walWarningBytes = Int64(try r.int("walWarningBytes", in: 0...Int64.max) ?? 1 << 30)
+        largeTransactionChanges = try r.int("largeTransactionChanges", in: 1...100_000_000) ?? 20_000
         try r.finish()
         if url == nil && host == nil {
             throw r.error(nil, "give url or host to say where the database is.")

@@ -210,6 +210,7 @@ public final class PostgresConnector: RelationalConnector {
         state.withLock { $0.stream?.stop(); $0.stream = nil }
         let stream = try await PostgresReplicationStream(settings: settings, slot: configuration.slotName, publication: configuration.publication,
                                                          schema: schema, customTypes: customTypes, logger: logger)
+        stream.partSize = configuration.largeTransactionChanges
         try stream.start()
         state.withLock { $0.stream = stream }
         let origins: Set<String> = [originName, idsOriginName]
@@ -232,8 +233,11 @@ public final class PostgresConnector: RelationalConnector {
                                 changes.append(change)
                             }
                         }
-                        continuation.yield(DatabaseTransaction(position: Self.position(tx.endLSN), isOwn: tx.origin.map(origins.contains) ?? false,
-                                                               changes: changes, token: tx.endLSN.value, markers: markers, missedRows: missed))
+                        // A part of a large transaction sorts after what came before and before its end;
+                        // the slot moves only past a whole one.
+                        let position = tx.isComplete ? Self.position(tx.endLSN) : Self.position(tx.commitLSN) + ":" + Self.digits(tx.part, 8)
+                        continuation.yield(DatabaseTransaction(position: position, isOwn: tx.origin.map(origins.contains) ?? false,
+                                                               changes: changes, token: tx.isComplete ? tx.endLSN.value : 0, markers: markers, missedRows: missed))
                     }
                     continuation.finish()
                 } catch {
@@ -317,10 +321,17 @@ public final class PostgresConnector: RelationalConnector {
         for c in [w, r, i] { c?.close() }
     }
 
-    /// An LSN as a position string: 16 hexadecimal digits, so positions sort as strings.
+    /// An LSN as a position string: 16 hexadecimal digits, so positions sort as strings. The
+    /// parts of a large transaction are `<its commit LSN>:<part, 8 digits>`, which sort after
+    /// every earlier transaction's end and before its own.
     static func position(_ lsn: LSN) -> String {
         let hex = String(lsn.value, radix: 16, uppercase: true)
         return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    static func digits(_ n: Int, _ width: Int) -> String {
+        let s = String(n)
+        return String(repeating: "0", count: max(0, width - s.count)) + s
     }
 }
 
@@ -359,5 +370,5 @@ extension PostgresConnector {
     }
 
     /// An LSN from a position string written by this connector.
-    public static func lsn(fromPosition position: String) -> LSN? { UInt64(position, radix: 16).map(LSN.init) }
+    public static func lsn(fromPosition position: String) -> LSN? { UInt64(position.prefix { $0 != ":" }, radix: 16).map(LSN.init) }
 }

@@ -7,22 +7,26 @@ import Synchronization
 /// Streams committed transactions from a logical replication slot (pgoutput, protocol 1).
 ///
 /// The reader runs on a thread of its own (libpq's copy protocol is read with `poll`), decodes
-/// each transaction completely, and hands it over through ``transactions``. Flow control: at
-/// most `maxInFlight` transactions wait to be processed, so a large backlog never fills memory.
+/// each transaction completely, and hands it over through ``transactions``; a large one in parts
+/// of ``partSize`` row changes. Flow control: at most `maxInFlight` transactions, and about two
+/// parts' worth of row changes, wait to be processed, so neither a large backlog nor a large
+/// transaction fills memory.
 /// The slot only moves past a transaction once the caller reports it ``processed(_:)``: that is
 /// the flush LSN sent to the server, so a crash replays everything not yet in the Realm.
 public final class PostgresReplicationStream: @unchecked Sendable {
     /// The prefix of realm-adapter's logical decoding messages (``PostgresTransaction/messages``).
     public static let messagePrefix = "realm_adapter"
     // @unchecked: the connection is used only by the reader thread (after `start`); shared state
-    // is in `state` (a Mutex) and `permits` (a semaphore).
+    // is in `state` (a Mutex) and `wakeUp` (a semaphore).
     private let connection: PostgresConnection
     private let slot: String
     private let publication: String
     private let customTypes: [String: ScalarType]
     private let schema: String
     private let logger: Logger
-    private let permits: DispatchSemaphore
+    /// Signalled when a transaction is processed or the stream stops (the reader waits on it).
+    private let wakeUp = DispatchSemaphore(value: 0)
+    private let maxInFlight: Int
     private let state = Mutex(State())
     private let continuation: AsyncThrowingStream<PostgresTransaction, Error>.Continuation
     /// Transactions in commit order. Iterate once.
@@ -32,8 +36,10 @@ public final class PostgresReplicationStream: @unchecked Sendable {
         var acknowledged = LSN.zero
         var stopped = false
         var lastReceived = LSN.zero
-        var inFlight = 0
         var ackPending = false
+        /// The row changes of each transaction handed over and not yet processed, oldest first.
+        var inFlight: [Int] = []
+        var inFlightChanges = 0
     }
 
     /// Opens the replication connection. Call ``start(from:)`` to begin streaming.
@@ -46,12 +52,12 @@ public final class PostgresReplicationStream: @unchecked Sendable {
         self.schema = schema
         self.customTypes = customTypes
         self.logger = logger
-        // Start at 0 and add the permits: libdispatch traps when a semaphore is freed with a
-        // value below its initial one, which a shutdown with transactions in flight would do.
-        permits = DispatchSemaphore(value: 0)
-        for _ in 0..<maxInFlight { permits.signal() }
+        self.maxInFlight = maxInFlight
         (transactions, continuation) = AsyncThrowingStream.makeStream(of: PostgresTransaction.self)
     }
+
+    /// Row changes per part of a large transaction (see ``PostgresTransaction/part``).
+    public var partSize = 20_000
 
     /// Starts `START_REPLICATION` at `lsn` (the server resumes from the slot's confirmed
     /// position when that is later) and the reader thread.
@@ -101,10 +107,10 @@ public final class PostgresReplicationStream: @unchecked Sendable {
     public func processed(through lsn: LSN) {
         state.withLock { s in
             s.acknowledged = max(s.acknowledged, lsn)
-            s.inFlight -= 1
+            if !s.inFlight.isEmpty { s.inFlightChanges -= s.inFlight.removeFirst() }
             s.ackPending = true
         }
-        permits.signal()
+        wakeUp.signal()
     }
 
     /// The highest position reported processed.
@@ -113,7 +119,7 @@ public final class PostgresReplicationStream: @unchecked Sendable {
     /// Stops reading (the reader sends a last status update) and closes the connection.
     public func stop() {
         state.withLock { $0.stopped = true }
-        permits.signal()
+        wakeUp.signal()
     }
 
     // MARK: Reader thread
@@ -146,7 +152,7 @@ public final class PostgresReplicationStream: @unchecked Sendable {
                     state.withLock { s in
                         s.lastReceived = max(s.lastReceived, walEnd)
                         // Idle, nothing of ours in flight: WAL up to here holds nothing we need.
-                        if current == nil && s.inFlight == 0 { s.acknowledged = max(s.acknowledged, walEnd) }
+                        if current == nil && s.inFlight.isEmpty { s.acknowledged = max(s.acknowledged, walEnd) }
                     }
                     if replyRequested { try sendStatus(conn); lastStatus = .now }
                 default:
@@ -190,12 +196,15 @@ public final class PostgresReplicationStream: @unchecked Sendable {
             typeNames[oid] = name
         case .insert(let rel, let new):
             guard let r = relations[rel], r.namespace == schema else { return }
+            yieldPartIfFull(&current)
             current?.changes.append(.insert(table: r.name, row: try row(new, r, typeNames)))
         case .update(let rel, let old, _, let new):
             guard let r = relations[rel], r.namespace == schema else { return }
+            yieldPartIfFull(&current)
             current?.changes.append(.update(table: r.name, row: try row(new, r, typeNames), oldKey: try old.map { try row($0, r, typeNames) }))
         case .delete(let rel, let old, _):
             guard let r = relations[rel], r.namespace == schema else { return }
+            yieldPartIfFull(&current)
             current?.changes.append(.delete(table: r.name, key: try row(old, r, typeNames)))
         case .truncate(let rels, _, _):
             let names = rels.compactMap { relations[$0] }.filter { $0.namespace == schema }.map(\.name)
@@ -205,18 +214,41 @@ public final class PostgresReplicationStream: @unchecked Sendable {
             current = nil
             tx.commitLSN = commitLSN
             tx.endLSN = endLSN
-            // Flow control: wait while too many transactions are unprocessed.
-            while permits.wait(timeout: .now() + .milliseconds(200)) == .timedOut {
-                if state.withLock({ $0.stopped }) { return }
-            }
-            if state.withLock({ $0.stopped }) { return }
-            state.withLock { $0.inFlight += 1 }
-            continuation.yield(tx)
+            tx.isComplete = true
+            deliver(tx)
         case .message(true, _, Self.messagePrefix, let content):
             current?.messages.append(content)
         case .message, .other:
             break
         }
+    }
+
+    /// Hands a transaction (or a part) to the consumer; flow control: waits while too many are unprocessed.
+    private func deliver(_ tx: PostgresTransaction) {
+        let n = tx.changes.count, maxChanges = 2 * partSize
+        while true {
+            let (admitted, stopped) = state.withLock { s -> (Bool, Bool) in
+                guard !s.stopped else { return (false, true) }
+                guard s.inFlight.isEmpty || (s.inFlight.count < maxInFlight && s.inFlightChanges + n <= maxChanges) else { return (false, false) }
+                s.inFlight.append(n)
+                s.inFlightChanges += n
+                return (true, false)
+            }
+            if stopped { return }
+            if admitted { break }
+            _ = wakeUp.wait(timeout: .now() + .milliseconds(200))
+        }
+        continuation.yield(tx)
+    }
+
+    /// A large transaction goes to the consumer in parts, so that it is never held whole.
+    private func yieldPartIfFull(_ current: inout PostgresTransaction?) {
+        guard var tx = current, tx.changes.count >= partSize else { return }
+        tx.isComplete = false
+        deliver(tx)
+        current?.changes = []
+        current?.messages = []
+        current?.part += 1
     }
 
     /// Typed values of a tuple. Unchanged TOASTed values are listed as missing, never null.

@@ -10,4 +10,9 @@ public struct PostgresTransaction: Sendable {
     public var changes: [RowChange]
     /// Transactional logical decoding messages (`pg_logical_emit_message`) with realm-adapter's prefix.
     public var messages: [[UInt8]] = []
+    /// Which part of a large transaction this is (0 for the first; a transaction that was not
+    /// split is its own part 0).
+    public var part: Int = 0
+    /// Whether this is the transaction's last part (its commit): only then may the slot move past it.
+    public var isComplete = true
 }
