@@ -215,3 +215,67 @@ extension StoreTests {
         #expect(try t.store.schema(of: "/fwd")[type: "Dangling"] == nil)
     }
 }
+
+/// INSERTs checked and encoded on another thread (the loader's fast path) must store and
+/// record exactly what the same INSERTs recorded one by one do.
+@Suite struct PreparedInsertsTests {
+    static let item = ObjectSchema(name: "Item", primaryKey: "id", properties: [
+        Property(name: "id", type: .scalar(.int)), Property(name: "label", type: .scalar(.string)),
+        Property(name: "price", type: .scalar(.double), isOptional: true),
+        Property(name: "seats", type: .scalar(.int), defaultValue: .int(40)),
+        Property(name: "when", type: .scalar(.date), isOptional: true)])
+    static let schema = try! Schema([item])
+
+    static func rows(_ range: ClosedRange<Int64>) -> [(Value, PropertyValues)] {
+        range.map { i in
+            var v: PropertyValues = ["id": .int(i), "label": .string("item \(i)"), "price": i % 3 == 0 ? .null : .int(i)]
+            if i % 2 == 0 { v.append("when", .string("2024-01-0\(i % 9 + 1)T00:00:00Z")) }  // coerced to a date
+            return (.int(i), v)
+        }
+    }
+
+    @Test func preparedInsertsStoreAndRecordWhatOneByOneDoes() throws {
+        let t = try TemporaryStore()
+        let s = t.store
+        for path in ["/one", "/prepared"] { try s.write(to: path, origin: "test") { tx in try tx.addType(Self.item) } }
+        try s.write(to: "/one", origin: "test") { tx in
+            for (id, v) in Self.rows(1...5) { try tx.record(.insert(objectType: "Item", identity: id, values: v)) }
+            try tx.update("Item", 2, ["label": "two"])
+            for (id, v) in Self.rows(6...9) { try tx.record(.insert(objectType: "Item", identity: id, values: v)) }
+        }
+        var first = try PreparedInserts(Self.item, schema: Self.schema)
+        for (id, v) in Self.rows(1...5) { try first.add(id, v) }
+        var second = try PreparedInserts(Self.item, schema: Self.schema)
+        for (id, v) in Self.rows(6...9) { try second.add(id, v) }
+        try s.write(to: "/prepared", origin: "test") { tx in
+            #expect(try tx.insert(first))
+            try tx.update("Item", 2, ["label": "two"])
+            #expect(try tx.insert(second))
+        }
+        #expect(try s.objects(of: "Item", in: "/prepared") == s.objects(of: "Item", in: "/one"))
+        #expect(try s.history(of: "/prepared").map(\.instructions) == s.history(of: "/one").map(\.instructions))
+        #expect(try s.object(of: "Item", identity: 1, in: "/prepared")?.values["seats"] == 40)
+    }
+
+    @Test func badRowsAreRejectedAsOneByOne() throws {
+        var p = try PreparedInserts(Self.item, schema: Self.schema)
+        #expect(throws: RealmAdapterError.self) { try p.add(.int(1), ["id": .int(1), "label": .int(5)]) }
+        #expect(throws: RealmAdapterError.self) { try p.add(.int(1), ["id": .int(1)]) }  // label is required
+        try p.add(.int(1), ["id": .int(1), "label": "a"])
+        let t = try TemporaryStore()
+        try t.store.write(to: "/x", origin: "test") { tx in
+            try tx.addType(Self.item)
+            try tx.create("Item", ["id": 1, "label": "already"])
+        }
+        // A duplicate key rejects the whole transaction.
+        #expect(throws: RealmAdapterError.self) { try t.store.write(to: "/x", origin: "test") { tx in _ = try tx.insert(p) } }
+        #expect(try t.store.object(of: "Item", identity: 1, in: "/x")?.values["label"] == "already")
+        // A Realm whose type grew takes them one by one instead.
+        try t.store.write(to: "/y", origin: "test") { tx in
+            try tx.addType(Self.item)
+            try tx.addProperties([Property(name: "extra", type: .scalar(.int), isOptional: true)], to: "Item")
+            #expect(try !tx.insert(p))
+        }
+        #expect(try t.store.count(of: "Item", in: "/y") == 0)
+    }
+}

@@ -19,6 +19,30 @@ enum InstructionCodec {
         return w.bytes
     }
 
+    /// `instructions` with INSERTs encoded ahead (``PreparedInserts``) spliced in before the
+    /// instruction at each segment's index (or at the end).
+    static func encode(_ instructions: [Instruction], prepared: [(at: Int, encoded: BinaryWriter, count: Int)]) -> [UInt8] {
+        guard !prepared.isEmpty else { return encode(instructions) }
+        var w = BinaryWriter()
+        w.bytes.reserveCapacity(prepared.reduce(instructions.count * 32) { $0 + $1.encoded.bytes.count })
+        w.byte(formatVersion)
+        w.varint(UInt64(prepared.reduce(instructions.count) { $0 + $1.count }))
+        var next = 0
+        func splice(upTo i: Int) {
+            while next < prepared.count && prepared[next].at <= i {
+                w.bytes.append(contentsOf: prepared[next].encoded.bytes)
+                w.forgetNames()  // the reader now holds the segment's last names
+                next += 1
+            }
+        }
+        for (i, instruction) in instructions.enumerated() {
+            splice(upTo: i)
+            w.instruction(instruction)
+        }
+        splice(upTo: Int.max)
+        return w.bytes
+    }
+
     static func decode(_ data: [UInt8]) throws -> [Instruction] {
         try data.withUnsafeBytes { buffer in
             var r = BinaryReader(buffer: buffer)
@@ -36,7 +60,10 @@ struct BinaryWriter {
     var bytes: [UInt8] = []
     /// The property names of the previous INSERT/SET: a bulk load repeats them on every row,
     /// so an identical list is written as one byte instead (about a third of a row's bytes).
-    private var lastNames: [String] = []
+    /// Nil when unknown (nothing written yet, or bytes written by another writer since).
+    private var lastNames: [String]?
+
+    mutating func forgetNames() { lastNames = nil }
 
     mutating func byte(_ b: UInt8) { bytes.append(b) }
 
@@ -77,9 +104,9 @@ struct BinaryWriter {
 
     mutating func values(_ v: PropertyValues) {
         varint(UInt64(v.count))
-        var same = v.count == lastNames.count
+        var same = v.count == lastNames?.count
         var k = 0
-        while same && k < lastNames.count { same = v.entries[k].name == lastNames[k]; k += 1 }
+        while same && k < v.count { same = v.entries[k].name == lastNames![k]; k += 1 }
         byte(same ? 1 : 0)
         if !same { lastNames = v.map(\.name) }
         for k in v.entries.indices {

@@ -137,6 +137,10 @@ public final class Loader: @unchecked Sendable {
         let type = t.type.name
         let hasLinks = t.columns.contains { if case .link = $0.kind { !skipping.contains($0.property.name) } else { false } }
         let batchSize = configuration.batchSize
+        // Rows of plain types are checked and encoded for history on the reading thread too, so
+        // that the writing thread only stores them (when the Realm had none of the type).
+        let schema = mapping.schema
+        let prepare = PreparedInserts.canPrepare(t.type)
         try pipeline(produce: { emit in
             // RealmIds generated for rows without one go back to the database, a batch at a time.
             var assignments: [RealmIdAssignment] = []
@@ -156,9 +160,19 @@ public final class Loader: @unchecked Sendable {
                 try emit(Entry(path: try mapping.route(row, t), identity: id, values: values))
             }
             try snapshot.writeRealmIds(assignments)
-        }, consume: { batch in
+        }, seal: { entries -> (entries: [Entry], prepared: [String: PreparedInserts]) in
+            guard prepare else { return (entries, [:]) }
+            var prepared: [String: PreparedInserts] = [:]
+            for e in entries {
+                if prepared[e.path] == nil { prepared[e.path] = try PreparedInserts(t.type, schema: schema, capacity: entries.count) }
+                try prepared[e.path]!.add(e.identity, e.values)
+            }
+            return (entries, prepared)
+        }, consume: { sealed in
+            let batch = sealed.entries
             try write(batch) { path, entries, tx in
                 let merge = try run.merges(type, path) { try tx.count(type) > 0 }
+                if !merge, let p = sealed.prepared[path], try tx.insert(p) { return }
                 for e in entries {
                     var values = e.values
                     if hasLinks { summary.danglingLinks += try checkLinks(&values, of: e.identity, t, tx) }
@@ -374,24 +388,31 @@ public final class Loader: @unchecked Sendable {
     /// Runs `produce` on a thread of its own, in batches of `loader.batchSize`, while this
     /// thread runs `consume` on each batch; at most two batches wait in between.
     private func pipeline(produce: (_ emit: (Entry) throws -> Void) throws -> Void, consume: ([Entry]) throws -> Void) throws {
-        let queue = BoundedQueue<[Entry]>(capacity: 2)
+        try pipeline(produce: produce, seal: { $0 }, consume: consume)
+    }
+
+    /// The same, with `seal` turning each batch into what `consume` gets, on the reading thread.
+    private func pipeline<Batch>(produce: (_ emit: (Entry) throws -> Void) throws -> Void, seal: @escaping ([Entry]) throws -> Batch,
+                                 consume: (Batch) throws -> Void) throws {
+        let queue = BoundedQueue<Batch>(capacity: 2)
         let size = configuration.batchSize
         let done = DispatchSemaphore(value: 0)
         try withoutActuallyEscaping(produce) { produce in
-            let box = UncheckedBox(produce)
+            let box = UncheckedBox((produce, seal))
             let thread = Thread {
                 defer { done.signal() }
+                let (produce, seal) = box.value
                 var batch: [Entry] = []
                 batch.reserveCapacity(size)
                 do {
-                    try box.value { e in
+                    try produce { e in
                         batch.append(e)
                         if batch.count == size {
-                            try queue.put(batch)
+                            try queue.put(try seal(batch))
                             batch.removeAll(keepingCapacity: true)
                         }
                     }
-                    if !batch.isEmpty { try queue.put(batch) }
+                    if !batch.isEmpty { try queue.put(try seal(batch)) }
                     queue.finish()
                 } catch {
                     queue.finish(error)
@@ -404,9 +425,9 @@ public final class Loader: @unchecked Sendable {
                 while let batch = try queue.take() {
                     try consume(batch)
                     // Freeing a batch (and the values its transaction shares with it) is real
-                    // work: leave it to another thread, so that this one goes on writing.
-                    let spent = UncheckedBox(batch)
-                    Self.disposal.async { withExtendedLifetime(spent) {} }
+                    // work: leave it to another thread, so that this one goes on writing. The
+                    // batch is handed over, not copied, so that the last release is not here.
+                    Self.dispose(consume batch)
                 }
             } catch {
                 queue.cancel()
@@ -418,6 +439,12 @@ public final class Loader: @unchecked Sendable {
 
 extension Loader {
     static let disposal = DispatchQueue(label: "realm-adapter.load.disposal")
+
+    /// Frees `value` on the disposal queue.
+    static func dispose<T>(_ value: consuming T) {
+        let box = UncheckedBox(value)
+        disposal.async { withExtendedLifetime(box) {} }
+    }
 }
 
 private struct UncheckedBox<T>: @unchecked Sendable {

@@ -40,7 +40,7 @@ extension RealmStore {
     @discardableResult
     public func apply(_ changes: [RealmChanges], origin: String, sourcePosition: SourcePosition? = nil) throws -> [Int64] {
         try commit(changes.map(\.path), origin: origin, sourcePosition: sourcePosition) { i, w in
-            try Self.apply(changes[i].instructions, with: &w, path: changes[i].path)
+            Recorded(instructions: try Self.apply(changes[i].instructions, with: &w, path: changes[i].path))
         }
     }
 
@@ -53,7 +53,7 @@ extension RealmStore {
             var tx = WriteTransaction(writer: w, path: paths[i])
             defer { w = tx.writer }
             try body(paths[i], &tx)
-            return tx.instructions
+            return Recorded(instructions: tx.instructions, prepared: tx.prepared)
         }
     }
 
@@ -84,7 +84,7 @@ extension RealmStore {
             var tx = WriteTransaction(writer: w, path: path)
             defer { w = tx.writer }
             result = try body(&tx)
-            return tx.instructions
+            return Recorded(instructions: tx.instructions, prepared: tx.prepared)
         }
         return (result!, versions[0])
     }
@@ -114,7 +114,7 @@ extension RealmStore {
     /// and returns the instructions to record. Creates Realms, bumps versions, records history,
     /// schema and the source position, all in one SQLite transaction; then wakes the notifier.
     func commit(_ paths: [String], origin: String, sourcePosition: SourcePosition?,
-                _ body: (Int, inout RealmWriter) throws -> [Instruction]) throws -> [Int64] {
+                _ body: (Int, inout RealmWriter) throws -> Recorded) throws -> [Int64] {
         for p in paths { try RealmPath.validate(p) }
         var newSchemas: [(Int64, Int64, Schema)] = []
         let versions: [Int64]
@@ -125,7 +125,7 @@ extension RealmStore {
                 for (i, path) in paths.enumerated() {
                     let r = try Self.realmRow(db, path) ?? Self.createRealm(db, path)
                     var writer = RealmWriter(db: db, realmId: r.id, schema: try schema(db, r), baseVersion: r.version)
-                    let instructions = try body(i, &writer)
+                    let recorded = try body(i, &writer)
                     if writer.schemaChanged {
                         // Types may refer to each other in any order within a transaction: check the whole at the end.
                         do { try writer.schema.validate() } catch let e as RealmAdapterError {
@@ -133,11 +133,11 @@ extension RealmStore {
                         }
                     }
                     var version = r.version
-                    if !instructions.isEmpty {
+                    if recorded.count > 0 {
                         version += 1
                         try db.cachedStatement(sql: "INSERT INTO history (realm_id, version, origin, committed_at, instruction_count, instructions) VALUES (?, ?, ?, ?, ?, ?)")
-                            .execute(arguments: [r.id, version, origin, Timestamp(Date()).totalNanoseconds ?? 0, instructions.count,
-                                                 Data(InstructionCodec.encode(instructions))])
+                            .execute(arguments: [r.id, version, origin, Timestamp(Date()).totalNanoseconds ?? 0, recorded.count,
+                                                 Data(InstructionCodec.encode(recorded.instructions, prepared: recorded.prepared))])
                         if writer.schemaChanged {
                             try db.execute(sql: "UPDATE realm SET version = ?, schema = ?, schema_version = schema_version + 1 WHERE id = ?",
                                            arguments: [version, writer.schema.json.serialized(), r.id])
@@ -160,6 +160,13 @@ extension RealmStore {
         for (id, v, s) in newSchemas { cache(s, realmId: id, version: v) }
         notifier.poke()
         return versions
+    }
+
+    /// What one Realm's part of a write records in history.
+    struct Recorded {
+        var instructions: [Instruction]
+        var prepared: [(at: Int, encoded: BinaryWriter, count: Int)] = []
+        var count: Int { prepared.reduce(instructions.count) { $0 + $1.count } }
     }
 
     static func createRealm(_ db: Database, _ path: String) throws -> RealmRow {

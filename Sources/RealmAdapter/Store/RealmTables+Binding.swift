@@ -27,13 +27,19 @@ extension RealmTables {
         case .float(let f): rc = sqlite3_bind_double(stmt, index, Double(f))
         case .double(let d): rc = sqlite3_bind_double(stmt, index, d)
         case .string(let s):
-            var s = s
             // A nil base address would bind NULL: an empty string must stay an empty string.
-            rc = s.withUTF8 { u in
+            func bindText(_ u: UnsafeBufferPointer<UInt8>) -> Int32 {
                 u.withMemoryRebound(to: CChar.self) { c in
                     if let base = c.baseAddress { sqlite3_bind_text(stmt, index, base, Int32(c.count), transient) }
                     else { sqlite3_bind_text(stmt, index, "", 0, transient) }
                 }
+            }
+            // Native strings lend their bytes as they are; others are made contiguous in a copy.
+            if let bound = s.utf8.withContiguousStorageIfAvailable(bindText) {
+                rc = bound
+            } else {
+                var copy = s
+                rc = copy.withUTF8(bindText)
             }
         case .data(let d):
             rc = d.isEmpty ? sqlite3_bind_zeroblob(stmt, index, 0)

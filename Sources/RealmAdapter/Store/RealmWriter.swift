@@ -149,51 +149,16 @@ struct RealmWriter {
         }
     }
 
-    /// How to insert objects of one type: built once per type and transaction. A class, so
-    /// that using it per row costs one retain rather than one per field.
+    /// How to insert objects of one type: the checks (``InsertTyping``) and the statement, built
+    /// once per type and transaction. A class, so that using it per row costs one retain.
     private final class InsertPlan {
-        let type: ObjectSchema
+        let typing: InsertTyping
         /// Held for the whole transaction: looking it up by SQL text per row costs a string hash.
         let statement: Statement
-        /// The identity's type: the primary key's, or int row keys.
-        let keyType: ScalarType
-        /// Property name → position in the bound row (single-value properties only).
-        let slots: [String: Int]
-        let slotProperties: [Property]
-        /// The slots' property names, compared per value without copying a `Property`.
-        let slotNames: [String]
-        /// Per slot: the scalar type for the common case, so the hot loop need not copy a `Property`.
-        let slotScalars: [ScalarType?]
-        let slotOptional: [Bool]
-        /// Per slot: the value used when an INSERT does not mention the property.
-        let defaults: [Value?]
-        let primaryKeySlot: Int?
-        /// Types without a primary key bind their row key first.
-        let rowKeyOffset: Int
-        /// The row being bound, reused from row to row (a writer is used by one thread). A
-        /// buffer rather than an array property: no exclusivity check per access in the hot loop.
-        let row: UnsafeMutableBufferPointer<Value?>
 
-        init(type: ObjectSchema, statement: Statement, keyType: ScalarType, slots: [String: Int], slotProperties: [Property],
-             slotScalars: [ScalarType?], slotOptional: [Bool], defaults: [Value?], primaryKeySlot: Int?, rowKeyOffset: Int) {
-            self.type = type
+        init(typing: InsertTyping, statement: Statement) {
+            self.typing = typing
             self.statement = statement
-            self.keyType = keyType
-            self.slots = slots
-            self.slotProperties = slotProperties
-            self.slotNames = slotProperties.map(\.name)
-            self.slotScalars = slotScalars
-            self.slotOptional = slotOptional
-            self.defaults = defaults
-            self.primaryKeySlot = primaryKeySlot
-            self.rowKeyOffset = rowKeyOffset
-            row = .allocate(capacity: slotProperties.count)
-            row.initialize(repeating: nil)
-        }
-
-        deinit {
-            row.deinitialize()
-            row.deallocate()
         }
     }
 
@@ -201,23 +166,11 @@ struct RealmWriter {
         if let (name, p) = lastPlan, name == n { return p }
         if let p = insertPlans[n] { lastPlan = (n, p); return p }
         let (t, table) = try type(n)
-        var slots: [String: Int] = [:], props: [Property] = [], defaults: [Value?] = [], columns: [String] = []
-        if t.primaryKey == nil { columns.append("_key") }
-        for (j, p) in t.properties.enumerated() {
-            switch p.type {
-            case .scalar, .link:
-                slots[p.name] = props.count
-                props.append(p)
-                defaults.append(try p.defaultValue.map { try $0.coerced(to: p, in: schema) })
-                columns.append(RealmTables.column(j))
-            default: continue
-            }
-        }
+        let typing = try InsertTyping(t, schema: schema)
+        var columns: [String] = t.primaryKey == nil ? ["_key"] : []
+        for (j, p) in t.properties.enumerated() where typing.slots[p.name] != nil { columns.append(RealmTables.column(j)) }
         let sql = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
-        let scalars = props.map { p -> ScalarType? in if case .scalar(let s) = p.type { s } else { nil } }
-        let p = InsertPlan(type: t, statement: try db.cachedStatement(sql: sql), keyType: RealmTables.keyType(of: t), slots: slots,
-                           slotProperties: props, slotScalars: scalars, slotOptional: props.map(\.isOptional), defaults: defaults,
-                           primaryKeySlot: t.primaryKey.flatMap { slots[$0] }, rowKeyOffset: t.primaryKey == nil ? 1 : 0)
+        let p = InsertPlan(typing: typing, statement: try db.cachedStatement(sql: sql))
         insertPlans[n] = p
         lastPlan = (n, p)
         return p
@@ -225,66 +178,57 @@ struct RealmWriter {
 
     private mutating func insert(_ n: String, _ rawId: Value, _ values: PropertyValues) throws -> Instruction {
         let plan = try plan(n)
-        let id: Value
-        do { id = try rawId.coerced(to: plan.keyType, optional: false) } catch let e as RealmAdapterError {
-            throw RealmAdapterError(e.code, "identity of \(n): \(e.message)", context: ["type": n])
-        }
-        defer { for k in plan.row.indices { plan.row[k] = nil } }
-        var typed = values
-        var lists: [(Property, [Value])] = []
-        for (i, e) in values.enumerated() {
-            // Values usually come in schema order: try that before hashing the name.
-            let slot = i < plan.slotNames.count && plan.slotNames[i] == e.name ? i : plan.slots[e.name]
-            let v: Value
-            do {
-                if let slot, let scalar = plan.slotScalars[slot] {
-                    v = try e.value.coerced(to: scalar, optional: plan.slotOptional[slot])
-                } else {
-                    guard let p = slot.map({ plan.slotProperties[$0] }) ?? plan.type[property: e.name] else {
-                        throw RealmAdapterError(.schemaViolation, "unknown property '\(e.name)' of type '\(n)'", context: ["type": n, "property": e.name])
-                    }
-                    v = try e.value.coerced(to: p, in: schema)
-                    if slot == nil, case .list(let items) = v, !items.isEmpty { lists.append((p, items)) }
-                }
-            } catch let err as RealmAdapterError where err.code != .schemaViolation {
-                throw RealmAdapterError(err.code, "\(n).\(e.name): \(err.message)", context: ["type": n, "property": e.name])
-            }
-            if !v.isSameKind(as: e.value) { typed.setValue(v, at: i) }
-            if let slot { plan.row[slot] = v }
-        }
-        if let k = plan.primaryKeySlot {
-            if let given = plan.row[k], given != id {
-                throw RealmAdapterError(.schemaViolation, "the values of INSERT \(n) give primary key '\(plan.type.primaryKey!)' a different value than its identity",
-                                        context: ["type": n, "property": plan.type.primaryKey!])
-            }
-            plan.row[k] = id
-        }
+        let typing = plan.typing
+        defer { typing.clearRow() }
+        let (id, typed, lists) = try typing.check(n, rawId, values, schema: schema)
         let stmt = plan.statement.sqliteStatement
         sqlite3_reset(stmt)
-        if plan.rowKeyOffset == 1 { try RealmTables.bind(id, to: stmt, at: 1, db: db) }
-        for k in plan.row.indices {
-            let v = plan.row[k]
-            let absent: Value? = plan.slotOptional[k] ? .some(.null) : .none
-            // A default that applies is recorded, so followers need not know the schema's defaults.
-            if v == nil, let d = plan.defaults[k] { typed.append(plan.slotProperties[k].name, d) }
-            guard let value = v ?? plan.defaults[k] ?? absent else {
-                let p = plan.slotProperties[k]
-                throw RealmAdapterError(.invalidValue, "INSERT \(n) has no value for required property '\(p.name)' (and it has no default)",
-                                        context: ["type": n, "property": p.name])
+        if typing.rowKeyOffset == 1 { try RealmTables.bind(id, to: stmt, at: 1, db: db) }
+        for k in typing.row.indices {
+            let value = typing.row[k]!
+            if typing.slotScalars[k] == nil, !value.isNull, case .link(let target) = typing.slotProperties[k].type {
+                try checkTarget(target, value, from: typing.type, typing.slotProperties[k])
             }
-            if plan.slotScalars[k] == nil, !value.isNull, case .link(let target) = plan.slotProperties[k].type {
-                try checkTarget(target, value, from: plan.type, plan.slotProperties[k])
-            }
-            try RealmTables.bind(value, to: stmt, at: Int32(k + 1 + plan.rowKeyOffset), db: db)
+            try RealmTables.bind(value, to: stmt, at: Int32(k + 1 + typing.rowKeyOffset), db: db)
         }
+        try step(stmt, n, id, typing.type)
+        for (p, items) in lists { try fillList(typing.type, p, owner: id, items) }
+        return .insert(objectType: n, identity: id, values: typed)
+    }
+
+    /// Runs the bound INSERT (or reports the constraint error it `failed` with) as a duplicate key of `n`.
+    private func step(_ stmt: OpaquePointer, _ n: String, _ id: Value, _ t: ObjectSchema, failed: DatabaseError? = nil) throws {
         do {
+            if let failed { throw failed }
             try RealmTables.step(stmt, db: db)
         } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
-            throw RealmAdapterError(.duplicatePrimaryKey, "\(n) already has an object with \(plan.type.primaryKey.map { "primary key '\($0)'" } ?? "this row key") = \(id.kindName == "string" ? "the given string" : id.description)",
+            throw RealmAdapterError(.duplicatePrimaryKey, "\(n) already has an object with \(t.primaryKey.map { "primary key '\($0)'" } ?? "this row key") = \(id.kindName == "string" ? "the given string" : id.description)",
                                     context: ["type": n])
         }
-        for (p, items) in lists { try fillList(plan.type, p, owner: id, items) }
-        return .insert(objectType: n, identity: id, values: typed)
+    }
+
+    /// Stores INSERTs checked ahead (``PreparedInserts``); false, storing nothing, if the
+    /// Realm's type is not the one they were checked against (its schema grew meanwhile).
+    mutating func insert(_ prepared: PreparedInserts) throws -> Bool {
+        guard let current = schema[type: prepared.type.name], current == prepared.type else { return false }
+        let n = prepared.type.name
+        let plan = try plan(n)
+        let stmt = plan.statement.sqliteStatement
+        let width = prepared.width, keySlot = plan.typing.primaryKeySlot!, count = prepared.count, db = self.db
+        try prepared.values.withUnsafeBufferPointer { values in
+            var base = 0
+            for _ in 0..<count {
+                sqlite3_reset(stmt)
+                for k in 0..<width { try RealmTables.bind(values[base + k], to: stmt, at: Int32(k + 1), db: db) }
+                do {
+                    try RealmTables.step(stmt, db: db)
+                } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
+                    try step(stmt, n, values[base + keySlot], plan.typing.type, failed: e)
+                }
+                base += width
+            }
+        }
+        return true
     }
 
     private mutating func set(_ n: String, _ id: Value, _ values: PropertyValues) throws {

@@ -7,8 +7,11 @@ public struct WriteTransaction {
     var writer: RealmWriter
     /// The Realm being written.
     public let path: String
-    /// The instructions recorded so far, as they will appear in history.
+    /// The instructions recorded so far, as they will appear in history (but for prepared
+    /// INSERTs, which are kept encoded: ``insert(_:)``).
     public private(set) var instructions: [Instruction] = []
+    /// Prepared INSERTs stored, encoded, with the index in `instructions` they come before.
+    var prepared: [(at: Int, encoded: BinaryWriter, count: Int)] = []
 
     init(writer: RealmWriter, path: String) {
         self.writer = writer
@@ -32,6 +35,20 @@ public struct WriteTransaction {
         } catch let e as RealmAdapterError {
             throw RealmStore.rejected(e, index: instructions.count, instruction: instruction, path: path)
         }
+    }
+
+    /// Stores INSERTs checked and encoded ahead (on another thread). Returns false, storing
+    /// nothing, if the Realm's type is not the one they were checked against (its schema grew):
+    /// record them one by one then.
+    public mutating func insert(_ inserts: PreparedInserts) throws -> Bool {
+        guard inserts.count > 0 else { return true }
+        do {
+            guard try writer.insert(inserts) else { return false }
+        } catch let e as RealmAdapterError {
+            throw RealmStore.rejected(e, index: instructions.count + prepared.reduce(0) { $0 + $1.count }, instruction: .insert(objectType: inserts.type.name, identity: .null, values: [:]), path: path)
+        }
+        prepared.append((instructions.count, inserts.encoded, inserts.count))
+        return true
     }
 
     /// Adds a type (ADD_TYPE), or the new properties of `type` to an existing type.
