@@ -162,11 +162,17 @@ public final class Loader: @unchecked Sendable {
             try snapshot.writeRealmIds(assignments)
         }, seal: { entries -> (entries: [Entry], prepared: [String: PreparedInserts]) in
             guard prepare else { return (entries, [:]) }
+            // Rows of one Realm come in runs (all of them for a literal path): one builder per run.
             var prepared: [String: PreparedInserts] = [:]
+            var run: (path: String, inserts: PreparedInserts)?
             for e in entries {
-                if prepared[e.path] == nil { prepared[e.path] = try PreparedInserts(t.type, schema: schema, capacity: entries.count) }
-                try prepared[e.path]!.add(e.identity, e.values)
+                if run?.path != e.path {
+                    if let r = run { prepared[r.path] = r.inserts }
+                    run = (e.path, try prepared.removeValue(forKey: e.path) ?? PreparedInserts(t.type, schema: schema, capacity: entries.count))
+                }
+                try run!.inserts.add(e.identity, e.values)
             }
+            if let r = run { prepared[r.path] = r.inserts }
             return (entries, prepared)
         }, consume: { sealed in
             let batch = sealed.entries
