@@ -46,7 +46,6 @@ struct Daemon {
     static func start(_ c: Configuration, logger: Logger) async throws -> Daemon {
         let (database, mapping, connector) = try Wiring.postgres(c, logger: logger)
         let store = try RealmStore(directory: c.realm.store, logger: logger)
-        try Loader.requireFinishedLoad(store, source: connector.sourceName)
         logger.info("Preparing the database", metadata: ["db.target": "\(database.displayTarget)", "pg.slot": "\(database.slotName)"])
         try await prepare(connector, mapping, retry: database.retry, logger: logger)
         let adapter = try Adapter(store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)

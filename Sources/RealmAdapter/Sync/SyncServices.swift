@@ -10,6 +10,9 @@ import ServiceLifecycle
 /// Transient errors (a lost connection, a restarting server) reconnect with the
 /// configured backoff and resume from the last confirmed position; any other error stops the
 /// daemon with the transaction unconfirmed, so it is retried on the next start.
+///
+/// It refuses to start after an interrupted load (``Loader/requireFinishedLoad(_:source:)``):
+/// the Realms then hold part of a snapshot that following the stream would not complete.
 public final class DatabaseToRealmService: Service {
     let connector: any RelationalConnector
     let applier: RealmApplier
@@ -20,6 +23,7 @@ public final class DatabaseToRealmService: Service {
     let logger: Logger
 
     public init(connector: any RelationalConnector, applier: RealmApplier, adapter: Adapter, retry: DatabaseConfiguration.Retry, logger: Logger) throws {
+        try Loader.requireFinishedLoad(applier.store, source: applier.source)
         self.connector = connector
         self.applier = applier
         self.adapter = adapter
