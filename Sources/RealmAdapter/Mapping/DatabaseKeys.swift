@@ -68,11 +68,11 @@ public final class DatabaseKeyResolver {
     }
 
     /// The identity a row of a table with a database key gives its object: its RealmId, or a
-    /// generated one (to be written back when `assign`). Nil for a row without a database key.
-    func identity(_ row: some ColumnValues, _ t: TableMapping, _ dk: DatabaseKeyMapping, path: String, assign: Bool) throws -> Value? {
+    /// generated one, to be written back. Nil for a row without a database key.
+    func identity(_ row: some ColumnValues, _ t: TableMapping, _ dk: DatabaseKeyMapping, path: String) throws -> Value? {
         guard let key = try Mapping.databaseKey(row, t, dk) else { return nil }
         let (identity, assignment) = try Mapping.identity(row, t, key: key)
-        if assign, let assignment { assignments.append(assignment) }
+        if let assignment { assignments.append(assignment) }
         seen[Key(path: path, type: t.type.name, key: key)] = identity
         return identity
     }

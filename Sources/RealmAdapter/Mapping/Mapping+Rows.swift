@@ -62,7 +62,8 @@ extension Mapping {
                     // The key or the routing columns changed: the object moves.
                     // The old row carries the routing columns only under REPLICA IDENTITY FULL.
                     let oldPath = self.path.fields.allSatisfy { old[$0] != nil } ? try route(old, t) : path
-                    let oldIdentity = try t.databaseKey.map { try keys.identity(old, t, $0, path: oldPath, assign: false) } ?? key(old, t)
+                    // With a database key, the object the old row names is the one the Realm has with it.
+                    let oldIdentity = try t.databaseKey.map { try keys.existingIdentity(old, t, $0, path: oldPath) } ?? key(old, t)
                     if let oldIdentity, oldIdentity != identity || oldPath != path {
                         add(oldPath, .delete(type: t.type.name, identity: oldIdentity))
                     }
@@ -162,7 +163,7 @@ extension Mapping {
     func object(_ row: some ColumnValues, _ t: TableMapping, path: String, keys: DatabaseKeyResolver) throws -> (Value, PropertyValues) {
         var identity: Value?
         if let dk = t.databaseKey {
-            guard let id = try keys.identity(row, t, dk, path: path, assign: true) else {
+            guard let id = try keys.identity(row, t, dk, path: path) else {
                 throw RealmAdapterError(.invalidValue, "Table \(t.table): a row has no value in its database key column \(dk.column).", context: ["db.table": t.table])
             }
             identity = id
