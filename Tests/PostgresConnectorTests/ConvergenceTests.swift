@@ -121,6 +121,37 @@ extension PostgresIntegration.ConvergenceTests {
     }
 }
 
+extension PostgresIntegration.ConvergenceTests {
+    /// The same race for a list: the adapter rewrites a route's link rows while another
+    /// transaction inserts one for it that the rewrite does not see, and commits first. The
+    /// database then has that row too, so the Realm's list must end with it.
+    @Test(.timeLimit(.minutes(1)))
+    func aListRewriteThatMissesALinkRowInsertedMeanwhileYieldsToTheDatabase() async throws {
+        try await SyncHarness.run(schema: PostgresIntegration.SyncTests.routeSchema) { h in
+            _ = try await h.sql(#"INSERT INTO "Stop" VALUES (1, 'Depot'), (2, 'Mill'), (3, 'Quay'); INSERT INTO "Route" VALUES ('r1')"#)
+            _ = try await h.sql(#"INSERT INTO "Route_stops" VALUES ('r1', 0, 1)"#)
+            try await eventually("the route in the Realm") { try h.object("Route", "r1")?.values["stops"] == [1] }
+            // A first Realm write makes the adapter's state row, which the test then holds.
+            try h.store.write(to: "/SQLDemo", origin: "app") { tx in try tx.update("Stop", 3, ["name": "Quay 1"]) }
+            try await eventually("the first write in the database") { try await h.sql(#"SELECT name FROM "Stop" WHERE id = 3"#) == [["Quay 1"]] }
+            let holder = try await PostgresConnection.connect(h.settings), other = try await PostgresConnection.connect(h.settings)
+            defer { holder.close(); other.close() }
+            _ = try await holder.sql("BEGIN; SELECT 1 FROM realm_adapter_state FOR UPDATE")
+            _ = try await other.sql(#"BEGIN; INSERT INTO "Route_stops" VALUES ('r1', 5, 3)"#)
+            try h.store.write(to: "/SQLDemo", origin: "app") { tx in try tx.listInsert("Route", "r1", "stops", at: 1, 2) }
+            try await eventually("the adapter's rewrite waiting for the state row") {
+                try await h.sql("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'") == [["1"]]
+            }
+            _ = try await other.sql("COMMIT")
+            _ = try await holder.sql("COMMIT")
+            try await eventually("both sides with the database's list") {
+                let rows = try await h.sql(#"SELECT target FROM "Route_stops" WHERE oid = 'r1' ORDER BY idx"#)
+                return try rows == [["1"], ["2"], ["3"]] && h.object("Route", "r1")?.values["stops"] == [1, 2, 3]
+            }
+        }
+    }
+}
+
 /// A small deterministic generator (SplitMix64), so a failing seed can be replayed.
 struct SeededGenerator: RandomNumberGenerator {
     var state: UInt64

@@ -17,6 +17,23 @@ public enum DatabaseWrite: Hashable, Sendable {
         case .upsert(let t, _, _), .update(let t, _, _), .delete(let t, _), .deleteAll(let t, _), .insert(let t, _), .closeGaps(let t): t
         }
     }
+
+    /// What to read again from the database once this write, having affected `affected` rows,
+    /// comes back through the change stream (``DatabaseTransaction/missedRows``): an update or
+    /// delete that found no row (another transaction may have inserted it after the statement
+    /// began, and committed first), and every rewrite of a list's link rows (rows inserted so
+    /// are not deleted). Nil when nothing can have been missed.
+    public func missedRow(affected: Int) -> RowReference? {
+        switch self {
+        case .update(let table, let key, _), .delete(let table, let key):
+            return affected == 0 ? RowReference(table: table, key: key) : nil
+        case .deleteAll(let table, let matching)
+            where Array(matching.values.keys) == [LinkListMapping.ownerColumn] && matching.references.isEmpty:
+            return RowReference(table: table, key: matching)
+        default:
+            return nil
+        }
+    }
 }
 
 extension Mapping {

@@ -90,9 +90,11 @@ public struct RealmApplier: Sendable {
     private struct RealmChangedMeanwhile: Error {}
 
     /// Rows an own write missed, as changes that bring the Realm to the database's rows now:
-    /// the whole row if the database has it, a delete if not.
+    /// the whole row if the database has it, a delete if not; for a link table, the owner's
+    /// list (read back in full, as for any link-table change).
     private func reread(_ rows: [RowReference], _ mapping: Mapping, _ row: (String, DatabaseRow, [String]) throws -> DatabaseRow?) throws -> [RowChange] {
         try rows.compactMap { r in
+            if mapping.linkList(named: r.table) != nil { return .insert(table: r.table, row: r.key) }
             guard let t = mapping.table(named: r.table) else { return nil }
             if let now = try row(r.table, r.key, t.columns.map(\.column) + t.pathColumns) { return .insert(table: r.table, row: now) }
             return .delete(table: r.table, key: r.key)

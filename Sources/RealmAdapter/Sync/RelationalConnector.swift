@@ -78,10 +78,10 @@ public protocol RelationalConnector: Sendable {
     /// Applies `writes` in one database transaction together with the marker (adapter, path,
     /// version). Throws the database's error if any write fails; nothing is then applied.
     ///
-    /// An update or delete that finds no row is reported back through the change stream
-    /// (``DatabaseTransaction/missedRows``): another transaction may have inserted the row
-    /// after the statement began and committed first, so the database does not hold the
-    /// Realm's write although it comes later in the commit order.
+    /// What ``DatabaseWrite/missedRow(affected:)`` names is reported back through the change
+    /// stream (``DatabaseTransaction/missedRows``): another transaction may have inserted a row
+    /// after a statement began and committed first, so the database does not hold the Realm's
+    /// write although it comes later in the commit order.
     func apply(_ writes: [DatabaseWrite], adapter: String, path: String, version: Int64) async throws
 
     /// Keeps a change that the database rejected, with the reason (for `ignoreSQLErrors`), and

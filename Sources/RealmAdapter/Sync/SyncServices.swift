@@ -54,7 +54,8 @@ public final class DatabaseToRealmService: Service {
                         }
                         // The database keys it gave objects created in a Realm; the rows its writes missed.
                         if applier.mapping.hasDatabaseKeys || !tx.missedRows.isEmpty {
-                            try applier.apply(tx, pending: self.pendingWrites, row: { try connector.row($0, key: $1, columns: $2) })
+                            try applier.apply(tx, pending: self.pendingWrites, linkList: { try connector.linkList($0, owner: $1) },
+                                              row: { try connector.row($0, key: $1, columns: $2) })
                         }
                     }
                 } else {

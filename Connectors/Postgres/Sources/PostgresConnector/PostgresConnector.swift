@@ -168,14 +168,10 @@ public final class PostgresConnector: RelationalConnector {
                 try s.transaction {
                     for (sql, params, write) in PostgresWrites.statements(writes, schema: schema) {
                         let result = try s.query(sql, params)
-                        // A row this statement did not see may have been inserted meanwhile: say so in the stream.
-                        switch write {
-                        case .update(let table, let key, _)?, .delete(let table, let key)?:
-                            guard result.affected == 0 else { break }
+                        // Rows this statement may not have seen: named in the stream, to be read again.
+                        if let missed = write?.missedRow(affected: result.affected) {
                             try s.query("SELECT pg_logical_emit_message(true, $1, $2)",
-                                        [PostgresReplicationStream.messagePrefix, RowReference(table: table, key: key).json.serialized()])
-                        default:
-                            break
+                                        [PostgresReplicationStream.messagePrefix, missed.json.serialized()])
                         }
                     }
                     try s.query("""
