@@ -97,7 +97,6 @@ enum Wiring {
             throw RealmAdapterError(.invalidConfiguration, "database.type \(database.kind.rawValue) is not available yet in this version; only postgres is.")
         }
         let mapping = try Mapping(c)
-        try mapping.requireSupported()
         return (database, mapping, PostgresConnector(configuration: database, customTypes: c.mapping.customTypes, logger: logger))
     }
 }

@@ -265,6 +265,50 @@ extension PostgresIntegration.SyncTests {
 }
 
 extension PostgresIntegration.SyncTests {
+    static let joinListSchema = """
+        [{"name": "Employee", "primaryKey": "id", "properties": {"id": "int"}},
+         {"name": "Route", "primaryKey": "id", "properties": {"id": "int"}},
+         {"name": "Stop", "primaryKey": "id", "properties": {"id": "int"}},
+         {"name": "EmployeeRoute", "primaryKey": "id", "properties": {"id": "string", "employee": "Employee", "route": "Route", "stops": "Stop[]"}}]
+        """
+
+    /// A join object's list of links: its link table names it by the string key ("1-2"), both
+    /// ways, and the loader reads it too.
+    @Test(.timeLimit(.minutes(1)))
+    func listsOfLinksOnJoinObjectsSyncBothWaysAndLoad() async throws {
+        try await SyncHarness.run(extra: Self.joinMapping, schema: Self.joinListSchema) { h in
+            try h.store.write(to: "/SQLDemo", origin: "app") { tx in
+                for t in h.config.schema.types where tx.schema[type: t.name] == nil { try tx.addType(t) }
+                try tx.create("Employee", ["id": 1])
+                try tx.create("Route", ["id": 2])
+                for i in 1...3 { try tx.create("Stop", ["id": .int(Int64(i))]) }
+                try tx.create("EmployeeRoute", ["id": "1-2", "employee": 1, "route": 2, "stops": [3, 1]])
+            }
+            func linkRows() async throws -> [[String?]] { try await h.sql(#"SELECT oid, idx, target FROM "EmployeeRoute_stops" ORDER BY idx"#) }
+            try await eventually("the list's rows in the database") { try await linkRows() == [["1-2", "0", "3"], ["1-2", "1", "1"]] }
+            _ = try await h.sql(#"INSERT INTO "EmployeeRoute_stops" VALUES ('1-2', 2, 2)"#)
+            try await eventually("the database's row in the Realm's list") { try h.object("EmployeeRoute", "1-2")?.values["stops"] == [3, 1, 2] }
+
+            // The loader reads the same list from the database.
+            let dir = NSTemporaryDirectory() + "realm-adapter-joinlist-\(UUID().uuidString.prefix(8))"
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            var config = h.config
+            config.realm.store = dir
+            config.database!.slotName = h.settings.database! + "_load"
+            _ = try await LoadHarness.load(config)
+            #expect(try RealmStore(directory: dir).object(of: "EmployeeRoute", identity: "1-2", in: "/SQLDemo")?.values["stops"] == [3, 1, 2])
+            _ = try await h.sql("SELECT pg_drop_replication_slot($1)", [config.database!.slotName])
+
+            try h.store.write(to: "/SQLDemo", origin: "app") { tx in try tx.delete("EmployeeRoute", "1-2") }
+            try await eventually("the join row and its list gone from the database") {
+                guard try await linkRows().isEmpty else { return false }
+                return try await h.sql(#"SELECT count(*) FROM "EmployeeRoute""#) == [["0"]]
+            }
+        }
+    }
+}
+
+extension PostgresIntegration.SyncTests {
     /// CLEAR in a Realm empties the table; TRUNCATE in the database empties the type.
     @Test(.timeLimit(.minutes(1)))
     func clearAndTruncateEmptyTheOtherSide() async throws {

@@ -22,7 +22,6 @@ import Testing
         #expect(task.keyColumn == "id")
         #expect(task.columns.map(\.column) == ["id", "task_title", "done", "assignee", "tags", "cost", "due"])
         #expect(task.pathColumns == ["owner_id"])
-        #expect(task.unsupported.isEmpty)
         #expect(task.linkLists.map(\.table) == ["task_watchers"])
         #expect(mapping.table(forType: "Person")?.table == "person")
         #expect(mapping.table(named: "Task") == nil)

@@ -39,7 +39,8 @@ extension Mapping {
                     var p = path.template
                     if !path.isLiteral {
                         // The list lives in its owner's Realm; an owner the database no longer has has none.
-                        guard let ownerRow = try row(owner.table, DatabaseRow([owner.referencedColumn: key]), path.fields) else { continue }
+                        let ownerKey = owner.compoundKey == nil ? DatabaseRow([owner.referencedColumn: key]) : try keyRow(owner, key)
+                        guard let ownerRow = try row(owner.table, ownerKey, path.fields) else { continue }
                         p = try route(ownerRow, owner)
                     }
                     // A link table holds database keys where the owner has one.

@@ -37,6 +37,31 @@ public enum DatabaseWrite: Hashable, Sendable {
 }
 
 extension Mapping {
+    /// The key columns of the row of an object of `t`: its key, or for a join object the parts
+    /// of its string key (`"2-3"`; the parts themselves must not contain "-").
+    public func keyRow(_ t: TableMapping, _ identity: Value) throws -> DatabaseRow {
+        guard let parts = t.compoundKey else { return DatabaseRow([t.keyColumn: identity]) }
+        guard case .string(let text) = identity, case let pieces = text.split(separator: "-", omittingEmptySubsequences: false), pieces.count == parts.count else {
+            throw RealmAdapterError(.invalidValue, "\(t.type.name): the key does not have the \(parts.count) parts \(parts.map(\.property).joined(separator: "-")) that mapping.compoundPrimaryKeys gives it.",
+                                    context: ["type": t.type.name])
+        }
+        var row = DatabaseRow()
+        for (part, piece) in zip(parts, pieces) {
+            let text = String(piece)
+            let value: Value? = switch part.type {
+            case .int: Int64(text).map(Value.int)
+            default: try? Value.string(text).coerced(to: part.type, optional: false)
+            }
+            guard let value else {
+                throw RealmAdapterError(.invalidValue, "\(t.type.name): key part \(part.property) is not a valid \(part.type.rawValue).", context: ["type": t.type.name])
+            }
+            row[part.dbColumn] = value
+        }
+        return row
+    }
+}
+
+extension Mapping {
     /// The database writes for one Realm transaction of the Realm at `path`.
     ///
     /// Instructions on types, properties and Realms the mapping does not sync are skipped, as
@@ -52,27 +77,7 @@ extension Mapping {
         // Collections (arrays, link lists) are written whole, once per transaction each.
         var collectionsWritten: Set<String> = []
         func keyRow(_ t: TableMapping, _ identity: Value) throws -> DatabaseRow {
-            var row = DatabaseRow()
-            if let parts = t.compoundKey {
-                // "2-3" back into its parts (the parts themselves must not contain "-").
-                guard case .string(let text) = identity, case let pieces = text.split(separator: "-", omittingEmptySubsequences: false), pieces.count == parts.count else {
-                    throw RealmAdapterError(.invalidValue, "\(t.type.name): the key does not have the \(parts.count) parts \(parts.map(\.property).joined(separator: "-")) that mapping.compoundPrimaryKeys gives it.",
-                                            context: ["type": t.type.name])
-                }
-                for (part, piece) in zip(parts, pieces) {
-                    let text = String(piece)
-                    let value: Value? = switch part.type {
-                    case .int: Int64(text).map(Value.int)
-                    default: try? Value.string(text).coerced(to: part.type, optional: false)
-                    }
-                    guard let value else {
-                        throw RealmAdapterError(.invalidValue, "\(t.type.name): key part \(part.property) is not a valid \(part.type.rawValue).", context: ["type": t.type.name])
-                    }
-                    row[part.dbColumn] = value
-                }
-            } else {
-                row[t.keyColumn] = identity
-            }
+            var row = try self.keyRow(t, identity)
             // Per-user tables share keys across users only if the path columns are part of the key;
             // they are always written, so a row never lands in another user's Realm.
             for c in t.pathColumns { row[c] = .string(pathFields[c]!) }
@@ -174,13 +179,7 @@ extension Mapping {
                 writes.append(.deleteAll(table: t.table, matching: matching))
             case .listSet(_, let identity, let property, _, _), .listInsert(_, let identity, let property, _, _),
                  .listErase(_, let identity, let property, _), .listClear(_, let identity, let property):
-                guard let c = t.column(forProperty: property) else {
-                    if let u = t.unsupported.first(where: { $0.property == property }) {
-                        throw RealmAdapterError(.schemaViolation, "\(t.type.name).\(property): \(u.reason); leave it out of the configuration's schema or add it to mapping.ignoreProperties.",
-                                                context: ["type": t.type.name, "property": property])
-                    }
-                    return
-                }
+                guard let c = t.column(forProperty: property) else { return }
                 guard collectionsWritten.insert("\(t.table).\(c.column)\u{0}\(identity)").inserted else { return }
                 writes.append(.update(table: t.table, key: try keyRow(t, identity), values: DatabaseRow([c.column: .list(try list(t.type.name, identity, property))])))
             case .changeIdentity, .addType, .addProperties:

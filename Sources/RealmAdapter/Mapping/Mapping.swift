@@ -48,15 +48,6 @@ public struct Mapping: Sendable {
         try self.init(schema: c.schema, mapping: c.mapping, path: c.realm.path)
     }
 
-    /// Throws, listing them, if some properties cannot sync yet (they must be left out of the
-    /// schema or ignored): the daemon and the loader refuse to start rather than skip them.
-    public func requireSupported() throws {
-        let unsupported = tables.flatMap { t in t.unsupported.map { "\(t.type.name).\($0.property): \($0.reason)" } }
-        guard unsupported.isEmpty else {
-            throw RealmAdapterError(.invalidConfiguration, "Some properties cannot sync yet; leave them out of schema or list them in mapping.ignoreProperties:\n  - " + unsupported.joined(separator: "\n  - "))
-        }
-    }
-
     /// Whether some type has a database key of its own (`databasePrimaryKey`).
     public var hasDatabaseKeys: Bool { tables.contains { $0.databaseKey != nil } }
 
@@ -94,8 +85,6 @@ public struct TableMapping: Sendable {
     public var referencedColumn: String { databaseKey?.column ?? keyColumn }
     /// How a write finds this table's database key from a RealmId.
     var reference: KeyReference? { databaseKey.map { KeyReference(table: table, column: $0.column, byColumn: keyColumn) } }
-    /// Properties this mapping does not sync yet, with the reason.
-    public let unsupported: [(property: String, reason: String)]
 
     public func column(forProperty name: String) -> ColumnMapping? { columns.first { $0.property.name == name } }
     public func column(named name: String) -> ColumnMapping? { columns.first { $0.column == name } }
@@ -123,7 +112,6 @@ public struct TableMapping: Sendable {
         }
         let ignored = mapping.ignoreProperties[t.name] ?? []
         var columns: [ColumnMapping] = []
-        var unsupported: [(String, String)] = []
         var linkLists: [LinkListMapping] = []
         for p in t.properties where p.type.isStored && !ignored.contains(p.name) {
             // A join type's string key exists only in the Realm: the database has its parts.
@@ -145,10 +133,7 @@ public struct TableMapping: Sendable {
                       let ownerKeyType = Self.referencedKeyType(t) else {
                     throw fail(p.name, "its target type '\(target)' needs a primary key for the link table to refer to")
                 }
-                guard compoundKey == nil else {
-                    unsupported.append((p.name, "lists of links on a join type are not synced"))
-                    continue
-                }
+                // A join object's list: `oid` holds its string key ("2-3"), as the Realm has it.
                 linkLists.append(LinkListMapping(property: p, table: "\(table)_\(column)", owner: t.name, ownerKeyType: ownerKeyType, target: target, targetKeyType: keyType))
             case .linkingObjects:
                 continue
@@ -157,7 +142,6 @@ public struct TableMapping: Sendable {
         self.columns = columns
         let key = keyColumn
         keyColumnIndex = compoundKey == nil ? columns.firstIndex { $0.column == key } : nil
-        self.unsupported = unsupported
         self.linkLists = linkLists
         if let dpk = t.databasePrimaryKey {
             guard let i = columns.firstIndex(where: { $0.property.name == dpk }), case .scalar(let s) = columns[i].kind else {

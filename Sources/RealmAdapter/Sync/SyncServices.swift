@@ -125,8 +125,6 @@ public final class RealmToDatabaseService: Service {
         if !skipped.isEmpty {
             logger.warning("Types without a primary key cannot sync; left out", metadata: ["realm.path": "\(path)", "types": "\(skipped)"])
         }
-        let unsupported = mapping.tables.flatMap { t in t.unsupported.map { "\(t.type.name).\($0.property)" } }
-        if !unsupported.isEmpty { logger.warning("Some added properties cannot sync yet; left out", metadata: ["properties": "\(unsupported)"]) }
     }
 
     public func run() async throws {

@@ -35,10 +35,12 @@ enum PostgresSchema {
         for t in mapping.tables {
             for l in t.linkLists {
                 guard let target = mapping.table(forType: l.target) else { continue }
+                // A join object's list names it by its string key ("2-3"), which no foreign key can refer to.
+                let ownerReference = t.compoundKey != nil ? "" : " REFERENCES \(PostgresSQL.qualified(schema, t.table)) (\(PostgresSQL.quote(t.referencedColumn))) ON DELETE CASCADE"
                 // No key of its own: positions shift as lists change; rows are found by their whole content.
                 try s.execute("""
                     CREATE TABLE IF NOT EXISTS \(PostgresSQL.qualified(schema, l.table)) (
-                        oid \(PostgresType.sqlType(for: l.ownerKeyType)) NOT NULL REFERENCES \(PostgresSQL.qualified(schema, t.table)) (\(PostgresSQL.quote(t.referencedColumn))) ON DELETE CASCADE,
+                        oid \(PostgresType.sqlType(for: l.ownerKeyType)) NOT NULL\(ownerReference),
                         idx integer NOT NULL,
                         target \(PostgresType.sqlType(for: l.targetKeyType)) NOT NULL REFERENCES \(PostgresSQL.qualified(schema, target.table)) (\(PostgresSQL.quote(target.referencedColumn))) ON DELETE CASCADE);
                     CREATE INDEX IF NOT EXISTS \(PostgresSQL.quote(l.table + "_oid_idx")) ON \(PostgresSQL.qualified(schema, l.table)) (oid, idx)
