@@ -180,7 +180,10 @@ public struct LinkListMapping: Sendable {
 }
 
 /// How one property maps to one column.
-public struct ColumnMapping: Sendable {
+///
+/// A class: the mapping reads every column of every row, and copying a reference costs one
+/// retain where copying the fields cost one each.
+public final class ColumnMapping: Sendable {
     public enum Kind: Sendable, Hashable {
         case scalar(ScalarType)
         /// A foreign key holding the target's primary key (its database key, if it has one).
@@ -193,6 +196,13 @@ public struct ColumnMapping: Sendable {
     public let column: String
     public let converter: ValueConverter?
     public let kind: Kind
+
+    init(property: Property, column: String, converter: ValueConverter?, kind: Kind) {
+        self.property = property
+        self.column = column
+        self.converter = converter
+        self.kind = kind
+    }
 
     /// The Realm value of a column value.
     public func realmValue(_ v: Value) throws -> Value {
