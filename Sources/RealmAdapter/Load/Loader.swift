@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 /// Seeds Realms from a database snapshot (`realm-adapter load`), with the same mapping engine
 /// as the daemon, and hands off to the daemon exactly (DESIGN 3.3).
@@ -138,9 +139,11 @@ public final class Loader: @unchecked Sendable {
         let hasLinks = t.columns.contains { if case .link = $0.kind { !skipping.contains($0.property.name) } else { false } }
         let batchSize = configuration.batchSize
         // Rows of plain types are checked and encoded for history on the reading thread too, so
-        // that the writing thread only stores them (when the Realm had none of the type).
+        // that the writing thread only stores them, into Realms that had none of the type; rows
+        // for Realms the writer merges into (it tells at their first batch) are not.
         let schema = mapping.schema
         let prepare = PreparedInserts.canPrepare(t.type)
+        let merging = Mutex(Set<String>())
         try pipeline(produce: { emit in
             // RealmIds generated for rows without one go back to the database, a batch at a time.
             var assignments: [RealmIdAssignment] = []
@@ -164,13 +167,14 @@ public final class Loader: @unchecked Sendable {
             guard prepare else { return (entries, [:]) }
             // Rows of one Realm come in runs (all of them for a literal path): one builder per run.
             var prepared: [String: PreparedInserts] = [:]
-            var run: (path: String, inserts: PreparedInserts)?
+            var run: (path: String, inserts: PreparedInserts?)?
             for e in entries {
                 if run?.path != e.path {
                     if let r = run { prepared[r.path] = r.inserts }
-                    run = (e.path, try prepared.removeValue(forKey: e.path) ?? PreparedInserts(t.type, schema: schema, capacity: entries.count))
+                    let merges = merging.withLock { $0.contains(e.path) }
+                    run = (e.path, merges ? nil : try prepared.removeValue(forKey: e.path) ?? PreparedInserts(t.type, schema: schema, capacity: entries.count))
                 }
-                try run!.inserts.add(e.identity, e.values)
+                try run!.inserts?.add(e.identity, e.values)
             }
             if let r = run { prepared[r.path] = r.inserts }
             return (entries, prepared)
@@ -178,6 +182,7 @@ public final class Loader: @unchecked Sendable {
             let batch = sealed.entries
             try write(batch) { path, entries, tx in
                 let merge = try run.merges(type, path) { try tx.count(type) > 0 }
+                if merge { _ = merging.withLock { $0.insert(path) } }
                 if !merge, let p = sealed.prepared[path], try tx.insert(p) { return }
                 for e in entries {
                     var values = e.values

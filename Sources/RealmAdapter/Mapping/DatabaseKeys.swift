@@ -28,8 +28,10 @@ public struct RealmIdAssignment: Hashable, Sendable {
     /// The database key column and the row's value in it.
     public var keyColumn: String
     public var key: Value
+    public var keyType: ScalarType
     public var realmIdColumn: String
     public var realmId: Value
+    public var realmIdType: ScalarType
 }
 
 extension Mapping {
@@ -116,7 +118,8 @@ extension Mapping {
             return (try t.column(named: t.keyColumn).map { try $0.realmValue(id) } ?? id, nil)
         }
         let id = generatedRealmId(type: t.type.name, databaseKey: key, as: t.realmKeyType)
-        return (id, RealmIdAssignment(table: t.table, keyColumn: t.databaseKey!.column, key: key, realmIdColumn: t.keyColumn, realmId: id))
+        let dk = t.databaseKey!
+        return (id, RealmIdAssignment(table: t.table, keyColumn: dk.column, key: key, keyType: dk.type, realmIdColumn: t.keyColumn, realmId: id, realmIdType: t.realmKeyType))
     }
 
     /// ``identity(_:_:key:)`` for a loaded row; throws for a row without a database key.

@@ -13,6 +13,23 @@ public enum ObjectChange: Hashable, Sendable {
     case update(type: String, identity: Value, values: PropertyValues)
 }
 
+/// Object changes grouped by Realm path: paths in first-seen order, each path's changes in order.
+struct ChangesByPath {
+    private var paths: [String] = []
+    private var changes: [String: [ObjectChange]] = [:]
+
+    init(_ groups: [(path: String, changes: [ObjectChange])] = []) {
+        for (path, changes) in groups { for c in changes { add(path, c) } }
+    }
+
+    mutating func add(_ path: String, _ change: ObjectChange) {
+        if changes[path] == nil { paths.append(path) }
+        changes[path, default: []].append(change)
+    }
+
+    var groups: [(path: String, changes: [ObjectChange])] { paths.map { ($0, changes[$0]!) } }
+}
+
 extension Mapping {
     /// The object changes of a database transaction, grouped by Realm path in first-seen order,
     /// each group in commit order. Rows of unmapped tables are skipped.
@@ -26,12 +43,8 @@ extension Mapping {
     public func objectChanges(_ changes: [RowChange], paths: () throws -> [String],
                               row: (String, DatabaseRow, [String]) throws -> DatabaseRow? = { _, _, _ in nil },
                               keys: DatabaseKeyResolver = DatabaseKeyResolver()) throws -> [(path: String, changes: [ObjectChange])] {
-        var order: [String] = []
-        var grouped: [String: [ObjectChange]] = [:]
-        func add(_ path: String, _ c: ObjectChange) {
-            if grouped[path] == nil { order.append(path) }
-            grouped[path, default: []].append(c)
-        }
+        var grouped = ChangesByPath()
+        func add(_ path: String, _ c: ObjectChange) { grouped.add(path, c) }
         for change in changes {
             if let (owner, list) = change.tables.count == 1 ? linkList(named: change.tables[0]) : nil {
                 for c in try linkChanges(change, owner, list) {
@@ -83,23 +96,20 @@ extension Mapping {
                 for p in targets { for type in types { add(p, .clear(type: type)) } }
             }
         }
-        return order.map { ($0, grouped[$0]!) }
+        return grouped.groups
     }
 
     /// What the adapter's own database transaction (the Realm → database direction's writes)
     /// brings back to the Realms: the database keys the database generated for rows it inserted
     /// for objects created in a Realm. Nothing else of it travels back.
     public func databaseKeyFills(_ changes: [RowChange]) throws -> [(path: String, changes: [ObjectChange])] {
-        var order: [String] = []
-        var grouped: [String: [ObjectChange]] = [:]
+        var grouped = ChangesByPath()
         for case .insert(let table, let row) in changes {
             guard let t = self.table(named: table), let dk = t.databaseKey,
                   let dbKey = row[dk.column], !dbKey.isNull, let id = row[t.keyColumn], !id.isNull else { continue }
-            let path = try route(row, t)
-            if grouped[path] == nil { order.append(path) }
-            grouped[path, default: []].append(.update(type: t.type.name, identity: try key(row, t), values: [dk.property: try t.columns[dk.index].realmValue(dbKey)]))
+            grouped.add(try route(row, t), .update(type: t.type.name, identity: try key(row, t), values: [dk.property: try t.columns[dk.index].realmValue(dbKey)]))
         }
-        return order.map { ($0, grouped[$0]!) }
+        return grouped.groups
     }
 
     /// A link-table row change as the lists it changes. Positions are not taken from the rows: after rows are removed from the middle, the
@@ -149,7 +159,7 @@ extension Mapping {
                 }
                 return text
             }
-            return .string(texts.joined(separator: "-"))
+            return .string(texts.joined(separator: TableMapping.compoundKeySeparator))
         }
         guard let i = t.keyColumnIndex, let v = row.value(at: i, of: t), !v.isNull else {
             throw RealmAdapterError(.invalidValue, "Table \(t.table): a row has no value in its key column \(t.keyColumn).", context: ["db.table": t.table])

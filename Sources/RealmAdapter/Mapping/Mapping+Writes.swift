@@ -41,8 +41,8 @@ extension Mapping {
     /// of its string key (`"2-3"`; the parts themselves must not contain "-").
     public func keyRow(_ t: TableMapping, _ identity: Value) throws -> DatabaseRow {
         guard let parts = t.compoundKey else { return DatabaseRow([t.keyColumn: identity]) }
-        guard case .string(let text) = identity, case let pieces = text.split(separator: "-", omittingEmptySubsequences: false), pieces.count == parts.count else {
-            throw RealmAdapterError(.invalidValue, "\(t.type.name): the key does not have the \(parts.count) parts \(parts.map(\.property).joined(separator: "-")) that mapping.compoundPrimaryKeys gives it.",
+        guard case .string(let text) = identity, case let pieces = text.split(separator: TableMapping.compoundKeySeparator, omittingEmptySubsequences: false), pieces.count == parts.count else {
+            throw RealmAdapterError(.invalidValue, "\(t.type.name): the key does not have the \(parts.count) parts \(parts.map(\.property).joined(separator: TableMapping.compoundKeySeparator)) that mapping.compoundPrimaryKeys gives it.",
                                     context: ["type": t.type.name])
         }
         var row = DatabaseRow()

@@ -74,6 +74,8 @@ public struct TableMapping: Sendable {
     public let keyColumnIndex: Int?
     /// For a join type: the parts its string key `"a-b"` is made of, in order.
     public let compoundKey: [MappingConfiguration.CompoundKeyPart]?
+    /// What joins a join object's key parts (legacy: `"2-3"`).
+    public static let compoundKeySeparator = "-"
     /// Columns that the path template reads and that are not properties of the type.
     public let pathColumns: [String]
     /// Lists of links, each a link table `(oid, idx, target)`.

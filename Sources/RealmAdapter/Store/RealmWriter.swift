@@ -191,19 +191,19 @@ struct RealmWriter {
             }
             try RealmTables.bind(value, to: stmt, at: Int32(k + 1 + typing.rowKeyOffset), db: db)
         }
-        try step(stmt, n, id, typing.type)
+        try Self.step(stmt, id, typing.type, db: db)
         for (p, items) in lists { try fillList(typing.type, p, owner: id, items) }
         return .insert(objectType: n, identity: id, values: typed)
     }
 
-    /// Runs the bound INSERT (or reports the constraint error it `failed` with) as a duplicate key of `n`.
-    private func step(_ stmt: OpaquePointer, _ n: String, _ id: Value, _ t: ObjectSchema, failed: DatabaseError? = nil) throws {
+    /// Runs the bound INSERT; a constraint error is a duplicate key (`id`) of type `t`.
+    private static func step(_ stmt: OpaquePointer, _ id: @autoclosure () -> Value, _ t: ObjectSchema, db: Database) throws {
         do {
-            if let failed { throw failed }
             try RealmTables.step(stmt, db: db)
         } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
-            throw RealmAdapterError(.duplicatePrimaryKey, "\(n) already has an object with \(t.primaryKey.map { "primary key '\($0)'" } ?? "this row key") = \(id.kindName == "string" ? "the given string" : id.description)",
-                                    context: ["type": n])
+            let id = id()
+            throw RealmAdapterError(.duplicatePrimaryKey, "\(t.name) already has an object with \(t.primaryKey.map { "primary key '\($0)'" } ?? "this row key") = \(id.kindName == "string" ? "the given string" : id.description)",
+                                    context: ["type": t.name])
         }
     }
 
@@ -214,17 +214,13 @@ struct RealmWriter {
         let n = prepared.type.name
         let plan = try plan(n)
         let stmt = plan.statement.sqliteStatement
-        let width = prepared.width, keySlot = plan.typing.primaryKeySlot!, count = prepared.count, db = self.db
+        let width = prepared.width, keySlot = plan.typing.primaryKeySlot!, count = prepared.count, db = self.db, type = plan.typing.type
         try prepared.values.withUnsafeBufferPointer { values in
             var base = 0
             for _ in 0..<count {
                 sqlite3_reset(stmt)
                 for k in 0..<width { try RealmTables.bind(values[base + k], to: stmt, at: Int32(k + 1), db: db) }
-                do {
-                    try RealmTables.step(stmt, db: db)
-                } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
-                    try step(stmt, n, values[base + keySlot], plan.typing.type, failed: e)
-                }
+                try Self.step(stmt, values[base + keySlot], type, db: db)
                 base += width
             }
         }

@@ -52,13 +52,14 @@ public struct RealmApplier: Sendable {
             guard let dk = mapping.table(forType: type)?.databaseKey else { return nil }
             return try store.identity(of: type, where: dk.property, equals: key, in: path)
         }
-        var groups: [(path: String, changes: [ObjectChange])]
+        let groups: [(path: String, changes: [ObjectChange])]
         if transaction.isOwn {
-            groups = try mapping.databaseKeyFills(transaction.changes)
+            var own = ChangesByPath(mapping.hasDatabaseKeys ? try mapping.databaseKeyFills(transaction.changes) : [])
             let missed = try reread(transaction.missedRows, mapping, row)
-            if !missed.isEmpty {
-                groups = Self.merged(groups, try mapping.objectChanges(missed, paths: { try store.realmPaths() }, row: row, keys: keys))
+            for (path, changes) in try mapping.objectChanges(missed, paths: { try store.realmPaths() }, row: row, keys: keys) {
+                for c in changes { own.add(path, c) }
             }
+            groups = own.groups
         } else {
             groups = try mapping.objectChanges(transaction.changes, paths: { try store.realmPaths() }, row: row, keys: keys)
         }
@@ -99,15 +100,6 @@ public struct RealmApplier: Sendable {
             if let now = try row(r.table, r.key, t.columns.map(\.column) + t.pathColumns) { return .insert(table: r.table, row: now) }
             return .delete(table: r.table, key: r.key)
         }
-    }
-
-    /// Two groupings of changes by path, merged (each path's changes in order, first `a`'s).
-    static func merged(_ a: [(path: String, changes: [ObjectChange])], _ b: [(path: String, changes: [ObjectChange])]) -> [(path: String, changes: [ObjectChange])] {
-        var out = a
-        for (path, changes) in b {
-            if let i = out.firstIndex(where: { $0.path == path }) { out[i].changes += changes } else { out.append((path, changes)) }
-        }
-        return out
     }
 
     private func write(_ mapping: Mapping, _ paths: [String], _ byPath: [String: [ObjectChange]], _ waiting: [String: PendingWrites], _ versions: [String: Int64],

@@ -45,29 +45,19 @@ public final class DatabaseToRealmService: Service {
         try await withRetries(retry, connector: connector, logger: logger, what: "database → Realm") {
             let stream = try await connector.changes()
             for try await tx in stream.cancelOnGracefulShutdown() {
-                let (applier, adapter, cursor) = (self.applier, self.adapter, self.databaseCursor)
-                if tx.isOwn {
-                    let connector = self.connector
-                    try await applier.store.perform {
-                        for m in tx.markers where m.adapter == adapter.name {
-                            try cursor.advance(m.path, through: m.version)
-                        }
-                        // The database keys it gave objects created in a Realm; the rows its writes missed.
-                        if applier.mapping.hasDatabaseKeys || !tx.missedRows.isEmpty {
-                            try applier.apply(tx, pending: self.pendingWrites, linkList: { try connector.linkList($0, owner: $1) },
-                                              row: { try connector.row($0, key: $1, columns: $2) })
-                        }
+                let (applier, adapter, cursor, connector) = (self.applier, self.adapter, self.databaseCursor, self.connector)
+                let paths = try await applier.store.perform {
+                    // An own transaction moves the database's order past the Realm versions it holds;
+                    // of its rows only what the database added comes back (RealmApplier.apply).
+                    for m in tx.markers where tx.isOwn && m.adapter == adapter.name {
+                        try cursor.advance(m.path, through: m.version)
                     }
-                } else {
-                    let connector = self.connector
-                    let paths = try await applier.store.perform {
-                        try applier.apply(tx, pending: self.pendingWrites, linkList: { try connector.linkList($0, owner: $1) },
-                                          row: { try connector.row($0, key: $1, columns: $2) },
-                                          writeRealmIds: { try connector.writeRealmIds($0) })
-                    }
-                    if !paths.isEmpty {
-                        logger.debug("Applied a database transaction", metadata: ["position": "\(tx.position)", "realm.paths": "\(paths)", "changes": "\(tx.changes.count)"])
-                    }
+                    return try applier.apply(tx, pending: self.pendingWrites, linkList: { try connector.linkList($0, owner: $1) },
+                                             row: { try connector.row($0, key: $1, columns: $2) },
+                                             writeRealmIds: { try connector.writeRealmIds($0) })
+                }
+                if !paths.isEmpty {
+                    logger.debug("Applied a database transaction", metadata: ["position": "\(tx.position)", "realm.paths": "\(paths)", "changes": "\(tx.changes.count)"])
                 }
                 connector.processed(tx)
             }

@@ -231,7 +231,7 @@ public final class PostgresConnector: RelationalConnector {
                         }
                         // A part of a large transaction sorts after what came before and before its end;
                         // the slot moves only past a whole one.
-                        let position = tx.isComplete ? Self.position(tx.endLSN) : Self.position(tx.commitLSN) + ":" + Self.digits(tx.part, 8)
+                        let position = tx.isComplete ? Self.position(tx.endLSN) : Self.position(tx.commitLSN) + ":" + Self.zeroPadded(String(tx.part), 8)
                         continuation.yield(DatabaseTransaction(position: position, isOwn: tx.origin.map(origins.contains) ?? false,
                                                                changes: changes, token: tx.isComplete ? tx.endLSN.value : 0, markers: markers, missedRows: missed))
                     }
@@ -320,14 +320,10 @@ public final class PostgresConnector: RelationalConnector {
     /// An LSN as a position string: 16 hexadecimal digits, so positions sort as strings. The
     /// parts of a large transaction are `<its commit LSN>:<part, 8 digits>`, which sort after
     /// every earlier transaction's end and before its own.
-    static func position(_ lsn: LSN) -> String {
-        let hex = String(lsn.value, radix: 16, uppercase: true)
-        return String(repeating: "0", count: 16 - hex.count) + hex
-    }
+    static func position(_ lsn: LSN) -> String { zeroPadded(String(lsn.value, radix: 16, uppercase: true), 16) }
 
-    static func digits(_ n: Int, _ width: Int) -> String {
-        let s = String(n)
-        return String(repeating: "0", count: max(0, width - s.count)) + s
+    static func zeroPadded(_ digits: String, _ width: Int) -> String {
+        String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
 }
 

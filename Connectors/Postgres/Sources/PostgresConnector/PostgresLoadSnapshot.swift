@@ -61,8 +61,8 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
     public func linkRows(_ list: LinkListMapping, owner: TableMapping, ownerColumns: [String], _ body: ([Value]) throws -> Void) throws {
         let (o, t, i) = (LinkListMapping.ownerColumn, LinkListMapping.targetColumn, LinkListMapping.indexColumn)
         let types = try [type(list.table, o), type(list.table, t)] + ownerColumns.map { try type(owner.table, $0) }
-        // A join object's list names it by its string key: the parts joined by "-".
-        let ownerKey = owner.compoundKey.map { "concat_ws('-', " + $0.map { "o." + PostgresSQL.quote($0.dbColumn) }.joined(separator: ", ") + ")" }
+        // A join object's list names it by its string key: the parts joined by the separator.
+        let ownerKey = owner.compoundKey.map { "concat_ws(\(PostgresSQL.literal(TableMapping.compoundKeySeparator)), " + $0.map { "o." + PostgresSQL.quote($0.dbColumn) }.joined(separator: ", ") + ")" }
             ?? "o." + PostgresSQL.quote(owner.referencedColumn)
         let joined = ownerColumns.isEmpty ? "" : " LEFT JOIN \(PostgresSQL.qualified(schema, owner.table)) o ON \(ownerKey) = l.\(PostgresSQL.quote(o))"
         let select = (["l." + PostgresSQL.quote(o), "l." + PostgresSQL.quote(t)] + ownerColumns.map { "o." + PostgresSQL.quote($0) }).joined(separator: ", ")

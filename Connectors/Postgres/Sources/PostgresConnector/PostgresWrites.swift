@@ -103,14 +103,6 @@ enum PostgresWrites {
     /// RealmIds written into rows that have none yet, one statement per table and 10,000 rows
     /// (the keys and ids as two arrays); rows that got one meanwhile keep theirs.
     static func realmIdUpdates(_ assignments: [RealmIdAssignment], schema: String) -> [(String, [String?])] {
-        func sqlType(_ v: Value) -> String {
-            switch v {
-            case .int: "bigint"
-            case .uuid: "uuid"
-            case .objectId: "bytea"
-            default: "text"
-            }
-        }
         var order: [String] = []
         var byTable: [String: [RealmIdAssignment]] = [:]
         for a in assignments {
@@ -124,7 +116,7 @@ enum PostgresWrites {
                 let chunk = rows[start..<min(start + 10_000, rows.count)]
                 let a = chunk.first!
                 let (key, id) = (PostgresSQL.quote(a.keyColumn), PostgresSQL.quote(a.realmIdColumn))
-                let sql = "UPDATE \(PostgresSQL.qualified(schema, table)) t SET \(id) = v.id FROM unnest($1::\(sqlType(a.key))[], $2::\(sqlType(a.realmId))[]) AS v(k, id) "
+                let sql = "UPDATE \(PostgresSQL.qualified(schema, table)) t SET \(id) = v.id FROM unnest($1::\(PostgresType.sqlType(for: a.keyType))[], $2::\(PostgresType.sqlType(for: a.realmIdType))[]) AS v(k, id) "
                     + "WHERE t.\(key) = v.k AND t.\(id) IS NULL"
                 out.append((sql, [PostgresType.encode(.list(chunk.map(\.key))), PostgresType.encode(.list(chunk.map(\.realmId)))]))
             }
