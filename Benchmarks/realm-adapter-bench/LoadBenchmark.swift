@@ -95,7 +95,7 @@ struct LoadBenchmark: AsyncParsableCommand {
             // The read limit: COPY of the same columns, rows discarded.
             copyTime = min(copyTime, try ContinuousClock().measure {
                 try pg.sessionSync { s in
-                    _ = try s.copyOut("COPY (SELECT id, n, label, price, active, created, code, note FROM item) TO STDOUT") { _ in }
+                    try s.copyOut("COPY (SELECT id, n, label, price, active, created, code, note FROM item) TO STDOUT") { _ in }
                 }
             })
             // The write limit: the same rows into bare SQLite.

@@ -199,13 +199,11 @@ public struct PostgresSession {
         return copied
     }
 
-    /// Runs `COPY … TO STDOUT` and hands each row's bytes (text format, without the final
-    /// newline) to `body` as they arrive; the buffer is valid only during the call.
-    /// - Returns: the number of rows copied.
-    @discardableResult
-    public func copyOut(_ sql: String, _ body: (UnsafeBufferPointer<UInt8>) throws -> Void) throws -> Int {
+    /// Runs `COPY … TO STDOUT` and hands each CopyData message (one row: in text format with
+    /// its final newline; in binary format the first also carries the file header, the last
+    /// is the trailer) to `body` as it arrives; the buffer is valid only during the call.
+    public func copyOut(_ sql: String, _ body: (UnsafeBufferPointer<UInt8>) throws -> Void) throws {
         _ = try query(sql)  // PGRES_COPY_OUT
-        var rows = 0
         var failure: Error?
         while true {
             var buffer: UnsafeMutablePointer<CChar>?
@@ -217,10 +215,8 @@ public struct PostgresSession {
             }
             defer { PQfreemem(buffer) }
             guard failure == nil else { continue }  // drain the rest so the connection stays usable
-            let length = Int(n) - (buffer[Int(n) - 1] == 10 ? 1 : 0)
             do {
-                try buffer.withMemoryRebound(to: UInt8.self, capacity: Int(n)) { try body(UnsafeBufferPointer(start: $0, count: length)) }
-                rows += 1
+                try buffer.withMemoryRebound(to: UInt8.self, capacity: Int(n)) { try body(UnsafeBufferPointer(start: $0, count: Int(n))) }
             } catch {
                 failure = error
                 // Stop the server sending the rest; what arrives meanwhile is drained above.
@@ -235,7 +231,6 @@ public struct PostgresSession {
             do { _ = try PostgresResult(result, connection: handle, sql: sql) } catch where failure != nil {}
         }
         if let failure { throw failure }
-        return rows
     }
 
     /// Runs statements without parameters (may be several, separated by `;`).

@@ -54,7 +54,7 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
     public func rows(_ table: String, columns: [String], orderedBy: [String], _ body: ([Value]) throws -> Void) throws {
         let types = try columns.map { try type(table, $0) }
         let order = orderedBy.isEmpty ? "" : " ORDER BY " + orderedBy.map(PostgresSQL.quote).joined(separator: ", ")
-        try copy("SELECT \(columns.map(PostgresSQL.quote).joined(separator: ", ")) FROM \(PostgresSQL.qualified(schema, table))\(order)",
+        try copy(columns.map(PostgresSQL.quote), from: "\(PostgresSQL.qualified(schema, table))\(order)",
                  table: table, columns: columns, types: types, body)
     }
 
@@ -65,8 +65,8 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
         let ownerKey = owner.compoundKey.map { "concat_ws(\(PostgresSQL.literal(TableMapping.compoundKeySeparator)), " + $0.map { "o." + PostgresSQL.quote($0.dbColumn) }.joined(separator: ", ") + ")" }
             ?? "o." + PostgresSQL.quote(owner.referencedColumn)
         let joined = ownerColumns.isEmpty ? "" : " LEFT JOIN \(PostgresSQL.qualified(schema, owner.table)) o ON \(ownerKey) = l.\(PostgresSQL.quote(o))"
-        let select = (["l." + PostgresSQL.quote(o), "l." + PostgresSQL.quote(t)] + ownerColumns.map { "o." + PostgresSQL.quote($0) }).joined(separator: ", ")
-        try copy("SELECT \(select) FROM \(PostgresSQL.qualified(schema, list.table)) l\(joined) ORDER BY l.\(PostgresSQL.quote(o)), l.\(PostgresSQL.quote(i))",
+        let select = ["l." + PostgresSQL.quote(o), "l." + PostgresSQL.quote(t)] + ownerColumns.map { "o." + PostgresSQL.quote($0) }
+        try copy(select, from: "\(PostgresSQL.qualified(schema, list.table)) l\(joined) ORDER BY l.\(PostgresSQL.quote(o)), l.\(PostgresSQL.quote(i))",
                  table: list.table, columns: [o, t] + ownerColumns, types: types, body)
     }
 
@@ -80,20 +80,27 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
         return type
     }
 
-    /// `COPY (query) TO STDOUT`, each row decoded into `types` and handed to `body`.
-    private func copy(_ query: String, table: String, columns: [String], types: [PostgresType], _ body: ([Value]) throws -> Void) throws {
+    /// `COPY (SELECT select FROM from) TO STDOUT` in binary, each row decoded into `types` and
+    /// handed to `body`; columns of types without a binary form travel as text.
+    private func copy(_ select: [String], from: String, table: String, columns: [String], types: [PostgresType], _ body: ([Value]) throws -> Void) throws {
+        let list = zip(select, types).map { $1.hasBinaryForm ? $0 : "(\($0))::text" }.joined(separator: ", ")
         try reader.sessionSync { s in
             var values = [Value](repeating: .null, count: columns.count)
-            try s.copyOut("COPY (\(query)) TO STDOUT") { line in
+            var first = true
+            try s.copyOut("COPY (SELECT \(list) FROM \(from)) TO STDOUT (FORMAT binary)") { message in
                 var count = 0
-                try PostgresCopyText.fields(line) { i, bytes in
+                let isRow = try PostgresCopyBinary.fields(message, first: first) { i, bytes in
                     guard i < types.count else { return }
                     count = i + 1
                     guard let bytes else { values[i] = .null; return }
-                    do { values[i] = try types[i].decode(bytes: bytes) } catch let e as RealmAdapterError {
+                    do {
+                        values[i] = types[i].hasBinaryForm ? try types[i].decode(binary: bytes) : try types[i].decode(String(decoding: bytes, as: UTF8.self))
+                    } catch let e as RealmAdapterError {
                         throw RealmAdapterError(e.code, "Table \(table), column \(columns[i]): \(e.message).", context: ["db.table": table, "db.column": columns[i]])
                     }
                 }
+                first = false
+                guard isRow else { return }
                 guard count == types.count else {
                     throw PostgresError(.queryFailed, "COPY of \(table) returned \(count) columns, expected \(types.count).")
                 }
