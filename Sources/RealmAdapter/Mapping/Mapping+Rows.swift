@@ -203,11 +203,15 @@ extension Mapping {
         var values = PropertyValues()
         values.reserveCapacity(t.columns.count + 1)
         if t.compoundKey != nil, let pk = t.type.primaryKey { values.append(pk, identity) }
-        for (i, c) in t.columns.enumerated() {
-            guard let v = row.value(at: i, of: t), skipping.isEmpty || !skipping.contains(c.property.name) else { continue }
-            if given != nil && c.column == t.keyColumn { values.append(c.property.name, identity); continue }
+        // With the identity given, the key column's value is the identity.
+        let givenKey = given == nil ? nil : t.keyColumnIndex
+        for i in t.columns.indices {
+            guard let v = row.value(at: i, of: t) else { continue }
+            let c = t.columns[i]
+            if !skipping.isEmpty && skipping.contains(c.propertyName) { continue }
+            if i == givenKey { values.append(c.propertyName, identity); continue }
             do {
-                values.append(c.property.name, try c.realmValue(v))
+                values.append(c.propertyName, try c.realmValue(v))
             } catch let e as RealmAdapterError {
                 throw RealmAdapterError(e.code, "Table \(t.table), column \(c.column), row with key \(Self.keyText(identity)): \(e.message).",
                                         context: ["db.table": t.table, "db.column": c.column])

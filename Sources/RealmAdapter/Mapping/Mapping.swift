@@ -198,26 +198,34 @@ public final class ColumnMapping: Sendable {
     public let column: String
     public let converter: ValueConverter?
     public let kind: Kind
+    /// Read per row: kept apart so that reading them does not copy `property`.
+    let propertyName: String
+    let isOptional: Bool
+    /// What a NULL becomes: an empty list for a list, else null.
+    let nullValue: Value
 
     init(property: Property, column: String, converter: ValueConverter?, kind: Kind) {
         self.property = property
         self.column = column
         self.converter = converter
         self.kind = kind
+        propertyName = property.name
+        isOptional = property.isOptional
+        nullValue = property.type.isList ? .list([]) : .null
     }
 
     /// The Realm value of a column value.
     public func realmValue(_ v: Value) throws -> Value {
-        if v.isNull { return property.type.isList ? .list([]) : .null }
+        if v.isNull { return nullValue }
         switch kind {
         case .scalar(let s):
-            let converted = try converter.map { try $0.toRealm(v) } ?? v
-            return try converted.coerced(to: s, optional: property.isOptional)
+            guard let converter else { return try v.coerced(to: s, optional: isOptional) }
+            return try converter.toRealm(v).coerced(to: s, optional: isOptional)
         case .link(_, let keyType):
             return try v.coerced(to: keyType, optional: false)
         case .array(let s):
             guard case .list(let items) = v else { throw RealmAdapterError(.invalidValue, "expected an array, found \(v.kindName)") }
-            return .list(try items.map { try $0.coerced(to: s, optional: property.isOptional) })
+            return .list(try items.map { try $0.coerced(to: s, optional: isOptional) })
         }
     }
 

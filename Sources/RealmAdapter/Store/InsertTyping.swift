@@ -147,10 +147,14 @@ public struct PreparedInserts: @unchecked Sendable {
 
     /// Checks one INSERT as the store would, and keeps it.
     public mutating func add(_ identity: Value, _ given: PropertyValues) throws {
-        defer { typing.clearRow() }
-        let (id, typed, _) = try typing.check(type.name, identity, given, schema: schema)
-        for v in typing.row { values.append(v!) }
-        encoded.instruction(.insert(objectType: type.name, identity: id, values: typed))
+        let (id, typed, _): (Value, PropertyValues, [(Property, [Value])])
+        do { (id, typed, _) = try typing.check(type.name, identity, given, schema: schema) } catch {
+            typing.clearRow()
+            throw error
+        }
+        // Moved out, which leaves the row clear for the next one.
+        for k in typing.row.indices { values.append(typing.row[k].take()!) }
+        encoded.insert(type.name, id, typed)
         count += 1
     }
 }
