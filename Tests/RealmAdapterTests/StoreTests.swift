@@ -238,15 +238,17 @@ extension StoreTests {
         let t = try TemporaryStore()
         let s = t.store
         for path in ["/one", "/prepared"] { try s.write(to: path, origin: "test") { tx in try tx.addType(Self.item) } }
+        // More rows than one statement takes (RealmWriter.rowsPerStatement), and fewer.
+        let many = Int64(RealmWriter.rowsPerStatement * 2 + 5)
         try s.write(to: "/one", origin: "test") { tx in
-            for (id, v) in Self.rows(1...5) { try tx.record(.insert(objectType: "Item", identity: id, values: v)) }
+            for (id, v) in Self.rows(1...many) { try tx.record(.insert(objectType: "Item", identity: id, values: v)) }
             try tx.update("Item", 2, ["label": "two"])
-            for (id, v) in Self.rows(6...9) { try tx.record(.insert(objectType: "Item", identity: id, values: v)) }
+            for (id, v) in Self.rows((many + 1)...(many + 4)) { try tx.record(.insert(objectType: "Item", identity: id, values: v)) }
         }
         var first = try PreparedInserts(Self.item, schema: Self.schema)
-        for (id, v) in Self.rows(1...5) { try first.add(id, v) }
+        for (id, v) in Self.rows(1...many) { try first.add(id, v) }
         var second = try PreparedInserts(Self.item, schema: Self.schema)
-        for (id, v) in Self.rows(6...9) { try second.add(id, v) }
+        for (id, v) in Self.rows((many + 1)...(many + 4)) { try second.add(id, v) }
         try s.write(to: "/prepared", origin: "test") { tx in
             #expect(try tx.insert(first))
             try tx.update("Item", 2, ["label": "two"])
@@ -255,6 +257,32 @@ extension StoreTests {
         #expect(try s.objects(of: "Item", in: "/prepared") == s.objects(of: "Item", in: "/one"))
         #expect(try s.history(of: "/prepared").map(\.instructions) == s.history(of: "/one").map(\.instructions))
         #expect(try s.object(of: "Item", identity: 1, in: "/prepared")?.values["seats"] == 40)
+        #expect(try s.count(of: "Item", in: "/prepared") == Int(many) + 4)
+        // The rows as the loader replays them when a Realm's type grew: the same objects.
+        try s.write(to: "/replayed", origin: "test") { tx in
+            try tx.addType(Self.item)
+            try first.forEachRow { id, v in try tx.record(.insert(objectType: "Item", identity: id, values: v)) }
+            try tx.update("Item", 2, ["label": "two"])
+            try second.forEachRow { id, v in try tx.record(.insert(objectType: "Item", identity: id, values: v)) }
+        }
+        #expect(try s.objects(of: "Item", in: "/replayed") == s.objects(of: "Item", in: "/one"))
+    }
+
+    @Test func aDuplicateKeyInsideAMultiRowStatementIsNamed() throws {
+        let t = try TemporaryStore()
+        try t.store.write(to: "/x", origin: "test") { tx in
+            try tx.addType(Self.item)
+            try tx.create("Item", ["id": 40, "label": "already"])
+        }
+        var p = try PreparedInserts(Self.item, schema: Self.schema)
+        for (id, v) in Self.rows(1...100) { try p.add(id, v) }
+        #expect {
+            try t.store.write(to: "/x", origin: "test") { tx in _ = try tx.insert(p) }
+        } throws: { error in
+            (error as? RealmAdapterError)?.code == .duplicatePrimaryKey && "\(error)".contains("= 40")
+        }
+        #expect(try t.store.count(of: "Item", in: "/x") == 1)
+        #expect(try t.store.object(of: "Item", identity: 40, in: "/x")?.values["label"] == "already")
     }
 
     @Test func badRowsAreRejectedAsOneByOne() throws {

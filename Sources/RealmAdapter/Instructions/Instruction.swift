@@ -92,6 +92,7 @@ public struct PropertyValues: Hashable, Sendable, RandomAccessCollection, Expres
     public mutating func append(_ name: String, _ value: Value) { entries.append(Entry(name, value)) }
     mutating func setValue(_ value: Value, at index: Int) { entries[index].value = value }
     public mutating func reserveCapacity(_ n: Int) { entries.reserveCapacity(n) }
+    public mutating func removeAll(keepingCapacity: Bool = false) { entries.removeAll(keepingCapacity: keepingCapacity) }
 }
 
 extension Instruction {

@@ -131,6 +131,15 @@ public final class Loader: @unchecked Sendable {
         var values: PropertyValues
     }
 
+    /// A batch's entries for one Realm: all of them (a literal path), or those at `indices`.
+    struct EntriesOfPath: RandomAccessCollection {
+        let batch: [Entry]
+        let indices: [Int]?
+        var startIndex: Int { 0 }
+        var endIndex: Int { indices?.count ?? batch.count }
+        subscript(i: Int) -> Entry { batch[indices?[i] ?? i] }
+    }
+
     private func loadObjects(_ t: TableMapping, deferring: [String], _ snapshot: LoadSnapshot, _ run: LoadRun,
                              _ summary: inout LoadSummary.Table, _ report: (Int) -> Void) throws {
         let layout = RowLayout(t.columns.map(\.column) + t.pathColumns, t)
@@ -138,17 +147,17 @@ public final class Loader: @unchecked Sendable {
         let type = t.type.name
         let hasLinks = t.columns.contains { if case .link = $0.kind { !skipping.contains($0.property.name) } else { false } }
         let batchSize = configuration.batchSize
-        // Rows of plain types are checked and encoded for history on the reading thread too, so
-        // that the writing thread only stores them, into Realms that had none of the type; rows
-        // for Realms the writer merges into (it tells at their first batch) are not.
-        let schema = mapping.schema
-        let prepare = PreparedInserts.canPrepare(t.type)
-        let merging = Mutex(Set<String>())
-        try pipeline(produce: { emit in
+        // Rows are prepared for the store on the reading thread where they can be (ObjectBatch);
+        // the writer decides per Realm whether it merges, and tells the reader.
+        let decisions = MergeDecisions(), schema = mapping.schema
+        let empty = { ObjectBatch(preparing: PreparedInserts.canPrepare(t.type) ? t.type : nil, schema: schema, capacity: batchSize, decisions: decisions) }
+        try pipeline(empty: empty, produce: { add in
             // RealmIds generated for rows without one go back to the database, a batch at a time.
             var assignments: [RealmIdAssignment] = []
-            try snapshot.rows(t.table, columns: layout.columns, orderedBy: []) { values in
-                let row = LoadedRow(values: values, layout: layout)
+            // One buffer for every row's values: a row kept as an entry takes it along (and the next row gets a new one).
+            var values = PropertyValues()
+            try snapshot.rows(t.table, columns: layout.columns, orderedBy: []) { columns in
+                let row = LoadedRow(values: columns, layout: layout)
                 var identity: Value?
                 if let dk = t.databaseKey {
                     let (id, assignment) = try mapping.databaseIdentity(row, t, dk)
@@ -159,31 +168,24 @@ public final class Loader: @unchecked Sendable {
                         assignments.removeAll(keepingCapacity: true)
                     }
                 }
-                let (id, values) = try mapping.object(row, t, skipping: skipping, identity: identity)
-                try emit(Entry(path: try mapping.route(row, t), identity: id, values: values))
+                let id = try mapping.object(row, t, skipping: skipping, identity: identity, into: &values)
+                let path = try mapping.route(row, t)
+                try add { try $0.add(path, id, values) }
             }
             try snapshot.writeRealmIds(assignments)
-        }, seal: { entries -> (entries: [Entry], prepared: [String: PreparedInserts]) in
-            guard prepare else { return (entries, [:]) }
-            // Rows of one Realm come in runs (all of them for a literal path): one builder per run.
-            var prepared: [String: PreparedInserts] = [:]
-            var run: (path: String, inserts: PreparedInserts?)?
-            for e in entries {
-                if run?.path != e.path {
-                    if let r = run { prepared[r.path] = r.inserts }
-                    let merges = merging.withLock { $0.contains(e.path) }
-                    run = (e.path, merges ? nil : try prepared.removeValue(forKey: e.path) ?? PreparedInserts(t.type, schema: schema, capacity: entries.count))
-                }
-                try run!.inserts?.add(e.identity, e.values)
-            }
-            if let r = run { prepared[r.path] = r.inserts }
-            return (entries, prepared)
-        }, consume: { sealed in
-            let batch = sealed.entries
-            try write(batch) { path, entries, tx in
+        }, consume: { batch in
+            try write(paths: batch.paths, batch.entries) { path, entries, tx in
                 let merge = try run.merges(type, path) { try tx.count(type) > 0 }
-                if merge { _ = merging.withLock { $0.insert(path) } }
-                if !merge, let p = sealed.prepared[path], try tx.insert(p) { return }
+                decisions.decide(path, merges: merge)
+                if !merge, let p = batch.prepared[path] {
+                    if try tx.insert(p) { return }
+                    // The Realm's type grew meanwhile: one by one, from the prepared rows
+                    // (entries are not kept once the writer has decided).
+                    if entries.isEmpty {
+                        try p.forEachRow { id, values in try tx.record(.insert(objectType: type, identity: id, values: values)) }
+                        return
+                    }
+                }
                 for e in entries {
                     var values = e.values
                     if hasLinks { summary.danglingLinks += try checkLinks(&values, of: e.identity, t, tx) }
@@ -196,7 +198,7 @@ public final class Loader: @unchecked Sendable {
                     }
                 }
             }
-            run.written.formUnion(batch.map(\.path))
+            run.written.formUnion(batch.paths)
             summary.rows += batch.count
             report(summary.rows)
         })
@@ -345,22 +347,27 @@ public final class Loader: @unchecked Sendable {
 
     /// Writes a batch as one store transaction (one Realm transaction per Realm it touches):
     /// `body` runs once per Realm with the batch's entries for it, in order.
-    private func write(_ batch: [Entry], _ body: (String, LazyMapSequence<[Int], Entry>, inout WriteTransaction) throws -> Void) throws {
-        var paths: [String] = []
+    private func write(_ batch: [Entry], _ body: (String, EntriesOfPath, inout WriteTransaction) throws -> Void) throws {
+        try write(paths: mapping.path.isLiteral ? [mapping.path.template] : Self.paths(of: batch), batch, body)
+    }
+
+    /// The Realms `entries` are for, in the order they first come.
+    static func paths(of entries: [Entry]) -> [String] {
+        var seen = Set<String>(), paths: [String] = []
+        for e in entries where seen.insert(e.path).inserted { paths.append(e.path) }
+        return paths
+    }
+
+    /// The same for the Realms at `paths` (some may have no entries).
+    private func write(paths: [String], _ batch: [Entry], _ body: (String, EntriesOfPath, inout WriteTransaction) throws -> Void) throws {
         var byPath: [String: [Int]] = [:]
-        if mapping.path.isLiteral {
-            paths = [mapping.path.template]
-            byPath[mapping.path.template] = Array(batch.indices)
-        } else {
-            for (i, e) in batch.enumerated() {
-                if byPath[e.path] == nil { paths.append(e.path) }
-                byPath[e.path, default: []].append(i)
-            }
+        if !mapping.path.isLiteral {
+            for (i, e) in batch.enumerated() { byPath[e.path, default: []].append(i) }
         }
         let schema = mapping.schema
         try store.write(toEach: paths, origin: adapter.origin) { path, tx in
             try tx.adopt(schema)
-            try body(path, byPath[path]!.lazy.map { batch[$0] }, &tx)
+            try body(path, EntriesOfPath(batch: batch, indices: mapping.path.isLiteral ? nil : byPath[path] ?? []), &tx)
         }
     }
 
@@ -399,31 +406,37 @@ public final class Loader: @unchecked Sendable {
     /// Runs `produce` on a thread of its own, in batches of `loader.batchSize`, while this
     /// thread runs `consume` on each batch; at most two batches wait in between.
     private func pipeline(produce: (_ emit: (Entry) throws -> Void) throws -> Void, consume: ([Entry]) throws -> Void) throws {
-        try pipeline(produce: produce, seal: { $0 }, consume: consume)
+        let size = configuration.batchSize
+        try pipeline(empty: { var b: [Entry] = []; b.reserveCapacity(size); return b }, produce: { add in
+            try withoutActuallyEscaping(add) { add in try produce { e in try add { $0.append(e) } } }
+        }, consume: consume)
     }
 
-    /// The same, with `seal` turning each batch into what `consume` gets, on the reading thread.
-    private func pipeline<Batch>(produce: (_ emit: (Entry) throws -> Void) throws -> Void, seal: @escaping ([Entry]) throws -> Batch,
+    /// The same with batches of any form: `produce` adds each row to the batch being filled
+    /// with `add` (on the reading thread); a batch of `loader.batchSize` rows goes to `consume`.
+    private func pipeline<Batch>(empty: @escaping () throws -> Batch, produce: (_ add: ((inout Batch) throws -> Void) throws -> Void) throws -> Void,
                                  consume: (Batch) throws -> Void) throws {
         let queue = BoundedQueue<Batch>(capacity: 2)
         let size = configuration.batchSize
         let done = DispatchSemaphore(value: 0)
         try withoutActuallyEscaping(produce) { produce in
-            let box = UncheckedBox((produce, seal))
+            let producer = UncheckedBox(produce), batches = UncheckedBox(empty)
             let thread = Thread {
                 defer { done.signal() }
-                let (produce, seal) = box.value
-                var batch: [Entry] = []
-                batch.reserveCapacity(size)
+                let produce = producer.value, empty = batches.value
                 do {
-                    try produce { e in
-                        batch.append(e)
-                        if batch.count == size {
-                            try queue.put(try seal(batch))
-                            batch.removeAll(keepingCapacity: true)
+                    var batch = try empty()
+                    var rows = 0
+                    try produce { add in
+                        try add(&batch)
+                        rows += 1
+                        if rows == size {
+                            try queue.put(batch)
+                            batch = try empty()
+                            rows = 0
                         }
                     }
-                    if !batch.isEmpty { try queue.put(try seal(batch)) }
+                    if rows > 0 { try queue.put(batch) }
                     queue.finish()
                 } catch {
                     queue.finish(error)

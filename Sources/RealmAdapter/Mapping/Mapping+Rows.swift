@@ -199,9 +199,17 @@ extension Mapping {
     /// - Parameter identity: the identity, when the caller found it (a type with a database key);
     ///   it is then the primary key's value too.
     func object(_ row: some ColumnValues, _ t: TableMapping, skipping: Set<String> = [], identity given: Value? = nil) throws -> (Value, PropertyValues) {
-        let identity = try given ?? key(row, t)
         var values = PropertyValues()
         values.reserveCapacity(t.columns.count + 1)
+        let identity = try object(row, t, skipping: skipping, identity: given, into: &values)
+        return (identity, values)
+    }
+
+    /// The same, into `values` (emptied first): a bulk load reuses one buffer for every row.
+    func object(_ row: some ColumnValues, _ t: TableMapping, skipping: Set<String> = [], identity given: Value? = nil,
+                into values: inout PropertyValues) throws -> Value {
+        let identity = try given ?? key(row, t)
+        values.removeAll(keepingCapacity: true)
         if t.compoundKey != nil, let pk = t.type.primaryKey { values.append(pk, identity) }
         // With the identity given, the key column's value is the identity.
         let givenKey = given == nil ? nil : t.keyColumnIndex
@@ -217,7 +225,7 @@ extension Mapping {
                                         context: ["db.table": t.table, "db.column": c.column])
             }
         }
-        return (identity, values)
+        return identity
     }
 
     /// A row key for messages: numbers as they are; text keys stay out of logs (they may be data).

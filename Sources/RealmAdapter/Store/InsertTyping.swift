@@ -65,9 +65,15 @@ final class InsertTyping {
         }
         var typed = values
         var lists: [(Property, [Value])] = []
-        for (i, e) in values.enumerated() {
+        for i in values.indices {
             // Values usually come in schema order: try that before hashing the name.
-            let slot = i < slotNames.count && slotNames[i] == e.name ? i : slots[e.name]
+            let slot = i < slotNames.count && slotNames[i] == values.entries[i].name ? i : slots[values.entries[i].name]
+            // Usually of the property's type already: kept as it is, without a copy on the way.
+            if let slot, let scalar = slotScalars[slot], values.entries[i].value.has(scalar) {
+                row[slot] = values.entries[i].value
+                continue
+            }
+            let e = values[i]
             let v: Value
             do {
                 if let slot, let scalar = slotScalars[slot] {
@@ -143,6 +149,15 @@ public struct PreparedInserts: @unchecked Sendable {
         typing = try InsertTyping(type, schema: schema)
         values.reserveCapacity(capacity * typing.slotProperties.count)
         encoded.bytes.reserveCapacity(capacity * 32)
+    }
+
+    /// Each row as an INSERT's identity and values (every single-value property, in slot order).
+    public func forEachRow(_ body: (Value, PropertyValues) throws -> Void) rethrows {
+        let names = typing.slotNames, key = typing.primaryKeySlot!, w = width
+        for r in 0..<count {
+            let row = values[(r * w)..<(r * w + w)]
+            try body(row[r * w + key], PropertyValues(zip(names, row).map { PropertyValues.Entry($0, $1) }))
+        }
     }
 
     /// Checks one INSERT as the store would, and keeps it.

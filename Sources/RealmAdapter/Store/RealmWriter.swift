@@ -155,10 +155,20 @@ struct RealmWriter {
         let typing: InsertTyping
         /// Held for the whole transaction: looking it up by SQL text per row costs a string hash.
         let statement: Statement
+        let table: String
+        let columns: [String]
 
-        init(typing: InsertTyping, statement: Statement) {
+        init(typing: InsertTyping, statement: Statement, table: String, columns: [String]) {
             self.typing = typing
             self.statement = statement
+            self.table = table
+            self.columns = columns
+        }
+
+        /// The INSERT of `rows` rows at once.
+        func sql(rows: Int) -> String {
+            let row = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+            return "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES " + Array(repeating: row, count: rows).joined(separator: ", ")
         }
     }
 
@@ -170,7 +180,7 @@ struct RealmWriter {
         var columns: [String] = t.primaryKey == nil ? ["_key"] : []
         for (j, p) in t.properties.enumerated() where typing.slots[p.name] != nil { columns.append(RealmTables.column(j)) }
         let sql = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
-        let p = InsertPlan(typing: typing, statement: try db.cachedStatement(sql: sql))
+        let p = InsertPlan(typing: typing, statement: try db.cachedStatement(sql: sql), table: table, columns: columns)
         insertPlans[n] = p
         lastPlan = (n, p)
         return p
@@ -209,23 +219,49 @@ struct RealmWriter {
 
     /// Stores INSERTs checked ahead (``PreparedInserts``); false, storing nothing, if the
     /// Realm's type is not the one they were checked against (its schema grew meanwhile).
+    ///
+    /// Rows go in by ``rowsPerStatement`` per statement: each statement run has a fixed cost
+    /// in SQLite, about half of a narrow row's. A statement that fails is undone by SQLite
+    /// and its rows are stored again one by one, which names the duplicate key.
     mutating func insert(_ prepared: PreparedInserts) throws -> Bool {
         guard let current = schema[type: prepared.type.name], current == prepared.type else { return false }
         let n = prepared.type.name
         let plan = try plan(n)
-        let stmt = plan.statement.sqliteStatement
+        let single = plan.statement.sqliteStatement
         let width = prepared.width, keySlot = plan.typing.primaryKeySlot!, count = prepared.count, db = self.db, type = plan.typing.type
+        let perStatement = max(1, min(Self.rowsPerStatement, Self.maxParameters / width))
+        let multi = count >= perStatement ? try db.cachedStatement(sql: plan.sql(rows: perStatement)).sqliteStatement : nil
         try prepared.values.withUnsafeBufferPointer { values in
-            var base = 0
-            for _ in 0..<count {
-                sqlite3_reset(stmt)
-                for k in 0..<width { try RealmTables.bind(values[base + k], to: stmt, at: Int32(k + 1), db: db) }
-                try Self.step(stmt, values[base + keySlot], type, db: db)
-                base += width
+            func storeOne(_ row: Int) throws {
+                sqlite3_reset(single)
+                for k in 0..<width { try RealmTables.bind(values[row * width + k], to: single, at: Int32(k + 1), db: db) }
+                try Self.step(single, values[row * width + keySlot], type, db: db)
+            }
+            var row = 0
+            if let multi {
+                while row + perStatement <= count {
+                    sqlite3_reset(multi)
+                    let base = row * width
+                    for k in 0..<(perStatement * width) { try RealmTables.bind(values[base + k], to: multi, at: Int32(k + 1), db: db) }
+                    do {
+                        try RealmTables.step(multi, db: db)
+                    } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
+                        for r in row..<(row + perStatement) { try storeOne(r) }
+                    }
+                    row += perStatement
+                }
+            }
+            while row < count {
+                try storeOne(row)
+                row += 1
             }
         }
         return true
     }
+
+    static let rowsPerStatement = 32
+    /// SQLite's limit on a statement's parameters before 3.32 (newer ones allow 32,766).
+    static let maxParameters = 999
 
     private mutating func set(_ n: String, _ id: Value, _ values: PropertyValues) throws {
         let (t, table) = try type(n)

@@ -45,6 +45,7 @@ extension Value {
 
     /// The value converted to a scalar type.
     public func coerced(to type: ScalarType, optional: Bool) throws -> Value {
+        if has(type) { return self }
         func mismatch() -> RealmAdapterError {
             RealmAdapterError(.invalidValue, "expected \(type.rawValue)\(optional ? "?" : ""), found \(kindName)")
         }

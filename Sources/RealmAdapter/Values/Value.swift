@@ -42,12 +42,28 @@ public enum Value: Hashable, Sendable {
     /// Whether both values are of the same case: coercion returns a value unchanged exactly
     /// when its kind already fits (lists excepted, whose elements may have changed).
     func isSameKind(as other: Value) -> Bool {
-        switch (self, other) {
-        case (.null, .null), (.bool, .bool), (.int, .int), (.float, .float), (.double, .double), (.string, .string),
-             (.data, .data), (.date, .date), (.decimal, .decimal), (.uuid, .uuid), (.objectId, .objectId):
-            true
-        default:
-            false
+        guard let kind = scalarType else { return isNull && other.isNull }
+        return other.has(kind)
+    }
+
+    /// Whether the value is of scalar type `s` (not null): coercion to `s` returns it as it is.
+    /// A switch on the value alone, which copies nothing (matching a tuple of it would).
+    func has(_ s: ScalarType) -> Bool { scalarType == s }
+
+    /// The scalar type of a scalar value; nil for null and lists.
+    var scalarType: ScalarType? {
+        switch self {
+        case .null, .list: nil
+        case .bool: .bool
+        case .int: .int
+        case .float: .float
+        case .double: .double
+        case .string: .string
+        case .data: .data
+        case .date: .date
+        case .decimal: .decimal
+        case .uuid: .uuid
+        case .objectId: .objectId
         }
     }
 }

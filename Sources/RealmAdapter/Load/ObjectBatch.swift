@@ -1,0 +1,63 @@
+import Synchronization
+
+extension Loader {
+    /// Whether the writer merges a type's rows into each Realm (decided at the Realm's first
+    /// batch), as the reading thread learns it.
+    final class MergeDecisions: Sendable {
+        private let decided = Mutex([String: Bool]())
+
+        func merges(_ path: String) -> Bool? { decided.withLock { $0[path] } }
+        func decide(_ path: String, merges: Bool) { decided.withLock { $0[path] = merges } }
+    }
+
+    /// One batch of a type's rows, filled on the reading thread (``loadObjects``).
+    ///
+    /// Rows of a type that can be prepared are checked and encoded for history here
+    /// (``PreparedInserts``), so that the writer only stores them, for every Realm the writer
+    /// has not decided to merge into. Rows are kept whole as entries too while the writer has
+    /// not decided, and for Realms it merges into; once it creates objects in a Realm, its rows
+    /// are only prepared, and their values are not kept.
+    struct ObjectBatch {
+        /// Rows kept whole.
+        private(set) var entries: [Entry] = []
+        /// Rows checked and encoded ahead, per Realm.
+        private(set) var prepared: [String: PreparedInserts] = [:]
+        /// The Realms the rows are for, in the order they first came.
+        private(set) var paths: [String] = []
+        private(set) var count = 0
+
+        private let type: ObjectSchema?
+        private let schema: Schema
+        private let capacity: Int
+        private let decisions: MergeDecisions
+        /// The Realm of the latest rows (they come in runs: all of them for a literal path),
+        /// whether the writer merges into it, and where its prepared rows are.
+        private var current: (path: String, merges: Bool?, prepared: Dictionary<String, PreparedInserts>.Index?)?
+        private var seen = Set<String>()
+
+        /// - Parameter type: the type to prepare rows of, or nil if it cannot be (``PreparedInserts/canPrepare(_:)``).
+        init(preparing type: ObjectSchema?, schema: Schema, capacity: Int, decisions: MergeDecisions) {
+            self.type = type
+            self.schema = schema
+            self.capacity = capacity
+            self.decisions = decisions
+            entries.reserveCapacity(capacity)
+        }
+
+        mutating func add(_ path: String, _ identity: Value, _ values: PropertyValues) throws {
+            count += 1
+            if current?.path != path {
+                if seen.insert(path).inserted { paths.append(path) }
+                let merges = type == nil ? true : decisions.merges(path)
+                var index: Dictionary<String, PreparedInserts>.Index?
+                if let type, merges != true {
+                    if prepared[path] == nil { prepared[path] = try PreparedInserts(type, schema: schema, capacity: capacity) }
+                    index = prepared.index(forKey: path)
+                }
+                current = (path, merges, index)
+            }
+            if let i = current!.prepared { try prepared.values[i].add(identity, values) }
+            if current!.merges != false { entries.append(Entry(path: path, identity: identity, values: values)) }
+        }
+    }
+}
