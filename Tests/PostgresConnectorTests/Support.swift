@@ -83,10 +83,11 @@ struct OwnCluster {
 
     /// Runs `body` with a started cluster; stops and removes it afterwards.
     static func with<T>(_ name: String, _ body: (OwnCluster) async throws -> T) async throws -> T {
+        // Below the ephemeral range (32768 up): a port there may be a client connection's.
         let cluster = OwnCluster(directory: NSTemporaryDirectory() + "realm-adapter-pg-\(name)-\(UUID().uuidString.prefix(6))",
-                                 port: Int.random(in: 54340...54900))
-        try cluster.pgctl("start")
+                                 port: Int.random(in: 24000...32000))
         defer { try? cluster.pgctl("stop"); try? FileManager.default.removeItem(atPath: cluster.directory) }
+        try cluster.pgctl("start")
         return try await body(cluster)
     }
 
