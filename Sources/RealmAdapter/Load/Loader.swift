@@ -156,8 +156,7 @@ public final class Loader: @unchecked Sendable {
             var assignments: [RealmIdAssignment] = []
             // One buffer for every row's values: a row kept as an entry takes it along (and the next row gets a new one).
             var values = PropertyValues()
-            try snapshot.rows(t.table, columns: layout.columns, orderedBy: []) { columns in
-                let row = LoadedRow(values: columns, layout: layout)
+            try snapshot.rows(t.table, columns: layout.columns, orderedBy: []) { columns in try layout.read(columns) { row in
                 var identity: Value?
                 if let dk = t.databaseKey {
                     let (id, assignment) = try mapping.databaseIdentity(row, t, dk)
@@ -171,7 +170,7 @@ public final class Loader: @unchecked Sendable {
                 let id = try mapping.object(row, t, skipping: skipping, identity: identity, into: &values)
                 let path = try mapping.route(row, t)
                 try add { try $0.add(path, id, values) }
-            }
+            } }
             try snapshot.writeRealmIds(assignments)
         }, consume: { batch in
             try write(paths: batch.paths, batch.entries) { path, entries, tx in
@@ -212,13 +211,12 @@ public final class Loader: @unchecked Sendable {
         let layout = RowLayout(t.keyColumns + (t.databaseKey.map { [$0.column] } ?? []) + linkColumns + t.pathColumns.filter { !linkColumns.contains($0) }, t)
         let mapping = self.mapping
         try pipeline(produce: { emit in
-            try snapshot.rows(t.table, columns: layout.columns, orderedBy: []) { values in
-                let row = LoadedRow(values: values, layout: layout)
+            try snapshot.rows(t.table, columns: layout.columns, orderedBy: []) { columns in try layout.read(columns) { row in
                 let given = try t.databaseKey.map { try mapping.databaseIdentity(row, t, $0).0 }
                 var (identity, values) = try mapping.object(row, t, identity: given)
                 values = PropertyValues(values.filter { wanted.contains($0.name) })
                 try emit(Entry(path: try mapping.route(row, t), identity: identity, values: values))
-            }
+            } }
         }, consume: { batch in
             try write(batch) { _, entries, tx in
                 for e in entries {
@@ -508,13 +506,27 @@ final class RowLayout: Sendable {
     }
 }
 
-/// A row of a snapshot, positional.
+/// A row of a snapshot, positional. It borrows the row's values (``RowLayout/read(_:_:)``):
+/// reading one per column costs no reference counting.
 struct LoadedRow: ColumnValues {
-    let values: [Value]
-    let layout: RowLayout
+    let values: UnsafeBufferPointer<Value>
+    let positions: UnsafeBufferPointer<Int?>
+    unowned(unsafe) let layout: RowLayout
 
     func value(column: String) -> Value? { layout.columns.firstIndex(of: column).map { values[$0] } }
-    func value(at index: Int, of t: TableMapping) -> Value? { layout.positions[index].map { values[$0] } }
+    func value(at index: Int, of t: TableMapping) -> Value? {
+        guard let p = positions[index] else { return nil }
+        return values[p]
+    }
+}
+
+extension RowLayout {
+    /// Runs `body` with `values`, a row read in this layout, as a ``LoadedRow`` valid during the call.
+    func read<T>(_ values: [Value], _ body: (LoadedRow) throws -> T) rethrows -> T {
+        try values.withUnsafeBufferPointer { v in
+            try positions.withUnsafeBufferPointer { p in try body(LoadedRow(values: v, positions: p, layout: self)) }
+        }
+    }
 }
 
 extension LoadPlan.Step {

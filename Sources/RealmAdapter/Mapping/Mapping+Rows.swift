@@ -215,7 +215,8 @@ extension Mapping {
         let givenKey = given == nil ? nil : t.keyColumnIndex
         for i in t.columns.indices {
             guard let v = row.value(at: i, of: t) else { continue }
-            let c = t.columns[i]
+            // `t` holds the column: using it needs no reference count of its own.
+            unowned(unsafe) let c = t.columns[i]
             if !skipping.isEmpty && skipping.contains(c.propertyName) { continue }
             if i == givenKey { values.append(c.propertyName, identity); continue }
             do {

@@ -215,6 +215,7 @@ public final class ColumnMapping: Sendable {
     }
 
     /// The Realm value of a column value.
+    @inline(__always)
     public func realmValue(_ v: Value) throws -> Value {
         if v.isNull { return nullValue }
         switch kind {
