@@ -219,6 +219,7 @@ extension Mapping {
             unowned(unsafe) let c = t.columns[i]
             if !skipping.isEmpty && skipping.contains(c.propertyName) { continue }
             if i == givenKey { values.append(c.propertyName, identity); continue }
+            if let s = c.plainScalar, v.has(s) { values.append(c.propertyName, v); continue }
             do {
                 values.append(c.propertyName, try c.realmValue(v))
             } catch let e as RealmAdapterError {

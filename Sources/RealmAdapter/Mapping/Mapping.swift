@@ -203,6 +203,9 @@ public final class ColumnMapping: Sendable {
     let isOptional: Bool
     /// What a NULL becomes: an empty list for a list, else null.
     let nullValue: Value
+    /// The property's type for a scalar column without a converter: a value of that type is
+    /// the Realm value as it is (checked per row without touching `kind` or `converter`).
+    let plainScalar: ScalarType?
 
     init(property: Property, column: String, converter: ValueConverter?, kind: Kind) {
         self.property = property
@@ -212,10 +215,10 @@ public final class ColumnMapping: Sendable {
         propertyName = property.name
         isOptional = property.isOptional
         nullValue = property.type.isList ? .list([]) : .null
+        plainScalar = if converter == nil, case .scalar(let s) = kind { s } else { nil }
     }
 
     /// The Realm value of a column value.
-    @inline(__always)
     public func realmValue(_ v: Value) throws -> Value {
         if v.isNull { return nullValue }
         switch kind {
