@@ -213,15 +213,15 @@ extension Mapping {
         if t.compoundKey != nil, let pk = t.type.primaryKey { values.append(pk, identity) }
         // With the identity given, the key column's value is the identity.
         let givenKey = given == nil ? nil : t.keyColumnIndex
-        for i in t.columns.indices {
+        let names = t.propertyNames, plainScalars = t.plainScalars
+        for i in names.indices {
             guard let v = row.value(at: i, of: t) else { continue }
-            // `t` holds the column: using it needs no reference count of its own.
-            unowned(unsafe) let c = t.columns[i]
-            if !skipping.isEmpty && skipping.contains(c.propertyName) { continue }
-            if i == givenKey { values.append(c.propertyName, identity); continue }
-            if let s = c.plainScalar, v.has(s) { values.append(c.propertyName, v); continue }
+            if !skipping.isEmpty && skipping.contains(names[i]) { continue }
+            if i == givenKey { values.append(names[i], identity); continue }
+            if let s = plainScalars[i], v.has(s) { values.append(names[i], v); continue }
+            let c = t.columns[i]
             do {
-                values.append(c.propertyName, try c.realmValue(v))
+                values.append(names[i], try c.realmValue(v))
             } catch let e as RealmAdapterError {
                 throw RealmAdapterError(e.code, "Table \(t.table), column \(c.column), row with key \(Self.keyText(identity)): \(e.message).",
                                         context: ["db.table": t.table, "db.column": c.column])

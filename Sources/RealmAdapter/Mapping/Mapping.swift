@@ -78,6 +78,10 @@ public struct TableMapping: Sendable {
     public static let compoundKeySeparator = "-"
     /// Columns that the path template reads and that are not properties of the type.
     public let pathColumns: [String]
+    /// Per column, what rows read of it, apart from the column itself (a class: using it per
+    /// row costs reference counting): its property's name and ``ColumnMapping/plainScalar``.
+    let propertyNames: [String]
+    let plainScalars: [ScalarType?]
     /// Lists of links, each a link table `(oid, idx, target)`.
     public let linkLists: [LinkListMapping]
     /// The database's own key when it is not the Realm's (`databasePrimaryKey`): the Realm
@@ -142,6 +146,8 @@ public struct TableMapping: Sendable {
             }
         }
         self.columns = columns
+        propertyNames = columns.map(\.property.name)
+        plainScalars = columns.map(\.plainScalar)
         let key = keyColumn
         keyColumnIndex = compoundKey == nil ? columns.firstIndex { $0.column == key } : nil
         self.linkLists = linkLists
@@ -199,12 +205,11 @@ public final class ColumnMapping: Sendable {
     public let converter: ValueConverter?
     public let kind: Kind
     /// Read per row: kept apart so that reading them does not copy `property`.
-    let propertyName: String
     let isOptional: Bool
     /// What a NULL becomes: an empty list for a list, else null.
     let nullValue: Value
     /// The property's type for a scalar column without a converter: a value of that type is
-    /// the Realm value as it is (checked per row without touching `kind` or `converter`).
+    /// the Realm value as it is.
     let plainScalar: ScalarType?
 
     init(property: Property, column: String, converter: ValueConverter?, kind: Kind) {
@@ -212,7 +217,6 @@ public final class ColumnMapping: Sendable {
         self.column = column
         self.converter = converter
         self.kind = kind
-        propertyName = property.name
         isOptional = property.isOptional
         nullValue = property.type.isList ? .list([]) : .null
         plainScalar = if converter == nil, case .scalar(let s) = kind { s } else { nil }
