@@ -131,13 +131,13 @@ public final class Loader: @unchecked Sendable {
         var values: PropertyValues
     }
 
-    /// A batch's entries for one Realm: all of them (a literal path), or those at `indices`.
+    /// A batch's entries for one Realm: all of them (a literal path), or those at `positions`.
     struct EntriesOfPath: RandomAccessCollection {
         let batch: [Entry]
-        let indices: [Int]?
+        let positions: [Int]?
         var startIndex: Int { 0 }
-        var endIndex: Int { indices?.count ?? batch.count }
-        subscript(i: Int) -> Entry { batch[indices?[i] ?? i] }
+        var endIndex: Int { positions?.count ?? batch.count }
+        subscript(i: Int) -> Entry { batch[positions?[i] ?? i] }
     }
 
     private func loadObjects(_ t: TableMapping, deferring: [String], _ snapshot: LoadSnapshot, _ run: LoadRun,
@@ -365,7 +365,7 @@ public final class Loader: @unchecked Sendable {
         let schema = mapping.schema
         try store.write(toEach: paths, origin: adapter.origin) { path, tx in
             try tx.adopt(schema)
-            try body(path, EntriesOfPath(batch: batch, indices: mapping.path.isLiteral ? nil : byPath[path] ?? []), &tx)
+            try body(path, EntriesOfPath(batch: batch, positions: mapping.path.isLiteral ? nil : byPath[path] ?? []), &tx)
         }
     }
 

@@ -166,7 +166,9 @@ struct RealmWriter {
         }
 
         /// The INSERT of `rows` rows at once.
-        func sql(rows: Int) -> String {
+        func sql(rows: Int) -> String { Self.sql(table, columns, rows: rows) }
+
+        static func sql(_ table: String, _ columns: [String], rows: Int) -> String {
             let row = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
             return "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES " + Array(repeating: row, count: rows).joined(separator: ", ")
         }
@@ -179,8 +181,7 @@ struct RealmWriter {
         let typing = try InsertTyping(t, schema: schema)
         var columns: [String] = t.primaryKey == nil ? ["_key"] : []
         for (j, p) in t.properties.enumerated() where typing.slots[p.name] != nil { columns.append(RealmTables.column(j)) }
-        let sql = "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
-        let p = InsertPlan(typing: typing, statement: try db.cachedStatement(sql: sql), table: table, columns: columns)
+        let p = InsertPlan(typing: typing, statement: try db.cachedStatement(sql: InsertPlan.sql(table, columns, rows: 1)), table: table, columns: columns)
         insertPlans[n] = p
         lastPlan = (n, p)
         return p
