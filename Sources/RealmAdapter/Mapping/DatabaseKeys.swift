@@ -83,7 +83,7 @@ public final class DatabaseKeyResolver {
     /// replica identity): the RealmId it carries, the one this transaction gave it, or the
     /// Realm's. Nil when the Realm has no such object.
     func existingIdentity(_ row: some ColumnValues, _ t: TableMapping, _ dk: DatabaseKeyMapping, path: String) throws -> Value? {
-        if let id = row.value(column: t.keyColumn), !id.isNull { return try t.column(named: t.keyColumn).map { try $0.realmValue(id) } ?? id }
+        if let id = try Mapping.realmId(row, t) { return id }
         guard let key = try Mapping.databaseKey(row, t, dk) else { return nil }
         return try realmIdentity(t.type.name, key, path: path)
     }
@@ -105,6 +105,12 @@ public final class DatabaseKeyResolver {
 }
 
 extension Mapping {
+    /// The RealmId a row carries, as the Realm types it (nil if it has none yet).
+    static func realmId(_ row: some ColumnValues, _ t: TableMapping) throws -> Value? {
+        guard let id = row.value(column: t.keyColumn), !id.isNull else { return nil }
+        return try t.column(named: t.keyColumn).map { try $0.realmValue(id) } ?? id
+    }
+
     /// A row's database key (nil if it has none).
     static func databaseKey(_ row: some ColumnValues, _ t: TableMapping, _ dk: DatabaseKeyMapping) throws -> Value? {
         guard let v = row.value(at: dk.index, of: t) ?? row.value(column: dk.column), !v.isNull else { return nil }
@@ -114,9 +120,7 @@ extension Mapping {
     /// The identity of the object of a row with database key `key`: its RealmId, or one
     /// generated from the key, with the assignment that writes it back.
     static func identity(_ row: some ColumnValues, _ t: TableMapping, key: Value) throws -> (Value, RealmIdAssignment?) {
-        if let id = row.value(column: t.keyColumn), !id.isNull {
-            return (try t.column(named: t.keyColumn).map { try $0.realmValue(id) } ?? id, nil)
-        }
+        if let id = try realmId(row, t) { return (id, nil) }
         let id = generatedRealmId(type: t.type.name, databaseKey: key, as: t.realmKeyType)
         let dk = t.databaseKey!
         return (id, RealmIdAssignment(table: t.table, keyColumn: dk.column, key: key, keyType: dk.type, realmIdColumn: t.keyColumn, realmId: id, realmIdType: t.realmKeyType))

@@ -18,7 +18,9 @@ struct ChangesByPath {
     private var paths: [String] = []
     private var changes: [String: [ObjectChange]] = [:]
 
-    init(_ groups: [(path: String, changes: [ObjectChange])] = []) {
+    init(_ groups: [(path: String, changes: [ObjectChange])] = []) { add(groups) }
+
+    mutating func add(_ groups: [(path: String, changes: [ObjectChange])]) {
         for (path, changes) in groups { for c in changes { add(path, c) } }
     }
 

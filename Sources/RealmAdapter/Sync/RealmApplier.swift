@@ -56,9 +56,7 @@ public struct RealmApplier: Sendable {
         if transaction.isOwn {
             var own = ChangesByPath(mapping.hasDatabaseKeys ? try mapping.databaseKeyFills(transaction.changes) : [])
             let missed = try reread(transaction.missedRows, mapping, row)
-            for (path, changes) in try mapping.objectChanges(missed, paths: { try store.realmPaths() }, row: row, keys: keys) {
-                for c in changes { own.add(path, c) }
-            }
+            own.add(try mapping.objectChanges(missed, paths: { try store.realmPaths() }, row: row, keys: keys))
             groups = own.groups
         } else {
             groups = try mapping.objectChanges(transaction.changes, paths: { try store.realmPaths() }, row: row, keys: keys)

@@ -20,22 +20,7 @@ public enum Value: Hashable, Sendable {
     case list([Value])
 
     /// A short name of the value's kind, for error messages (values themselves are never printed).
-    public var kindName: String {
-        switch self {
-        case .null: "null"
-        case .bool: "bool"
-        case .int: "int"
-        case .float: "float"
-        case .double: "double"
-        case .string: "string"
-        case .data: "data"
-        case .date: "date"
-        case .decimal: "decimal"
-        case .uuid: "uuid"
-        case .objectId: "objectId"
-        case .list: "list"
-        }
-    }
+    public var kindName: String { scalarType?.rawValue ?? (isNull ? "null" : "list") }
 
     public var isNull: Bool { if case .null = self { true } else { false } }
 
