@@ -66,6 +66,31 @@ let everyInstruction: [Instruction] = {
         #expect(throws: RealmAdapterError.self) { try InstructionCodec.decode(Array(bytes.dropLast(3))) }
     }
 
+    /// Records are written into room sized from their values first: values at the edges of
+    /// every size (longest varints, large and empty payloads, long lists) must fit it exactly.
+    @Test func binaryRoundTripKeepsExtremeValues() throws {
+        let big = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0) })
+        let long = String(repeating: "ü€𝄞x", count: 5_000)
+        let values: PropertyValues = [
+            "min": .int(.min), "max": .int(.max), "zero": 0, "empty": "", "long": .string(long), "big": .data(big), "none": .data(Data()),
+            "early": .date(Timestamp(seconds: .min / 4, nanoseconds: 999_999_999)), "late": .date(Timestamp(seconds: .max / 4)),
+            "nan": .double(.nan), "inf": .float(-.infinity), "list": .list((0..<3_000).map { .int(Int64($0) << 40) }),
+            "big decimal": .decimal(Decimal(string: "-1234567890123456789012345678901234567e100")!),
+        ]
+        let instructions: [Instruction] = [
+            .insert(objectType: long, identity: .int(.min), values: values),
+            .insert(objectType: "T", identity: .string(long), values: values),  // the same names: written as one byte
+            .set(objectType: "T", identity: .data(big), values: values),
+        ] + values.map { .listSet(objectType: "T", identity: $0.value, property: $0.name, index: .max, value: $0.value) }
+        let decoded = try InstructionCodec.decode(InstructionCodec.encode(instructions))
+        // NaN is not equal to itself: compare the encodings of what came back.
+        #expect(InstructionCodec.encode(decoded) == InstructionCodec.encode(instructions))
+        #expect(decoded.count == instructions.count)
+        if case .insert(let t, let id, let v) = decoded[0] {
+            #expect(t == long && id == .int(.min) && v["big"] == .data(big) && v["long"] == .string(long) && v["min"] == .int(.min))
+        } else { Issue.record("not an INSERT: \(decoded[0])") }
+    }
+
     @Test func malformedInstructionsNameThePath() {
         #expect {
             try Instruction.decodeTransaction(try JSONValue(parsing: #"[{"type": "INSERT", "object_type": "A", "identity": 1}]"#), schema: .empty)

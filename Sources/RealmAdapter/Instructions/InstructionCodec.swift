@@ -65,63 +65,51 @@ struct BinaryWriter {
 
     mutating func forgetNames() { lastNames = nil }
 
+    /// Appends what `body` writes, at most `maximum` bytes, in one piece: appending a record
+    /// byte by byte cost a bulk load more than encoding it.
+    private mutating func write(maximum: Int, _ body: (inout ByteCursor) -> Void) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maximum) { buffer in
+            var cursor = ByteCursor(start: buffer.baseAddress!)
+            body(&cursor)
+            assert(cursor.count <= maximum, "a record outgrew the room made for it")
+            bytes.append(contentsOf: UnsafeBufferPointer(start: buffer.baseAddress, count: cursor.count))
+        }
+    }
+
     mutating func byte(_ b: UInt8) { bytes.append(b) }
+    mutating func varint(_ v: UInt64) { write(maximum: ByteCursor.varintSize) { $0.varint(v) } }
+    mutating func string(_ s: String) { write(maximum: ByteCursor.maximumSize(s)) { $0.string(s) } }
+    mutating func value(_ v: Value) { write(maximum: ByteCursor.maximumSize(v)) { $0.value(v) } }
 
-    mutating func varint(_ v: UInt64) {
-        var v = v
-        while v >= 0x80 { bytes.append(UInt8(truncatingIfNeeded: v) | 0x80); v >>= 7 }
-        bytes.append(UInt8(v))
-    }
+    /// An INSERT (`tag` 1) or a SET (2), in one piece, without building the instruction first
+    /// (a bulk load's hot path).
+    mutating func insert(_ type: String, _ id: Value, _ v: PropertyValues) { record(1, type, id, v) }
 
-    mutating func signed(_ v: Int64) { varint(UInt64(bitPattern: (v << 1) ^ (v >> 63))) }
-
-    mutating func string(_ s: String) {
-        let u = s.utf8
-        varint(UInt64(u.count))
-        bytes.append(contentsOf: u)
-    }
-
-    mutating func raw<T: FixedWidthInteger>(_ v: T) {
-        withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) }
-    }
-
-    mutating func value(_ v: Value) {
-        switch v {
-        case .null: byte(0)
-        case .bool(let b): byte(b ? 2 : 1)
-        case .int(let i): byte(3); signed(i)
-        case .float(let f): byte(4); raw(f.bitPattern)
-        case .double(let d): byte(5); raw(d.bitPattern)
-        case .string(let s): byte(6); string(s)
-        case .data(let d): byte(7); varint(UInt64(d.count)); bytes.append(contentsOf: d)
-        case .date(let t): byte(8); signed(t.seconds); varint(UInt64(t.nanoseconds))
-        case .decimal(let d): byte(9); string(d.description)
-        case .uuid(let u): byte(10); withUnsafeBytes(of: u.uuid) { bytes.append(contentsOf: $0) }
-        case .objectId(let o): byte(11); bytes.append(contentsOf: o.bytes)
-        case .list(let l): byte(12); varint(UInt64(l.count)); for e in l { value(e) }
+    private mutating func record(_ tag: UInt8, _ type: String, _ id: Value, _ v: PropertyValues) {
+        v.entries.withUnsafeBufferPointer { entries in
+            var same = entries.count == lastNames?.count
+            if same, let last = lastNames {
+                for k in entries.indices where entries[k].name != last[k] { same = false; break }
+            }
+            if !same { lastNames = entries.map(\.name) }
+            var maximum = 1 + ByteCursor.maximumSize(type) + ByteCursor.maximumSize(id) + ByteCursor.varintSize + 1
+            for k in entries.indices { maximum += (same ? 0 : ByteCursor.maximumSize(entries[k].name)) + ByteCursor.maximumSize(entries[k].value) }
+            write(maximum: maximum) { c in
+                c.byte(tag); c.string(type); c.value(id)
+                c.varint(UInt64(entries.count))
+                c.byte(same ? 1 : 0)
+                for k in entries.indices {
+                    if !same { c.string(entries[k].name) }
+                    c.value(entries[k].value)
+                }
+            }
         }
     }
-
-    mutating func values(_ v: PropertyValues) {
-        varint(UInt64(v.count))
-        var same = v.count == lastNames?.count
-        var k = 0
-        while same && k < v.count { same = v.entries[k].name == lastNames![k]; k += 1 }
-        byte(same ? 1 : 0)
-        if !same { lastNames = v.map(\.name) }
-        for k in v.entries.indices {
-            if !same { string(v.entries[k].name) }
-            value(v.entries[k].value)
-        }
-    }
-
-    /// An INSERT, without building the instruction first (a bulk load's hot path).
-    mutating func insert(_ type: String, _ id: Value, _ v: PropertyValues) { byte(1); string(type); value(id); values(v) }
 
     mutating func instruction(_ i: Instruction) {
         switch i {
-        case .insert(let t, let id, let v): insert(t, id, v)
-        case .set(let t, let id, let v): byte(2); string(t); value(id); values(v)
+        case .insert(let t, let id, let v): record(1, t, id, v)
+        case .set(let t, let id, let v): record(2, t, id, v)
         case .delete(let t, let id): byte(3); string(t); value(id)
         case .clear(let t): byte(4); string(t)
         case .listSet(let t, let id, let p, let n, let v): byte(5); string(t); value(id); string(p); varint(UInt64(n)); value(v)
@@ -132,6 +120,82 @@ struct BinaryWriter {
         case .addProperties(let t, let props):
             byte(10); string(t); string(JSONValue.object(props.map { .init($0.name, $0.json) }).serialized())
         case .changeIdentity(let t, let id, let new): byte(11); string(t); value(id); value(new)
+        }
+    }
+}
+
+/// Writes the binary form through a pointer, into room that ``BinaryWriter`` made for at most
+/// `maximumSize` bytes.
+struct ByteCursor {
+    let start: UnsafeMutablePointer<UInt8>
+    private(set) var count = 0
+
+    init(start: UnsafeMutablePointer<UInt8>) { self.start = start }
+
+    static let varintSize = 10
+    static func maximumSize(_ s: String) -> Int { varintSize + s.utf8.count }
+
+    static func maximumSize(_ v: Value) -> Int {
+        switch v {
+        case .null, .bool: 1
+        case .int, .date: 1 + 2 * varintSize
+        case .float, .double: 9
+        case .string(let s): 1 + maximumSize(s)
+        case .data(let d): 1 + varintSize + d.count
+        case .decimal(let d): 1 + maximumSize(d.description)
+        case .uuid: 17
+        case .objectId(let o): 1 + o.bytes.count
+        case .list(let l): l.reduce(1 + varintSize) { $0 + maximumSize($1) }
+        }
+    }
+
+    mutating func byte(_ b: UInt8) { start[count] = b; count += 1 }
+
+    mutating func varint(_ v: UInt64) {
+        var v = v
+        while v >= 0x80 { byte(UInt8(truncatingIfNeeded: v) | 0x80); v >>= 7 }
+        byte(UInt8(v))
+    }
+
+    mutating func signed(_ v: Int64) { varint(UInt64(bitPattern: (v << 1) ^ (v >> 63))) }
+
+    mutating func raw<T: FixedWidthInteger>(_ v: T) {
+        UnsafeMutableRawPointer(start + count).storeBytes(of: v.littleEndian, as: T.self)
+        count += MemoryLayout<T>.size
+    }
+
+    mutating func bytes(_ b: UnsafeRawBufferPointer) {
+        guard let base = b.baseAddress else { return }
+        (start + count).initialize(from: base.assumingMemoryBound(to: UInt8.self), count: b.count)
+        count += b.count
+    }
+
+    mutating func string(_ s: String) {
+        func write(_ u: UnsafeBufferPointer<UInt8>) {
+            varint(UInt64(u.count))
+            bytes(UnsafeRawBufferPointer(u))
+        }
+        // Native strings lend their bytes; others are made contiguous in a copy.
+        if s.utf8.withContiguousStorageIfAvailable(write) == nil {
+            var copy = s
+            copy.withUTF8(write)
+        }
+    }
+
+    mutating func value(_ v: Value) {
+        switch v {
+        case .null: byte(0)
+        case .bool(let b): byte(b ? 2 : 1)
+        case .int(let i): byte(3); signed(i)
+        case .float(let f): byte(4); raw(f.bitPattern)
+        case .double(let d): byte(5); raw(d.bitPattern)
+        case .string(let s): byte(6); string(s)
+        case .data(let d): byte(7); varint(UInt64(d.count)); d.withUnsafeBytes { bytes($0) }
+        case .date(let t): byte(8); signed(t.seconds); varint(UInt64(t.nanoseconds))
+        case .decimal(let d): byte(9); string(d.description)
+        case .uuid(let u): byte(10); withUnsafeBytes(of: u.uuid) { bytes($0) }
+        case .objectId(let o): byte(11); o.bytes.withUnsafeBytes { bytes($0) }
+        case .list(let l): byte(12); varint(UInt64(l.count)); for e in l { value(e) }
         }
     }
 }

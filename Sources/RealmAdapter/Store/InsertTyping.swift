@@ -148,7 +148,8 @@ public struct PreparedInserts: @unchecked Sendable {
         self.schema = schema
         typing = try InsertTyping(type, schema: schema)
         values.reserveCapacity(capacity * typing.slotProperties.count)
-        encoded.bytes.reserveCapacity(capacity * 32)
+        // Room for a typical row's record, so the batch's bytes are not copied as they grow.
+        encoded.bytes.reserveCapacity(capacity * (16 + 16 * typing.slotProperties.count))
     }
 
     /// Each row as an INSERT's identity and values (every single-value property, in slot order).
