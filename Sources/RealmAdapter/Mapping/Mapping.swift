@@ -227,8 +227,7 @@ public final class ColumnMapping: Sendable {
         if v.isNull { return nullValue }
         switch kind {
         case .scalar(let s):
-            guard let converter else { return v.has(s) ? v : try v.coerced(to: s, optional: isOptional) }
-            return try converter.toRealm(v).coerced(to: s, optional: isOptional)
+            return try (converter?.toRealm(v) ?? v).coerced(to: s, optional: isOptional)
         case .link(_, let keyType):
             return try v.coerced(to: keyType, optional: false)
         case .array(let s):

@@ -83,7 +83,8 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
     /// `COPY (SELECT select FROM from) TO STDOUT` in binary, each row decoded into `types` and
     /// handed to `body`; columns of types without a binary form travel as text.
     private func copy(_ select: [String], from: String, table: String, columns: [String], types: [PostgresType], _ body: ([Value]) throws -> Void) throws {
-        let list = zip(select, types).map { $1.hasBinaryForm ? $0 : "(\($0))::text" }.joined(separator: ", ")
+        let binary = types.map(\.hasBinaryForm)
+        let list = zip(select, binary).map { $1 ? $0 : "(\($0))::text" }.joined(separator: ", ")
         try reader.sessionSync { s in
             var values = [Value](repeating: .null, count: columns.count)
             var first = true
@@ -94,7 +95,7 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
                     count = i + 1
                     guard let bytes else { values[i] = .null; return }
                     do {
-                        values[i] = types[i].hasBinaryForm ? try types[i].decode(binary: bytes) : try types[i].decode(String(decoding: bytes, as: UTF8.self))
+                        values[i] = binary[i] ? try types[i].decode(binary: bytes) : try types[i].decode(String(decoding: bytes, as: UTF8.self))
                     } catch let e as RealmAdapterError {
                         throw RealmAdapterError(e.code, "Table \(table), column \(columns[i]): \(e.message).", context: ["db.table": table, "db.column": columns[i]])
                     }
