@@ -217,7 +217,8 @@ extension StoreTests {
 }
 
 /// INSERTs checked and encoded on another thread (the loader's fast path) must store and
-/// record exactly what the same INSERTs recorded one by one do.
+/// record what the same INSERTs recorded one by one do (their records name every property,
+/// in schema order, where one by one records what was given and the defaults that applied).
 @Suite struct PreparedInsertsTests {
     static let item = ObjectSchema(name: "Item", primaryKey: "id", properties: [
         Property(name: "id", type: .scalar(.int)), Property(name: "label", type: .scalar(.string)),
@@ -255,7 +256,10 @@ extension StoreTests {
             #expect(try tx.insert(second))
         }
         #expect(try s.objects(of: "Item", in: "/prepared") == s.objects(of: "Item", in: "/one"))
-        #expect(try s.history(of: "/prepared").map(\.instructions) == s.history(of: "/one").map(\.instructions))
+        #expect(try s.history(of: "/prepared").map { $0.instructions.map(Self.complete) } == s.history(of: "/one").map { $0.instructions.map(Self.complete) })
+        #expect(try s.history(of: "/prepared").map(\.instructions).joined().allSatisfy {
+            if case .insert(_, _, let v) = $0 { v.map(\.name) == Self.item.properties.map(\.name) } else { true }
+        })
         #expect(try s.object(of: "Item", identity: 1, in: "/prepared")?.values["seats"] == 40)
         #expect(try s.count(of: "Item", in: "/prepared") == Int(many) + 4)
         // The rows as the loader replays them when a Realm's type grew: the same objects.
@@ -266,6 +270,12 @@ extension StoreTests {
             try second.forEachRow { id, v in try tx.record(.insert(objectType: "Item", identity: id, values: v)) }
         }
         #expect(try s.objects(of: "Item", in: "/replayed") == s.objects(of: "Item", in: "/one"))
+    }
+
+    /// An INSERT of an `Item` with every property named, in schema order (null where not given).
+    static func complete(_ i: Instruction) -> Instruction {
+        guard case .insert(let t, let id, let v) = i else { return i }
+        return .insert(objectType: t, identity: id, values: PropertyValues(item.properties.map { .init($0.name, v[$0.name] ?? .null) }))
     }
 
     @Test func aDuplicateKeyInsideAMultiRowStatementIsNamed() throws {

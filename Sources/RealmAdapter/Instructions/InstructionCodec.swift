@@ -92,18 +92,38 @@ struct BinaryWriter {
                 for k in entries.indices where entries[k].name != last[k] { same = false; break }
             }
             if !same { lastNames = entries.map(\.name) }
-            var maximum = 1 + ByteCursor.maximumSize(type) + ByteCursor.maximumSize(id) + ByteCursor.varintSize + 1
+            var maximum = Self.headerSize(type, id)
             for k in entries.indices { maximum += (same ? 0 : ByteCursor.maximumSize(entries[k].name)) + ByteCursor.maximumSize(entries[k].value) }
             write(maximum: maximum) { c in
-                c.byte(tag); c.string(type); c.value(id)
-                c.varint(UInt64(entries.count))
-                c.byte(same ? 1 : 0)
+                c.header(tag, type, id, count: entries.count, same: same)
                 for k in entries.indices {
                     if !same { c.string(entries[k].name) }
                     c.value(entries[k].value)
                 }
             }
         }
+    }
+
+    /// An INSERT whose values are every property of a type in one order (``PreparedInserts``):
+    /// `values[k]` is property `names[k]`'s value. The names are written once per run of
+    /// records (`names` is usually the very same array each time).
+    mutating func insert(_ type: String, _ id: Value, names: [String], values: UnsafeBufferPointer<Value>) {
+        let same = lastNames == names
+        if !same { lastNames = names }
+        var maximum = Self.headerSize(type, id)
+        for k in values.indices { maximum += (same ? 0 : ByteCursor.maximumSize(names[k])) + ByteCursor.maximumSize(values[k]) }
+        write(maximum: maximum) { c in
+            c.header(1, type, id, count: values.count, same: same)
+            for k in values.indices {
+                if !same { c.string(names[k]) }
+                c.value(values[k])
+            }
+        }
+    }
+
+    /// The most an INSERT/SET record's header takes.
+    private static func headerSize(_ type: String, _ id: Value) -> Int {
+        1 + ByteCursor.maximumSize(type) + ByteCursor.maximumSize(id) + ByteCursor.varintSize + 1
     }
 
     mutating func instruction(_ i: Instruction) {
@@ -150,6 +170,14 @@ struct ByteCursor {
     }
 
     mutating func byte(_ b: UInt8) { start[count] = b; count += 1 }
+
+    /// An INSERT (`tag` 1) or SET (2) record up to its values: type, identity, how many
+    /// values, and whether their names are the previous record's.
+    mutating func header(_ tag: UInt8, _ type: String, _ id: Value, count: Int, same: Bool) {
+        byte(tag); string(type); value(id)
+        varint(UInt64(count))
+        byte(same ? 1 : 0)
+    }
 
     mutating func varint(_ v: UInt64) {
         var v = v
@@ -240,6 +268,24 @@ struct BinaryReader {
     mutating func string() throws -> String {
         let b = try take(Int(try varint()))
         return String(decoding: b, as: UTF8.self)
+    }
+
+    mutating func skipString() throws { _ = try take(Int(try varint())) }
+
+    /// Moves past a value without decoding it.
+    mutating func skipValue() throws {
+        switch try byte() {
+        case 0, 1, 2: break
+        case 3: _ = try varint()
+        case 4: _ = try take(4)
+        case 5: _ = try take(8)
+        case 6, 7, 9: try skipString()
+        case 8: _ = try varint(); _ = try varint()
+        case 10: _ = try take(16)
+        case 11: _ = try take(12)
+        case 12: for _ in 0..<(try varint()) { try skipValue() }
+        default: throw Self.corrupt
+        }
     }
 
     mutating func raw<T: FixedWidthInteger>(_: T.Type) throws -> T {

@@ -150,13 +150,29 @@ public final class Loader: @unchecked Sendable {
         // Rows are prepared for the store on the reading thread where they can be (ObjectBatch);
         // the writer decides per Realm whether it merges, and tells the reader.
         let decisions = MergeDecisions(), schema = mapping.schema
-        let empty = { ObjectBatch(preparing: PreparedInserts.canPrepare(t.type) ? t.type : nil, schema: schema, capacity: batchSize, decisions: decisions) }
+        let preparing = PreparedInserts.canPrepare(t.type)
+        let empty = { ObjectBatch(preparing: preparing ? t.type : nil, schema: schema, capacity: batchSize, decisions: decisions) }
+        // Where the row alone gives the identity (no join or database key), its columns fill
+        // the prepared INSERT's slots directly: slot k is `t.columns[slotColumns[k]]`, if mapped.
+        let slotColumns = preparing && t.compoundKey == nil && t.databaseKey == nil
+            ? InsertTyping.slotProperties(of: t.type).map { p in t.columns.firstIndex { $0.property.name == p.name } } : nil
         try pipeline(empty: empty, produce: { add in
             // RealmIds generated for rows without one go back to the database, a batch at a time.
             var assignments: [RealmIdAssignment] = []
             // One buffer for every row's values: a row kept as an entry takes it along (and the next row gets a new one).
             var values = PropertyValues()
             try snapshot.rows(t.table, columns: layout.columns, orderedBy: []) { columns in try layout.read(columns) { row in
+                if let slotColumns {
+                    let id = try mapping.key(row, t)
+                    let path = try mapping.route(row, t)
+                    try add { batch in
+                        try batch.add(path, id, slots: { k in
+                            guard let i = slotColumns[k], let v = row.value(at: i, of: t) else { return nil }
+                            return try mapping.realmValue(v, column: i, t, key: id)
+                        }, values: { try mapping.object(row, t).1 })
+                    }
+                    return
+                }
                 var identity: Value?
                 if let dk = t.databaseKey {
                     let (id, assignment) = try mapping.databaseIdentity(row, t, dk)

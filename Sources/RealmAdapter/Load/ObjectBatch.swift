@@ -45,19 +45,31 @@ extension Loader {
         }
 
         mutating func add(_ path: String, _ identity: Value, _ values: PropertyValues) throws {
-            count += 1
-            if current?.path != path {
-                if seen.insert(path).inserted { paths.append(path) }
-                let merges = type == nil ? true : decisions.merges(path)
-                var index: Dictionary<String, PreparedInserts>.Index?
-                if let type, merges != true {
-                    if prepared[path] == nil { prepared[path] = try PreparedInserts(type, schema: schema, capacity: capacity) }
-                    index = prepared.index(forKey: path)
-                }
-                current = (path, merges, index)
-            }
+            try enter(path)
             if let i = current!.prepared { try prepared.values[i].add(identity, values) }
             if current!.merges != false { entries.append(Entry(path: path, identity: identity, values: values)) }
+        }
+
+        /// A row given by slot (``PreparedInserts/add(_:slots:)``), for a type that can be
+        /// prepared; `values()` gives it whole, for the Realms that need it so.
+        mutating func add(_ path: String, _ identity: Value, slots: (Int) throws -> Value?, values: () throws -> PropertyValues) throws {
+            try enter(path)
+            if let i = current!.prepared { try prepared.values[i].add(identity, slots: slots) }
+            if current!.merges != false { entries.append(Entry(path: path, identity: identity, values: try values())) }
+        }
+
+        /// Counts a row for the Realm at `path`, which becomes ``current``.
+        private mutating func enter(_ path: String) throws {
+            count += 1
+            guard current?.path != path else { return }
+            if seen.insert(path).inserted { paths.append(path) }
+            let merges = type == nil ? true : decisions.merges(path)
+            var index: Dictionary<String, PreparedInserts>.Index?
+            if let type, merges != true {
+                if prepared[path] == nil { prepared[path] = try PreparedInserts(type, schema: schema, capacity: capacity) }
+                index = prepared.index(forKey: path)
+            }
+            current = (path, merges, index)
         }
     }
 }

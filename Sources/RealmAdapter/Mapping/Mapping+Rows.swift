@@ -221,15 +221,22 @@ extension Mapping {
             if !skipping.isEmpty && skipping.contains(names[i]) { continue }
             if i == givenKey { values.append(names[i], identity); continue }
             if let s = plainScalars[i], v.has(s) { values.append(names[i], v); continue }
-            let c = t.columns[i]
-            do {
-                values.append(names[i], try c.realmValue(v))
-            } catch let e as RealmAdapterError {
-                throw RealmAdapterError(e.code, "Table \(t.table), column \(c.column), row with key \(Self.keyText(identity)): \(e.message).",
-                                        context: ["db.table": t.table, "db.column": c.column])
-            }
+            values.append(names[i], try realmValue(v, column: i, t, key: identity))
         }
         return identity
+    }
+
+    /// What `v`, the value of `t.columns[i]` in the row of an object with key `identity`, gives
+    /// the column's property.
+    func realmValue(_ v: Value, column i: Int, _ t: TableMapping, key identity: Value) throws -> Value {
+        if let s = t.plainScalars[i], v.has(s) { return v }
+        let c = t.columns[i]
+        do {
+            return try c.realmValue(v)
+        } catch let e as RealmAdapterError {
+            throw RealmAdapterError(e.code, "Table \(t.table), column \(c.column), row with key \(Self.keyText(identity)): \(e.message).",
+                                    context: ["db.table": t.table, "db.column": c.column])
+        }
     }
 
     /// A row key for messages: numbers as they are; text keys stay out of logs (they may be data).

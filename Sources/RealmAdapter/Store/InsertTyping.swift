@@ -23,16 +23,17 @@ final class InsertTyping {
     /// rather than an array property: no exclusivity check per access in the hot loop.
     let row: UnsafeMutableBufferPointer<Value?>
 
+    /// The single-value properties of `t`, in slot order.
+    static func slotProperties(of t: ObjectSchema) -> [Property] {
+        t.properties.filter { switch $0.type { case .scalar, .link: true; default: false } }
+    }
+
     init(_ t: ObjectSchema, schema: Schema) throws {
-        var slots: [String: Int] = [:], props: [Property] = [], defaults: [Value?] = []
-        for p in t.properties {
-            switch p.type {
-            case .scalar, .link:
-                slots[p.name] = props.count
-                props.append(p)
-                defaults.append(try p.defaultValue.map { try $0.coerced(to: p, in: schema) })
-            default: continue
-            }
+        var slots: [String: Int] = [:], defaults: [Value?] = []
+        let props = Self.slotProperties(of: t)
+        for (k, p) in props.enumerated() {
+            slots[p.name] = k
+            defaults.append(try p.defaultValue.map { try $0.coerced(to: p, in: schema) })
         }
         type = t
         keyType = RealmTables.keyType(of: t)
@@ -59,10 +60,7 @@ final class InsertTyping {
     /// identity, the values as history records them (defaults that applied included), and the
     /// list properties given, typed, to fill after the row.
     func check(_ n: String, _ rawId: Value, _ values: PropertyValues, schema: Schema) throws -> (Value, PropertyValues, [(Property, [Value])]) {
-        let id: Value
-        do { id = try rawId.coerced(to: keyType, optional: false) } catch let e as RealmAdapterError {
-            throw RealmAdapterError(e.code, "identity of \(n): \(e.message)", context: ["type": n])
-        }
+        let id = try identity(n, rawId)
         var typed = values
         var lists: [(Property, [Value])] = []
         for i in values.indices {
@@ -75,22 +73,56 @@ final class InsertTyping {
             }
             let e = values[i]
             let v: Value
-            do {
-                if let slot, let scalar = slotScalars[slot] {
-                    v = try e.value.coerced(to: scalar, optional: slotOptional[slot])
-                } else {
+            if let slot, slotScalars[slot] != nil {
+                v = try self.typed(e.value, slot: slot, n)
+            } else {
+                do {
                     guard let p = slot.map({ slotProperties[$0] }) ?? type[property: e.name] else {
                         throw RealmAdapterError(.schemaViolation, "unknown property '\(e.name)' of type '\(n)'", context: ["type": n, "property": e.name])
                     }
                     v = try e.value.coerced(to: p, in: schema)
                     if slot == nil, case .list(let items) = v, !items.isEmpty { lists.append((p, items)) }
+                } catch let err as RealmAdapterError where err.code != .schemaViolation {
+                    throw RealmAdapterError(err.code, "\(n).\(e.name): \(err.message)", context: ["type": n, "property": e.name])
                 }
-            } catch let err as RealmAdapterError where err.code != .schemaViolation {
-                throw RealmAdapterError(err.code, "\(n).\(e.name): \(err.message)", context: ["type": n, "property": e.name])
             }
             if !v.isSameKind(as: e.value) { typed.setValue(v, at: i) }
             if let slot { row[slot] = v }
         }
+        try complete(n, id) { typed.append(slotProperties[$0].name, $1) }
+        return (id, typed, lists)
+    }
+
+    /// The same for an INSERT given by slot, for a type whose slots are all scalars
+    /// (``PreparedInserts/canPrepare(_:)``): `value(k)` is slot k's value, nil when the INSERT
+    /// does not mention it. Returns the typed identity; history records every slot.
+    func check(_ n: String, _ rawId: Value, slots value: (Int) throws -> Value?) throws -> Value {
+        let id = try identity(n, rawId)
+        for k in row.indices {
+            guard let v = try value(k) else { continue }
+            row[k] = v.has(slotScalars[k]!) ? v : try typed(v, slot: k, n)
+        }
+        try complete(n, id) { _, _ in }
+        return id
+    }
+
+    /// The identity of an INSERT of `n`, of the key's type.
+    private func identity(_ n: String, _ rawId: Value) throws -> Value {
+        do { return try rawId.coerced(to: keyType, optional: false) } catch let e as RealmAdapterError {
+            throw RealmAdapterError(e.code, "identity of \(n): \(e.message)", context: ["type": n])
+        }
+    }
+
+    /// `v` converted to the type of scalar slot `slot`.
+    private func typed(_ v: Value, slot: Int, _ n: String) throws -> Value {
+        do { return try v.coerced(to: slotScalars[slot]!, optional: slotOptional[slot]) } catch let e as RealmAdapterError {
+            throw RealmAdapterError(e.code, "\(n).\(slotNames[slot]): \(e.message)", context: ["type": n, "property": slotNames[slot]])
+        }
+    }
+
+    /// After the given values: the primary key agrees with the identity, and every slot not
+    /// given gets its default (`defaulted(slot, value)` is told), null, or an error.
+    private func complete(_ n: String, _ id: Value, defaulted: (Int, Value) -> Void) throws {
         if let k = primaryKeySlot {
             if let given = row[k], given != id {
                 throw RealmAdapterError(.schemaViolation, "the values of INSERT \(n) give primary key '\(type.primaryKey!)' a different value than its identity",
@@ -101,7 +133,7 @@ final class InsertTyping {
         for k in row.indices where row[k] == nil {
             // A default that applies is recorded, so followers need not know the schema's defaults.
             if let d = defaults[k] {
-                typed.append(slotProperties[k].name, d)
+                defaulted(k, d)
                 row[k] = d
             } else if slotOptional[k] {
                 row[k] = .null
@@ -110,7 +142,6 @@ final class InsertTyping {
                                         context: ["type": n, "property": slotProperties[k].name])
             }
         }
-        return (id, typed, lists)
     }
 }
 
@@ -123,11 +154,13 @@ public struct PreparedInserts: @unchecked Sendable {
     public let type: ObjectSchema
     let typing: InsertTyping
     let schema: Schema
-    /// Values per row, in slot order, rows one after another.
-    private(set) var values: [Value] = []
-    /// The INSERT instructions, as history encodes them (without the header).
+    /// The INSERT instructions, as history encodes them (without the header), each with every
+    /// slot's value in slot order: the writer binds them from here (``RealmTables/bind(_:to:at:db:)-(BinaryReader,_,_,_)``),
+    /// so what the table gets is what history says.
     private(set) var encoded = BinaryWriter()
     public private(set) var count = 0
+    /// The row being encoded, moved out of `typing`'s row (reused from row to row).
+    private var row: [Value] = []
     var width: Int { typing.slotProperties.count }
 
     /// Whether INSERTs of `t` can be prepared.
@@ -147,30 +180,48 @@ public struct PreparedInserts: @unchecked Sendable {
         self.type = type
         self.schema = schema
         typing = try InsertTyping(type, schema: schema)
-        values.reserveCapacity(capacity * typing.slotProperties.count)
+        row.reserveCapacity(typing.slotProperties.count)
         // Room for a typical row's record, so the batch's bytes are not copied as they grow.
         encoded.bytes.reserveCapacity(capacity * (16 + 16 * typing.slotProperties.count))
     }
 
     /// Each row as an INSERT's identity and values (every single-value property, in slot order).
-    public func forEachRow(_ body: (Value, PropertyValues) throws -> Void) rethrows {
-        let names = typing.slotNames, key = typing.primaryKeySlot!, w = width
-        for r in 0..<count {
-            let row = values[(r * w)..<(r * w + w)]
-            try body(row[r * w + key], PropertyValues(zip(names, row).map { PropertyValues.Entry($0, $1) }))
+    public func forEachRow(_ body: (Value, PropertyValues) throws -> Void) throws {
+        try encoded.bytes.withUnsafeBytes { buffer in
+            var r = BinaryReader(buffer: buffer)
+            for _ in 0..<count {
+                guard case .insert(_, let id, let values) = try r.instruction() else { throw BinaryReader.corrupt }
+                try body(id, values)
+            }
         }
     }
 
     /// Checks one INSERT as the store would, and keeps it.
     public mutating func add(_ identity: Value, _ given: PropertyValues) throws {
-        let (id, typed, _): (Value, PropertyValues, [(Property, [Value])])
-        do { (id, typed, _) = try typing.check(type.name, identity, given, schema: schema) } catch {
+        let id: Value
+        do { (id, _, _) = try typing.check(type.name, identity, given, schema: schema) } catch {
             typing.clearRow()
             throw error
         }
-        // Moved out, which leaves the row clear for the next one.
-        for k in typing.row.indices { values.append(typing.row[k].take()!) }
-        encoded.insert(type.name, id, typed)
+        keepRow(id)
+    }
+
+    /// The same for an INSERT given by slot (``InsertTyping/check(_:_:slots:)``): `value(k)` is
+    /// slot k's value, nil when not given.
+    public mutating func add(_ identity: Value, slots value: (Int) throws -> Value?) throws {
+        let id: Value
+        do { id = try typing.check(type.name, identity, slots: value) } catch {
+            typing.clearRow()
+            throw error
+        }
+        keepRow(id)
+    }
+
+    /// Encodes the checked row, which leaves `typing`'s row clear for the next one.
+    private mutating func keepRow(_ id: Value) {
+        row.removeAll(keepingCapacity: true)
+        for k in typing.row.indices { row.append(typing.row[k].take()!) }
+        row.withUnsafeBufferPointer { encoded.insert(type.name, id, names: typing.slotNames, values: $0) }
         count += 1
     }
 }

@@ -59,6 +59,39 @@ extension RealmTables {
         guard rc == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(db.sqliteConnection))) }
     }
 
+    /// Binds the next value of a history record as ``bind(_:to:at:db:)`` binds the ``Value`` it
+    /// encodes, without decoding it: text and blobs are bound where they are, so the record's
+    /// bytes must stay valid until the statement has run.
+    static func bind(_ r: inout BinaryReader, to stmt: OpaquePointer, at index: Int32, db: Database) throws {
+        func bytes(_ b: UnsafeRawBufferPointer, text: Bool) -> Int32 {
+            guard let base = b.baseAddress, b.count > 0 else {
+                return text ? sqlite3_bind_text(stmt, index, "", 0, transient) : sqlite3_bind_zeroblob(stmt, index, 0)
+            }
+            return text ? sqlite3_bind_text(stmt, index, base.assumingMemoryBound(to: CChar.self), Int32(b.count), nil)
+                : sqlite3_bind_blob(stmt, index, base, Int32(b.count), nil)
+        }
+        let rc: Int32
+        switch try r.byte() {
+        case 0: rc = sqlite3_bind_null(stmt, index)
+        case 1: rc = sqlite3_bind_int64(stmt, index, 0)
+        case 2: rc = sqlite3_bind_int64(stmt, index, 1)
+        case 3: rc = sqlite3_bind_int64(stmt, index, try r.signed())
+        case 4: rc = sqlite3_bind_double(stmt, index, Double(Float(bitPattern: try r.raw(UInt32.self))))
+        case 5: rc = sqlite3_bind_double(stmt, index, Double(bitPattern: try r.raw(UInt64.self)))
+        case 6, 9: rc = bytes(try r.take(Int(try r.varint())), text: true)  // a string, a decimal's text
+        case 7: rc = bytes(try r.take(Int(try r.varint())), text: false)
+        case 8:
+            let t = Timestamp(seconds: try r.signed(), nanoseconds: Int32(truncatingIfNeeded: try r.varint()))
+            guard let n = t.totalNanoseconds else { _ = try encode(.date(t)); return }  // throws the range error
+            rc = sqlite3_bind_int64(stmt, index, n)
+        case 10: rc = bytes(try r.take(16), text: false)
+        case 11: rc = bytes(try r.take(12), text: false)
+        case 12: throw RealmAdapterError(.invalidValue, "a list cannot be stored in a single-value column")
+        default: throw BinaryReader.corrupt
+        }
+        guard rc == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(db.sqliteConnection))) }
+    }
+
     /// Runs a bound raw statement once and resets it.
     static func step(_ stmt: OpaquePointer, db: Database) throws {
         let rc = sqlite3_step(stmt)

@@ -229,35 +229,57 @@ struct RealmWriter {
         let n = prepared.type.name
         let plan = try plan(n)
         let single = plan.statement.sqliteStatement
-        let width = prepared.width, keySlot = plan.typing.primaryKeySlot!, count = prepared.count, db = self.db, type = plan.typing.type
+        let width = prepared.width, count = prepared.count, db = self.db, type = plan.typing.type
         let perStatement = max(1, min(Self.rowsPerStatement, Self.maxParameters / width))
         let multi = count >= perStatement ? try db.cachedStatement(sql: plan.sql(rows: perStatement)).sqliteStatement : nil
-        try prepared.values.withUnsafeBufferPointer { values in
-            func storeOne(_ row: Int) throws {
+        try prepared.encoded.bytes.withUnsafeBytes { records in
+            var r = BinaryReader(buffer: records)
+            /// Binds the next record's values from parameter `first` on: every slot, in slot order.
+            func bindRecord(to stmt: OpaquePointer, from first: Int32) throws {
+                guard try r.byte() == 1 else { throw BinaryReader.corrupt }
+                try r.skipString()
+                try r.skipValue()
+                guard try r.varint() == width else { throw BinaryReader.corrupt }
+                let named = try r.byte() == 0
+                for k in 0..<Int32(width) {
+                    if named { try r.skipString() }
+                    try RealmTables.bind(&r, to: stmt, at: first + k, db: db)
+                }
+            }
+            func storeOne() throws {
+                let start = r.i
                 sqlite3_reset(single)
-                for k in 0..<width { try RealmTables.bind(values[row * width + k], to: single, at: Int32(k + 1), db: db) }
-                try Self.step(single, values[row * width + keySlot], type, db: db)
+                try bindRecord(to: single, from: 1)
+                try Self.step(single, Self.identity(records, at: start), type, db: db)
             }
             var row = 0
             if let multi {
                 while row + perStatement <= count {
                     sqlite3_reset(multi)
-                    let base = row * width
-                    for k in 0..<(perStatement * width) { try RealmTables.bind(values[base + k], to: multi, at: Int32(k + 1), db: db) }
+                    let start = r.i
+                    for k in 0..<perStatement { try bindRecord(to: multi, from: Int32(k * width + 1)) }
                     do {
                         try RealmTables.step(multi, db: db)
                     } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
-                        for r in row..<(row + perStatement) { try storeOne(r) }
+                        r.i = start
+                        for _ in 0..<perStatement { try storeOne() }
                     }
                     row += perStatement
                 }
             }
             while row < count {
-                try storeOne(row)
+                try storeOne()
                 row += 1
             }
         }
         return true
+    }
+
+    /// The identity of the INSERT record at `offset` (for an error message).
+    private static func identity(_ records: UnsafeRawBufferPointer, at offset: Int) -> Value {
+        var r = BinaryReader(buffer: records)
+        r.i = offset
+        return (try? { _ = try r.byte(); try r.skipString(); return try r.value() }()) ?? .null
     }
 
     static let rowsPerStatement = 32
