@@ -495,3 +495,99 @@ extension PostgresIntegration.LoaderTests {
         }
     }
 }
+
+/// A snapshot that hands rows over as values only (``LoadSnapshot``'s default field path), to
+/// hold the connector's typed fields against.
+final class ValuesOnlySnapshot: LoadSnapshot, @unchecked Sendable {
+    let base: LoadSnapshot
+    init(_ base: LoadSnapshot) { self.base = base }
+    var handOffPosition: String? { base.handOffPosition }
+    func estimatedRows(_ table: String) throws -> Int? { try base.estimatedRows(table) }
+    func distinctCount(_ table: String, columns: [String]) throws -> Int { try base.distinctCount(table, columns: columns) }
+    func rows(_ table: String, columns: [String], orderedBy: [String], _ body: ([Value]) throws -> Void) throws {
+        try base.rows(table, columns: columns, orderedBy: orderedBy, body)
+    }
+    func linkRows(_ list: LinkListMapping, owner: TableMapping, ownerColumns: [String], _ body: ([Value]) throws -> Void) throws {
+        try base.linkRows(list, owner: owner, ownerColumns: ownerColumns, body)
+    }
+    func writeRealmIds(_ assignments: [RealmIdAssignment]) throws { try base.writeRealmIds(assignments) }
+    func finish() throws { try base.finish() }
+}
+
+extension PostgresIntegration.LoaderTests {
+    /// The connector's typed fields (written into the store without a `Value` where the column
+    /// maps plainly) load exactly what the same rows handed over as values do: renames,
+    /// converters, coercions, NULLs, non-ASCII text, every binary type, defaults of properties
+    /// no column fills, per-user routing. A re-run merges and leaves Realm-only properties alone;
+    /// a NULL in a required column is an error naming table, column and key.
+    @Test(.timeLimit(.minutes(2)))
+    func typedFieldsLoadWhatValuesLoad() async throws {
+        try await LoadHarness.withDatabase { settings, pg, dir in
+            _ = try await pg.sql("""
+                CREATE TABLE readings (id bigint PRIMARY KEY, label text NOT NULL, note text, amount integer NOT NULL, price numeric(12,3),
+                                       at timestamptz, day date, code uuid, ok boolean, raw bytea, ratio real, big double precision,
+                                       kind_name text, owner text NOT NULL, small smallint, count_text text);
+                INSERT INTO readings SELECT i, 'label ' || i, CASE i % 3 WHEN 0 THEN NULL WHEN 1 THEN 'ünïcødé ' || i ELSE 'plain ' || i END,
+                    i * 2, i * 1.125, timestamptz '2026-01-01' + i * interval '1.5 second', date '2026-01-01' + i, md5(i::text)::uuid, i % 2 = 0,
+                    CASE WHEN i % 4 = 0 THEN NULL ELSE decode(lpad(to_hex(i), 6, '0'), 'hex') END, i / 7.0, i * 1e10, 'k' || (i % 5),
+                    'u' || (i % 3), i % 100, (i * 11)::text
+                FROM generate_series(1, 2500) i;
+                ANALYZE readings;
+                """)
+            let schema = """
+                [{"name": "Reading", "primaryKey": "id", "properties": {
+                    "id": "int", "label": "string", "note": "string?", "amount": "double", "price": "string?", "at": "date?", "day": "date?",
+                    "code": "uuid?", "ok": "bool", "raw": "data?", "ratio": "float?", "big": "double?", "kind": "string?", "owner": "string",
+                    "small": "int?", "count_text": "int?", "extra": {"type": "int", "default": 7}, "memo": "string?"}}]
+                """
+            let extra = #", "mapping": {"tables": {"readings": "Reading"}, "columns": {"Reading": {"kind_name": "kind"}}, "convert": {"Reading": {"price": "string", "count_text": "int", "amount": "double"}}, "ignoreProperties": {"Reading": ["extra", "memo"]}}"#
+            let typed = try SyncHarness.config(settings, store: dir + "/typed", extra: extra, schema: schema, path: "/{owner}/readings", createSchema: false)
+            _ = try await LoadHarness.load(typed)
+            var values = typed
+            values.realm.store = dir + "/values"
+            try await Self.loadValuesOnly(values)
+
+            let (a, b) = (try RealmStore(directory: typed.realm.store), try RealmStore(directory: values.realm.store))
+            #expect(try a.realmPaths() == ["/u0/readings", "/u1/readings", "/u2/readings"])
+            #expect(try a.realmPaths() == b.realmPaths())
+            for path in try a.realmPaths() {
+                #expect(try a.objects(of: "Reading", in: path) == b.objects(of: "Reading", in: path), "objects in \(path)")
+                #expect(try a.history(of: path).map(\.instructions) == b.history(of: path).map(\.instructions), "history of \(path)")
+            }
+            let three = try #require(try a.object(of: "Reading", identity: 3, in: "/u0/readings")).values
+            #expect(three["label"] == "label 3" && three["note"] == .null && three["amount"] == .double(6) && three["price"] == "3.375")
+            #expect(three["kind"] == "k3" && three["small"] == 3 && three["count_text"] == 33 && three["extra"] == 7 && three["memo"] == .null)
+            #expect(three["raw"] == .data(Data([0, 0, 3])) && three["ok"] == false && three["day"] == .date(Timestamp(iso8601: "2026-01-04T00:00:00Z")!))
+            #expect(three["at"] == .date(Timestamp(iso8601: "2026-01-01T00:00:04.5Z")!) && three["ratio"] == .float(Float(3.0 / 7.0)))
+            #expect(try a.object(of: "Reading", identity: 4, in: "/u1/readings")?.values["note"] == "ünïcødé 4")
+
+            // A re-run merges: Realm-only properties keep what the app gave them.
+            // (Written as the adapter's own, which the database need not receive: a load refuses to run over unsent changes.)
+            try a.write(to: "/u0/readings", origin: "adapter:\(typed.realm.adapterName)") { tx in try tx.update("Reading", 3, ["memo": "kept", "extra": 8]) }
+            _ = try await pg.sql("UPDATE readings SET label = 'changed' WHERE id = 3")
+            _ = try await LoadHarness.load(typed)
+            let again = try #require(try a.object(of: "Reading", identity: 3, in: "/u0/readings")).values
+            #expect(again["label"] == "changed" && again["memo"] == "kept" && again["extra"] == 8)
+
+            _ = try await pg.sql("UPDATE readings SET ok = NULL WHERE id = 5")
+            var third = typed
+            third.realm.store = dir + "/third"
+            let error = await #expect(throws: RealmAdapterError.self) { try await LoadHarness.load(third) }
+            let message = error?.message ?? ""
+            #expect(message.contains("Table readings, column ok, row with key 5") && message.contains("null"), "\(message)")
+        }
+    }
+
+    /// Loads `config` as ``LoadHarness/load(_:only:)`` does, with rows handed over as values.
+    static func loadValuesOnly(_ config: Configuration) async throws {
+        let mapping = try Mapping(config)
+        let store = try RealmStore(directory: config.realm.store)
+        let adapter = try Adapter(store: store, name: config.realm.adapterName, pathRegex: config.realm.effectivePathRegex)
+        let connector = PostgresConnector(configuration: config.database!, customTypes: config.mapping.customTypes, logger: Logger(label: "test.load"))
+        let loader = Loader(store: store, mapping: mapping, adapter: adapter, source: connector.sourceName, configuration: config.loader, logger: Logger(label: "test.load"))
+        let snapshot = ValuesOnlySnapshot(try await connector.loadSnapshot(mapping, partial: false))
+        defer { try? snapshot.finish() }
+        let plan = try LoadPlan(mapping, only: nil)
+        _ = try await store.perform { try loader.load(snapshot, plan: plan) }
+    }
+}

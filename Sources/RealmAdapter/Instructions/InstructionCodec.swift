@@ -67,7 +67,7 @@ struct BinaryWriter {
 
     /// Appends what `body` writes, at most `maximum` bytes, in one piece: appending a record
     /// byte by byte cost a bulk load more than encoding it.
-    private mutating func write(maximum: Int, _ body: (inout ByteCursor) -> Void) {
+    mutating func write(maximum: Int, _ body: (inout ByteCursor) -> Void) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maximum) { buffer in
             var cursor = ByteCursor(start: buffer.baseAddress!)
             body(&cursor)
@@ -100,23 +100,6 @@ struct BinaryWriter {
                     if !same { c.string(entries[k].name) }
                     c.value(entries[k].value)
                 }
-            }
-        }
-    }
-
-    /// An INSERT whose values are every property of a type in one order (``PreparedInserts``):
-    /// `values[k]` is property `names[k]`'s value. The names are written once per run of
-    /// records (`names` is usually the very same array each time).
-    mutating func insert(_ type: String, _ id: Value, names: [String], values: UnsafeBufferPointer<Value>) {
-        let same = lastNames == names
-        if !same { lastNames = names }
-        var maximum = Self.headerSize(type, id)
-        for k in values.indices { maximum += (same ? 0 : ByteCursor.maximumSize(names[k])) + ByteCursor.maximumSize(values[k]) }
-        write(maximum: maximum) { c in
-            c.header(1, type, id, count: values.count, same: same)
-            for k in values.indices {
-                if !same { c.string(names[k]) }
-                c.value(values[k])
             }
         }
     }

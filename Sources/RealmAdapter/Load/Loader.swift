@@ -152,27 +152,26 @@ public final class Loader: @unchecked Sendable {
         let decisions = MergeDecisions(), schema = mapping.schema
         let preparing = PreparedInserts.canPrepare(t.type)
         let empty = { ObjectBatch(preparing: preparing ? t.type : nil, schema: schema, capacity: batchSize, decisions: decisions) }
-        // Where the row alone gives the identity (no join or database key), its columns fill
-        // the prepared INSERT's slots directly: slot k is `t.columns[slotColumns[k]]`, if mapped.
-        let slotColumns = preparing && t.compoundKey == nil && t.databaseKey == nil
-            ? InsertTyping.slotProperties(of: t.type).map { p in t.columns.firstIndex { $0.property.name == p.name } } : nil
+        // Where the row alone gives the identity (no join or database key), the connector hands
+        // fields straight to the prepared INSERTs (FieldReceiver).
+        if preparing && t.compoundKey == nil && t.databaseKey == nil {
+            return try pipeline(empty: empty, produce: { add in
+                try withoutActuallyEscaping(add) { add in
+                    var receiver: FieldReceiver?
+                    receiver = try FieldReceiver(t, columns: layout.columns, mapping: mapping) { path in
+                        try add { try $0.add(path, receiver.unsafelyUnwrapped) }
+                    }
+                    defer { receiver = nil }
+                    try snapshot.rows(t.table, columns: layout.columns, into: receiver!)
+                }
+            }, consume: { batch in try writeObjects(batch, t, hasLinks: false, decisions, run, &summary, report) })
+        }
         try pipeline(empty: empty, produce: { add in
             // RealmIds generated for rows without one go back to the database, a batch at a time.
             var assignments: [RealmIdAssignment] = []
             // One buffer for every row's values: a row kept as an entry takes it along (and the next row gets a new one).
             var values = PropertyValues()
             try snapshot.rows(t.table, columns: layout.columns, orderedBy: []) { columns in try layout.read(columns) { row in
-                if let slotColumns {
-                    let id = try mapping.key(row, t)
-                    let path = try mapping.route(row, t)
-                    try add { batch in
-                        try batch.add(path, id, slots: { k in
-                            guard let i = slotColumns[k], let v = row.value(at: i, of: t) else { return nil }
-                            return try mapping.realmValue(v, column: i, t, key: id)
-                        }, values: { try mapping.object(row, t).1 })
-                    }
-                    return
-                }
                 var identity: Value?
                 if let dk = t.databaseKey {
                     let (id, assignment) = try mapping.databaseIdentity(row, t, dk)
@@ -188,7 +187,13 @@ public final class Loader: @unchecked Sendable {
                 try add { try $0.add(path, id, values) }
             } }
             try snapshot.writeRealmIds(assignments)
-        }, consume: { batch in
+        }, consume: { batch in try writeObjects(batch, t, hasLinks: hasLinks, decisions, run, &summary, report) })
+    }
+
+    /// Writes a batch of a type's rows (``loadObjects``).
+    private func writeObjects(_ batch: ObjectBatch, _ t: TableMapping, hasLinks: Bool, _ decisions: MergeDecisions, _ run: LoadRun,
+                              _ summary: inout LoadSummary.Table, _ report: (Int) -> Void) throws {
+            let type = t.type.name
             try write(paths: batch.paths, batch.entries) { path, entries, tx in
                 let merge = try run.merges(type, path) { try tx.count(type) > 0 }
                 decisions.decide(path, merges: merge)
@@ -216,7 +221,6 @@ public final class Loader: @unchecked Sendable {
             run.written.formUnion(batch.paths)
             summary.rows += batch.count
             report(summary.rows)
-        })
     }
 
     /// The second pass over a table: its links into types loaded after it (or into itself).

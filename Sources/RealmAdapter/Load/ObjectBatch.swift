@@ -50,12 +50,11 @@ extension Loader {
             if current!.merges != false { entries.append(Entry(path: path, identity: identity, values: values)) }
         }
 
-        /// A row given by slot (``PreparedInserts/add(_:slots:)``), for a type that can be
-        /// prepared; `values()` gives it whole, for the Realms that need it so.
-        mutating func add(_ path: String, _ identity: Value, slots: (Int) throws -> Value?, values: () throws -> PropertyValues) throws {
+        /// The row `receiver` holds (while it hands it on).
+        mutating func add(_ path: String, _ receiver: FieldReceiver) throws {
             try enter(path)
-            if let i = current!.prepared { try prepared.values[i].add(identity, slots: slots) }
-            if current!.merges != false { entries.append(Entry(path: path, identity: identity, values: try values())) }
+            if let i = current!.prepared { prepared.values[i].add(receiver) }
+            if current!.merges != false { entries.append(Entry(path: path, identity: receiver.identity, values: receiver.mappedValues)) }
         }
 
         /// Counts a row for the Realm at `path`, which becomes ``current``.

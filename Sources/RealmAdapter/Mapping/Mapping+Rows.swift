@@ -163,7 +163,12 @@ extension Mapping {
             }
             return .string(texts.joined(separator: TableMapping.compoundKeySeparator))
         }
-        guard let i = t.keyColumnIndex, let v = row.value(at: i, of: t), !v.isNull else {
+        return try key(t.keyColumnIndex.flatMap { row.value(at: $0, of: t) }, t)
+    }
+
+    /// The identity a row's key column value `v` gives (a type without a join key).
+    func key(_ v: Value?, _ t: TableMapping) throws -> Value {
+        guard let i = t.keyColumnIndex, let v, !v.isNull else {
             throw RealmAdapterError(.invalidValue, "Table \(t.table): a row has no value in its key column \(t.keyColumn).", context: ["db.table": t.table])
         }
         do { return try t.columns[i].realmValue(v) } catch let e as RealmAdapterError {

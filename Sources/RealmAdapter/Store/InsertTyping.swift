@@ -93,28 +93,15 @@ final class InsertTyping {
         return (id, typed, lists)
     }
 
-    /// The same for an INSERT given by slot, for a type whose slots are all scalars
-    /// (``PreparedInserts/canPrepare(_:)``): `value(k)` is slot k's value, nil when the INSERT
-    /// does not mention it. Returns the typed identity; history records every slot.
-    func check(_ n: String, _ rawId: Value, slots value: (Int) throws -> Value?) throws -> Value {
-        let id = try identity(n, rawId)
-        for k in row.indices {
-            guard let v = try value(k) else { continue }
-            row[k] = v.has(slotScalars[k]!) ? v : try typed(v, slot: k, n)
-        }
-        try complete(n, id) { _, _ in }
-        return id
-    }
-
     /// The identity of an INSERT of `n`, of the key's type.
-    private func identity(_ n: String, _ rawId: Value) throws -> Value {
+    func identity(_ n: String, _ rawId: Value) throws -> Value {
         do { return try rawId.coerced(to: keyType, optional: false) } catch let e as RealmAdapterError {
             throw RealmAdapterError(e.code, "identity of \(n): \(e.message)", context: ["type": n])
         }
     }
 
     /// `v` converted to the type of scalar slot `slot`.
-    private func typed(_ v: Value, slot: Int, _ n: String) throws -> Value {
+    func typed(_ v: Value, slot: Int, _ n: String) throws -> Value {
         do { return try v.coerced(to: slotScalars[slot]!, optional: slotOptional[slot]) } catch let e as RealmAdapterError {
             throw RealmAdapterError(e.code, "\(n).\(slotNames[slot]): \(e.message)", context: ["type": n, "property": slotNames[slot]])
         }
@@ -161,6 +148,8 @@ public struct PreparedInserts: @unchecked Sendable {
     public private(set) var count = 0
     /// The row being encoded, moved out of `typing`'s row (reused from row to row).
     private var row: [Value] = []
+    /// Every record's first bytes: the INSERT tag and the type's name.
+    private let recordStart: [UInt8]
     var width: Int { typing.slotProperties.count }
 
     /// Whether INSERTs of `t` can be prepared.
@@ -180,6 +169,10 @@ public struct PreparedInserts: @unchecked Sendable {
         self.type = type
         self.schema = schema
         typing = try InsertTyping(type, schema: schema)
+        var start = BinaryWriter()
+        start.byte(1)
+        start.string(type.name)
+        recordStart = start.bytes
         row.reserveCapacity(typing.slotProperties.count)
         // Room for a typical row's record, so the batch's bytes are not copied as they grow.
         encoded.bytes.reserveCapacity(capacity * (16 + 16 * typing.slotProperties.count))
@@ -206,22 +199,44 @@ public struct PreparedInserts: @unchecked Sendable {
         keepRow(id)
     }
 
-    /// The same for an INSERT given by slot (``InsertTyping/check(_:_:slots:)``): `value(k)` is
-    /// slot k's value, nil when not given.
-    public mutating func add(_ identity: Value, slots value: (Int) throws -> Value?) throws {
-        let id: Value
-        do { id = try typing.check(type.name, identity, slots: value) } catch {
-            typing.clearRow()
-            throw error
+    /// Keeps the row `receiver` holds (while it hands it on): checked as it was received.
+    mutating func add(_ receiver: FieldReceiver) {
+        assert(receiver.typing.type == type, "a row of another type")
+        let key = typing.primaryKeySlot!
+        record(idSize: receiver.encoded(key).count, valuesSize: receiver.encodedSize) { c, k in
+            c.bytes(receiver.encoded(k < 0 ? key : k))
         }
-        keepRow(id)
     }
 
     /// Encodes the checked row, which leaves `typing`'s row clear for the next one.
     private mutating func keepRow(_ id: Value) {
         row.removeAll(keepingCapacity: true)
         for k in typing.row.indices { row.append(typing.row[k].take()!) }
-        row.withUnsafeBufferPointer { encoded.insert(type.name, id, names: typing.slotNames, values: $0) }
+        row.withUnsafeBufferPointer { row in
+            record(idSize: ByteCursor.maximumSize(id), valuesSize: row.reduce(0) { $0 + ByteCursor.maximumSize($1) }) { c, k in
+                c.value(k < 0 ? id : row[k])
+            }
+        }
+    }
+
+    /// Appends a record: `value(c, k)` writes slot k's value (k = -1: the identity), in at most
+    /// the sizes given. The first record names the properties; the others say "the same".
+    private mutating func record(idSize: Int, valuesSize: Int, _ value: (inout ByteCursor, Int) -> Void) {
+        let same = count > 0, names = typing.slotNames
+        var maximum = recordStart.count + idSize + ByteCursor.varintSize + 1 + valuesSize
+        if !same { maximum += names.reduce(0) { $0 + ByteCursor.maximumSize($1) } }
+        recordStart.withUnsafeBytes { start in
+            encoded.write(maximum: maximum) { c in
+                c.bytes(start)
+                value(&c, -1)
+                c.varint(UInt64(names.count))
+                c.byte(same ? 1 : 0)
+                for k in names.indices {
+                    if !same { c.string(names[k]) }
+                    value(&c, k)
+                }
+            }
+        }
         count += 1
     }
 }

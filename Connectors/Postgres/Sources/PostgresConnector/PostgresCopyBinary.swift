@@ -65,53 +65,17 @@ extension PostgresType {
     /// A value from its binary form (`hasBinaryForm` types only).
     /// - Throws: `invalidValue` naming the type, never the value.
     func decode(binary b: UnsafeBufferPointer<UInt8>) throws -> Value {
-        func size(_ n: Int) throws {
-            guard b.count == n else { throw RealmAdapterError(.invalidValue, "a \(name) value has \(b.count) bytes in binary form, expected \(n)") }
-        }
+        let f = BinaryField(oid: oid)
         switch oid {
-        case 16:
-            try size(1)
-            return .bool(b[0] != 0)
-        case 21:
-            try size(2)
-            return .int(Int64(Int16(truncatingIfNeeded: Self.bigEndian(b))))
-        case 23:
-            try size(4)
-            return .int(Int64(Int32(truncatingIfNeeded: Self.bigEndian(b))))
-        case 26:
-            try size(4)
-            return .int(Int64(UInt32(truncatingIfNeeded: Self.bigEndian(b))))
-        case 20:
-            try size(8)
-            return .int(Int64(bitPattern: Self.bigEndian(b)))
-        case 700:
-            try size(4)
-            return .float(Float(bitPattern: UInt32(truncatingIfNeeded: Self.bigEndian(b))))
-        case 701:
-            try size(8)
-            return .double(Double(bitPattern: Self.bigEndian(b)))
-        case 25, 1043, 1042, 19:
-            return .string(String(decoding: b, as: UTF8.self))
-        case 17:
-            return .data(Data(b))
-        case 2950:
-            try size(16)
-            return .uuid(UUID(uuid: UnsafeRawBufferPointer(b).loadUnaligned(as: uuid_t.self)))
-        case 1082:
-            // Days since 2000-01-01; the extremes are ±infinity.
-            try size(4)
-            let days = Int32(truncatingIfNeeded: Self.bigEndian(b))
-            guard days != .max && days != .min else { throw RealmAdapterError(.invalidValue, "a \(name) value is infinity, which cannot be stored") }
-            return .date(Timestamp(seconds: (Int64(days) + Self.postgresEpochDays) * 86_400))
-        case 1114, 1184:
-            // Microseconds since 2000-01-01 (UTC for timestamptz); the extremes are ±infinity.
-            try size(8)
-            let micros = Int64(bitPattern: Self.bigEndian(b))
-            guard micros != .max && micros != .min else { throw RealmAdapterError(.invalidValue, "a \(name) value is infinity, which cannot be stored") }
-            let (seconds, rest) = micros.quotientAndRemainder(dividingBy: 1_000_000)
-            return .date(Timestamp(seconds: seconds + Self.postgresEpochDays * 86_400, nanoseconds: Int32(rest * 1000)))
-        default:
-            throw RealmAdapterError(.invalidValue, "a \(name) value has no binary form realm-adapter reads")
+        case 16: return .bool(try f.bool(b))
+        case 21, 23, 26, 20: return .int(try f.integer(b))
+        case 700: return .float(try f.float(b))
+        case 701: return .double(try f.double(b))
+        case 25, 1043, 1042, 19: return .string(String(decoding: b, as: UTF8.self))
+        case 17: return .data(Data(b))
+        case 2950: return .uuid(UUID(uuid: try f.uuid(b)))
+        case 1082, 1114, 1184: return .date(try f.timestamp(b))
+        default: throw RealmAdapterError(.invalidValue, "a \(name) value has no binary form realm-adapter reads")
         }
     }
 
@@ -123,5 +87,79 @@ extension PostgresType {
         var v: UInt64 = 0
         for byte in b { v = v << 8 | UInt64(byte) }
         return v
+    }
+}
+
+/// Reads one field in the binary form of a built-in type, by OID only: the loader's per-field
+/// path copies nothing (a ``PostgresType`` carries its name).
+struct BinaryField {
+    let oid: UInt32
+
+    /// The type's name, for errors.
+    var name: String { PostgresType.builtins[oid]?.0 ?? "oid \(oid)" }
+
+    /// A field handed to `receiver` at `column`, typed.
+    func write(_ b: UnsafeBufferPointer<UInt8>, to receiver: FieldReceiver, at column: Int) throws {
+        switch oid {
+        case 16: try receiver.bool(try bool(b), at: column)
+        case 21, 23, 26, 20: try receiver.int(try integer(b), at: column)
+        case 700: try receiver.float(try float(b), at: column)
+        case 701: try receiver.double(try double(b), at: column)
+        case 25, 1043, 1042, 19: try receiver.text(UnsafeRawBufferPointer(b), at: column)
+        case 17: try receiver.data(UnsafeRawBufferPointer(b), at: column)
+        case 2950: try receiver.uuid(try uuid(b), at: column)
+        case 1082, 1114, 1184: try receiver.date(try timestamp(b), at: column)
+        default: throw RealmAdapterError(.invalidValue, "a \(name) value has no binary form realm-adapter reads")
+        }
+    }
+
+    func size(_ b: UnsafeBufferPointer<UInt8>, _ n: Int) throws {
+        guard b.count == n else { throw RealmAdapterError(.invalidValue, "a \(name) value has \(b.count) bytes in binary form, expected \(n)") }
+    }
+
+    func bool(_ b: UnsafeBufferPointer<UInt8>) throws -> Bool {
+        try size(b, 1)
+        return b[0] != 0
+    }
+
+    /// int2, int4, oid (unsigned) and int8.
+    func integer(_ b: UnsafeBufferPointer<UInt8>) throws -> Int64 {
+        switch oid {
+        case 21: try size(b, 2); return Int64(Int16(truncatingIfNeeded: PostgresType.bigEndian(b)))
+        case 23: try size(b, 4); return Int64(Int32(truncatingIfNeeded: PostgresType.bigEndian(b)))
+        case 26: try size(b, 4); return Int64(UInt32(truncatingIfNeeded: PostgresType.bigEndian(b)))
+        default: try size(b, 8); return Int64(bitPattern: PostgresType.bigEndian(b))
+        }
+    }
+
+    func float(_ b: UnsafeBufferPointer<UInt8>) throws -> Float {
+        try size(b, 4)
+        return Float(bitPattern: UInt32(truncatingIfNeeded: PostgresType.bigEndian(b)))
+    }
+
+    func double(_ b: UnsafeBufferPointer<UInt8>) throws -> Double {
+        try size(b, 8)
+        return Double(bitPattern: PostgresType.bigEndian(b))
+    }
+
+    func uuid(_ b: UnsafeBufferPointer<UInt8>) throws -> uuid_t {
+        try size(b, 16)
+        return UnsafeRawBufferPointer(b).loadUnaligned(as: uuid_t.self)
+    }
+
+    /// date (days since 2000-01-01), timestamp and timestamptz (microseconds since then, UTC for
+    /// timestamptz); the extremes are ±infinity, which cannot be stored.
+    func timestamp(_ b: UnsafeBufferPointer<UInt8>) throws -> Timestamp {
+        if oid == 1082 {
+            try size(b, 4)
+            let days = Int32(truncatingIfNeeded: PostgresType.bigEndian(b))
+            guard days != .max && days != .min else { throw RealmAdapterError(.invalidValue, "a \(name) value is infinity, which cannot be stored") }
+            return Timestamp(seconds: (Int64(days) + PostgresType.postgresEpochDays) * 86_400)
+        }
+        try size(b, 8)
+        let micros = Int64(bitPattern: PostgresType.bigEndian(b))
+        guard micros != .max && micros != .min else { throw RealmAdapterError(.invalidValue, "a \(name) value is infinity, which cannot be stored") }
+        let (seconds, rest) = micros.quotientAndRemainder(dividingBy: 1_000_000)
+        return Timestamp(seconds: seconds + PostgresType.postgresEpochDays * 86_400, nanoseconds: Int32(rest * 1000))
     }
 }

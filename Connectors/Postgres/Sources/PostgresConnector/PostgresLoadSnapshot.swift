@@ -58,6 +58,19 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
                  table: table, columns: columns, types: types, body)
     }
 
+    public func rows(_ table: String, columns: [String], into receiver: FieldReceiver) throws {
+        let types = try columns.map { try type(table, $0) }
+        let fields = types.map { BinaryField(oid: $0.oid) }
+        try copy(columns.map(PostgresSQL.quote), from: PostgresSQL.qualified(schema, table), table: table, columns: columns, types: types, field: { i, bytes, binary in
+            guard let bytes else { return try receiver.value(.null, at: i) }
+            if binary {
+                try fields[i].write(bytes, to: receiver, at: i)
+            } else {
+                try receiver.value(try types[i].decode(String(decoding: bytes, as: UTF8.self)), at: i)
+            }
+        }, endRow: receiver.endRow)
+    }
+
     public func linkRows(_ list: LinkListMapping, owner: TableMapping, ownerColumns: [String], _ body: ([Value]) throws -> Void) throws {
         let (o, t, i) = (LinkListMapping.ownerColumn, LinkListMapping.targetColumn, LinkListMapping.indexColumn)
         let types = try [type(list.table, o), type(list.table, t)] + ownerColumns.map { try type(owner.table, $0) }
@@ -83,20 +96,29 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
     /// `COPY (SELECT select FROM from) TO STDOUT` in binary, each row decoded into `types` and
     /// handed to `body`; columns of types without a binary form travel as text.
     private func copy(_ select: [String], from: String, table: String, columns: [String], types: [PostgresType], _ body: ([Value]) throws -> Void) throws {
+        var values = [Value](repeating: .null, count: columns.count)
+        try copy(select, from: from, table: table, columns: columns, types: types, field: { i, bytes, binary in
+            guard let bytes else { values[i] = .null; return }
+            values[i] = binary ? try types[i].decode(binary: bytes) : try types[i].decode(String(decoding: bytes, as: UTF8.self))
+        }, endRow: { try body(values) })
+    }
+
+    /// The same field by field: `field(i, bytes, binary)` for each (nil bytes for NULL, valid
+    /// during the call; `binary`: in the type's binary form, else text), `endRow()` after each row.
+    private func copy(_ select: [String], from: String, table: String, columns: [String], types: [PostgresType],
+                      field: (Int, UnsafeBufferPointer<UInt8>?, Bool) throws -> Void, endRow: () throws -> Void) throws {
         let binary = types.map(\.hasBinaryForm)
         let list = zip(select, binary).map { $1 ? $0 : "(\($0))::text" }.joined(separator: ", ")
         try reader.sessionSync { s in
-            var values = [Value](repeating: .null, count: columns.count)
             var first = true
             try s.copyOut("COPY (SELECT \(list) FROM \(from)) TO STDOUT (FORMAT binary)") { message in
                 var count = 0
                 let isRow = try PostgresCopyBinary.fields(message, first: first) { i, bytes in
                     guard i < types.count else { return }
                     count = i + 1
-                    guard let bytes else { values[i] = .null; return }
                     do {
-                        values[i] = binary[i] ? try types[i].decode(binary: bytes) : try types[i].decode(String(decoding: bytes, as: UTF8.self))
-                    } catch let e as RealmAdapterError {
+                        try field(i, bytes, binary[i])
+                    } catch let e as RealmAdapterError where e.context["db.table"] == nil {
                         throw RealmAdapterError(e.code, "Table \(table), column \(columns[i]): \(e.message).", context: ["db.table": table, "db.column": columns[i]])
                     }
                 }
@@ -105,7 +127,7 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
                 guard count == types.count else {
                     throw PostgresError(.queryFailed, "COPY of \(table) returned \(count) columns, expected \(types.count).")
                 }
-                try body(values)
+                try endRow()
             }
         }
     }
