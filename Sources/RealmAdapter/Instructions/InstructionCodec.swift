@@ -220,12 +220,14 @@ struct BinaryReader {
 
     init(buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
 
+    @inline(__always)
     mutating func byte() throws -> UInt8 {
         guard i < buffer.count else { throw Self.corrupt }
         defer { i += 1 }
         return buffer[i]
     }
 
+    @inline(__always)
     mutating func varint() throws -> UInt64 {
         var v: UInt64 = 0, shift: UInt64 = 0
         while true {
@@ -237,11 +239,13 @@ struct BinaryReader {
         }
     }
 
+    @inline(__always)
     mutating func signed() throws -> Int64 {
         let u = try varint()
         return Int64(bitPattern: (u >> 1) ^ (0 &- (u & 1)))
     }
 
+    @inline(__always)
     mutating func take(_ n: Int) throws -> UnsafeRawBufferPointer {
         guard n >= 0, i + n <= buffer.count else { throw Self.corrupt }
         defer { i += n }
@@ -271,6 +275,7 @@ struct BinaryReader {
         }
     }
 
+    @inline(__always)
     mutating func raw<T: FixedWidthInteger>(_: T.Type) throws -> T {
         let b = try take(MemoryLayout<T>.size)
         return T(littleEndian: b.loadUnaligned(as: T.self))

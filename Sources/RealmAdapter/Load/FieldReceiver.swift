@@ -38,8 +38,9 @@ public final class FieldReceiver {
     private var used = 0
     private let starts: UnsafeMutableBufferPointer<Int>
     private let ends: UnsafeMutableBufferPointer<Int>
-    /// Per requested column: the value given as a Value, if it was.
+    /// Per requested column: the value given as a Value, if it was; `givenColumns` lists them.
     private let given: UnsafeMutableBufferPointer<Value?>
+    private var givenColumns: [Int] = []
 
     /// - Parameters:
     ///   - columns: the columns the connector reads, in the order it is given them
@@ -146,6 +147,7 @@ public final class FieldReceiver {
             write(column, maximum: ByteCursor.maximumSize(v)) { $0.value(v) }
         } else {
             given[column] = v
+            givenColumns.append(column)
         }
     }
 
@@ -227,7 +229,8 @@ public final class FieldReceiver {
     private func clear() {
         used = 0
         for k in starts.indices { starts[k] = -1 }
-        for j in given.indices where given[j] != nil { given[j] = nil }
+        for j in givenColumns { given[j] = nil }
+        givenColumns.removeAll(keepingCapacity: true)
     }
 
     // MARK: The row, while `onRow` runs

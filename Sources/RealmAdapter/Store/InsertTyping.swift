@@ -22,6 +22,9 @@ final class InsertTyping {
     /// The row being checked, reused from row to row (one thread uses it at a time). A buffer
     /// rather than an array property: no exclusivity check per access in the hot loop.
     let row: UnsafeMutableBufferPointer<Value?>
+    /// The first bytes of a history record of an INSERT of this type: its tag and the type's
+    /// name (``PreparedInserts``).
+    let recordStart: UnsafeRawBufferPointer
 
     /// The single-value properties of `t`, in slot order.
     static func slotProperties(of t: ObjectSchema) -> [Property] {
@@ -47,11 +50,18 @@ final class InsertTyping {
         rowKeyOffset = t.primaryKey == nil ? 1 : 0
         row = .allocate(capacity: props.count)
         row.initialize(repeating: nil)
+        var start = BinaryWriter()
+        start.byte(1)
+        start.string(t.name)
+        let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: start.bytes.count, alignment: 1)
+        bytes.copyMemory(from: UnsafeRawBufferPointer(start: start.bytes, count: start.bytes.count))
+        recordStart = UnsafeRawBufferPointer(bytes)
     }
 
     deinit {
         row.deinitialize()
         row.deallocate()
+        recordStart.deallocate()
     }
 
     func clearRow() { for k in row.indices { row[k] = nil } }
@@ -148,8 +158,6 @@ public struct PreparedInserts: @unchecked Sendable {
     public private(set) var count = 0
     /// The row being encoded, moved out of `typing`'s row (reused from row to row).
     private var row: [Value] = []
-    /// Every record's first bytes: the INSERT tag and the type's name.
-    private let recordStart: [UInt8]
     var width: Int { typing.slotProperties.count }
 
     /// Whether INSERTs of `t` can be prepared.
@@ -169,10 +177,6 @@ public struct PreparedInserts: @unchecked Sendable {
         self.type = type
         self.schema = schema
         typing = try InsertTyping(type, schema: schema)
-        var start = BinaryWriter()
-        start.byte(1)
-        start.string(type.name)
-        recordStart = start.bytes
         row.reserveCapacity(typing.slotProperties.count)
         // Room for a typical row's record, so the batch's bytes are not copied as they grow.
         encoded.bytes.reserveCapacity(capacity * (16 + 16 * typing.slotProperties.count))
@@ -222,17 +226,24 @@ public struct PreparedInserts: @unchecked Sendable {
     /// Appends a record: `value(c, k)` writes slot k's value (k = -1: the identity), in at most
     /// the sizes given. The first record names the properties; the others say "the same".
     private mutating func record(idSize: Int, valuesSize: Int, _ value: (inout ByteCursor, Int) -> Void) {
-        let same = count > 0, names = typing.slotNames
-        var maximum = recordStart.count + idSize + ByteCursor.varintSize + 1 + valuesSize
-        if !same { maximum += names.reduce(0) { $0 + ByteCursor.maximumSize($1) } }
-        recordStart.withUnsafeBytes { start in
-            encoded.write(maximum: maximum) { c in
+        let start = typing.recordStart, width = typing.slotNames.count
+        if count > 0 {
+            encoded.write(maximum: start.count + idSize + ByteCursor.varintSize + 1 + valuesSize) { c in
                 c.bytes(start)
                 value(&c, -1)
-                c.varint(UInt64(names.count))
-                c.byte(same ? 1 : 0)
-                for k in names.indices {
-                    if !same { c.string(names[k]) }
+                c.varint(UInt64(width))
+                c.byte(1)
+                for k in 0..<width { value(&c, k) }
+            }
+        } else {
+            let names = typing.slotNames
+            encoded.write(maximum: start.count + idSize + ByteCursor.varintSize + 1 + valuesSize + names.reduce(0) { $0 + ByteCursor.maximumSize($1) }) { c in
+                c.bytes(start)
+                value(&c, -1)
+                c.varint(UInt64(width))
+                c.byte(0)
+                for k in 0..<width {
+                    c.string(names[k])
                     value(&c, k)
                 }
             }

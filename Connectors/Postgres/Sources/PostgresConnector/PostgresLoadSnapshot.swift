@@ -61,14 +61,14 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
     public func rows(_ table: String, columns: [String], into receiver: FieldReceiver) throws {
         let types = try columns.map { try type(table, $0) }
         let fields = types.map { BinaryField(oid: $0.oid) }
-        try copy(columns.map(PostgresSQL.quote), from: PostgresSQL.qualified(schema, table), table: table, columns: columns, types: types, field: { i, bytes, binary in
+        try fields.withUnsafeBufferPointer { fields in try copy(columns.map(PostgresSQL.quote), from: PostgresSQL.qualified(schema, table), table: table, columns: columns, types: types, field: { i, bytes, binary in
             guard let bytes else { return try receiver.value(.null, at: i) }
             if binary {
                 try fields[i].write(bytes, to: receiver, at: i)
             } else {
                 try receiver.value(try types[i].decode(String(decoding: bytes, as: UTF8.self)), at: i)
             }
-        }, endRow: receiver.endRow)
+        }, endRow: receiver.endRow) }
     }
 
     public func linkRows(_ list: LinkListMapping, owner: TableMapping, ownerColumns: [String], _ body: ([Value]) throws -> Void) throws {
@@ -107,27 +107,30 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
     /// during the call; `binary`: in the type's binary form, else text), `endRow()` after each row.
     private func copy(_ select: [String], from: String, table: String, columns: [String], types: [PostgresType],
                       field: (Int, UnsafeBufferPointer<UInt8>?, Bool) throws -> Void, endRow: () throws -> Void) throws {
-        let binary = types.map(\.hasBinaryForm)
+        let binary = types.map(\.hasBinaryForm), width = types.count
         let list = zip(select, binary).map { $1 ? $0 : "(\($0))::text" }.joined(separator: ", ")
-        try reader.sessionSync { s in
-            var first = true
-            try s.copyOut("COPY (SELECT \(list) FROM \(from)) TO STDOUT (FORMAT binary)") { message in
-                var count = 0
-                let isRow = try PostgresCopyBinary.fields(message, first: first) { i, bytes in
-                    guard i < types.count else { return }
-                    count = i + 1
-                    do {
-                        try field(i, bytes, binary[i])
-                    } catch let e as RealmAdapterError where e.context["db.table"] == nil {
-                        throw RealmAdapterError(e.code, "Table \(table), column \(columns[i]): \(e.message).", context: ["db.table": table, "db.column": columns[i]])
+        // The flags through a pointer: no reference counting per field.
+        try binary.withUnsafeBufferPointer { binary in
+            try reader.sessionSync { s in
+                var first = true
+                try s.copyOut("COPY (SELECT \(list) FROM \(from)) TO STDOUT (FORMAT binary)") { message in
+                    var count = 0
+                    let isRow = try PostgresCopyBinary.fields(message, first: first) { i, bytes in
+                        guard i < width else { return }
+                        count = i + 1
+                        do {
+                            try field(i, bytes, binary[i])
+                        } catch let e as RealmAdapterError where e.context["db.table"] == nil {
+                            throw RealmAdapterError(e.code, "Table \(table), column \(columns[i]): \(e.message).", context: ["db.table": table, "db.column": columns[i]])
+                        }
                     }
+                    first = false
+                    guard isRow else { return }
+                    guard count == width else {
+                        throw PostgresError(.queryFailed, "COPY of \(table) returned \(count) columns, expected \(width).")
+                    }
+                    try endRow()
                 }
-                first = false
-                guard isRow else { return }
-                guard count == types.count else {
-                    throw PostgresError(.queryFailed, "COPY of \(table) returned \(count) columns, expected \(types.count).")
-                }
-                try endRow()
             }
         }
     }
