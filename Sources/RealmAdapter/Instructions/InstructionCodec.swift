@@ -92,21 +92,18 @@ struct BinaryWriter {
                 for k in entries.indices where entries[k].name != last[k] { same = false; break }
             }
             if !same { lastNames = entries.map(\.name) }
-            var maximum = Self.headerSize(type, id)
+            var maximum = 1 + ByteCursor.maximumSize(type) + ByteCursor.maximumSize(id) + ByteCursor.varintSize + 1
             for k in entries.indices { maximum += (same ? 0 : ByteCursor.maximumSize(entries[k].name)) + ByteCursor.maximumSize(entries[k].value) }
             write(maximum: maximum) { c in
-                c.header(tag, type, id, count: entries.count, same: same)
+                c.byte(tag); c.string(type); c.value(id)
+                c.varint(UInt64(entries.count))
+                c.byte(same ? 1 : 0)
                 for k in entries.indices {
                     if !same { c.string(entries[k].name) }
                     c.value(entries[k].value)
                 }
             }
         }
-    }
-
-    /// The most an INSERT/SET record's header takes.
-    private static func headerSize(_ type: String, _ id: Value) -> Int {
-        1 + ByteCursor.maximumSize(type) + ByteCursor.maximumSize(id) + ByteCursor.varintSize + 1
     }
 
     mutating func instruction(_ i: Instruction) {
@@ -153,14 +150,6 @@ struct ByteCursor {
     }
 
     mutating func byte(_ b: UInt8) { start[count] = b; count += 1 }
-
-    /// An INSERT (`tag` 1) or SET (2) record up to its values: type, identity, how many
-    /// values, and whether their names are the previous record's.
-    mutating func header(_ tag: UInt8, _ type: String, _ id: Value, count: Int, same: Bool) {
-        byte(tag); string(type); value(id)
-        varint(UInt64(count))
-        byte(same ? 1 : 0)
-    }
 
     mutating func varint(_ v: UInt64) {
         var v = v

@@ -28,6 +28,8 @@ public final class FieldReceiver {
     /// Per slot: the requested column that fills it, or nil.
     private let columnOfSlot: [Int?]
     private let keySlot: Int
+    /// The Realm of every row, unless a path template routes them.
+    private let literalPath: String?
     /// Called at the end of each row with the Realm it is for; the row is readable during the call.
     private let onRow: (String) throws -> Void
 
@@ -53,6 +55,7 @@ public final class FieldReceiver {
         typeName = t.type.name
         precondition(PreparedInserts.canPrepare(t.type) && t.compoundKey == nil && t.databaseKey == nil, "FieldReceiver needs a type whose rows give their identity")
         let routing = Set(mapping.path.isLiteral ? [] : mapping.path.fields)
+        literalPath = mapping.path.isLiteral ? mapping.path.template : nil
         self.columns = columns
         let typing = self.typing
         let mappingIndex = columns.map { c in t.columns.firstIndex { $0.column == c } }
@@ -211,19 +214,14 @@ public final class FieldReceiver {
                     throw RealmAdapterError(e.code, "Table \(t.table), column \(columns[j]), row with key \(Mapping.keyText(id!)): \(e.message).",
                                             context: ["db.table": t.table, "db.column": columns[j]])
                 }
-            } else if columnOfSlot[k] == nil, let d = typing.defaults[k] {
-                v = d
-            } else if columnOfSlot[k] == nil, typing.slotOptional[k] {
-                v = .null
             } else if columnOfSlot[k] == nil {
-                throw RealmAdapterError(.invalidValue, "INSERT \(n) has no value for required property '\(typing.slotNames[k])' (and it has no default)",
-                                        context: ["type": n, "property": typing.slotNames[k]])
+                v = try typing.unmentioned(k, n)
             } else {
                 throw RealmAdapterError(.invalidState, "Table \(t.table): the connector gave no field for column \(columns[columnOfSlot[k]!]).", context: ["db.table": t.table])
             }
             write(slot: k, maximum: ByteCursor.maximumSize(v)) { $0.value(v) }
         }
-        try onRow(mapping.path.isLiteral ? mapping.path.template : mapping.route(RoutingFields(receiver: self), t))
+        try onRow(try literalPath ?? mapping.route(RoutingFields(receiver: self), t))
     }
 
     private func clear() {

@@ -144,7 +144,6 @@ public final class Loader: @unchecked Sendable {
                              _ summary: inout LoadSummary.Table, _ report: (Int) -> Void) throws {
         let layout = RowLayout(t.columns.map(\.column) + t.pathColumns, t)
         let skipping = Set(deferring), mapping = self.mapping
-        let type = t.type.name
         let hasLinks = t.columns.contains { if case .link = $0.kind { !skipping.contains($0.property.name) } else { false } }
         let batchSize = configuration.batchSize
         // Rows are prepared for the store on the reading thread where they can be (ObjectBatch);
@@ -193,34 +192,34 @@ public final class Loader: @unchecked Sendable {
     /// Writes a batch of a type's rows (``loadObjects``).
     private func writeObjects(_ batch: ObjectBatch, _ t: TableMapping, hasLinks: Bool, _ decisions: MergeDecisions, _ run: LoadRun,
                               _ summary: inout LoadSummary.Table, _ report: (Int) -> Void) throws {
-            let type = t.type.name
-            try write(paths: batch.paths, batch.entries) { path, entries, tx in
-                let merge = try run.merges(type, path) { try tx.count(type) > 0 }
-                decisions.decide(path, merges: merge)
-                if !merge, let p = batch.prepared[path] {
-                    if try tx.insert(p) { return }
-                    // The Realm's type grew meanwhile: one by one, from the prepared rows
-                    // (entries are not kept once the writer has decided).
-                    if entries.isEmpty {
-                        try p.forEachRow { id, values in try tx.record(.insert(objectType: type, identity: id, values: values)) }
-                        return
-                    }
-                }
-                for e in entries {
-                    var values = e.values
-                    if hasLinks { summary.danglingLinks += try checkLinks(&values, of: e.identity, t, tx) }
-                    if merge {
-                        try tx.noteLoaded(type, e.identity)
-                        try tx.upsert(type, e.identity, values)
-                    } else {
-                        // The mapping gave the identity its key type already: INSERT as is.
-                        try tx.record(.insert(objectType: type, identity: e.identity, values: values))
-                    }
+        let type = t.type.name
+        try write(paths: batch.paths, batch.entries) { path, entries, tx in
+            let merge = try run.merges(type, path) { try tx.count(type) > 0 }
+            decisions.decide(path, merges: merge)
+            if !merge, let p = batch.prepared[path] {
+                if try tx.insert(p) { return }
+                // The Realm's type grew meanwhile: one by one, from the prepared rows
+                // (entries are not kept once the writer has decided).
+                if entries.isEmpty {
+                    try p.forEachRow { id, values in try tx.record(.insert(objectType: type, identity: id, values: values)) }
+                    return
                 }
             }
-            run.written.formUnion(batch.paths)
-            summary.rows += batch.count
-            report(summary.rows)
+            for e in entries {
+                var values = e.values
+                if hasLinks { summary.danglingLinks += try checkLinks(&values, of: e.identity, t, tx) }
+                if merge {
+                    try tx.noteLoaded(type, e.identity)
+                    try tx.upsert(type, e.identity, values)
+                } else {
+                    // The mapping gave the identity its key type already: INSERT as is.
+                    try tx.record(.insert(objectType: type, identity: e.identity, values: values))
+                }
+            }
+        }
+        run.written.formUnion(batch.paths)
+        summary.rows += batch.count
+        report(summary.rows)
     }
 
     /// The second pass over a table: its links into types loaded after it (or into itself).

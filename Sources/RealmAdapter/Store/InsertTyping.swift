@@ -26,17 +26,16 @@ final class InsertTyping {
     /// name (``PreparedInserts``).
     let recordStart: UnsafeRawBufferPointer
 
-    /// The single-value properties of `t`, in slot order.
-    static func slotProperties(of t: ObjectSchema) -> [Property] {
-        t.properties.filter { switch $0.type { case .scalar, .link: true; default: false } }
-    }
-
     init(_ t: ObjectSchema, schema: Schema) throws {
-        var slots: [String: Int] = [:], defaults: [Value?] = []
-        let props = Self.slotProperties(of: t)
-        for (k, p) in props.enumerated() {
-            slots[p.name] = k
-            defaults.append(try p.defaultValue.map { try $0.coerced(to: p, in: schema) })
+        var slots: [String: Int] = [:], props: [Property] = [], defaults: [Value?] = []
+        for p in t.properties {
+            switch p.type {
+            case .scalar, .link:
+                slots[p.name] = props.count
+                props.append(p)
+                defaults.append(try p.defaultValue.map { try $0.coerced(to: p, in: schema) })
+            default: continue
+            }
         }
         type = t
         keyType = RealmTables.keyType(of: t)
@@ -54,7 +53,7 @@ final class InsertTyping {
         start.byte(1)
         start.string(t.name)
         let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: start.bytes.count, alignment: 1)
-        bytes.copyMemory(from: UnsafeRawBufferPointer(start: start.bytes, count: start.bytes.count))
+        start.bytes.withUnsafeBytes { bytes.copyMemory(from: $0) }
         recordStart = UnsafeRawBufferPointer(bytes)
     }
 
@@ -83,23 +82,35 @@ final class InsertTyping {
             }
             let e = values[i]
             let v: Value
-            if let slot, slotScalars[slot] != nil {
-                v = try self.typed(e.value, slot: slot, n)
-            } else {
-                do {
+            do {
+                if let slot, let scalar = slotScalars[slot] {
+                    v = try e.value.coerced(to: scalar, optional: slotOptional[slot])
+                } else {
                     guard let p = slot.map({ slotProperties[$0] }) ?? type[property: e.name] else {
                         throw RealmAdapterError(.schemaViolation, "unknown property '\(e.name)' of type '\(n)'", context: ["type": n, "property": e.name])
                     }
                     v = try e.value.coerced(to: p, in: schema)
                     if slot == nil, case .list(let items) = v, !items.isEmpty { lists.append((p, items)) }
-                } catch let err as RealmAdapterError where err.code != .schemaViolation {
-                    throw RealmAdapterError(err.code, "\(n).\(e.name): \(err.message)", context: ["type": n, "property": e.name])
                 }
+            } catch let err as RealmAdapterError where err.code != .schemaViolation {
+                throw RealmAdapterError(err.code, "\(n).\(e.name): \(err.message)", context: ["type": n, "property": e.name])
             }
             if !v.isSameKind(as: e.value) { typed.setValue(v, at: i) }
             if let slot { row[slot] = v }
         }
-        try complete(n, id) { typed.append(slotProperties[$0].name, $1) }
+        if let k = primaryKeySlot {
+            if let given = row[k], given != id {
+                throw RealmAdapterError(.schemaViolation, "the values of INSERT \(n) give primary key '\(type.primaryKey!)' a different value than its identity",
+                                        context: ["type": n, "property": type.primaryKey!])
+            }
+            row[k] = id
+        }
+        for k in row.indices where row[k] == nil {
+            let v = try unmentioned(k, n)
+            // A default that applies is recorded, so followers need not know the schema's defaults.
+            if defaults[k] != nil { typed.append(slotProperties[k].name, v) }
+            row[k] = v
+        }
         return (id, typed, lists)
     }
 
@@ -110,35 +121,15 @@ final class InsertTyping {
         }
     }
 
-    /// `v` converted to the type of scalar slot `slot`.
-    func typed(_ v: Value, slot: Int, _ n: String) throws -> Value {
-        do { return try v.coerced(to: slotScalars[slot]!, optional: slotOptional[slot]) } catch let e as RealmAdapterError {
-            throw RealmAdapterError(e.code, "\(n).\(slotNames[slot]): \(e.message)", context: ["type": n, "property": slotNames[slot]])
+    /// What an INSERT of `n` that does not mention slot `k` gives it: its default, else null
+    /// if it is optional; an error for a required property without a default.
+    func unmentioned(_ k: Int, _ n: String) throws -> Value {
+        if let d = defaults[k] { return d }
+        guard slotOptional[k] else {
+            throw RealmAdapterError(.invalidValue, "INSERT \(n) has no value for required property '\(slotProperties[k].name)' (and it has no default)",
+                                    context: ["type": n, "property": slotProperties[k].name])
         }
-    }
-
-    /// After the given values: the primary key agrees with the identity, and every slot not
-    /// given gets its default (`defaulted(slot, value)` is told), null, or an error.
-    private func complete(_ n: String, _ id: Value, defaulted: (Int, Value) -> Void) throws {
-        if let k = primaryKeySlot {
-            if let given = row[k], given != id {
-                throw RealmAdapterError(.schemaViolation, "the values of INSERT \(n) give primary key '\(type.primaryKey!)' a different value than its identity",
-                                        context: ["type": n, "property": type.primaryKey!])
-            }
-            row[k] = id
-        }
-        for k in row.indices where row[k] == nil {
-            // A default that applies is recorded, so followers need not know the schema's defaults.
-            if let d = defaults[k] {
-                defaulted(k, d)
-                row[k] = d
-            } else if slotOptional[k] {
-                row[k] = .null
-            } else {
-                throw RealmAdapterError(.invalidValue, "INSERT \(n) has no value for required property '\(slotProperties[k].name)' (and it has no default)",
-                                        context: ["type": n, "property": slotProperties[k].name])
-            }
-        }
+        return .null
     }
 }
 
@@ -226,26 +217,16 @@ public struct PreparedInserts: @unchecked Sendable {
     /// Appends a record: `value(c, k)` writes slot k's value (k = -1: the identity), in at most
     /// the sizes given. The first record names the properties; the others say "the same".
     private mutating func record(idSize: Int, valuesSize: Int, _ value: (inout ByteCursor, Int) -> Void) {
-        let start = typing.recordStart, width = typing.slotNames.count
-        if count > 0 {
-            encoded.write(maximum: start.count + idSize + ByteCursor.varintSize + 1 + valuesSize) { c in
-                c.bytes(start)
-                value(&c, -1)
-                c.varint(UInt64(width))
-                c.byte(1)
-                for k in 0..<width { value(&c, k) }
-            }
-        } else {
-            let names = typing.slotNames
-            encoded.write(maximum: start.count + idSize + ByteCursor.varintSize + 1 + valuesSize + names.reduce(0) { $0 + ByteCursor.maximumSize($1) }) { c in
-                c.bytes(start)
-                value(&c, -1)
-                c.varint(UInt64(width))
-                c.byte(0)
-                for k in 0..<width {
-                    c.string(names[k])
-                    value(&c, k)
-                }
+        let start = typing.recordStart, width = typing.slotNames.count, same = count > 0
+        let namesSize = same ? 0 : typing.slotNames.reduce(0) { $0 + ByteCursor.maximumSize($1) }
+        encoded.write(maximum: start.count + idSize + ByteCursor.varintSize + 1 + namesSize + valuesSize) { c in
+            c.bytes(start)
+            value(&c, -1)
+            c.varint(UInt64(width))
+            c.byte(same ? 1 : 0)
+            for k in 0..<width {
+                if !same { c.string(typing.slotNames[k]) }
+                value(&c, k)
             }
         }
         count += 1

@@ -61,14 +61,16 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
     public func rows(_ table: String, columns: [String], into receiver: FieldReceiver) throws {
         let types = try columns.map { try type(table, $0) }
         let fields = types.map { BinaryField(oid: $0.oid) }
-        try fields.withUnsafeBufferPointer { fields in try copy(columns.map(PostgresSQL.quote), from: PostgresSQL.qualified(schema, table), table: table, columns: columns, types: types, field: { i, bytes, binary in
-            guard let bytes else { return try receiver.value(.null, at: i) }
-            if binary {
-                try fields[i].write(bytes, to: receiver, at: i)
-            } else {
-                try receiver.value(try types[i].decode(String(decoding: bytes, as: UTF8.self)), at: i)
-            }
-        }, endRow: receiver.endRow) }
+        try fields.withUnsafeBufferPointer { fields in
+            try copy(columns.map(PostgresSQL.quote), from: PostgresSQL.qualified(schema, table), table: table, columns: columns, types: types, field: { i, bytes, binary in
+                guard let bytes else { return try receiver.value(.null, at: i) }
+                if binary {
+                    try fields[i].write(bytes, to: receiver, at: i)
+                } else {
+                    try receiver.value(try types[i].decode(String(decoding: bytes, as: UTF8.self)), at: i)
+                }
+            }, endRow: receiver.endRow)
+        }
     }
 
     public func linkRows(_ list: LinkListMapping, owner: TableMapping, ownerColumns: [String], _ body: ([Value]) throws -> Void) throws {
