@@ -47,7 +47,8 @@ public final class FieldReceiver {
     /// - Parameters:
     ///   - columns: the columns the connector reads, in the order it is given them
     ///     (every column of `t`'s single-value properties and the path template's).
-    ///   - onRow: called at the end of each row with the Realm it is for (``route``).
+    ///   - onRow: called at the end of each row with the path of the Realm it is for; the row is
+    ///     readable (``identity``, ``encoded(_:)``, ``mappedValues``) during the call.
     init(_ t: TableMapping, columns: [String], mapping: Mapping, onRow: @escaping (String) throws -> Void) throws {
         self.t = t
         self.mapping = mapping

@@ -233,6 +233,11 @@ struct RealmWriter {
         let perStatement = max(1, min(Self.rowsPerStatement, Self.maxParameters / width))
         let multi = count >= perStatement ? try db.cachedStatement(sql: plan.sql(rows: perStatement)).sqliteStatement : nil
         try prepared.encoded.bytes.withUnsafeBytes { records in
+            // Text and blobs are bound in place: no statement keeps them past this call.
+            defer {
+                sqlite3_clear_bindings(single)
+                if let multi { sqlite3_clear_bindings(multi) }
+            }
             var r = BinaryReader(buffer: records)
             /// Binds the next record's values from parameter `first` on: every slot, in slot order.
             func bindRecord(to stmt: OpaquePointer, from first: Int32) throws {
