@@ -31,7 +31,7 @@ public final class FieldReceiver {
     /// The Realm of every row, unless a path template routes them.
     private let literalPath: String?
     /// Called at the end of each row with the Realm it is for; the row is readable during the call.
-    private let onRow: (String) throws -> Void
+    private let onRow: (String, FieldReceiver) throws -> Void
 
     // The row being received.
     /// Encoded slot values, one after another; `starts[k]`/`ends[k]` delimit slot k's (-1: not yet).
@@ -47,9 +47,9 @@ public final class FieldReceiver {
     /// - Parameters:
     ///   - columns: the columns the connector reads, in the order it is given them
     ///     (every column of `t`'s single-value properties and the path template's).
-    ///   - onRow: called at the end of each row with the path of the Realm it is for; the row is
-    ///     readable (``identity``, ``encoded(_:)``, ``mappedValues``) during the call.
-    init(_ t: TableMapping, columns: [String], mapping: Mapping, onRow: @escaping (String) throws -> Void) throws {
+    ///   - onRow: called at the end of each row with the path of the Realm it is for and this
+    ///     receiver, whose row is readable (``identity``, ``encoded(_:)``, ``mappedValues``) during the call.
+    init(_ t: TableMapping, columns: [String], mapping: Mapping, onRow: @escaping (String, FieldReceiver) throws -> Void) throws {
         self.t = t
         self.mapping = mapping
         typing = try InsertTyping(t.type, schema: mapping.schema)
@@ -222,7 +222,7 @@ public final class FieldReceiver {
             }
             write(slot: k, maximum: ByteCursor.maximumSize(v)) { $0.value(v) }
         }
-        try onRow(try literalPath ?? mapping.route(RoutingFields(receiver: self), t))
+        try onRow(try literalPath ?? mapping.route(RoutingFields(receiver: self), t), self)
     }
 
     private func clear() {
@@ -235,8 +235,11 @@ public final class FieldReceiver {
     // MARK: The row, while `onRow` runs
 
     /// The row's identity.
-    var identity: Value {
-        var r = BinaryReader(buffer: encoded(keySlot))
+    var identity: Value { value(ofSlot: keySlot) }
+
+    /// Slot k's value, decoded.
+    private func value(ofSlot k: Int) -> Value {
+        var r = BinaryReader(buffer: encoded(k))
         return (try? r.value()) ?? .null
     }
 
@@ -252,10 +255,7 @@ public final class FieldReceiver {
     /// a Realm that merges rows into what it has.
     var mappedValues: PropertyValues {
         var values = PropertyValues()
-        for k in starts.indices where columnOfSlot[k] != nil {
-            var r = BinaryReader(buffer: encoded(k))
-            values.append(typing.slotNames[k], (try? r.value()) ?? .null)
-        }
+        for k in starts.indices where columnOfSlot[k] != nil { values.append(typing.slotNames[k], value(ofSlot: k)) }
         return values
     }
 
@@ -264,10 +264,7 @@ public final class FieldReceiver {
         let receiver: FieldReceiver
         func value(column: String) -> Value? {
             guard let j = receiver.columns.firstIndex(of: column) else { return nil }
-            return receiver.given[j] ?? receiver.slotOfColumn[j].map { k in
-                var r = BinaryReader(buffer: receiver.encoded(k))
-                return (try? r.value()) ?? .null
-            }
+            return receiver.given[j] ?? receiver.slotOfColumn[j].map(receiver.value(ofSlot:))
         }
         func value(at index: Int, of t: TableMapping) -> Value? { value(column: t.columns[index].column) }
     }

@@ -156,12 +156,8 @@ public final class Loader: @unchecked Sendable {
         if preparing && t.compoundKey == nil && t.databaseKey == nil {
             return try pipeline(empty: empty, produce: { add in
                 try withoutActuallyEscaping(add) { add in
-                    var receiver: FieldReceiver?
-                    receiver = try FieldReceiver(t, columns: layout.columns, mapping: mapping) { path in
-                        try add { try $0.add(path, receiver.unsafelyUnwrapped) }
-                    }
-                    defer { receiver = nil }
-                    try snapshot.rows(t.table, columns: layout.columns, into: receiver!)
+                    let receiver = try FieldReceiver(t, columns: layout.columns, mapping: mapping) { path, row in try add { try $0.add(path, row) } }
+                    try snapshot.rows(t.table, columns: layout.columns, into: receiver)
                 }
             }, consume: { batch in try writeObjects(batch, t, hasLinks: false, decisions, run, &summary, report) })
         }

@@ -147,8 +147,6 @@ public struct PreparedInserts: @unchecked Sendable {
     /// so what the table gets is what history says.
     private(set) var encoded = BinaryWriter()
     public private(set) var count = 0
-    /// The row being encoded, moved out of `typing`'s row (reused from row to row).
-    private var row: [Value] = []
     var width: Int { typing.slotProperties.count }
 
     /// Whether INSERTs of `t` can be prepared.
@@ -168,7 +166,6 @@ public struct PreparedInserts: @unchecked Sendable {
         self.type = type
         self.schema = schema
         typing = try InsertTyping(type, schema: schema)
-        row.reserveCapacity(typing.slotProperties.count)
         // Room for a typical row's record, so the batch's bytes are not copied as they grow.
         encoded.bytes.reserveCapacity(capacity * (16 + 16 * typing.slotProperties.count))
     }
@@ -203,14 +200,12 @@ public struct PreparedInserts: @unchecked Sendable {
         }
     }
 
-    /// Encodes the checked row, which leaves `typing`'s row clear for the next one.
+    /// Encodes the checked row in `typing`, and clears it for the next one.
     private mutating func keepRow(_ id: Value) {
-        row.removeAll(keepingCapacity: true)
-        for k in typing.row.indices { row.append(typing.row[k].take()!) }
-        row.withUnsafeBufferPointer { row in
-            record(idSize: ByteCursor.maximumSize(id), valuesSize: row.reduce(0) { $0 + ByteCursor.maximumSize($1) }) { c, k in
-                c.value(k < 0 ? id : row[k])
-            }
+        let row = typing.row
+        defer { typing.clearRow() }
+        record(idSize: ByteCursor.maximumSize(id), valuesSize: row.reduce(0) { $0 + ByteCursor.maximumSize($1!) }) { c, k in
+            c.value(k < 0 ? id : row[k]!)
         }
     }
 

@@ -64,20 +64,7 @@ extension PostgresType {
 
     /// A value from its binary form (`hasBinaryForm` types only).
     /// - Throws: `invalidValue` naming the type, never the value.
-    func decode(binary b: UnsafeBufferPointer<UInt8>) throws -> Value {
-        let f = BinaryField(oid: oid)
-        switch oid {
-        case 16: return .bool(try f.bool(b))
-        case 21, 23, 26, 20: return .int(try f.integer(b))
-        case 700: return .float(try f.float(b))
-        case 701: return .double(try f.double(b))
-        case 25, 1043, 1042, 19: return .string(String(decoding: b, as: UTF8.self))
-        case 17: return .data(Data(b))
-        case 2950: return .uuid(UUID(uuid: try f.uuid(b)))
-        case 1082, 1114, 1184: return .date(try f.timestamp(b))
-        default: throw RealmAdapterError(.invalidValue, "a \(name) value has no binary form realm-adapter reads")
-        }
-    }
+    func decode(binary b: UnsafeBufferPointer<UInt8>) throws -> Value { try BinaryField(oid: oid).value(b) }
 
     /// Days from 1970-01-01 to 2000-01-01, Postgres's epoch.
     static let postgresEpochDays: Int64 = 10_957
@@ -98,7 +85,22 @@ struct BinaryField {
     /// The type's name, for errors.
     var name: String { PostgresType.builtins[oid]?.0 ?? "oid \(oid)" }
 
-    /// A field handed to `receiver` at `column`, typed.
+    /// A field as a value (``PostgresType/decode(binary:)``).
+    func value(_ b: UnsafeBufferPointer<UInt8>) throws -> Value {
+        switch oid {
+        case 16: return .bool(try bool(b))
+        case 21, 23, 26, 20: return .int(try integer(b))
+        case 700: return .float(try float(b))
+        case 701: return .double(try double(b))
+        case 25, 1043, 1042, 19: return .string(String(decoding: b, as: UTF8.self))
+        case 17: return .data(Data(b))
+        case 2950: return .uuid(UUID(uuid: try uuid(b)))
+        case 1082, 1114, 1184: return .date(try timestamp(b))
+        default: throw RealmAdapterError(.invalidValue, "a \(name) value has no binary form realm-adapter reads")
+        }
+    }
+
+    /// The same handed to `receiver` at `column`, typed (no ``Value`` where it need not be one).
     func write(_ b: UnsafeBufferPointer<UInt8>, to receiver: FieldReceiver, at column: Int) throws {
         switch oid {
         case 16: try receiver.bool(try bool(b), at: column)
