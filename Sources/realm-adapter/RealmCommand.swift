@@ -154,12 +154,16 @@ extension RealmCommand {
                 let (store, _) = try options.open()
                 let schema = try store.schema(of: path)
                 for tx in try store.history(of: path, after: after, limit: limit) {
-                    let line = JSONValue.object([
+                    var fields: [JSONValue.Member] = [
                         .init("version", .int(tx.version)),
                         .init("origin", .string(tx.origin)),
                         .init("committed_at", .string(tx.committedAt.iso8601)),
-                        .init("instructions", .array(tx.instructions.map { $0.json(schema: schema) })),
-                    ])
+                    ]
+                    if let p = tx.sourcePosition {
+                        fields += [.init("source", .string(p.source)), .init("source_position", .string(p.position))]
+                    }
+                    fields.append(.init("instructions", .array(tx.instructions.map { $0.json(schema: schema) })))
+                    let line = JSONValue.object(fields)
                     print(line.serialized())
                 }
             }

@@ -8,9 +8,33 @@ final class DaemonProcess {
     let process: ChildProcess
     let log: String
 
-    init(config: String, log: String) throws {
+    /// - Parameter failpoints: `REALM_ADAPTER_FAILPOINTS` for the daemon (see ``Failpoint``).
+    init(config: String, log: String, failpoints: String? = nil) throws {
         self.log = log
-        process = try ChildProcess(ChildProcess.built("realm-adapter"), ["run", "--config", config, "--log-level", "debug"], stdout: log, stderr: log)
+        process = try ChildProcess(ChildProcess.built("realm-adapter"), ["run", "--config", config, "--log-level", "debug"],
+                                   environment: Self.environment(failpoints: failpoints), stdout: log, stderr: log)
+    }
+
+    /// This process's environment, with `REALM_ADAPTER_FAILPOINTS` set to `failpoints` (or removed).
+    static func environment(failpoints: String?) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment[Failpoint.environmentVariable] = failpoints
+        return environment
+    }
+
+    /// Waits for the daemon to be killed by `failpoint` (it exits with SIGKILL and its log says
+    /// the failpoint fired); throws if it exits otherwise or not in time.
+    func waitForFailpointKill(_ failpoint: Failpoint, timeout: Duration = .seconds(60)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            guard ContinuousClock.now < deadline else { throw DaemonError("\(failpoint) did not fire in time") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let status = process.wait()
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        guard status == 128 + SIGKILL, text.contains("failpoint \(failpoint.name): ") else {
+            throw DaemonError("expected \(failpoint) to kill the daemon; it exited with \(status):\n" + String(text.suffix(3000)))
+        }
     }
 
     /// Waits until the daemon logs that it is syncing.

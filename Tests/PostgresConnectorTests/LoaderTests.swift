@@ -281,32 +281,32 @@ final class Counter: @unchecked Sendable {
 }
 
 extension PostgresIntegration.LoaderTests {
-    /// `realm-adapter load` killed with SIGKILL part-way: the daemon refuses to start, and the
-    /// next load ends with exactly the database's rows (deleted ones gone, changed ones changed),
-    /// after which another load changes nothing.
+    /// `realm-adapter load` killed (failpoints `load.after-batch`, then `load.before-hand-off`):
+    /// the daemon refuses to start, and the next load ends with exactly the database's rows
+    /// (deleted ones gone, changed ones changed), after which another load changes nothing.
     @Test(.timeLimit(.minutes(5)))
     func interruptedLoadRunsAgainToTheSameContents() async throws {
         try await LoadHarness.withDatabase { settings, pg, _ in
-            let n = 150_000
+            let n = 30_000
             try await Self.createItems(pg, count: n)
             let (dir, file) = try DaemonProcess.workspace(settings, schema: Self.itemSchema)
             defer { try? FileManager.default.removeItem(atPath: dir) }
+            let text = try String(contentsOfFile: file, encoding: .utf8)
+            try text.replacingOccurrences(of: #""schema":"#, with: #""loader": {"batchSize": 2000}, "schema":"#)
+                .write(toFile: file, atomically: true, encoding: .utf8)
             let cli = ChildProcess.built("realm-adapter")
-            let load = try ChildProcess(cli, ["load", "--config", file, "--log-level", "warning"], stdout: dir + "/load.log", stderr: dir + "/load.log")
-            let storeDir = dir + "/store"
-            try await eventually("part of the table loaded", timeout: .seconds(120)) {
-                guard FileManager.default.fileExists(atPath: storeDir + "/realms.sqlite"), let store = try? RealmStore(directory: storeDir),
-                      (try? store.contains("/SQLDemo")) == true else { return false }
-                return try store.count(of: "Item", in: "/SQLDemo") >= 10_000
-            }
-            load.signal(SIGKILL)
-            #expect(load.wait() == 128 + SIGKILL)
-            let store = try RealmStore(directory: storeDir)
-            #expect(try store.count(of: "Item", in: "/SQLDemo") < n)
+            let store = try RealmStore(directory: dir + "/store")
+            for (failpoint, spec) in [(Failpoint.loadAfterBatch, "4*off->kill"), (.loadBeforeHandOff, "kill")] {
+                let killed = try ChildProcess.run(cli, ["load", "--config", file, "--log-level", "warning"],
+                                                  environment: DaemonProcess.environment(failpoints: "\(failpoint.name)=\(spec)"))
+                #expect(killed.status == 128 + SIGKILL && killed.stderr.contains("failpoint \(failpoint.name)"), "\(killed.stderr)")
+                let loaded = try store.count(of: "Item", in: "/SQLDemo")
+                #expect(failpoint == .loadBeforeHandOff ? loaded == n : loaded == 5 * 2000, "\(loaded) rows at the kill")
 
-            let daemon = try ChildProcess.run(cli, ["run", "--config", file])
-            #expect(daemon.status == 1)
-            #expect(daemon.stderr.contains("A load into this store did not finish"))
+                let daemon = try ChildProcess.run(cli, ["run", "--config", file])
+                #expect(daemon.status == 1)
+                #expect(daemon.stderr.contains("A load into this store did not finish"))
+            }
 
             _ = try await pg.sql("""
                 DELETE FROM "Item" WHERE id <= 1000 OR id > \(n - 1000);
@@ -316,7 +316,7 @@ extension PostgresIntegration.LoaderTests {
             let again = try ChildProcess.run(cli, ["load", "--config", file, "--log-level", "warning"])
             #expect(again.status == 0, "\(again.stderr)")
             let (realm, database) = (try Self.itemsInRealm(store), try await Self.itemsInDatabase(pg))
-            let same = realm == database  // not inside #expect: its diff of 150k rows takes minutes
+            let same = realm == database  // not inside #expect: its diff of many rows takes long
             #expect(same, "\(Self.difference(realm, database))")
 
             let version = try store.version(of: "/SQLDemo")

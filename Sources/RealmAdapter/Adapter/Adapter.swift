@@ -143,7 +143,7 @@ public final class Adapter: Sendable {
                                         context: ["adapter": name, "realm.path": path])
             }
             let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT version, origin, committed_at, instructions FROM history
+                SELECT \(RealmStore.historyColumns) FROM history
                 WHERE realm_id = ? AND version > ? AND origin <> ? ORDER BY version LIMIT ?
                 """), arguments: [r.id, cursor, origin, limit])
             var out: [RealmTransaction] = []

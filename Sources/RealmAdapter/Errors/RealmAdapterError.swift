@@ -40,6 +40,8 @@ public struct RealmAdapterError: Error, Sendable, Equatable, CustomStringConvert
         public static let invalidState = Code("invalidState")
         /// A foreign key (or link-table row) refers to a row the database does not have.
         public static let danglingForeignKey = Code("danglingForeignKey")
+        /// A test made a failpoint fail (debug builds only; see ``Failpoint``).
+        public static let failpoint = Code("failpoint")
     }
 
     public var code: Code
@@ -65,5 +67,13 @@ public struct RealmAdapterError: Error, Sendable, Equatable, CustomStringConvert
         var copy = self
         copy.context.merge(more) { old, _ in old }
         return copy
+    }
+}
+
+extension RealmAdapterError {
+    /// A failpoint configured with `error` was hit (debug builds only).
+    static func failpoint(_ name: String) -> RealmAdapterError {
+        RealmAdapterError(.failpoint, "Failpoint \(name) failed, as \(Failpoint.environmentVariable) asked.",
+                          context: ["failpoint": name])
     }
 }

@@ -101,6 +101,7 @@ public final class Loader: @unchecked Sendable {
             report(summary.rows)
             tables.append(summary)
         }
+        try Failpoint.loadBeforeHandOff.hit()
         let position = snapshot.handOffPosition
         if let position { try recordHandOff(position) }
         try store.setMetadata(key, "done at \(position ?? "(no hand-off point)") \(Timestamp(Date()).iso8601)")
@@ -382,6 +383,7 @@ public final class Loader: @unchecked Sendable {
             try tx.adopt(schema)
             try body(path, EntriesOfPath(batch: batch, positions: mapping.path.isLiteral ? nil : byPath[path] ?? []), &tx)
         }
+        try Failpoint.loadAfterBatch.hit()
     }
 
     /// Checks that every link of `values` finds its target in the Realm; a missing target is an

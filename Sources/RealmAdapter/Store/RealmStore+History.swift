@@ -9,6 +9,9 @@ public struct RealmTransaction: Hashable, Sendable {
     public var origin: String
     public var committedAt: Timestamp
     public var instructions: [Instruction]
+    /// The connector's position this transaction was written for (database → Realm, and the
+    /// loader's hand-off), recorded with it; nil for other writers.
+    public var sourcePosition: SourcePosition?
 }
 
 extension RealmStore {
@@ -23,7 +26,7 @@ extension RealmStore {
                 throw RealmAdapterError(.historyCompacted, "History of \(path) up to version \(r.compactedThrough) was compacted after every registered adapter processed it; ask for versions after \(r.compactedThrough).",
                                         context: ["realm.path": path])
             }
-            let rows = try Row.fetchCursor(db, sql: "SELECT version, origin, committed_at, instructions FROM history WHERE realm_id = ? AND version > ? ORDER BY version LIMIT ?",
+            let rows = try Row.fetchCursor(db, sql: "SELECT \(Self.historyColumns) FROM history WHERE realm_id = ? AND version > ? ORDER BY version LIMIT ?",
                                            arguments: [r.id, version, Int64(clamping: limit)])
             var out: [RealmTransaction] = []
             while let row = try rows.next() { out.append(try Self.transaction(row)) }
@@ -36,10 +39,15 @@ extension RealmStore {
         try read { db in try Self.requireRealm(db, path).compactedThrough }
     }
 
+    /// The columns ``transaction(_:)`` reads, in its order.
+    static let historyColumns = "version, origin, committed_at, instructions, source, position"
+
     static func transaction(_ row: Row) throws -> RealmTransaction {
         let blob: Data = row[3]
+        let source: String? = row[4], position: String? = row[5]
         return RealmTransaction(version: row[0], origin: row[1], committedAt: Timestamp(totalNanoseconds: row[2]),
-                                instructions: try InstructionCodec.decode([UInt8](blob)))
+                                instructions: try InstructionCodec.decode([UInt8](blob)),
+                                sourcePosition: source.flatMap { s in position.map { SourcePosition(source: s, position: $0) } })
     }
 
     /// Removes history of the Realm at `path` that every registered adapter whose path filter

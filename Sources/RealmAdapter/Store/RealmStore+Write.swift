@@ -135,9 +135,15 @@ extension RealmStore {
                     var version = r.version
                     if recorded.count > 0 {
                         version += 1
-                        try db.cachedStatement(sql: "INSERT INTO history (realm_id, version, origin, committed_at, instruction_count, instructions) VALUES (?, ?, ?, ?, ?, ?)")
-                            .execute(arguments: [r.id, version, origin, Timestamp(Date()).totalNanoseconds ?? 0, recorded.count,
-                                                 Data(InstructionCodec.encode(recorded.instructions, prepared: recorded.prepared))])
+                        try db.cachedStatement(sql: """
+                            INSERT INTO history (realm_id, version, origin, committed_at, instruction_count, instructions,
+                                                 source, position)
+                            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                            """).execute(arguments: [
+                                r.id, version, origin, Timestamp(Date()).totalNanoseconds ?? 0, recorded.count,
+                                Data(InstructionCodec.encode(recorded.instructions, prepared: recorded.prepared)),
+                                sourcePosition?.source, sourcePosition?.position,
+                            ])
                         if writer.schemaChanged {
                             try db.execute(sql: "UPDATE realm SET version = ?, schema = ?, schema_version = schema_version + 1 WHERE id = ?",
                                            arguments: [version, writer.schema.json.serialized(), r.id])

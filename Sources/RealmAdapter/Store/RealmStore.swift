@@ -118,6 +118,12 @@ public final class RealmStore: Sendable {
         m.registerMigration("v2: metadata") { db in
             try db.execute(sql: "CREATE TABLE metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
         }
+        // Each transaction written for a connector keeps the source position it came from, so a
+        // transaction applied twice shows in history (the same position twice), not only in values.
+        m.registerMigration("v3: history source position") { db in
+            try db.execute(sql: "ALTER TABLE history ADD COLUMN source TEXT")
+            try db.execute(sql: "ALTER TABLE history ADD COLUMN position TEXT")
+        }
         return m
     }
 

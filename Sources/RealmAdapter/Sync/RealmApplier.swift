@@ -68,6 +68,7 @@ public struct RealmApplier: Sendable {
         }
         guard !toApply.isEmpty else { return [] }
         if !keys.assignments.isEmpty { try writeRealmIds(keys.assignments) }
+        try Failpoint.dbToRealmBeforeCommit.hit()
         let byPath = Dictionary(toApply.map { ($0.path, $0.changes) }, uniquingKeysWith: { a, _ in a })
         // The pending Realm writes are read before the store transaction begins: if another
         // writer commits to one of these Realms in between, they are read again (otherwise its

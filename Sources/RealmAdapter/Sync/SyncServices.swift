@@ -45,6 +45,7 @@ public final class DatabaseToRealmService: Service {
         try await withRetries(retry, connector: connector, logger: logger, what: "database → Realm") {
             let stream = try await connector.changes()
             for try await tx in stream.cancelOnGracefulShutdown() {
+                try Failpoint.dbToRealmReceived.hit()
                 let (applier, adapter, cursor, connector) = (self.applier, self.adapter, self.databaseCursor, self.connector)
                 let paths = try await applier.store.perform {
                     // An own transaction moves the database's order past the Realm versions it holds;
@@ -58,6 +59,7 @@ public final class DatabaseToRealmService: Service {
                 }
                 if !paths.isEmpty {
                     logger.debug("Applied a database transaction", metadata: ["position": "\(tx.position)", "realm.paths": "\(paths)", "changes": "\(tx.changes.count)"])
+                    try Failpoint.dbToRealmAfterCommit.hit()
                 }
                 connector.processed(tx)
             }
@@ -168,7 +170,7 @@ public final class RealmToDatabaseService: Service {
             }
             guard let last = batch.last else { return }
             do {
-                try await connector.apply(batch.flatMap(\.1), adapter: adapter.name, path: path, version: last.0.version)
+                try await commit(batch.flatMap(\.1), path, through: last.0.version)
             } catch where batch.count > 1 && !connector.isTransient(error) {
                 for (tx, writes) in batch { try await applyOne(tx, writes, path) }
             } catch where !connector.isTransient(error) && ignoreSQLErrors {
@@ -180,9 +182,16 @@ public final class RealmToDatabaseService: Service {
         }
     }
 
+    /// Writes Realm transactions through `version` in one database transaction, with their marker.
+    private func commit(_ writes: [DatabaseWrite], _ path: String, through version: Int64) async throws {
+        try Failpoint.realmToDbBeforeCommit.hit()
+        try await connector.apply(writes, adapter: adapter.name, path: path, version: version)
+        try Failpoint.realmToDbAfterCommit.hit()
+    }
+
     private func applyOne(_ tx: RealmTransaction, _ writes: [DatabaseWrite], _ path: String) async throws {
         do {
-            try await connector.apply(writes, adapter: adapter.name, path: path, version: tx.version)
+            try await commit(writes, path, through: tx.version)
         } catch where !connector.isTransient(error) && ignoreSQLErrors {
             try await deadLetter(tx, error, path)
         }
@@ -192,6 +201,7 @@ public final class RealmToDatabaseService: Service {
         logger.error("The database rejected a change; kept in the dead-letter record (ignoreSQLErrors)",
                      metadata: ["realm.path": "\(path)", "version": "\(tx.version)", "error": "\(error)"])
         try await connector.deadLetter(tx.instructions, error: "\(error)", adapter: adapter.name, path: path, version: tx.version)
+        try Failpoint.realmToDbAfterDeadLetter.hit()
     }
 }
 

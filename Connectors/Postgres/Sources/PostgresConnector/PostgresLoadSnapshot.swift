@@ -183,6 +183,7 @@ extension PostgresConnector: LoadableConnector {
             guard let snapshot else { throw PostgresError(.replicationSlot, "CREATE_REPLICATION_SLOT exported no snapshot.") }
             logger.info(keepSlot ? "Reading a snapshot; the replication slot keeps its place" : "Created the replication slot; loading its snapshot",
                         metadata: ["pg.slot": "\(slot)", "pg.lsn": "\(lsn)"])
+            try Failpoint.loadAfterSnapshotPoint.hit()
             let reader = try await PostgresConnection.connect(settings, logger: logger)
             let columns = try await reader.session { s in
                 try s.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
