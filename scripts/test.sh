@@ -7,7 +7,10 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 
 echo "==> Starting the throwaway Postgres the integration tests use (scripts/pg.sh)"
-eval "$(scripts/pg.sh start)"
+# Not `eval "$(…)"`: that succeeds when pg.sh fails, and the integration tests would be skipped.
+pgenv=$(scripts/pg.sh start) || { echo "test.sh: the test Postgres did not start; see above" >&2; exit 1; }
+eval "$pgenv"
+[ -n "${REALM_ADAPTER_PG_PORT:-}" ] || { echo "test.sh: scripts/pg.sh gave no connection settings" >&2; exit 1; }
 
 echo "==> Building (debug, with tests)"
 swift build --build-tests

@@ -247,3 +247,45 @@ extension PostgresIntegration.CrashWindowTests {
         }
     }
 }
+
+extension PostgresIntegration.CrashWindowTests {
+    /// Key write-back: rows created in the database without a RealmId get one, written back to
+    /// the database before the Realm commits. Killed in between (failpoint
+    /// `db-to-realm.before-commit`), the daemon streams the rows again and must give the Realm
+    /// the RealmIds the database already has.
+    @Test(.timeLimit(.minutes(2)))
+    func realmIdsWrittenBackBeforeAKillAreTheOnesTheRealmGets() async throws {
+        typealias Keys = PostgresIntegration.DatabaseKeyTests
+        try await TestServer.withFreshDatabase { settings in
+            let pg = try await PostgresConnection.connect(settings)
+            defer { pg.close() }
+            _ = try await pg.sql(Keys.ddl)
+            let (dir, config) = try DaemonProcess.workspace(settings, schema: Keys.schema)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            var daemon = try DaemonProcess(config: config, log: dir + "/daemon-1.log",
+                                           failpoints: "\(Failpoint.dbToRealmBeforeCommit.name)=kill")
+            try await daemon.waitUntilSyncing()
+            _ = try await pg.sql("""
+                BEGIN;
+                INSERT INTO "Passport" ("Country") VALUES ('NO'), ('SE');
+                INSERT INTO "Person" ("Name", "PassportId") VALUES ('Ann', 1), ('Bo', 2);
+                INSERT INTO "Person_visas" VALUES (1, 0, 2);
+                COMMIT;
+                """)
+            try await daemon.waitForFailpointKill(.dbToRealmBeforeCommit)
+            let written = try await pg.sql(#"SELECT count(*) FROM "Person" WHERE "RealmId" IS NOT NULL"#)
+            #expect(written == [["2"]], "the RealmIds were written back before the kill")
+
+            daemon = try DaemonProcess(config: config, log: dir + "/daemon-2.log")
+            try await daemon.waitUntilSyncing()
+            let store = try RealmStore(directory: dir + "/store")
+            var people: [[String?]] = []
+            try await eventually("the Realm to hold the database's people") {
+                people = try await Keys.databasePeople { try await pg.sql($0) }
+                return try store.contains("/SQLDemo") && Keys.realmPeople(store) == people
+            }
+            #expect(people.count == 2 && people.allSatisfy { $0[0] != nil && $0[3] != nil })
+            #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+        }
+    }
+}

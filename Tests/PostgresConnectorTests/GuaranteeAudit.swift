@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// A database workload whose every transaction leaves a mark in the Realm's history that a
-/// second application of it cannot hide, and the checks that read those marks.
+/// second application of it cannot hide.
 ///
 /// Applying a database transaction again is usually invisible in a Realm's contents: an
 /// upsert of a row the Realm already has records nothing. So transaction `k` here also inserts
@@ -63,15 +63,24 @@ struct GuaranteeWorkload {
         }
     }
 
-    /// What the Realm's history shows against exactly-once, database → Realm: source positions
-    /// repeated or out of order, tokens inserted more than once, the counter going back. Empty
-    /// when every database transaction was applied once, in order. Needs the whole history (an
-    /// adapter that never advances keeps it).
+    /// What the Realm's history shows against exactly-once, database → Realm (see ``HistoryAudit``).
+    static func problems(_ store: RealmStore, _ path: String = "/SQLDemo") throws -> [String] {
+        try HistoryAudit.problems(store, path)
+    }
+}
+
+/// Reads a Realm's whole history (an adapter that never advances keeps it) for the marks a
+/// database transaction applied twice, lost or out of order leaves on `Item` objects (id, n).
+enum HistoryAudit {
+    /// Source positions repeated or out of order; tokens (negative ids) inserted more than
+    /// once; an object's `n` going back (the workloads only ever raise it, so a lower value
+    /// means an older transaction applied again after a newer one). Empty when every database
+    /// transaction was applied once, in order.
     static func problems(_ store: RealmStore, _ path: String = "/SQLDemo") throws -> [String] {
         var problems: [String] = []
         var lastPosition: SourcePosition?
         var tokens: [Value: Int] = [:]
-        var lastCounter: Int64 = -1
+        var lastN: [Value: Int64] = [:]
         for tx in try store.history(of: path) {
             if let p = tx.sourcePosition, tx.instructions.contains(where: { !$0.isSchemaChange }) {
                 if let last = lastPosition, last.source == p.source, p.position <= last.position {
@@ -83,10 +92,11 @@ struct GuaranteeWorkload {
                 switch instruction {
                 case .insert("Item", let id, let values), .set("Item", let id, let values):
                     if case .int(let i) = id, i < 0, case .insert = instruction { tokens[id, default: 0] += 1 }
-                    if id == .int(counter), case .int(let n)? = values["n"] {
-                        if n <= lastCounter { problems.append("version \(tx.version): counter \(n) after \(lastCounter)") }
-                        lastCounter = n
-                    }
+                    guard case .int(let n)? = values["n"] else { continue }
+                    if let last = lastN[id], n < last { problems.append("version \(tx.version): \(id).n \(n) after \(last)") }
+                    lastN[id] = n
+                case .delete("Item", let id):
+                    lastN[id] = nil
                 default:
                     break
                 }

@@ -141,6 +141,13 @@ import Testing
                            RealmChanges(path: "/b", instructions: [])], origin: "pg", sourcePosition: pos)
         #expect(try t.store.sourcePosition("postgres", of: "/a") == "0/16B3748")
         #expect(try t.store.sourcePosition("postgres", of: "/b") == "0/16B3748")
+        // History keeps it with the transaction (a replay would show as the same position twice);
+        // a transaction without one, and a Realm with no instructions, record none.
+        try t.store.apply([.insert(objectType: "Person", identity: "z", values: ["id": "z"])], to: "/a", origin: "app")
+        #expect(try t.store.history(of: "/a").map(\.sourcePosition) == [nil, pos, nil])
+        #expect(try t.store.history(of: "/b").map(\.sourcePosition) == [nil])
+        let adapter = try Adapter(store: t.store, name: "reader", pathRegex: ".*")
+        #expect(try adapter.pending("/a", limit: 10).map(\.sourcePosition) == [nil, pos, nil])
         // A failing multi-Realm write records nothing anywhere.
         #expect(throws: RealmAdapterError.self) {
             try t.store.apply([RealmChanges(path: "/a", instructions: [.insert(objectType: "Person", identity: "y", values: ["id": "y"])]),

@@ -435,27 +435,13 @@ public final class Loader: @unchecked Sendable {
         let size = configuration.batchSize
         let done = DispatchSemaphore(value: 0)
         try withoutActuallyEscaping(produce) { produce in
-            let producer = UncheckedBox(produce), batches = UncheckedBox(empty)
+            // The thread gets `produce` through a box it empties: the Thread object may keep its
+            // block (and what the block holds) a little after the work is done, and `produce`
+            // must be gone by the end of `withoutActuallyEscaping` (a runtime check, seen to fail).
+            let producer = Handoff(produce), batches = UncheckedBox(empty)
             let thread = Thread {
-                defer { done.signal() }
-                let produce = producer.value, empty = batches.value
-                do {
-                    var batch = try empty()
-                    var rows = 0
-                    try produce { add in
-                        try add(&batch)
-                        rows += 1
-                        if rows == size {
-                            try queue.put(batch)
-                            batch = try empty()
-                            rows = 0
-                        }
-                    }
-                    if rows > 0 { try queue.put(batch) }
-                    queue.finish()
-                } catch {
-                    queue.finish(error)
-                }
+                Self.produceBatches(producer.take(), empty: batches.value, size: size, into: queue)
+                done.signal()
             }
             thread.stackSize = 4 << 20
             thread.start()
@@ -474,6 +460,28 @@ public final class Loader: @unchecked Sendable {
             }
         }
     }
+
+    /// The reading thread's part of ``pipeline(empty:produce:consume:)``.
+    private static func produceBatches<Batch>(_ produce: (_ add: ((inout Batch) throws -> Void) throws -> Void) throws -> Void,
+                                              empty: @escaping () throws -> Batch, size: Int, into queue: BoundedQueue<Batch>) {
+        do {
+            var batch = try empty()
+            var rows = 0
+            try produce { add in
+                try add(&batch)
+                rows += 1
+                if rows == size {
+                    try queue.put(batch)
+                    batch = try empty()
+                    rows = 0
+                }
+            }
+            if rows > 0 { try queue.put(batch) }
+            queue.finish()
+        } catch {
+            queue.finish(error)
+        }
+    }
 }
 
 extension Loader {
@@ -489,6 +497,17 @@ extension Loader {
 private struct UncheckedBox<T>: @unchecked Sendable {
     let value: T
     init(_ value: T) { self.value = value }
+}
+
+/// A value handed to another thread once: ``take()`` leaves nothing behind in the box.
+private final class Handoff<T>: @unchecked Sendable {
+    // @unchecked: written before the thread starts, taken once by that thread.
+    private var value: T?
+    init(_ value: T) { self.value = value }
+    func take() -> T {
+        defer { value = nil }
+        return value!
+    }
 }
 
 /// Where each type's load found its Realms: empty of that type (objects are created) or not

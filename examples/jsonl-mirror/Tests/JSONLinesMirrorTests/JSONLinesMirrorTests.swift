@@ -48,9 +48,12 @@ import Testing
         try await store.apply([.addType(ObjectSchema(name: "Task", primaryKey: "id", properties: [Property(name: "id", type: .scalar(.int))])), task(1)],
                         to: "/live", origin: "app")
         let file = out + "/live.jsonl"
-        while (try? lines(file).count) != 2 { try await Task.sleep(for: .milliseconds(20)) }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while (try? lines(file).count) != 2 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         running.cancel()
         _ = await running.result
-        #expect(try lines(file).count == 2)
+        let mirrored = try #require(try? lines(file), "the mirror wrote no file in 20 s")
+        #expect(mirrored.map { $0["instruction"]?["type"] } == ["ADD_TYPE", "INSERT"])
+        #expect(mirrored.map { $0["version"] } == [.int(1), .int(1)])
     }
 }
