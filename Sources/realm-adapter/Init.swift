@@ -23,7 +23,9 @@ struct Init: AsyncParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The database URL (postgresql://user@host:port/name).", valueName: "url"))
+    @Option(help: ArgumentHelp("The database: a URL (postgresql://user@host:port/name) or libpq key=value pairs "
+                               + "(\"host=… dbname=…\"). A password in it is used, never written to the file.",
+                               valueName: "url"))
     var database: String
 
     @Option(help: "The database schema (namespace) to read.") var schema = "public"
@@ -36,18 +38,15 @@ struct Init: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let logger = global.bootstrap()
-            var url = database
-            var password: Secret?
-            if var parts = URLComponents(string: database), let p = parts.password {
-                password = Secret(p.removingPercentEncoding ?? p)
-                parts.password = nil
-                url = parts.string ?? database
-            }
+            // The password never reaches the written file or a message: PGPASSWORD names it there.
+            let connection = try ConnectionString(database)
+            let url = connection.withoutPassword
+            let password = connection.password.map(Secret.init)
             var settings = PostgresSettings(url: url, password: password)
             settings.applicationName = "realm-adapter init"
             let pg = try await PostgresConnection.connect(settings, logger: logger)
             defer { pg.close() }
-            let name = URLComponents(string: url).map { String($0.path.drop { $0 == "/" }) }.flatMap { $0.isEmpty ? nil : $0 } ?? "database"
+            let name = connection.database ?? "database"
             let (schema, target) = (self.schema, url)
             // A password given now will be needed later too: from PGPASSWORD, never from the file.
             let passwordEnv = password != nil || ProcessInfo.processInfo.environment["PGPASSWORD"] != nil ? "PGPASSWORD" : nil

@@ -130,3 +130,40 @@ extension ConfigurationTests {
         #expect(c.database?.url == "postgresql://u@db/app")
     }
 }
+
+extension ConfigurationTests {
+    /// libpq's key=value form: the password moves to the secret, out of everything printed.
+    @Test func aPasswordInKeywordFormMovesToTheSecret() throws {
+        let url = #"host=db.example port=5433 user=app dbname=shop password='s3 cr\'et' sslmode=require"#
+        let c = try decode(minimal(database: #""database": {"type": "postgres", "url": ""# + url.replacingOccurrences(of: "\\", with: "\\\\") + #""}"#))
+        #expect(c.database?.password?.value == "s3 cr'et")
+        let everything = "\(c) \(String(reflecting: c)) \(c.database!.displayTarget) \(c.database?.url ?? "")"
+        #expect(!everything.contains("cr'et") && !everything.contains("s3 cr"))
+        #expect(c.database?.displayTarget == "db.example:5433/shop")
+        #expect(c.database?.url == "host=db.example port=5433 user=app dbname=shop sslmode=require")
+    }
+
+    @Test(arguments: [
+        ("not a url", "url"), ("mysql://u@db/app", "url"), ("host=db password='open", "url"), ("host=db port=x", "url"),
+    ])
+    func connectionStringsThatCannotWorkAreErrors(url: String, path: String) throws {
+        #expect {
+            try decode(minimal(database: #""database": {"type": "postgres", "url": "\#(url)"}"#))
+        } throws: { error in
+            let e = error as? RealmAdapterError
+            return e?.context["json.path"] == "database.\(path)" && e.map { !"\($0)".contains("open") } == true
+        }
+    }
+
+    /// The fields would send the URL's password to another server or user.
+    @Test func aURLAndServerFieldsTogetherAreAnError() throws {
+        for field in [#""host": "other""#, #""port": 5434"#, #""user": "someone""#] {
+            #expect {
+                try decode(minimal(database: #""database": {"type": "postgres", "url": "postgresql://u:pw@db/app", "# + field + "}"))
+            } throws: { ($0 as? RealmAdapterError)?.message.contains("not both") == true }
+        }
+        // The database may still be named apart from the URL.
+        let c = try decode(minimal(database: #""database": {"type": "postgres", "url": "postgresql://u@db/app", "database": "other"}"#))
+        #expect(c.database?.displayTarget == "db:5432/other")
+    }
+}

@@ -79,3 +79,20 @@ enum CLI {
         #expect(bad.stderr.contains("database.port: expected an integer, found a string."))
     }
 }
+
+extension CLITests {
+    /// Hostile values through `realm apply`: an error naming the instruction, exit 1, no crash.
+    @Test(arguments: [
+        #"{"type": "INSERT", "object_type": "Task", "identity": 9, "values": {"id": 9, "title": "t", "done": false, "due": "2024-05-01T12:00:00.1234567891Z"}}"#,
+        #"{"type": "INSERT", "object_type": "Task", "identity": 9, "values": {"id": 9, "title": "t", "done": false, "due": "2024-02-30T12:00:00Z"}}"#,
+        #"{"type": "INSERT", "object_type": "Task", "identity": 9, "values": {"id": 9, "title": "a\u0000b", "done": false}}"#,
+    ])
+    func hostileValuesAreRejectedByApply(instruction: String) throws {
+        let store = dir + "/store"
+        let schema = try CLI.run(["realm", "apply", "/demo", "--store", store, "--file", Self.examples + "/demo/1-schema-and-tasks.json"])
+        #expect(schema.status == 0, "\(schema.stderr)")
+        let r = try CLI.run(["realm", "apply", "/demo", "--store", store, "-f", "-"], stdin: "[" + instruction + "]")
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.hasPrefix("error: ") && r.stderr.contains("instruction 0"), "\(r.stderr)")
+    }
+}

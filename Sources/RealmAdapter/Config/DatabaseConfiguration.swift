@@ -44,8 +44,9 @@ public struct DatabaseConfiguration: Sendable {
     }
 
     public var kind: Kind
-    /// A connection URL (`postgresql://user@host:5432/db?sslmode=require`); fields below override
-    /// its parts. A password written in the URL is moved to ``password`` and removed from here.
+    /// A connection URL (`postgresql://user@host:5432/db?sslmode=require`) or libpq `key=value`
+    /// pairs (``ConnectionString``); `database` and `sslmode` override its parts, and host, port
+    /// and user cannot be given with it. A password in it is moved to ``password`` and removed.
     public var url: String?
     public var host: String?
     public var port: Int?
@@ -106,14 +107,23 @@ public struct DatabaseConfiguration: Sendable {
         if literal != nil && passwordEnv != nil {
             throw r.error("passwordEnv", "give either password or passwordEnv, not both.")
         }
-        if let u = url, var parts = URLComponents(string: u), let inURL = parts.password {
-            // Keep the secret out of the URL, which is printed in messages.
+        var inURL: String?
+        if let u = url {
+            // Keep the secret out of the URL (either form), which is printed in messages.
+            let parsed: ConnectionString
+            do { parsed = try ConnectionString(u) } catch let e as RealmAdapterError { throw r.error("url", e.message) }
+            url = parsed.withoutPassword
+            inURL = parsed.password
+            // The fields would replace the URL's server or user while its password went along.
+            for (key, field) in [("host", host), ("port", port.map(String.init)), ("user", user)] where field != nil {
+                throw r.error(key, "give the server and user either in url or in host, port and user, not both.")
+            }
+        }
+        if let inURL {
             guard literal == nil && passwordEnv == nil else {
                 throw r.error("url", "the URL has a password and password or passwordEnv is given too; keep one.")
             }
-            parts.password = nil
-            url = parts.string
-            password = Secret(inURL.removingPercentEncoding ?? inURL)
+            password = Secret(inURL)
         } else if let env = passwordEnv {
             guard let v = environment[env] else {
                 throw r.error("passwordEnv", "the environment variable \(env) is not set. Export it before starting, or remove passwordEnv.")
@@ -147,10 +157,10 @@ public struct DatabaseConfiguration: Sendable {
 
     /// Where the database is, for messages: `host:port/database` without credentials.
     public var displayTarget: String {
-        let u = url.flatMap { URLComponents(string: $0) }
+        let u = url.flatMap { try? ConnectionString($0) }
         let h = host ?? u?.host ?? "localhost"
         let p = port ?? u?.port ?? (kind == .postgres ? 5432 : 1433)
-        let d = database ?? u.map { String($0.path.drop { $0 == "/" }) } ?? ""
+        let d = database ?? u?.database ?? ""
         return "\(h):\(p)" + (d.isEmpty ? "" : "/\(d)")
     }
 }

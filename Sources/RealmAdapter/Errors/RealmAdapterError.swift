@@ -71,6 +71,11 @@ public struct RealmAdapterError: Error, Sendable, Equatable, CustomStringConvert
 }
 
 extension RealmAdapterError {
+    /// A string holds U+0000, which the store's text and Postgres text cannot keep.
+    static func nulInString() -> RealmAdapterError {
+        RealmAdapterError(.invalidValue, "a string cannot contain the NUL character (U+0000)")
+    }
+
     /// A failpoint configured with `error` was hit (debug builds only).
     static func failpoint(_ name: String) -> RealmAdapterError {
         RealmAdapterError(.failpoint, "Failpoint \(name) failed, as \(Failpoint.environmentVariable) asked.",

@@ -230,6 +230,8 @@ private struct JSONParser {
         let text = String(decoding: bytes[start..<i], as: UTF8.self)
         if isInteger, let v = Int64(text) { return .int(v) }
         guard let d = Double(text) else { throw error("invalid number '\(text)'") }
+        // Beyond a double's range it would read as infinity: refused rather than changed.
+        guard d.isFinite else { throw error("number out of range (a double reaches about ±1.8e308)") }
         return .double(d)
     }
 }

@@ -4,6 +4,8 @@ import GRDBSQLite
 
 extension RealmTables {
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+    /// What the text binding returns for a string holding a NUL (no SQLite result code is negative).
+    private static let nulInText: Int32 = -1
 
     /// Runs a cached statement with `values` bound straight through the SQLite C API.
     ///
@@ -29,7 +31,10 @@ extension RealmTables {
         case .string(let s):
             // A nil base address would bind NULL: an empty string must stay an empty string.
             func bindText(_ u: UnsafeBufferPointer<UInt8>) -> Int32 {
-                u.withMemoryRebound(to: CChar.self) { c in
+                // SQLite reads text back up to the first NUL, and Postgres text cannot hold one:
+                // refused, rather than stored cut short.
+                if let base = u.baseAddress, memchr(base, 0, u.count) != nil { return Self.nulInText }
+                return u.withMemoryRebound(to: CChar.self) { c in
                     if let base = c.baseAddress { sqlite3_bind_text(stmt, index, base, Int32(c.count), transient) }
                     else { sqlite3_bind_text(stmt, index, "", 0, transient) }
                 }
@@ -41,6 +46,7 @@ extension RealmTables {
                 var copy = s
                 rc = copy.withUTF8(bindText)
             }
+            if rc == Self.nulInText { throw RealmAdapterError.nulInString() }
         case .data(let d):
             rc = d.isEmpty ? sqlite3_bind_zeroblob(stmt, index, 0)
                 : d.withUnsafeBytes { b in sqlite3_bind_blob(stmt, index, b.baseAddress, Int32(b.count), transient) }

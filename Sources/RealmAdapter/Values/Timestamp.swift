@@ -62,7 +62,9 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     /// Parses `YYYY-MM-DD`, or `YYYY-MM-DDTHH:MM[:SS[.fffffffff]]` followed by `Z`, `±HH:MM`
-    /// or nothing (UTC). Returns nil for anything else.
+    /// or nothing (UTC). Returns nil for anything else: a day the month does not have
+    /// (`2024-02-30`), more than nine fractional digits (finer than a nanosecond: it could not
+    /// be stored exactly), an offset beyond ±23:59.
     public init?(iso8601 text: String) {
         var text = text
         guard let t = text.withUTF8({ Timestamp(iso8601: $0) }) else { return nil }
@@ -89,8 +91,9 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         var negativeYear = false
         if i < b.count, b[i] == UInt8(ascii: "-") { negativeYear = true; i += 1 }
         guard var year = number(4), expect(45), let month = number(2), expect(45), let day = number(2),
-              (1...12).contains(month), (1...31).contains(day) else { return nil }
+              (1...12).contains(month) else { return nil }
         if negativeYear { year = -year }
+        guard (1...Self.daysIn(month: month, of: year)).contains(day) else { return nil }
         var h: Int64 = 0, mi: Int64 = 0, s: Int64 = 0, nanos: Int64 = 0, offset: Int64 = 0
         if i < b.count {
             guard b[i] == UInt8(ascii: "T") || b[i] == UInt8(ascii: " ") else { return nil }
@@ -106,23 +109,33 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
                         if digits < 9 { nanos = nanos * 10 + Int64(b[i] - 48) }
                         digits += 1; i += 1
                     }
-                    guard digits > 0 else { return nil }
-                    for _ in digits..<9 where digits < 9 { nanos *= 10 }
+                    guard (1...9).contains(digits) else { return nil }
+                    for _ in digits..<9 { nanos *= 10 }
                 }
             }
             if expect(UInt8(ascii: "Z")) {
             } else if i < b.count, b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") {
                 let sign: Int64 = b[i] == UInt8(ascii: "-") ? -1 : 1
                 i += 1
-                guard let oh = number(2) else { return nil }
+                guard let oh = number(2), oh < 24 else { return nil }
                 _ = expect(58)
                 let om = number(2) ?? 0
+                guard om < 60 else { return nil }
                 offset = sign * (oh * 3600 + om * 60)
             }
             guard i == b.count else { return nil }
         }
         let days = Self.days(fromCivil: year, month, day)
         self.init(seconds: days * 86400 + h * 3600 + mi * 60 + s - offset, nanoseconds: Int32(nanos))
+    }
+
+    /// The number of days of `month` (1–12) in `year` (proleptic Gregorian).
+    static func daysIn(month: Int64, of year: Int64) -> Int64 {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 
     // Howard Hinnant's civil-calendar algorithms (proleptic Gregorian).

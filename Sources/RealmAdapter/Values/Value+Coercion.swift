@@ -56,7 +56,9 @@ extension Value {
         case (.bool, .bool), (.int, .int), (.float, .float), (.double, .double), (.string, .string), (.data, .data),
              (.date, .date), (.decimal, .decimal), (.uuid, .uuid), (.objectId, .objectId):
             return self
-        case (.float, .double(let d)): return .float(Float(d))
+        case (.float, .double(let d)):
+            guard Float(d).isFinite else { throw RealmAdapterError(.invalidValue, "number out of range for a float (about ±3.4e38)") }
+            return .float(Float(d))
         case (.float, .int(let i)): return .float(Float(i))
         case (.double, .int(let i)): return .double(Double(i))
         case (.double, .float(let f)): return .double(Double(f))
@@ -68,8 +70,9 @@ extension Value {
             guard let t = Timestamp(iso8601: s) else { throw RealmAdapterError(.invalidValue, "expected an ISO-8601 date such as 2024-05-01T12:00:00.000Z") }
             return .date(t)
         case (.decimal, .string(let s)):
-            guard let d = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")), Self.isDecimalText(s) else {
-                throw RealmAdapterError(.invalidValue, "expected a decimal number as text, such as \"12.50\"")
+            guard let d = Self.decimal(exactly: s) else {
+                throw RealmAdapterError(.invalidValue, "expected a decimal number as text, such as \"12.50\", "
+                    + "of at most \(Self.decimalDigits) significant digits")
             }
             return .decimal(d)
         case (.decimal, .int(let i)): return .decimal(Decimal(i))
@@ -85,16 +88,38 @@ extension Value {
         }
     }
 
-    private static func isDecimalText(_ s: String) -> Bool {
-        // Decimal(string:) accepts a numeric prefix ("12abc"); require the whole text to be a number.
-        var seenDigit = false
-        for (k, c) in s.enumerated() {
-            if c.isASCII && c.isNumber { seenDigit = true; continue }
-            if (c == "-" || c == "+") && k == 0 { continue }
-            if c == "." || c == "e" || c == "E" || c == "-" || c == "+" { continue }
-            return false
+    /// The significant digits a decimal holds exactly (Foundation's `Decimal`).
+    public static let decimalDigits = 38
+
+    /// The decimal number `text` is, if it is one in full and fits exactly: `[+-]digits[.digits][e[+-]digits]`
+    /// with at most ``decimalDigits`` significant digits. Nil otherwise: `Decimal(string:)` alone
+    /// reads a prefix (`"1.2.3"` as 1.2) and rounds long numbers, which would change the value.
+    public static func decimal(exactly text: String) -> Decimal? {
+        var digits = 0, firstNonZero: Int?, lastNonZero = 0, sawPoint = false, i = text.utf8.startIndex
+        let u = text.utf8
+        if i < u.endIndex, u[i] == UInt8(ascii: "-") || u[i] == UInt8(ascii: "+") { i = u.index(after: i) }
+        while i < u.endIndex {
+            let c = u[i]
+            if c >= 48 && c <= 57 {
+                if c != 48 { firstNonZero = firstNonZero ?? digits; lastNonZero = digits }
+                digits += 1
+            } else if c == UInt8(ascii: "."), !sawPoint {
+                sawPoint = true
+            } else {
+                break
+            }
+            i = u.index(after: i)
         }
-        return seenDigit
+        guard digits > 0 else { return nil }
+        if i < u.endIndex {
+            guard u[i] == UInt8(ascii: "e") || u[i] == UInt8(ascii: "E") else { return nil }
+            i = u.index(after: i)
+            if i < u.endIndex, u[i] == UInt8(ascii: "-") || u[i] == UInt8(ascii: "+") { i = u.index(after: i) }
+            guard i < u.endIndex, u[i...].allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
+        }
+        if let first = firstNonZero, lastNonZero - first + 1 > decimalDigits { return nil }
+        guard let d = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !d.isNaN else { return nil }
+        return d
     }
 }
 

@@ -29,8 +29,8 @@ public struct PostgresSettings: Sendable {
 
     /// `host:port/database`, for messages (no credentials).
     public var displayTarget: String {
-        let u = url.flatMap { URLComponents(string: $0) }
-        let d = database ?? u.map { String($0.path.drop { $0 == "/" }) } ?? ""
+        let u = url.flatMap { try? ConnectionString($0) }
+        let d = database ?? u?.database ?? ""
         return "\(host ?? u?.host ?? "localhost"):\(port ?? u?.port ?? 5432)" + (d.isEmpty ? "" : "/\(d)")
     }
 

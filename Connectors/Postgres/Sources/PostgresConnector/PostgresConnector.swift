@@ -135,7 +135,7 @@ public final class PostgresConnector: RelationalConnector {
 
     /// `createDatabase`: creates the configured database through the `postgres` maintenance database.
     func createDatabaseIfMissing() async throws {
-        let name = settings.database ?? settings.url.flatMap { URLComponents(string: $0) }.map { String($0.path.drop { $0 == "/" }) } ?? ""
+        let name = settings.database ?? settings.url.flatMap { try? ConnectionString($0) }?.database ?? ""
         guard !name.isEmpty else {
             throw PostgresError(.queryFailed, "database.createDatabase needs the database name (database, or the URL's path).")
         }

@@ -95,7 +95,9 @@ public struct PostgresType: Hashable, Sendable {
             guard let d = Double(text) else { throw fail("floating-point text") }
             return .double(d)
         case .decimal:
-            guard let d = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), text != "NaN" else { throw fail("numeric text (NaN cannot be stored)") }
+            guard let d = Value.decimal(exactly: text) else {
+                throw fail("numeric text of at most \(Value.decimalDigits) significant digits (NaN and infinities cannot be stored)")
+            }
             return .decimal(d)
         case .string: return .string(text)
         case .uuid:
