@@ -200,6 +200,7 @@ public final class RealmToDatabaseService: Service {
     private func deadLetter(_ tx: RealmTransaction, _ error: Error, _ path: String) async throws {
         logger.error("The database rejected a change; kept in the dead-letter record (ignoreSQLErrors)",
                      metadata: ["realm.path": "\(path)", "version": "\(tx.version)", "error": "\(error)"])
+        logger.debug("The rejected change in full", metadata: ["realm.path": "\(path)", "error": "\(String(reflecting: error))"])
         try await connector.deadLetter(tx.instructions, error: "\(error)", adapter: adapter.name, path: path, version: tx.version)
         try Failpoint.realmToDbAfterDeadLetter.hit()
     }
@@ -214,6 +215,10 @@ func withRetries(_ retry: DatabaseConfiguration.Retry, connector: any Relational
         do {
             try await body()
             return
+        } catch where !connector.isTransient(error) {
+            // The daemon stops on it: the server's details (they may quote row values) at debug level only.
+            logger.debug("Stopping on an error", metadata: ["direction": "\(what)", "error": "\(String(reflecting: error))"])
+            throw error
         } catch where connector.isTransient(error) && !Task.isCancelled {
             // A connection that worked for a while starts a fresh series of attempts.
             attempt = ContinuousClock.now - started > .seconds(60) ? 2 : attempt + 1

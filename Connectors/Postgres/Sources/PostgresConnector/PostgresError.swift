@@ -3,8 +3,10 @@ import RealmAdapter
 /// The one error type of the Postgres connector.
 ///
 /// Carries the server's own fields (SQLSTATE, detail, hint) and the SQL text, never bound
-/// values or the password. `description` is the short form for users; `debugDescription` adds
-/// the SQL.
+/// values or the password. `description` is the form for users and logs: the server's message,
+/// SQLSTATE and hint. The server's DETAIL often quotes row values (`Key (id)=(42) already
+/// exists`, `Failing row contains (…)`), so only `debugDescription` has it, with the SQL: the
+/// daemon logs that form at debug level only.
 public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         public let rawValue: String
@@ -47,13 +49,13 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
     public var description: String {
         var s = message
         if let sqlState { s += " (SQLSTATE \(sqlState))" }
-        if let detail { s += " Detail: \(detail)" }
         if let hint { s += " Hint: \(hint)" }
         return s
     }
 
+    /// ``description`` with the server's DETAIL (which may quote row values) and the SQL.
     public var debugDescription: String {
-        description + (query.map { " Query: \($0)" } ?? "")
+        description + (detail.map { " Detail: \($0)" } ?? "") + (query.map { " Query: \($0)" } ?? "")
     }
 
     /// Whether retrying on a new connection can help (the connection broke, the server is
