@@ -70,7 +70,9 @@ struct Load: AsyncParsableCommand {
         defer { try? snapshot.finish() }
         let rows = try await Task.detached { () -> [[String]] in
             try plan.steps.map { step in
-                let estimate = try snapshot.estimatedRows(step.table).map(Self.count) ?? "unknown (ANALYZE the table for one)"
+                let estimate = try snapshot.estimatedRows(step.table).map(Self.count)
+                    ?? snapshot.plannerEstimate(step.table).map { "~\(Self.count($0)) (planner, from its size: never analyzed)" }
+                    ?? "unknown (ANALYZE the table for one)"
                 var target = mapping.path.template
                 if case .objects(let t, _) = step, !mapping.path.isLiteral {
                     target = "\(Self.count(try snapshot.distinctCount(t.table, columns: mapping.path.fields))) Realms (\(mapping.path.template))"

@@ -27,6 +27,8 @@ struct Validate: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let (c, _) = try options.load()
+            // What load and run build first: its errors (a type without a primary key, say) show here.
+            if c.database != nil { _ = try Mapping(c) }
             print(Self.summary(c, file: options.config))
         }
     }

@@ -96,3 +96,27 @@ extension CLITests {
         #expect(r.stderr.hasPrefix("error: ") && r.stderr.contains("instruction 0"), "\(r.stderr)")
     }
 }
+
+extension CLITests {
+    /// `validate` catches what would fail later, before anything touches the database.
+    @Test(arguments: [
+        (#"[{"name": "Bus", "properties": {"vehicle": "int"}}]"#, "", "Bus", "primary key"),
+        ("[]", "", "schema", "no object types"),
+        (#"[{"name": "Bus", "primaryKey": "id", "properties": {"id": "int"}}]"#, #", "slotName": "Bad-Slot""#,
+         "database.slotName", "lower-case letters"),
+        (#"[{"name": "Bus", "primaryKey": "id", "properties": {"id": "int"}}]"#, #", "url": "not a url""#, "database.url", "URL"),
+        (#"[{"name": "Bus", "primaryKey": "id", "properties": {"id": "int"}}]"#,
+         #", "url": "postgresql://u:pw@db/app", "port": 5433"#, "database.port", "not both"),
+    ])
+    func validateRejectsConfigurationsThatCannotWork(schema: String, database: String, place: String, reason: String) throws {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let file = dir + "/adapter.json"
+        let host = database.contains("url") ? "" : #", "host": "db""#
+        try """
+            {"realm": {"path": "/SQLDemo"}, "database": {"type": "postgres"\(host)\(database)}, "schema": \(schema)}
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        let r = try CLI.run(["validate", "-c", file])
+        #expect(r.status == 1, "\(r.stdout)")
+        #expect(r.stderr.contains(place) && r.stderr.contains(reason), "\(r.stderr)")
+    }
+}

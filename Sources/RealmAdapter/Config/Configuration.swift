@@ -78,6 +78,10 @@ public struct Configuration: Sendable {
 
     /// Cross-checks between sections.
     func check() throws {
+        if let d = database, schema.types.isEmpty, !d.applyRealmSchemaChanges {
+            throw RealmAdapterError(.invalidConfiguration, "schema: has no object types, so nothing would sync. List the types to sync, or set database.applyRealmSchemaChanges to take them from the Realms.",
+                                    context: ["json.path": "schema"])
+        }
         if let regex = realm.pathRegex, realm.path.isLiteral {
             guard try PathFilter(regex).matches(realm.path.template) else {
                 throw RealmAdapterError(.invalidConfiguration, "realm.pathRegex '\(regex)' does not match realm.path '\(realm.path)', so no change would ever sync. Fix one of them, or leave pathRegex out to derive it from the path.",

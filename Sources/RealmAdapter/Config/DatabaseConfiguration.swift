@@ -146,7 +146,14 @@ public struct DatabaseConfiguration: Sendable {
         applyRealmSchemaChanges = try r.bool("applyRealmSchemaChanges") ?? false
         resetReplicationSlot = try r.bool("resetReplicationSlot") ?? false
         slotName = try r.string("slotName") ?? "realm_adapter"
+        // Postgres's own rule for slot names, checked before anything is created.
+        guard (1...63).contains(slotName.utf8.count), slotName.utf8.allSatisfy({ (97...122).contains($0) || (48...57).contains($0) || $0 == 95 }) else {
+            throw r.error("slotName", "'\(slotName)' is not a replication slot name: use 1 to 63 lower-case letters, digits and underscores.")
+        }
         publication = try r.string("publication") ?? "realm_adapter"
+        guard (1...63).contains(publication.utf8.count) else {
+            throw r.error("publication", "must be 1 to 63 bytes long (Postgres cuts longer names).")
+        }
         walWarningBytes = Int64(try r.int("walWarningBytes", in: 0...Int64.max) ?? 1 << 30)
         largeTransactionChanges = try r.int("largeTransactionChanges", in: 1...100_000_000) ?? 20_000
         try r.finish()

@@ -126,6 +126,9 @@ public enum PostgresIntrospection {
         }
         var database: [JSONValue.Member] = [.init("type", "postgres")]
         if let url { database.append(.init("url", .string(url))) }
+        // Slots and publications are per server and per database: names of this database's own.
+        let own = Self.ownName(for: displayName)
+        database += [.init("slotName", .string(own)), .init("publication", .string(own))]
         if let passwordEnv { database.append(.init("passwordEnv", .string(passwordEnv))) }
         if schema != "public" { database.append(.init("schema", .string(schema))) }
         var config: [JSONValue.Member] = [
@@ -135,5 +138,14 @@ public enum PostgresIntrospection {
         ]
         if !compound.isEmpty { config.append(.init("mapping", .object([.init("compoundPrimaryKeys", .object(compound))]))) }
         return (.object(config), notes)
+    }
+
+    /// `realm_adapter_<database>` as a valid slot name: lower-case letters, digits and
+    /// underscores, at most 63 bytes.
+    static func ownName(for database: String) -> String {
+        let safe = String(decoding: database.lowercased().utf8.map { c in
+            (97...122).contains(c) || (48...57).contains(c) ? c : UInt8(ascii: "_")
+        }, as: UTF8.self)
+        return String(("realm_adapter_" + safe).prefix(63))
     }
 }

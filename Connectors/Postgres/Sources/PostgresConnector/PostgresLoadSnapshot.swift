@@ -45,6 +45,16 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
         return n
     }
 
+    /// The planner's row estimate (`EXPLAIN`): for a table never analyzed, a guess from its
+    /// size on disk.
+    public func plannerEstimate(_ table: String) throws -> Int? {
+        let sql = "EXPLAIN (FORMAT JSON) SELECT * FROM \(PostgresSQL.qualified(schema, table))"
+        let plan = try reader.sessionSync { s in try s.query(sql).rows.first?[0] }
+        guard let plan, case .array(let plans) = try JSONValue(parsing: plan),
+              case .int(let rows)? = plans.first?["Plan"]?["Plan Rows"] else { return nil }
+        return Int(rows)
+    }
+
     public func distinctCount(_ table: String, columns: [String]) throws -> Int {
         let list = columns.map(PostgresSQL.quote).joined(separator: ", ")
         let sql = "SELECT count(*) FROM (SELECT DISTINCT \(list) FROM \(PostgresSQL.qualified(schema, table))) d"
