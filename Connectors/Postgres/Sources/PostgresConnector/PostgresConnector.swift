@@ -26,6 +26,8 @@ public final class PostgresConnector: RelationalConnector {
     private struct State {
         var writer: PostgresConnection?
         var reader: PostgresConnection?
+        /// The database's own types, read on the reader connection when it opens.
+        var catalog = PostgresTypeCatalog()
         var idWriter: PostgresConnection?
         var stream: PostgresReplicationStream?
     }
@@ -253,7 +255,8 @@ public final class PostgresConnector: RelationalConnector {
     func reader() throws -> PostgresConnection {
         if let r = state.withLock({ $0.reader }), r.isAlive { return r }
         let reader = try PostgresConnection.connectSync(settings, logger: logger)
-        state.withLock { $0.reader = reader }
+        let catalog = try reader.sessionSync { s in try PostgresTypeCatalog.load(s) }
+        state.withLock { $0.reader = reader; $0.catalog = catalog }
         return reader
     }
 
@@ -287,10 +290,11 @@ public final class PostgresConnector: RelationalConnector {
             + keys.enumerated().map { "\(PostgresSQL.quote($1)) = $\($0 + 1)" }.joined(separator: " AND ")
         let result = try reader().sessionSync { s in try s.query(sql, keys.map { PostgresType.encode(key.values[$0]!) }) }
         guard let first = result.rows.first else { return nil }
+        let (catalog, customTypes) = (state.withLock { $0.catalog }, self.customTypes)
         var row = DatabaseRow()
         for (i, c) in columns.enumerated() {
             // Typed as the change stream types them, so that a Realm path renders the same.
-            let type = PostgresType.resolve(oid: result.types[i], name: "", customTypes: [:]) ?? PostgresType(oid: 0, name: "text", kind: .scalar(.string))
+            let type = catalog.resolve(oid: result.types[i], customTypes: customTypes) ?? PostgresType(oid: 0, name: "text", kind: .scalar(.string))
             row[c] = try first[i].map { try type.decode($0) } ?? .null
         }
         return row

@@ -50,11 +50,12 @@ public enum PostgresIntrospection {
                 foreignKeys[t, default: [:]][keyCols[0]] = (target, String(targetCols[0]))
             }
         }
+        let catalog = try PostgresTypeCatalog.load(s)
         var notes: [String] = []
         var types: [JSONValue] = []
         var compound: [JSONValue.Member] = []
         func realmType(_ table: String, _ column: String, _ typ: String, _ oid: UInt32) -> String? {
-            guard let t = PostgresType.resolve(oid: oid, name: typ, customTypes: [:]) else {
+            guard let t = catalog.resolve(oid: oid, name: typ, customTypes: [:]) else {
                 notes.append("\(table).\(column): type \(typ) is not mapped; left out (add it to mapping.customTypes and schema to sync it)")
                 return nil
             }

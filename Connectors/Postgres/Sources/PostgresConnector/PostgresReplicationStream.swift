@@ -28,6 +28,8 @@ public final class PostgresReplicationStream: @unchecked Sendable {
     private let wakeUp = DispatchSemaphore(value: 0)
     private let maxInFlight: Int
     private let state = Mutex(State())
+    /// The database's own types, read before streaming starts (only the reader thread uses it).
+    private var catalog = PostgresTypeCatalog()
     private let continuation: AsyncThrowingStream<PostgresTransaction, Error>.Continuation
     /// Transactions in commit order. Iterate once.
     public let transactions: AsyncThrowingStream<PostgresTransaction, Error>
@@ -66,6 +68,7 @@ public final class PostgresReplicationStream: @unchecked Sendable {
         try connection.sessionSync { s in
             // Logical decoding messages (Postgres 14 and later) name the rows an own write missed.
             let messages = s.serverVersion >= 140000 ? ", messages 'true'" : ""
+            catalog = try PostgresTypeCatalog.load(s)
             let sql = "START_REPLICATION SLOT \(PostgresSQL.quote(slot)) LOGICAL \(lsn) (proto_version '1', publication_names \(PostgresSQL.literal(publication))\(messages))"
             do {
                 try s.query(sql)
@@ -259,7 +262,7 @@ public final class PostgresReplicationStream: @unchecked Sendable {
             case .null: out[column.name] = .null
             case .unchangedToast: out.missing.insert(column.name)
             case .text(let text):
-                guard let type = PostgresType.resolve(oid: column.typeOID, name: typeNames[column.typeOID] ?? "", customTypes: customTypes) else {
+                guard let type = catalog.resolve(oid: column.typeOID, name: typeNames[column.typeOID] ?? "", customTypes: customTypes) else {
                     // Not a type we map: kept as text; the start-up check rejects mapped columns of such types.
                     out[column.name] = .string(text)
                     continue

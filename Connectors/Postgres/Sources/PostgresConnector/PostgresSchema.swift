@@ -74,17 +74,18 @@ enum PostgresSchema {
     static func isLink(_ c: ColumnMapping) -> Bool { if case .link = c.kind { true } else { false } }
 
     /// The columns of every table in `schema`, with their types (nil: a type realm-adapter does not know).
+    /// Types are resolved by the column's own OID (``PostgresTypeCatalog``), as the stream does.
     static func columnTypes(schema: String, customTypes: [String: ScalarType], _ s: PostgresSession) throws -> [String: [String: PostgresType?]] {
+        let catalog = try PostgresTypeCatalog.load(s)
         let rows = try s.query("""
-            SELECT c.table_name, c.column_name, c.udt_name, t.oid::int8
-            FROM information_schema.columns c JOIN pg_type t ON t.typname = c.udt_name
-            JOIN pg_namespace n ON n.oid = t.typnamespace AND n.nspname = c.udt_schema
-            WHERE c.table_schema = $1
+            SELECT c.relname, a.attname, a.atttypid::int8 FROM pg_attribute a
+            JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = $1 AND a.attnum > 0 AND NOT a.attisdropped AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
             """, [schema]).rows
         var columns: [String: [String: PostgresType?]] = [:]
         for r in rows {
-            guard let table = r[0], let column = r[1], let udt = r[2], let oid = r[3].flatMap({ UInt32($0) }) else { continue }
-            columns[table, default: [:]].updateValue(PostgresType.resolve(oid: oid, name: udt, customTypes: customTypes), forKey: column)
+            guard let table = r[0], let column = r[1], let oid = r[2].flatMap({ UInt32($0) }) else { continue }
+            columns[table, default: [:]].updateValue(catalog.resolve(oid: oid, customTypes: customTypes), forKey: column)
         }
         return columns
     }

@@ -1,0 +1,55 @@
+import Foundation
+import PostgresConnector
+import RealmAdapter
+import Testing
+import TestSupport
+
+extension PostgresIntegration {
+/// Schemas as public sample databases have them: domains, enums, arrays of enums.
+@Suite struct RealWorldSchemaTests {
+    static let ddl = """
+        CREATE DOMAIN year AS integer CHECK (VALUE > 1800);
+        CREATE DOMAIN label AS text;
+        CREATE DOMAIN price AS numeric(10,2);
+        CREATE TYPE mood AS ENUM ('calm', 'busy');
+        CREATE TABLE film (id integer PRIMARY KEY, released year, title label, cost price, mood mood, moods mood[]);
+        """
+    static let schema = """
+        [{"name": "film", "primaryKey": "id", "properties": {
+            "id": "int", "released": "int?", "title": "string?", "cost": "decimal?", "mood": "string?", "moods": "string[]"}}]
+        """
+
+    /// Loader and daemon resolve a column's type the same way: a domain by its name in
+    /// `customTypes`, else as its base type; enums and arrays of enums through `customTypes`.
+    /// (The stream names a domain's base type with the domain's OID: it used to stop the
+    /// daemon with "expected int?, found string".)
+    @Test(.timeLimit(.minutes(1)))
+    func domainsAndEnumsResolveTheSameWayInTheLoaderAndTheStream() async throws {
+        try await TestServer.withFreshDatabase { settings in
+            let pg = try await PostgresConnection.connect(settings)
+            defer { pg.close() }
+            _ = try await pg.sql(Self.ddl + #"INSERT INTO film VALUES (1, 1999, 'Matrix', 12.50, 'calm', '{calm,busy}');"#)
+            let (dir, config) = try DaemonProcess.workspace(settings, schema: Self.schema)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let text = try String(contentsOfFile: config, encoding: .utf8).replacingOccurrences(
+                of: #""schema":"#, with: #""mapping": {"customTypes": {"year": "int", "mood": "string"}}, "schema":"#)
+            try text.write(toFile: config, atomically: true, encoding: .utf8)
+            let load = try ChildProcess.run(ChildProcess.built("realm-adapter"), ["load", "--config", config])
+            #expect(load.status == 0, "\(load.stderr)")
+            let daemon = try DaemonProcess(config: config, log: dir + "/daemon.log")
+            try await daemon.waitUntilSyncing()
+            _ = try await pg.sql(#"INSERT INTO film VALUES (2, 2003, 'Reloaded', 9.99, 'busy', '{busy}')"#)
+            let store = try RealmStore(directory: dir + "/store")
+            try await eventually("film 2 in the Realm") { try store.object(of: "film", identity: 2, in: "/SQLDemo") != nil }
+            #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+            let one = try #require(try store.object(of: "film", identity: 1, in: "/SQLDemo"))
+            let two = try #require(try store.object(of: "film", identity: 2, in: "/SQLDemo"))
+            #expect(one.values["released"] == 1999 && two.values["released"] == 2003)
+            #expect(one.values["title"] == "Matrix" && two.values["title"] == "Reloaded")
+            #expect(one.values["cost"] == .decimal(Decimal(string: "12.5")!) && two.values["cost"] == .decimal(Decimal(string: "9.99")!))
+            #expect(one.values["mood"] == "calm" && two.values["mood"] == "busy")
+            #expect(one.values["moods"] == ["calm", "busy"] && two.values["moods"] == ["busy"])
+        }
+    }
+}
+}
