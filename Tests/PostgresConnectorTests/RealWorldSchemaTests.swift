@@ -53,3 +53,34 @@ extension PostgresIntegration {
     }
 }
 }
+
+extension PostgresIntegration.RealWorldSchemaTests {
+    /// With applyRealmSchemaChanges, property names Postgres would cut to 63 bytes are refused
+    /// before any DDL, naming each: two such names would otherwise become one column.
+    @Test(.timeLimit(.minutes(1)))
+    func namesLongerThanPostgresKeepsAreRefusedBeforeAnyDDL() async throws {
+        try await TestServer.withFreshDatabase { settings in
+            let (dir, config) = try DaemonProcess.workspace(settings, schema: GuaranteeWorkload.schema)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let text = try String(contentsOfFile: config, encoding: .utf8).replacingOccurrences(
+                of: #""createSchema": true"#, with: #""createSchema": true, "applyRealmSchemaChanges": true"#)
+            try text.write(toFile: config, atomically: true, encoding: .utf8)
+            let daemon = try DaemonProcess(config: config, log: dir + "/daemon.log")
+            try await daemon.waitUntilSyncing()
+            let long = String(repeating: "measurement_", count: 6)  // 72 bytes
+            let store = try RealmStore(directory: dir + "/store")
+            try store.write(to: "/SQLDemo", origin: "app") { tx in
+                try tx.addType(ObjectSchema(name: "Note", primaryKey: "id", properties: [
+                    Property(name: "id", type: .scalar(.int)),
+                    Property(name: long + "min", type: .scalar(.double), isOptional: true),
+                    Property(name: long + "max", type: .scalar(.double), isOptional: true)]))
+            }
+            #expect(daemon.process.wait() == 1)
+            let log = try String(contentsOfFile: daemon.log, encoding: .utf8)
+            #expect(log.contains("cuts names to 63 bytes") && log.contains("Note.\(long)min") && log.contains("Note.\(long)max"), "\(log.suffix(2000))")
+            let pg = try await PostgresConnection.connect(settings)
+            defer { pg.close() }
+            #expect(try await pg.sql(#"SELECT to_regclass('"Note"') IS NULL"#) == [["t"]], "nothing created")
+        }
+    }
+}

@@ -80,6 +80,7 @@ public final class PostgresConnector: RelationalConnector {
     /// Everything ``prepare(_:)`` does but the slot: the database and tables (if configured),
     /// the check that they match the mapping, the state tables, replica identities, the publication.
     func prepareDatabase(_ mapping: Mapping) async throws {
+        try PostgresSchema.checkNameLengths(mapping)
         if configuration.createDatabase { try await createDatabaseIfMissing() }
         let admin = try await PostgresConnection.connect(settings, logger: logger)
         defer { admin.close() }
@@ -123,6 +124,7 @@ public final class PostgresConnector: RelationalConnector {
     /// `applyRealmSchemaChanges`: the tables and columns the grown mapping has and the database
     /// lacks (new columns are nullable: existing rows have no value), followed by the stream.
     public func applyRealmSchema(_ mapping: Mapping) async throws {
+        try PostgresSchema.checkNameLengths(mapping)
         let admin = try await PostgresConnection.connect(settings, logger: logger)
         defer { admin.close() }
         let schema = self.schema, publication = configuration.publication, customTypes = self.customTypes

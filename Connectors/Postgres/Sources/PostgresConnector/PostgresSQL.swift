@@ -12,6 +12,21 @@ public enum PostgresSQL {
         quote(schema) + "." + quote(table)
     }
 
+    /// Postgres cuts identifiers longer than this many bytes (`NAMEDATALEN - 1`).
+    public static let maxIdentifierBytes = 63
+
+    /// A name realm-adapter makes up (an index, a constraint) that fits in 63 bytes: longer ones
+    /// keep a prefix and end in a hash of the whole, so the same long name always gives the same one.
+    static func shortened(_ name: String) -> String {
+        guard name.utf8.count > maxIdentifierBytes else { return name }
+        var hash: UInt32 = 2_166_136_261  // FNV-1a
+        for b in name.utf8 { hash = (hash ^ UInt32(b)) &* 16_777_619 }
+        var prefix = ""
+        for c in name where prefix.utf8.count + String(c).utf8.count <= maxIdentifierBytes - 9 { prefix.append(c) }
+        let hex = String(hash, radix: 16)
+        return prefix + "_" + String(repeating: "0", count: 8 - hex.count) + hex
+    }
+
     /// `'text'`, with embedded quotes doubled (standard_conforming_strings is on since 9.1).
     public static func literal(_ text: String) -> String {
         "'" + text.replacingOccurrences(of: "'", with: "''") + "'"

@@ -12,6 +12,26 @@ enum PostgresSchema {
     }
 
     /// CREATE TABLE IF NOT EXISTS for every mapped table, then the foreign keys of links.
+    /// Tables and columns whose names Postgres would cut (longer than 63 bytes): checked before
+    /// any DDL, since two names that share their first 63 bytes would become one column.
+    static func checkNameLengths(_ mapping: Mapping) throws {
+        var long: [String] = []
+        func check(_ name: String, _ what: String) {
+            if name.utf8.count > PostgresSQL.maxIdentifierBytes { long.append("\(what) (\(name.utf8.count) bytes)") }
+        }
+        for t in mapping.tables {
+            check(t.table, "table \(t.table) for type \(t.type.name)")
+            for c in t.columns { check(c.column, "column \(t.table).\(c.column) for \(t.type.name).\(c.property.name)") }
+            for c in t.pathColumns { check(c, "column \(t.table).\(c) of realm.path") }
+            for l in t.linkLists { check(l.table, "link table \(l.table) for \(t.type.name).\(l.property.name)") }
+        }
+        guard !long.isEmpty else { return }
+        throw PostgresError(.schemaMismatch, "Postgres cuts names to \(PostgresSQL.maxIdentifierBytes) bytes, so these cannot be "
+            + "tables or columns as they are (names sharing their first \(PostgresSQL.maxIdentifierBytes) bytes would become one): "
+            + long.joined(separator: "; ") + ". Nothing was created. Give them shorter names in the database with "
+            + "mapping.tables and mapping.columns.")
+    }
+
     static func create(_ mapping: Mapping, schema: String, _ s: PostgresSession) throws {
         try s.execute("CREATE SCHEMA IF NOT EXISTS \(PostgresSQL.quote(schema))")
         for t in mapping.tables {
@@ -43,14 +63,14 @@ enum PostgresSchema {
                         oid \(PostgresType.sqlType(for: l.ownerKeyType)) NOT NULL\(ownerReference),
                         idx integer NOT NULL,
                         target \(PostgresType.sqlType(for: l.targetKeyType)) NOT NULL REFERENCES \(PostgresSQL.qualified(schema, target.table)) (\(PostgresSQL.quote(target.referencedColumn))) ON DELETE CASCADE);
-                    CREATE INDEX IF NOT EXISTS \(PostgresSQL.quote(l.table + "_oid_idx")) ON \(PostgresSQL.qualified(schema, l.table)) (oid, idx)
+                    CREATE INDEX IF NOT EXISTS \(PostgresSQL.quote(PostgresSQL.shortened(l.table + "_oid_idx"))) ON \(PostgresSQL.qualified(schema, l.table)) (oid, idx)
                     """)
             }
         }
         for t in mapping.tables {
             for c in t.columns {
                 guard case .link(let target, _) = c.kind, let tt = mapping.table(forType: target) else { continue }
-                let name = "\(t.table)_\(c.column)_fkey"
+                let name = PostgresSQL.shortened("\(t.table)_\(c.column)_fkey")
                 let exists = try s.query("SELECT 1 FROM pg_constraint WHERE conname = $1 AND conrelid = $2::regclass", [name, "\(PostgresSQL.qualified(schema, t.table))"]).rows.count == 1
                 if !exists {
                     // Realm nulls links to a deleted object; the database does the same.
