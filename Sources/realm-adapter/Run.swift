@@ -53,7 +53,8 @@ struct Daemon {
         let mappings = SharedMapping(mapping)
         let applier = RealmApplier(store: store, mappings: mappings, origin: adapter.origin, source: connector.sourceName)
         let services: [any Service] = [
-            try DatabaseToRealmService(connector: connector, applier: applier, adapter: adapter, retry: database.retry, logger: logger),
+            try DatabaseToRealmService(connector: connector, applier: applier, adapter: adapter, retry: database.retry,
+                                       ignoreSQLErrors: c.ignoreSQLErrors, logger: logger),
             RealmToDatabaseService(connector: connector, adapter: adapter, mappings: mappings, retry: database.retry,
                                    ignoreSQLErrors: c.ignoreSQLErrors, applyRealmSchemaChanges: database.applyRealmSchemaChanges, logger: logger),
         ]

@@ -56,6 +56,10 @@ struct Status: AsyncParsableCommand {
                 print("warning: \(db.deadLetters) change(s) in the dead-letter table realm_adapter_dead_letter (ignoreSQLErrors)")
                 warned = true
             }
+            if db.deadRows > 0 {
+                print("warning: \(db.deadRows) database row change(s) no Realm could hold, set aside in realm_adapter_dead_row (ignoreSQLErrors)")
+                warned = true
+            }
             if warned { throw ExitCode(2) }
         }
     }

@@ -44,61 +44,76 @@ extension Mapping {
     /// - Throws: `invalidValue` naming table, column and key for a value that does not convert.
     public func objectChanges(_ changes: [RowChange], paths: () throws -> [String],
                               row: (String, DatabaseRow, [String]) throws -> DatabaseRow? = { _, _, _ in nil },
-                              keys: DatabaseKeyResolver = DatabaseKeyResolver()) throws -> [(path: String, changes: [ObjectChange])] {
+                              keys: DatabaseKeyResolver = DatabaseKeyResolver(),
+                              setAside: ((RowChange, RealmAdapterError) throws -> Void)? = nil) throws -> [(path: String, changes: [ObjectChange])] {
         var grouped = ChangesByPath()
-        func add(_ path: String, _ c: ObjectChange) { grouped.add(path, c) }
         for change in changes {
-            if let (owner, list) = change.tables.count == 1 ? linkList(named: change.tables[0]) : nil {
-                for c in try linkChanges(change, owner, list) {
-                    guard case .listChanged(let type, let key, let property) = c else { continue }
-                    var p = path.template
-                    if !path.isLiteral {
-                        // The list lives in its owner's Realm; an owner the database no longer has has none.
-                        let ownerKey = owner.compoundKey == nil ? DatabaseRow([owner.referencedColumn: key]) : try keyRow(owner, key)
-                        guard let ownerRow = try row(owner.table, ownerKey, path.fields) else { continue }
-                        p = try route(ownerRow, owner)
-                    }
-                    // A link table holds database keys where the owner has one.
-                    let identity = owner.databaseKey == nil ? key : try keys.link(key, to: owner, path: p)
-                    add(p, .listChanged(type: type, identity: identity, property: property))
-                }
+            // One change at a time, so that a change set aside leaves nothing half-added.
+            var one = ChangesByPath()
+            do {
+                try objectChanges(of: change, into: &one, paths: paths, row: row, keys: keys)
+            } catch let e as RealmAdapterError where setAside != nil && e.code == .invalidValue {
+                try setAside?(change, e)
                 continue
             }
-            switch change {
-            case .insert(let table, let row):
-                guard let t = self.table(named: table) else { continue }
-                let path = try route(row, t)
-                let (identity, values) = try object(row, t, path: path, keys: keys)
-                add(path, .upsert(type: t.type.name, identity: identity, values: values))
-            case .update(let table, let row, let old):
-                guard let t = self.table(named: table) else { continue }
-                let path = try route(row, t)
-                let (identity, values) = try object(row, t, path: path, keys: keys)
-                if let old, t.keyColumns.allSatisfy({ old[$0] != nil }) || t.databaseKey.map({ old[$0.column] != nil }) == true {
-                    // The key or the routing columns changed: the object moves.
-                    // The old row carries the routing columns only under REPLICA IDENTITY FULL.
-                    let oldPath = self.path.fields.allSatisfy { old[$0] != nil } ? try route(old, t) : path
-                    // With a database key, the object the old row names is the one the Realm has with it.
-                    let oldIdentity = try t.databaseKey.map { try keys.existingIdentity(old, t, $0, path: oldPath) } ?? key(old, t)
-                    if let oldIdentity, oldIdentity != identity || oldPath != path {
-                        add(oldPath, .delete(type: t.type.name, identity: oldIdentity))
-                    }
-                }
-                add(path, .upsert(type: t.type.name, identity: identity, values: values))
-            case .delete(let table, let key):
-                guard let t = self.table(named: table) else { continue }
-                let path = try route(key, t)
-                // A row found by its database key only: the object the Realm has with it, if any.
-                guard let identity = try t.databaseKey.map({ try keys.existingIdentity(key, t, $0, path: path) }) ?? self.key(key, t) else { continue }
-                add(path, .delete(type: t.type.name, identity: identity))
-            case .truncate(let tables):
-                let types = tables.compactMap { self.table(named: $0)?.type.name }
-                guard !types.isEmpty else { continue }
-                let targets = path.isLiteral ? [path.template] : try paths().filter { path.extract($0) != nil }
-                for p in targets { for type in types { add(p, .clear(type: type)) } }
-            }
+            grouped.add(one.groups)
         }
         return grouped.groups
+    }
+
+    /// The object changes of one row change, added to `grouped`.
+    private func objectChanges(of change: RowChange, into grouped: inout ChangesByPath, paths: () throws -> [String],
+                               row: (String, DatabaseRow, [String]) throws -> DatabaseRow?, keys: DatabaseKeyResolver) throws {
+        func add(_ path: String, _ c: ObjectChange) { grouped.add(path, c) }
+        if let (owner, list) = change.tables.count == 1 ? linkList(named: change.tables[0]) : nil {
+            for c in try linkChanges(change, owner, list) {
+                guard case .listChanged(let type, let key, let property) = c else { continue }
+                var p = path.template
+                if !path.isLiteral {
+                    // The list lives in its owner's Realm; an owner the database no longer has has none.
+                    let ownerKey = owner.compoundKey == nil ? DatabaseRow([owner.referencedColumn: key]) : try keyRow(owner, key)
+                    guard let ownerRow = try row(owner.table, ownerKey, path.fields) else { continue }
+                    p = try route(ownerRow, owner)
+                }
+                // A link table holds database keys where the owner has one.
+                let identity = owner.databaseKey == nil ? key : try keys.link(key, to: owner, path: p)
+                add(p, .listChanged(type: type, identity: identity, property: property))
+            }
+            return
+        }
+        switch change {
+        case .insert(let table, let row):
+            guard let t = self.table(named: table) else { return }
+            let path = try route(row, t)
+            let (identity, values) = try object(row, t, path: path, keys: keys)
+            add(path, .upsert(type: t.type.name, identity: identity, values: values))
+        case .update(let table, let row, let old):
+            guard let t = self.table(named: table) else { return }
+            let path = try route(row, t)
+            let (identity, values) = try object(row, t, path: path, keys: keys)
+            if let old, t.keyColumns.allSatisfy({ old[$0] != nil }) || t.databaseKey.map({ old[$0.column] != nil }) == true {
+                // The key or the routing columns changed: the object moves.
+                // The old row carries the routing columns only under REPLICA IDENTITY FULL.
+                let oldPath = self.path.fields.allSatisfy { old[$0] != nil } ? try route(old, t) : path
+                // With a database key, the object the old row names is the one the Realm has with it.
+                let oldIdentity = try t.databaseKey.map { try keys.existingIdentity(old, t, $0, path: oldPath) } ?? key(old, t)
+                if let oldIdentity, oldIdentity != identity || oldPath != path {
+                    add(oldPath, .delete(type: t.type.name, identity: oldIdentity))
+                }
+            }
+            add(path, .upsert(type: t.type.name, identity: identity, values: values))
+        case .delete(let table, let key):
+            guard let t = self.table(named: table) else { return }
+            let path = try route(key, t)
+            // A row found by its database key only: the object the Realm has with it, if any.
+            guard let identity = try t.databaseKey.map({ try keys.existingIdentity(key, t, $0, path: path) }) ?? self.key(key, t) else { return }
+            add(path, .delete(type: t.type.name, identity: identity))
+        case .truncate(let tables):
+            let types = tables.compactMap { self.table(named: $0)?.type.name }
+            guard !types.isEmpty else { return }
+            let targets = path.isLiteral ? [path.template] : try paths().filter { path.extract($0) != nil }
+            for p in targets { for type in types { add(p, .clear(type: type)) } }
+        }
     }
 
     /// What the adapter's own database transaction (the Realm → database direction's writes)
@@ -136,9 +151,17 @@ extension Mapping {
     func route(_ row: some ColumnValues, _ t: TableMapping) throws -> String {
         if path.isLiteral { return path.template }
         guard let p = path.render({ field in row.value(column: field).flatMap(Self.pathText) }) else {
-            let missing = path.fields.filter { row.value(column: $0) == nil || row.value(column: $0) == .null }
-            throw RealmAdapterError(.invalidValue, "Table \(t.table): a row lacks \(missing.joined(separator: ", ")), which realm.path \(path) needs to choose its Realm (a null, or a delete that carries only the key: the table needs REPLICA IDENTITY FULL).",
-                                    context: ["db.table": t.table])
+            let reasons = path.fields.compactMap { field -> String? in
+                guard let v = row.value(column: field), !v.isNull, let text = Self.pathText(v) else {
+                    return "column \(field) is null or not carried (a delete carries only the key unless the table has REPLICA IDENTITY FULL)"
+                }
+                if text.isEmpty { return "column \(field) is empty" }
+                return text.contains("/") ? "column \(field) contains '/', which would make a different path" : nil
+            }
+            let key = (try? self.key(row, t)).map { ", row with key \(Self.keyText($0))" } ?? ""
+            throw RealmAdapterError(.invalidValue, "Table \(t.table)\(key): realm.path \(path) cannot choose its Realm: "
+                                    + reasons.joined(separator: "; ") + ".",
+                                    context: ["db.table": t.table, "db.column": path.fields.joined(separator: ",")])
         }
         return p
     }

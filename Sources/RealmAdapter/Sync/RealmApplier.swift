@@ -40,12 +40,16 @@ public struct RealmApplier: Sendable {
     /// - Parameter row: a row as the database holds it now (see ``Mapping/objectChanges(_:paths:row:keys:)``).
     /// - Parameter writeRealmIds: writes RealmIds generated for rows without one back to the
     ///   database; called before the Realms commit (a replay generates the same ones).
+    /// - Parameter setAside: with it (`ignoreSQLErrors`), a row change no Realm can hold is
+    ///   handed to it before the Realms commit, and the rest of the transaction applies; without
+    ///   it, such a row stops the transaction with an error naming table, column, key and why.
     @discardableResult
     public func apply(_ transaction: DatabaseTransaction,
                       pending: (String, [ObjectChange]) throws -> PendingWrites = { _, _ in .none },
                       linkList: (LinkListMapping, Value) throws -> [Value] = { _, _ in [] },
                       row: (String, DatabaseRow, [String]) throws -> DatabaseRow? = { _, _, _ in nil },
-                      writeRealmIds: ([RealmIdAssignment]) throws -> Void = { _ in }) throws -> [String] {
+                      writeRealmIds: ([RealmIdAssignment]) throws -> Void = { _ in },
+                      setAside: (([SetAsideRow]) throws -> Void)? = nil) throws -> [String] {
         let mapping = self.mapping  // one mapping for the whole transaction
         let store = self.store
         let keys = DatabaseKeyResolver { path, type, key in
@@ -59,13 +63,22 @@ public struct RealmApplier: Sendable {
             own.add(try mapping.objectChanges(missed, paths: { try store.realmPaths() }, row: row, keys: keys))
             groups = own.groups
         } else {
-            groups = try mapping.objectChanges(transaction.changes, paths: { try store.realmPaths() }, row: row, keys: keys)
+            var aside: [SetAsideRow] = []
+            do {
+                groups = try mapping.objectChanges(transaction.changes, paths: { try store.realmPaths() }, row: row, keys: keys,
+                                                   setAside: setAside == nil ? nil : { aside.append(SetAsideRow($0, error: $1, position: transaction.position)) })
+            } catch let e as RealmAdapterError where e.code == .invalidValue {
+                throw RealmAdapterError(e.code, e.message + " The change stream replays it as it was committed, so fixing the row does not help: "
+                                        + "set ignoreSQLErrors to true to set such rows aside (table realm_adapter_dead_row) and go on.",
+                                        context: e.context)
+            }
+            // Kept before the Realms commit: a replay may keep them twice, but never loses them.
+            if let setAside, !aside.isEmpty, try groups.isEmpty || groups.contains(where: { try !holds($0.path, transaction.position) }) {
+                try setAside(aside)
+            }
         }
         // Realms that already hold this transaction (a replay after a crash) are skipped.
-        let toApply = try groups.filter { group in
-            guard let done = try store.sourcePosition(source, of: group.path) else { return true }
-            return done < transaction.position
-        }
+        let toApply = try groups.filter { try !holds($0.path, transaction.position) }
         guard !toApply.isEmpty else { return [] }
         if !keys.assignments.isEmpty { try writeRealmIds(keys.assignments) }
         try Failpoint.dbToRealmBeforeCommit.hit()
@@ -88,6 +101,12 @@ public struct RealmApplier: Sendable {
     }
 
     private struct RealmChangedMeanwhile: Error {}
+
+    /// Whether the Realm at `path` already holds the source's transaction at `position`.
+    private func holds(_ path: String, _ position: String) throws -> Bool {
+        guard let done = try store.sourcePosition(source, of: path) else { return false }
+        return done >= position
+    }
 
     /// Rows an own write missed, as changes that bring the Realm to the database's rows now:
     /// the whole row if the database has it, a delete if not; for a link table, the owner's

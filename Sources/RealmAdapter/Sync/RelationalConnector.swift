@@ -46,6 +46,32 @@ public struct RowReference: Hashable, Sendable {
     }
 }
 
+/// A database row change that no Realm can hold (a value that does not convert, a routing
+/// column that makes no path), set aside under `ignoreSQLErrors` so that sync goes on.
+public struct SetAsideRow: Sendable {
+    public var table: String
+    /// The change as JSON: `{"change": "insert", "row": {column: value}}` (values included).
+    public var change: JSONValue
+    /// Why, naming table, column and key.
+    public var error: String
+    /// The position of the database transaction it came in.
+    public var position: String
+
+    public init(_ change: RowChange, error: RealmAdapterError, position: String) {
+        let (kind, row): (String, DatabaseRow?) = switch change {
+        case .insert(_, let r): ("insert", r)
+        case .update(_, let r, _): ("update", r)
+        case .delete(_, let k): ("delete", k)
+        case .truncate: ("truncate", nil)
+        }
+        table = change.tables.joined(separator: ",")
+        let values = row.map { r in JSONValue.object(r.values.sorted { $0.key < $1.key }.map { .init($0.key, $0.value.json) }) }
+        self.change = .object([.init("change", .string(kind)), .init("row", values ?? .null)])
+        self.error = error.message
+        self.position = position
+    }
+}
+
 /// A Realm transaction recorded as applied to the database.
 public struct AppliedMarker: Hashable, Sendable {
     public var adapter: String
@@ -110,6 +136,11 @@ public protocol RelationalConnector: Sendable {
     /// the caller's own.
     func writeRealmIds(_ assignments: [RealmIdAssignment]) throws
 
+    /// Keeps row changes that no Realm can hold (`ignoreSQLErrors`), with the reason, in the
+    /// database; called before the Realm commit of their transaction (a replay after a crash may
+    /// keep them twice, never lose them). Blocking; called from a thread of the caller's own.
+    func setAside(_ rows: [SetAsideRow]) throws
+
     /// Brings the database up to a mapping that grew with a Realm's schema
     /// (`database.applyRealmSchemaChanges`): creates missing tables, adds missing columns,
     /// and starts following the new tables. Must be idempotent.
@@ -123,6 +154,10 @@ public protocol RelationalConnector: Sendable {
 }
 
 extension RelationalConnector {
+    public func setAside(_ rows: [SetAsideRow]) throws {
+        throw RealmAdapterError(.invalidConfiguration, "ignoreSQLErrors cannot set rows aside for \(sourceName).")
+    }
+
     public func writeRealmIds(_ assignments: [RealmIdAssignment]) throws {
         throw RealmAdapterError(.invalidConfiguration, "databasePrimaryKey is not available for \(sourceName).")
     }

@@ -20,16 +20,30 @@ public final class DatabaseToRealmService: Service {
     /// Where the database's commit order has reached in each Realm's history.
     let databaseCursor: Adapter
     let retry: DatabaseConfiguration.Retry
+    /// Rows no Realm can hold are set aside (``RelationalConnector/setAside(_:)``) instead of
+    /// stopping the daemon.
+    let ignoreSQLErrors: Bool
     let logger: Logger
 
-    public init(connector: any RelationalConnector, applier: RealmApplier, adapter: Adapter, retry: DatabaseConfiguration.Retry, logger: Logger) throws {
+    public init(connector: any RelationalConnector, applier: RealmApplier, adapter: Adapter, retry: DatabaseConfiguration.Retry,
+                ignoreSQLErrors: Bool = false, logger: Logger) throws {
         try Loader.requireFinishedLoad(applier.store, source: applier.source)
         self.connector = connector
         self.applier = applier
         self.adapter = adapter
         self.databaseCursor = try adapter.databaseOrderCursor(logger: logger)
         self.retry = retry
+        self.ignoreSQLErrors = ignoreSQLErrors
         self.logger = logger
+    }
+
+    /// Sets rows aside in the database, and says so at error level (no values: they are in the table).
+    func setAside(_ rows: [SetAsideRow]) throws {
+        try connector.setAside(rows)
+        for r in rows {
+            logger.error("A database row no Realm can hold was set aside in realm_adapter_dead_row (ignoreSQLErrors)",
+                         metadata: ["db.table": "\(r.table)", "position": "\(r.position)", "error": "\(r.error)"])
+        }
     }
 
     private let index = PendingIndex()
@@ -55,7 +69,8 @@ public final class DatabaseToRealmService: Service {
                     }
                     return try applier.apply(tx, pending: self.pendingWrites, linkList: { try connector.linkList($0, owner: $1) },
                                              row: { try connector.row($0, key: $1, columns: $2) },
-                                             writeRealmIds: { try connector.writeRealmIds($0) })
+                                             writeRealmIds: { try connector.writeRealmIds($0) },
+                                             setAside: self.ignoreSQLErrors ? { try self.setAside($0) } : nil)
                 }
                 if !paths.isEmpty {
                     logger.debug("Applied a database transaction", metadata: ["position": "\(tx.position)", "realm.paths": "\(paths)", "changes": "\(tx.changes.count)"])

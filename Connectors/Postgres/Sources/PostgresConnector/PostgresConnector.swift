@@ -43,6 +43,7 @@ public final class PostgresConnector: RelationalConnector {
 
     static let stateTable = "realm_adapter_state"
     static let deadLetterTable = "realm_adapter_dead_letter"
+    static let deadRowTable = "realm_adapter_dead_row"
 
     // MARK: Connections
 
@@ -97,7 +98,10 @@ public final class PostgresConnector: RelationalConnector {
                     updated_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (adapter, path));
                 CREATE TABLE IF NOT EXISTS \(PostgresSQL.qualified(schema, Self.deadLetterTable)) (
                     id bigserial PRIMARY KEY, adapter text NOT NULL, path text NOT NULL, version bigint NOT NULL,
-                    instructions jsonb NOT NULL, error text NOT NULL, failed_at timestamptz NOT NULL DEFAULT now())
+                    instructions jsonb NOT NULL, error text NOT NULL, failed_at timestamptz NOT NULL DEFAULT now());
+                CREATE TABLE IF NOT EXISTS \(PostgresSQL.qualified(schema, Self.deadRowTable)) (
+                    id bigserial PRIMARY KEY, slot text NOT NULL, position text NOT NULL, table_name text NOT NULL,
+                    row_data jsonb NOT NULL, error text NOT NULL, failed_at timestamptz NOT NULL DEFAULT now())
                 """)
             try Self.follow(mapping, schema: schema, publication: c.publication, s)
             if c.resetReplicationSlot { try PostgresReplicationSetup.dropSlot(s, c.slotName) }
@@ -286,6 +290,17 @@ public final class PostgresConnector: RelationalConnector {
         }
     }
 
+    public func setAside(_ rows: [SetAsideRow]) throws {
+        let sql = "INSERT INTO \(PostgresSQL.qualified(schema, Self.deadRowTable)) (slot, position, table_name, row_data, error) "
+            + "VALUES ($1, $2, $3, $4, $5)"
+        let slot = configuration.slotName
+        try idWriter().sessionSync { s in
+            try s.transaction {
+                for r in rows { try s.query(sql, [slot, r.position, r.table, r.change.serialized(), r.error]) }
+            }
+        }
+    }
+
     public func row(_ table: String, key: DatabaseRow, columns: [String]) throws -> DatabaseRow? {
         let keys = key.values.keys.sorted()
         let sql = "SELECT \(columns.map(PostgresSQL.quote).joined(separator: ", ")) FROM \(PostgresSQL.qualified(schema, table)) WHERE "
@@ -343,6 +358,8 @@ public struct PostgresStatus: Sendable {
     /// Realm versions applied to the database, per path.
     public var applied: [String: Int64]
     public var deadLetters: Int
+    /// Database rows set aside (``RelationalConnector/setAside(_:)``).
+    public var deadRows: Int
 }
 
 extension PostgresConnector {
@@ -355,15 +372,18 @@ extension PostgresConnector {
             let slotStatus = try PostgresReplicationSetup.slotStatus(s, slot)
             let hasState = try s.query("SELECT to_regclass($1) IS NOT NULL", [PostgresSQL.qualified(schema, Self.stateTable)]).rows == [["t"]]
             var applied: [String: Int64] = [:]
-            var deadLetters = 0
+            var deadLetters = 0, deadRows = 0
             if hasState {
                 for r in try s.query("SELECT path, version FROM \(PostgresSQL.qualified(schema, Self.stateTable)) WHERE adapter = $1", [adapter]).rows {
                     if let p = r[0], let v = r[1].flatMap(Int64.init) { applied[p] = v }
                 }
                 deadLetters = Int(try s.query("SELECT count(*) FROM \(PostgresSQL.qualified(schema, Self.deadLetterTable)) WHERE adapter = $1", [adapter]).rows[0][0] ?? "0") ?? 0
+                if try s.query("SELECT to_regclass($1) IS NOT NULL", [PostgresSQL.qualified(schema, Self.deadRowTable)]).rows == [["t"]] {
+                    deadRows = Int(try s.query("SELECT count(*) FROM \(PostgresSQL.qualified(schema, Self.deadRowTable)) WHERE slot = $1", [slot]).rows[0][0] ?? "0") ?? 0
+                }
             }
             return PostgresStatus(slotExists: slotStatus != nil, confirmedLSN: slotStatus?.confirmed, retainedBytes: slotStatus?.retainedBytes ?? 0,
-                                  slotActive: slotStatus?.active ?? false, applied: applied, deadLetters: deadLetters)
+                                  slotActive: slotStatus?.active ?? false, applied: applied, deadLetters: deadLetters, deadRows: deadRows)
         }
     }
 
