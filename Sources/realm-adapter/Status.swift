@@ -12,7 +12,10 @@ struct Status: AsyncParsableCommand {
             sent), the version the database recorded, and the last Postgres position applied to \
             the Realm. For the slot: its confirmed position, whether a daemon is \
             streaming from it, and how much WAL it keeps the server from recycling: an abandoned \
-            slot fills the disk, so a warning is printed above database.walWarningBytes (exit code 2).
+            slot fills the disk, so a warning is printed above database.walWarningBytes (exit code 2). \
+            Changes set aside (ignoreSQLErrors) are counted (exit code 2). A Realm transaction the \
+            database rejected, which stopped the daemon, is shown with the database's error and what \
+            to do (exit code 3; see `realm-adapter dead-letter`).
             """
     )
 
@@ -34,7 +37,11 @@ struct Status: AsyncParsableCommand {
             print("")
             let header = ["Realm", "version", "unsent", "db recorded", "last LSN applied"]
             var rows: [[String]] = []
+            var blocked: [BlockedTransaction] = []
             for path in paths {
+                if let b = try BlockedTransaction.current(in: store, adapter: adapter, path: path), (db.applied[path] ?? 0) < b.version {
+                    blocked.append(b)
+                }
                 let version = try store.version(of: path)
                 let position = try store.sourcePosition(connector.sourceName, of: path).flatMap(PostgresConnector.lsn(fromPosition:))
                 rows.append([path, String(version), String(try adapter.pendingCount(path)), db.applied[path].map(String.init) ?? "-",
@@ -60,6 +67,12 @@ struct Status: AsyncParsableCommand {
                 print("warning: \(db.deadRows) database row change(s) no Realm could hold, set aside in realm_adapter_dead_row (ignoreSQLErrors)")
                 warned = true
             }
+            for b in blocked {
+                print("blocked: \(b.path) version \(b.version) was rejected by the database: \(b.error)")
+                print("  Fix the database and start `realm-adapter run` again (it retries), or move it aside with "
+                    + "`realm-adapter dead-letter \(b.path) --version \(b.version) --config \(options.config)`.")
+            }
+            if !blocked.isEmpty { throw ExitCode(3) }
             if warned { throw ExitCode(2) }
         }
     }

@@ -51,5 +51,50 @@ extension PostgresIntegration {
             #expect(try store.contains("/ann/tasks") == false)
         }
     }
+
+    /// Realm → database: a change the database rejects (a delete that a foreign key of an
+    /// unsynced table forbids) stops the daemon with it unsent; `status` shows it with the
+    /// database's error and exits 3; `dead-letter` moves it aside (nothing lost) and sync goes on.
+    @Test(.timeLimit(.minutes(1)))
+    func aRejectedRealmChangeIsShownByStatusAndCanBeMovedAside() async throws {
+        try await TestServer.withFreshDatabase { settings in
+            let (dir, config) = try DaemonProcess.workspace(settings, schema: GuaranteeWorkload.schema)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let pg = try await PostgresConnection.connect(settings)
+            defer { pg.close() }
+            var daemon = try DaemonProcess(config: config, log: dir + "/daemon-1.log")
+            try await daemon.waitUntilSyncing()
+            _ = try await pg.sql(#"INSERT INTO "Item" VALUES (1, 0, 'db'); CREATE TABLE note (item bigint REFERENCES "Item" (id)); INSERT INTO note VALUES (1)"#)
+            let store = try RealmStore(directory: dir + "/store")
+            try await eventually("item 1 in the Realm") { try store.contains("/SQLDemo") && store.object(of: "Item", identity: 1, in: "/SQLDemo") != nil }
+            let version = try store.write(to: "/SQLDemo", origin: "app") { tx in try tx.delete("Item", 1) }.version
+            #expect(daemon.process.wait() == 1)
+
+            let cli = ChildProcess.built("realm-adapter")
+            let status = try ChildProcess.run(cli, ["status", "--config", config])
+            #expect(status.status == 3, "\(status.stdout)")
+            #expect(status.stdout.contains("blocked: /SQLDemo version \(version)") && status.stdout.contains("violates foreign key constraint"),
+                    "\(status.stdout)")
+            #expect(status.stdout.contains("realm-adapter dead-letter /SQLDemo --version \(version)"))
+            let load = try ChildProcess.run(cli, ["load", "--config", config])
+            #expect(load.status == 1 && load.stderr.contains("dead-letter"), "\(load.stderr)")
+
+            let wrong = try ChildProcess.run(cli, ["dead-letter", "/SQLDemo", "--version", "\(version + 1)", "--config", config])
+            #expect(wrong.status == 1, "\(wrong.stdout)")
+            let moved = try ChildProcess.run(cli, ["dead-letter", "/SQLDemo", "--version", "\(version)", "--config", config])
+            #expect(moved.status == 0, "\(moved.stderr)")
+            let after = try ChildProcess.run(cli, ["status", "--config", config])
+            #expect(after.status == 2 && !after.stdout.contains("blocked:") && after.stdout.contains("dead-letter table"), "\(after.stdout)")
+
+            daemon = try DaemonProcess(config: config, log: dir + "/daemon-2.log")
+            try await daemon.waitUntilSyncing()
+            try store.write(to: "/SQLDemo", origin: "app") { tx in try tx.create("Item", ["id": 2, "n": 0, "origin": "realm"]) }
+            try await eventually("item 2 in the database") { try await pg.sql(#"SELECT count(*) FROM "Item" WHERE id = 2"#) == [["1"]] }
+            #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+            let dead = try await pg.sql("SELECT version::text, error, instructions::text FROM realm_adapter_dead_letter")
+            #expect(dead.count == 1 && dead.first?[0] == "\(version)" && dead.first?[1]?.contains("foreign key") == true
+                    && dead.first?[2]?.contains("DELETE") == true, "\(dead)")
+        }
+    }
 }
 }

@@ -176,24 +176,36 @@ public final class RealmToDatabaseService: Service {
                 try await adoptRealmSchema(path)
             }
             let mapping = mappings.current
-            let batch = try await store.perform { () -> [(RealmTransaction, [DatabaseWrite])] in
-                try pending.map { tx in
-                    (tx, try mapping.databaseWrites(tx.instructions, path: path) { type, identity, property in
-                        try store.list(property, of: type, identity: identity, in: path)
-                    })
+            // Mapped one by one: a transaction that cannot become database writes is a rejected change.
+            let (batch, unmapped) = try await store.perform { () -> ([(RealmTransaction, [DatabaseWrite])], (RealmTransaction, RealmAdapterError)?) in
+                var batch: [(RealmTransaction, [DatabaseWrite])] = []
+                for tx in pending {
+                    do {
+                        batch.append((tx, try mapping.databaseWrites(tx.instructions, path: path) { type, identity, property in
+                            try store.list(property, of: type, identity: identity, in: path)
+                        }))
+                    } catch let e as RealmAdapterError {
+                        return (batch, (tx, e))
+                    }
                 }
+                return (batch, nil)
             }
-            guard let last = batch.last else { return }
-            do {
-                try await commit(batch.flatMap(\.1), path, through: last.0.version)
-            } catch where batch.count > 1 && !connector.isTransient(error) {
-                for (tx, writes) in batch { try await applyOne(tx, writes, path) }
-            } catch where !connector.isTransient(error) && ignoreSQLErrors {
-                try await deadLetter(last.0, error, path)
+            if let last = batch.last {
+                do {
+                    try await commit(batch.flatMap(\.1), path, through: last.0.version)
+                } catch where batch.count > 1 && !connector.isTransient(error) {
+                    for (tx, writes) in batch { try await applyOne(tx, writes, path) }
+                } catch where !connector.isTransient(error) {
+                    try await rejected(last.0, error, path)
+                }
+                // The state table records what the database applied: the cursor need not be flushed on its own.
+                try await store.perform { try adapter.advance(path, through: last.0.version, durable: false) }
+                logger.debug("Applied Realm transactions", metadata: ["realm.path": "\(path)", "through": "\(last.0.version)", "count": "\(batch.count)"])
             }
-            // The state table records what the database applied: the cursor need not be flushed on its own.
-            try await store.perform { try adapter.advance(path, through: last.0.version, durable: false) }
-            logger.debug("Applied Realm transactions", metadata: ["realm.path": "\(path)", "through": "\(last.0.version)", "count": "\(batch.count)"])
+            if let (tx, error) = unmapped {
+                try await rejected(tx, error, path)
+                try await store.perform { try adapter.advance(path, through: tx.version, durable: false) }
+            }
         }
     }
 
@@ -207,9 +219,22 @@ public final class RealmToDatabaseService: Service {
     private func applyOne(_ tx: RealmTransaction, _ writes: [DatabaseWrite], _ path: String) async throws {
         do {
             try await commit(writes, path, through: tx.version)
-        } catch where !connector.isTransient(error) && ignoreSQLErrors {
-            try await deadLetter(tx, error, path)
+        } catch where !connector.isTransient(error) {
+            try await rejected(tx, error, path)
         }
+    }
+
+    /// A Realm transaction the database rejected (or that cannot become database writes): with
+    /// `ignoreSQLErrors` it goes to the dead-letter record; otherwise the daemon stops with it
+    /// unsent, recorded as blocking (``BlockedTransaction``) for `status` and `dead-letter`.
+    private func rejected(_ tx: RealmTransaction, _ error: Error, _ path: String) async throws {
+        if ignoreSQLErrors { return try await deadLetter(tx, error, path) }
+        let (store, adapter) = (self.adapter.store, self.adapter.name)
+        let blocked = BlockedTransaction(path: path, version: tx.version, error: "\(error)")
+        try await store.perform { try blocked.record(in: store, adapter: adapter) }
+        logger.error("The database rejected a change; stopping with it unsent. `realm-adapter status` shows it; fix the database and start again, or move it aside with `realm-adapter dead-letter`",
+                     metadata: ["realm.path": "\(path)", "version": "\(tx.version)", "error": "\(error)"])
+        throw error
     }
 
     private func deadLetter(_ tx: RealmTransaction, _ error: Error, _ path: String) async throws {
