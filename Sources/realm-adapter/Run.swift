@@ -47,7 +47,8 @@ struct Daemon {
         let (database, mapping, connector) = try Wiring.postgres(c, logger: logger)
         let store = try RealmStore(directory: c.realm.store, logger: logger)
         logger.info("Preparing the database", metadata: ["db.target": "\(database.displayTarget)", "pg.slot": "\(database.slotName)"])
-        try await prepare(connector, mapping, retry: database.retry, logger: logger)
+        let start = try await prepare(connector, mapping, retry: database.retry, logger: logger)
+        try DatabaseToRealmService.requireStoreFollows(store, source: connector.sourceName, start: start)
         let adapter = try Adapter(store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)
         // One mapping for both directions: it grows when Realm schema changes are applied.
         let mappings = SharedMapping(mapping)
@@ -65,7 +66,7 @@ struct Daemon {
     }
 
     /// Prepares the database, retrying while it is unreachable (it may still be starting).
-    static func prepare(_ connector: PostgresConnector, _ mapping: Mapping, retry: DatabaseConfiguration.Retry, logger: Logger) async throws {
+    static func prepare(_ connector: PostgresConnector, _ mapping: Mapping, retry: DatabaseConfiguration.Retry, logger: Logger) async throws -> StreamStart {
         var attempt = 1
         while true {
             do { return try await connector.prepare(mapping) } catch where connector.isTransient(error) && (retry.attempts == 0 || attempt < retry.attempts) {

@@ -289,3 +289,55 @@ extension PostgresIntegration.CrashWindowTests {
         }
     }
 }
+
+extension PostgresIntegration.CrashWindowTests {
+    /// Two daemons started at the same instant: one syncs, the other stops at once saying a
+    /// daemon already runs (not a raw "replication origin … is already active"), every time.
+    @Test(.timeLimit(.minutes(2)))
+    func aSecondDaemonStopsAtOnceWithAClearReason() async throws {
+        try await TestServer.withFreshDatabase { settings in
+            let (dir, config) = try DaemonProcess.workspace(settings, schema: GuaranteeWorkload.schema)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            for round in 1...4 {
+                let a = try DaemonProcess(config: config, log: dir + "/a-\(round).log")
+                let b = try DaemonProcess(config: config, log: dir + "/b-\(round).log")
+                try await eventually("one of the two to exit") { !a.process.isRunning || !b.process.isRunning }
+                let (stopped, running) = a.process.isRunning ? (b, a) : (a, b)
+                #expect(stopped.process.wait() == 1)
+                let log = try String(contentsOfFile: stopped.log, encoding: .utf8)
+                #expect(log.contains("Another realm-adapter daemon is running") && !log.contains("already active"), "\(log.suffix(1500))")
+                try await running.waitUntilSyncing()
+                #expect(running.terminate() == 0, Comment(rawValue: crashReport(running.log)))
+            }
+        }
+    }
+
+    /// A store deleted (under a running daemon, or after it stopped): the next start refuses
+    /// (the slot goes on from where it was, so a new store would get only the newest rows) and
+    /// says to load.
+    @Test(.timeLimit(.minutes(1)))
+    func aStoreThatNeverFollowedAnExistingSlotIsRefused() async throws {
+        try await TestServer.withFreshDatabase { settings in
+            let (dir, config) = try DaemonProcess.workspace(settings, schema: GuaranteeWorkload.schema)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            var daemon = try DaemonProcess(config: config, log: dir + "/daemon-1.log")
+            try await daemon.waitUntilSyncing()
+            let pg = try await PostgresConnection.connect(settings)
+            defer { pg.close() }
+            _ = try await pg.sql(#"INSERT INTO "Item" VALUES (1, 0, 'db')"#)
+            #expect(daemon.terminate() == 0)
+            try FileManager.default.removeItem(atPath: dir + "/store")
+            daemon = try DaemonProcess(config: config, log: dir + "/daemon-2.log")
+            #expect(daemon.process.wait() == 1)
+            let log = try String(contentsOfFile: daemon.log, encoding: .utf8)
+            #expect(log.contains("never loaded from it or followed it") && log.contains("realm-adapter load"), "\(log.suffix(1500))")
+            // The way back, as it says.
+            let load = try ChildProcess.run(ChildProcess.built("realm-adapter"), ["load", "--config", config])
+            #expect(load.status == 0, "\(load.stderr)")
+            daemon = try DaemonProcess(config: config, log: dir + "/daemon-3.log")
+            try await daemon.waitUntilSyncing()
+            #expect(daemon.terminate() == 0)
+            #expect(try RealmStore(directory: dir + "/store").object(of: "Item", identity: 1, in: "/SQLDemo") != nil)
+        }
+    }
+}

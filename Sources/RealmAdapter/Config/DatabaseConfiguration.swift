@@ -151,8 +151,9 @@ public struct DatabaseConfiguration: Sendable {
             throw r.error("slotName", "'\(slotName)' is not a replication slot name: use 1 to 63 lower-case letters, digits and underscores.")
         }
         publication = try r.string("publication") ?? "realm_adapter"
-        guard (1...63).contains(publication.utf8.count) else {
-            throw r.error("publication", "must be 1 to 63 bytes long (Postgres cuts longer names).")
+        // pgoutput reads publication_names as a list of identifiers: keep to names it reads back as they are.
+        guard (1...63).contains(publication.utf8.count), publication.utf8.allSatisfy({ (97...122).contains($0) || (48...57).contains($0) || $0 == 95 }) else {
+            throw r.error("publication", "'\(publication)' is not a publication name the replication stream reads back: use 1 to 63 lower-case letters, digits and underscores.")
         }
         walWarningBytes = Int64(try r.int("walWarningBytes", in: 0...Int64.max) ?? 1 << 30)
         largeTransactionChanges = try r.int("largeTransactionChanges", in: 1...100_000_000) ?? 20_000

@@ -72,6 +72,14 @@ public struct SetAsideRow: Sendable {
     }
 }
 
+/// Where a connector's change stream starts (``RelationalConnector/prepare(_:)``).
+public enum StreamStart: Sendable {
+    /// From where it was (Postgres: the replication slot existed).
+    case resumed
+    /// From now: its starting point was created by this start.
+    case created
+}
+
 /// A Realm transaction recorded as applied to the database.
 public struct AppliedMarker: Hashable, Sendable {
     public var adapter: String
@@ -94,9 +102,12 @@ public protocol RelationalConnector: Sendable {
     /// A name for positions and logs (`postgres`).
     var sourceName: String { get }
 
-    /// Prepares the database (state table, publication, slot, …) and checks that it matches
-    /// the mapping; throws naming each mismatch.
-    func prepare(_ mapping: Mapping) async throws
+    /// Takes the daemon's lock (one daemon per stream: a second one fails here, clearly),
+    /// prepares the database (state table, publication, slot, …) and checks that it matches
+    /// the mapping; throws naming each mismatch. Says whether the stream's starting point
+    /// existed before or was created now.
+    @discardableResult
+    func prepare(_ mapping: Mapping) async throws -> StreamStart
 
     /// The Realm versions already applied to the database, per path, for `adapter`.
     func appliedVersions(adapter: String) async throws -> [String: Int64]

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import ServiceLifecycle
 
@@ -79,6 +80,30 @@ public final class DatabaseToRealmService: Service {
                 connector.processed(tx)
             }
         }
+    }
+}
+
+extension DatabaseToRealmService {
+    /// The store metadata key recording that a daemon followed `source`'s stream with this store.
+    static func followKey(source: String) -> String { "follow:\(source)" }
+
+    /// Throws if the stream existed before this start but this store never loaded from it nor
+    /// followed it (a new store, or one deleted under a running daemon): following it now would
+    /// give the Realms only the changes from here on. Otherwise records that it follows it.
+    public static func requireStoreFollows(_ store: RealmStore, source: String, start: StreamStart) throws {
+        if start == .resumed, try store.metadata(followKey(source: source)) == nil,
+           try store.metadata(Loader.stateKey(source: source)) == nil,
+           try store.realmPaths().allSatisfy({ try store.sourcePosition(source, of: $0) == nil }) {
+            throw RealmAdapterError.storeNeverFollowed(source: source)
+        }
+        try store.setMetadata(followKey(source: source), "since \(Timestamp(Date()).iso8601)")
+    }
+}
+
+extension RealmAdapterError {
+    static func storeNeverFollowed(source: String) -> RealmAdapterError {
+        RealmAdapterError(.invalidState, "The database's change stream (\(source)) exists, but this store has never loaded from it or followed it (a new store, or one deleted while a daemon ran?): following it now would give the Realms only the changes from here on. Run `realm-adapter load` (it starts the stream again from a snapshot), then start the daemon.",
+                          context: ["source": source])
     }
 }
 

@@ -30,6 +30,8 @@ public final class PostgresConnector: RelationalConnector {
         var catalog = PostgresTypeCatalog()
         var idWriter: PostgresConnection?
         var stream: PostgresReplicationStream?
+        /// Holds the daemon lock (a session-level advisory lock) while the daemon runs.
+        var lockHolder: PostgresConnection?
     }
     private let state = Mutex(State())
 
@@ -63,7 +65,9 @@ public final class PostgresConnector: RelationalConnector {
 
     // MARK: RelationalConnector
 
-    public func prepare(_ mapping: Mapping) async throws {
+    @discardableResult
+    public func prepare(_ mapping: Mapping) async throws -> StreamStart {
+        try await lockDaemon()
         try await prepareDatabase(mapping)
         let c = configuration
         let admin = try await PostgresConnection.connect(settings, logger: logger)
@@ -76,6 +80,24 @@ public final class PostgresConnector: RelationalConnector {
             let (lsn, _) = try await repl.session { s in try PostgresReplicationSetup.createSlot(s, slot) }
             logger.info("Created the replication slot", metadata: ["pg.slot": "\(slot)", "pg.lsn": "\(lsn)"])
         }
+        return needsSlot ? .created : .resumed
+    }
+
+    /// One daemon per slot: a session-level advisory lock, taken before the slot and the origin
+    /// are touched and held on a connection of its own until ``shutdown()`` (or the process
+    /// ends), so that a second daemon stops at once with a clear reason.
+    func lockDaemon() async throws {
+        if state.withLock({ $0.lockHolder?.isAlive == true }) { return }
+        let holder = try await PostgresConnection.connect(settings, logger: logger)
+        var key: Int64 = -3_750_763_034_362_895_579  // FNV-1a over the slot's name
+        for b in ("realm-adapter daemon:" + configuration.slotName).utf8 { key = (key ^ Int64(b)) &* 1_099_511_628_211 }
+        let lockKey = String(key)
+        let locked = try await holder.session { s in try s.query("SELECT pg_try_advisory_lock($1::bigint)", [lockKey]).rows == [["t"]] }
+        guard locked else {
+            holder.close()
+            throw PostgresError(.replicationSlot, "Another realm-adapter daemon is running with slot \(configuration.slotName) (it holds the daemon lock). Stop it before starting this one: two daemons on one slot would each miss what the other reads.")
+        }
+        state.withLock { $0.lockHolder = holder }
     }
 
     /// Everything ``prepare(_:)`` does but the slot: the database and tables (if configured),
@@ -330,12 +352,12 @@ public final class PostgresConnector: RelationalConnector {
     }
 
     public func shutdown() async {
-        let (w, r, i, stream) = state.withLock { s in
-            defer { s.writer = nil; s.reader = nil; s.idWriter = nil; s.stream = nil }
-            return (s.writer, s.reader, s.idWriter, s.stream)
+        let (w, r, i, stream, lock) = state.withLock { s in
+            defer { s.writer = nil; s.reader = nil; s.idWriter = nil; s.stream = nil; s.lockHolder = nil }
+            return (s.writer, s.reader, s.idWriter, s.stream, s.lockHolder)
         }
         stream?.stop()
-        for c in [w, r, i] { c?.close() }
+        for c in [w, r, i, lock] { c?.close() }
     }
 
     /// An LSN as a position string: 16 hexadecimal digits, so positions sort as strings. The
