@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// Database → Realm: follows the connector's change stream and applies each transaction.
 ///
@@ -48,6 +49,18 @@ public final class DatabaseToRealmService: Service {
     }
 
     private let index = PendingIndex()
+    /// Tables whose changes arrived though the mapping does not know them (warned about once each).
+    private let unknownTables = Mutex(Set<String>())
+
+    /// Says once per table, at warning level, that its changes are skipped: nothing is dropped silently.
+    func warnAboutUnknownTables(_ tx: DatabaseTransaction) {
+        let mapping = applier.mapping
+        for table in Set(tx.changes.flatMap(\.tables)) where mapping.table(named: table) == nil && mapping.linkList(named: table) == nil {
+            guard unknownTables.withLock({ $0.insert(table).inserted }) else { continue }
+            logger.warning("Changes to a table the mapping does not know are skipped (it is in the publication, or a partition published on its own)",
+                           metadata: ["db.table": "\(table)"])
+        }
+    }
 
     /// The Realm writes the database does not hold yet as of the transaction being applied.
     func pendingWrites(_ path: String, _ changes: [ObjectChange]) throws -> PendingWrites {
@@ -61,6 +74,7 @@ public final class DatabaseToRealmService: Service {
             let stream = try await connector.changes()
             for try await tx in stream.cancelOnGracefulShutdown() {
                 try Failpoint.dbToRealmReceived.hit()
+                if !tx.isOwn { warnAboutUnknownTables(tx) }
                 let (applier, adapter, cursor, connector) = (self.applier, self.adapter, self.databaseCursor, self.connector)
                 let paths = try await applier.store.perform {
                     // An own transaction moves the database's order past the Realm versions it holds;

@@ -30,6 +30,8 @@ public final class PostgresConnector: RelationalConnector {
         var catalog = PostgresTypeCatalog()
         var idWriter: PostgresConnection?
         var stream: PostgresReplicationStream?
+        /// `ON CONFLICT` columns of tables whose key alone has no unique index (partitioned tables).
+        var conflictTargets: [String: [String]] = [:]
         /// Holds the daemon lock (a session-level advisory lock) while the daemon runs.
         var lockHolder: PostgresConnection?
     }
@@ -127,6 +129,8 @@ public final class PostgresConnector: RelationalConnector {
                 """)
             try Self.follow(mapping, schema: schema, publication: c.publication, s)
             if c.resetReplicationSlot { try PostgresReplicationSetup.dropSlot(s, c.slotName) }
+            let targets = try PostgresSchema.conflictTargets(mapping, schema: schema, s)
+            self.state.withLock { $0.conflictTargets = targets }
         }
     }
 
@@ -160,6 +164,8 @@ public final class PostgresConnector: RelationalConnector {
                 try PostgresSchema.create(mapping, schema: schema, s)
                 try Self.follow(mapping, schema: schema, publication: publication, s)
             }
+            let targets = try PostgresSchema.conflictTargets(mapping, schema: schema, s)
+            self.state.withLock { $0.conflictTargets = targets }
         }
     }
 
@@ -192,11 +198,11 @@ public final class PostgresConnector: RelationalConnector {
 
     public func apply(_ writes: [DatabaseWrite], adapter: String, path: String, version: Int64) async throws {
         let w = try await writer()
-        let schema = self.schema
+        let schema = self.schema, targets = state.withLock { $0.conflictTargets }
         do {
             try await w.session { s in
                 try s.transaction {
-                    for (sql, params, write) in PostgresWrites.statements(writes, schema: schema) {
+                    for (sql, params, write) in PostgresWrites.statements(writes, schema: schema, conflictTargets: targets) {
                         let result = try s.query(sql, params)
                         // Rows this statement may not have seen: named in the stream, to be read again.
                         if let missed = write?.missedRow(affected: result.affected) {

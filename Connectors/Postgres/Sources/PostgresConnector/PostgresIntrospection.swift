@@ -19,7 +19,7 @@ public enum PostgresIntrospection {
             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
             JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
             JOIN pg_type t ON t.oid = a.atttypid
-            WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND c.relname NOT LIKE 'realm\\_adapter\\_%'
+            WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND NOT c.relispartition AND c.relname NOT LIKE 'realm\\_adapter\\_%'
             ORDER BY c.relname, a.attnum
             """, [schema]).rows
         let constraints = try s.query("""
@@ -41,11 +41,22 @@ public enum PostgresIntrospection {
             if cols[t] == nil { tables.append(t) }
             cols[t, default: []].append((c, typ, oid, r[4] == "t"))
         }
+        // A partitioned table's key must include its partition key; the Realm's key is the rest.
+        let partitionKeys = try s.query("""
+            SELECT c.relname, a.attname FROM pg_partitioned_table p JOIN pg_class c ON c.oid = p.partrelid
+            JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = ANY(p.partattrs)
+            WHERE n.nspname = $1
+            """, [schema]).rows.reduce(into: [String: Set<String>]()) { keys, r in
+                if let t = r[0], let c = r[1] { keys[t, default: []].insert(c) }
+            }
         var primaryKeys: [String: [String]] = [:]
         var foreignKeys: [String: [String: (table: String, column: String)]] = [:]
         for r in constraints {
             guard let t = r[0], let kind = r[1], let keyCols = r[2]?.split(separator: ",").map(String.init) else { continue }
-            if kind == "p" { primaryKeys[t] = keyCols }
+            if kind == "p" {
+                let rest = keyCols.filter { !(partitionKeys[t] ?? []).contains($0) }
+                primaryKeys[t] = rest.count == 1 && rest.count < keyCols.count ? rest : keyCols
+            }
             if kind == "f", keyCols.count == 1, let target = r[3], let targetCols = r[4]?.split(separator: ","), targetCols.count == 1 {
                 foreignKeys[t, default: [:]][keyCols[0]] = (target, String(targetCols[0]))
             }

@@ -5,13 +5,17 @@ import RealmAdapter
 public enum PostgresReplicationSetup {
     /// Creates the publication for `tables` (in `schema`) if missing, or sets its table list.
     /// `FOR TABLE` needs only ownership of the tables; `FOR ALL TABLES` would need a superuser.
+    /// Changes to a partitioned table are published under its own name, not its partitions'
+    /// (`publish_via_partition_root`, Postgres 13 and later).
     public static func ensurePublication(_ s: PostgresSession, name: String, schema: String, tables: [String]) throws {
         let list = tables.map { PostgresSQL.qualified(schema, $0) }.joined(separator: ", ")
         let exists = try s.query("SELECT 1 FROM pg_publication WHERE pubname = $1", [name]).rows.count == 1
+        let viaRoot = s.serverVersion >= 130000
         if exists {
             try s.execute("ALTER PUBLICATION \(PostgresSQL.quote(name)) SET TABLE \(list)")
+            if viaRoot { try s.execute("ALTER PUBLICATION \(PostgresSQL.quote(name)) SET (publish_via_partition_root = true)") }
         } else {
-            try s.execute("CREATE PUBLICATION \(PostgresSQL.quote(name)) FOR TABLE \(list)")
+            try s.execute("CREATE PUBLICATION \(PostgresSQL.quote(name)) FOR TABLE \(list)" + (viaRoot ? " WITH (publish_via_partition_root = true)" : ""))
         }
     }
 

@@ -110,6 +110,30 @@ enum PostgresSchema {
         return columns
     }
 
+    /// The columns an upsert into `t` names in `ON CONFLICT`: its key columns if a unique index
+    /// covers exactly them; else the smallest unique index that holds them and only mapped
+    /// columns besides (a partitioned table's key must include its partition key: `(id, taken_on)`
+    /// for a Realm keyed by `id`). Nil if there is none.
+    static func conflictTarget(_ t: TableMapping, _ unique: [Set<String>]) -> [String]? {
+        let key = Set(t.keyColumns)
+        if unique.contains(key) { return t.keyColumns }
+        let mapped = Set(t.columns.map(\.column) + t.pathColumns)
+        guard let wider = unique.filter({ $0.isSuperset(of: key) && $0.isSubset(of: mapped) }).min(by: { $0.count < $1.count }) else {
+            return nil
+        }
+        return t.keyColumns + wider.subtracting(key).sorted()
+    }
+
+    /// The conflict targets of the mapped tables whose key alone has no unique index.
+    static func conflictTargets(_ mapping: Mapping, schema: String, _ s: PostgresSession) throws -> [String: [String]] {
+        let unique = try uniqueKeys(schema: schema, s)
+        var targets: [String: [String]] = [:]
+        for t in mapping.tables {
+            if let c = conflictTarget(t, unique[t.table] ?? []), c != t.keyColumns { targets[t.table] = c }
+        }
+        return targets
+    }
+
     /// The column sets of each table's unique indexes (primary keys and unique constraints included).
     static func uniqueKeys(schema: String, _ s: PostgresSession) throws -> [String: [Set<String>]] {
         let rows = try s.query("""
@@ -145,8 +169,8 @@ enum PostgresSchema {
                 continue
             }
             let key = t.keyColumns.map(PostgresSQL.quote).joined(separator: ", ")
-            if t.keyColumns.allSatisfy({ have[$0] != nil }), !(unique[t.table] ?? []).contains(Set(t.keyColumns)) {
-                problems.append("table \(t.table) has no primary key or unique constraint on (\(key)), which finds the rows of \(t.type.name) objects; add one: ALTER TABLE \(PostgresSQL.qualified(schema, t.table)) ADD UNIQUE (\(key))")
+            if t.keyColumns.allSatisfy({ have[$0] != nil }), conflictTarget(t, unique[t.table] ?? []) == nil {
+                problems.append("table \(t.table) has no primary key or unique constraint on (\(key)), nor one that adds only mapped columns to it, which finds the rows of \(t.type.name) objects; add one: ALTER TABLE \(PostgresSQL.qualified(schema, t.table)) ADD UNIQUE (\(key)) (a partitioned table: a primary key of (\(key)) and its partition key, mapped too)")
             }
             if let dk = t.databaseKey, have[dk.column] != nil, !generated.contains("\(t.table).\(dk.column)") {
                 problems.append("column \(t.table).\(dk.column) (databasePrimaryKey of \(t.type.name)) has no default: the database must generate keys for objects created in a Realm; make it an IDENTITY or serial column")

@@ -6,13 +6,18 @@ enum PostgresWrites {
     /// with the same columns become one multi-row `INSERT … ON CONFLICT` (a bulk load from a
     /// Realm is mostly that), as long as no key repeats within the run: one statement cannot
     /// upsert the same row twice. Each statement comes with its write when it has one alone.
-    static func statements(_ writes: [DatabaseWrite], schema: String, maxParameters: Int = 30_000) -> [(String, [String?], DatabaseWrite?)] {
+    ///
+    /// - Parameter conflictTargets: per table, the columns of `ON CONFLICT` when they are not its
+    ///   key columns (``PostgresSchema/conflictTarget(_:_:)``).
+    static func statements(_ writes: [DatabaseWrite], schema: String, conflictTargets: [String: [String]] = [:],
+                           maxParameters: Int = 30_000) -> [(String, [String?], DatabaseWrite?)] {
         var out: [(String, [String?], DatabaseWrite?)] = []
         var run: [DatabaseWrite] = []
         var runKeys = Set<[Value]>()
         func flush() {
             guard !run.isEmpty else { return }
-            let (text, params) = run.count == 1 ? sql(run[0], schema: schema) : multiRowUpsert(run, schema: schema)
+            let (text, params) = run.count == 1 ? sql(run[0], schema: schema, conflictTargets: conflictTargets)
+                : multiRowUpsert(run, schema: schema, conflictTargets: conflictTargets)
             out.append((text, params, run.count == 1 ? run[0] : nil))
             run = []
             runKeys = []
@@ -20,7 +25,7 @@ enum PostgresWrites {
         for w in writes {
             guard case .upsert(let table, let keys, let row) = w else {
                 flush()
-                let (text, params) = sql(w, schema: schema)
+                let (text, params) = sql(w, schema: schema, conflictTargets: conflictTargets)
                 out.append((text, params, w))
                 continue
             }
@@ -37,7 +42,7 @@ enum PostgresWrites {
         return out
     }
 
-    private static func multiRowUpsert(_ run: [DatabaseWrite], schema: String) -> (String, [String?]) {
+    private static func multiRowUpsert(_ run: [DatabaseWrite], schema: String, conflictTargets: [String: [String]]) -> (String, [String?]) {
         guard case .upsert(let table, let keyColumns, let first) = run[0] else { preconditionFailure("a run holds upserts only") }
         let names = first.values.keys.sorted()
         var params: [String?] = []
@@ -49,7 +54,8 @@ enum PostgresWrites {
             params += names.map { PostgresType.encode(row[$0] ?? .null) }
         }
         let updates = names.filter { !keyColumns.contains($0) }.map { "\(PostgresSQL.quote($0)) = EXCLUDED.\(PostgresSQL.quote($0))" }
-        let conflict = "ON CONFLICT (\(keyColumns.map(PostgresSQL.quote).joined(separator: ", "))) " + (updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + updates.joined(separator: ", "))
+        let target = conflictTargets[table] ?? keyColumns
+        let conflict = "ON CONFLICT (\(target.map(PostgresSQL.quote).joined(separator: ", "))) " + (updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + updates.joined(separator: ", "))
         let sql = "INSERT INTO \(PostgresSQL.qualified(schema, table)) (\(names.map(PostgresSQL.quote).joined(separator: ", "))) VALUES \(tuples.joined(separator: ", ")) \(conflict)"
         return (sql, params)
     }
@@ -60,7 +66,7 @@ enum PostgresWrites {
         return "(SELECT \(PostgresSQL.quote(r.column)) FROM \(PostgresSQL.qualified(schema, r.table)) WHERE \(PostgresSQL.quote(r.byColumn)) = $\(n))"
     }
 
-    static func sql(_ write: DatabaseWrite, schema: String) -> (String, [String?]) {
+    static func sql(_ write: DatabaseWrite, schema: String, conflictTargets: [String: [String]] = [:]) -> (String, [String?]) {
         let table = PostgresSQL.qualified(schema, write.table)
         func ordered(_ row: DatabaseRow) -> [(String, Value)] { row.values.sorted { $0.key < $1.key } }
         func params(_ row: DatabaseRow, from n: Int) -> String {
@@ -76,7 +82,7 @@ enum PostgresWrites {
             let cols = ordered(row)
             let names = cols.map { PostgresSQL.quote($0.0) }.joined(separator: ", ")
             let updates = cols.filter { !keyColumns.contains($0.0) }.map { "\(PostgresSQL.quote($0.0)) = EXCLUDED.\(PostgresSQL.quote($0.0))" }
-            let conflict = "ON CONFLICT (\(keyColumns.map(PostgresSQL.quote).joined(separator: ", "))) " + (updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + updates.joined(separator: ", "))
+            let conflict = "ON CONFLICT (\((conflictTargets[write.table] ?? keyColumns).map(PostgresSQL.quote).joined(separator: ", "))) " + (updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + updates.joined(separator: ", "))
             return ("INSERT INTO \(table) (\(names)) VALUES (\(params(row, from: 1))) \(conflict)", cols.map { PostgresType.encode($0.1) })
         case .update(_, let key, let values):
             let cols = ordered(values)
