@@ -146,3 +146,59 @@ extension PostgresIntegration.RealWorldSchemaTests {
         }
     }
 }
+
+extension PostgresIntegration.RealWorldSchemaTests {
+    /// Values the database sets itself come back to the Realm: a BEFORE trigger, a default, a
+    /// generated column, a cascade. After the Realm's write, the Realm ends with what Postgres
+    /// stored, and that change is not sent back (it is the database's own).
+    @Test(.timeLimit(.minutes(1)))
+    func valuesTheDatabaseSetsItselfReachTheRealm() async throws {
+        try await TestServer.withFreshDatabase { settings in
+            let pg = try await PostgresConnection.connect(settings)
+            defer { pg.close() }
+            _ = try await pg.sql("""
+                CREATE TABLE doc (id integer PRIMARY KEY, title text, revision integer DEFAULT 1, origin text DEFAULT 'by default',
+                                  slug text GENERATED ALWAYS AS (lower(title)) STORED);
+                CREATE FUNCTION bump() RETURNS trigger AS $$ BEGIN NEW.revision := coalesce(OLD.revision, 0) + 1; RETURN NEW; END $$ LANGUAGE plpgsql;
+                CREATE TRIGGER bump BEFORE UPDATE ON doc FOR EACH ROW EXECUTE FUNCTION bump();
+                CREATE TABLE remark (id integer PRIMARY KEY, doc integer REFERENCES doc (id) ON DELETE CASCADE, text text);
+                """)
+            let schema = """
+                [{"name": "doc", "primaryKey": "id", "properties": {"id": "int", "title": "string?", "revision": "int?", "origin": "string?", "slug": "string?"}},
+                 {"name": "remark", "primaryKey": "id", "properties": {"id": "int", "doc": "doc", "text": "string?"}}]
+                """
+            let (dir, config) = try DaemonProcess.workspace(settings, schema: schema)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let daemon = try DaemonProcess(config: config, log: dir + "/daemon.log")
+            try await daemon.waitUntilSyncing()
+            let store = try RealmStore(directory: dir + "/store")
+            func doc() throws -> RealmObject? { try store.object(of: "doc", identity: 1, in: "/SQLDemo") }
+            try store.write(to: "/SQLDemo", origin: "app") { tx in
+                try tx.adopt(try Schema(json: JSONValue(parsing: schema)))
+                try tx.create("doc", ["id": 1, "title": "Hello"])
+            }
+            do {
+                try await eventually("the default and the generated column in the Realm") {
+                    try doc()?.values["origin"] == "by default" && doc()?.values["slug"] == "hello" && doc()?.values["revision"] == 1
+                }
+            } catch {
+                Issue.record(Comment(rawValue: "doc: \(String(describing: try doc()))\n" + crashReport(daemon.log)))
+                throw error
+            }
+            try store.write(to: "/SQLDemo", origin: "app") { tx in try tx.update("doc", 1, ["title": "World"]) }
+            try await eventually("the trigger's revision and the new slug in the Realm") {
+                try doc()?.values["revision"] == 2 && doc()?.values["slug"] == "world"
+            }
+            // A remark from the database, then the Realm deletes its doc: the database cascades.
+            _ = try await pg.sql("INSERT INTO remark VALUES (1, 1, 'nice')")
+            try await eventually("the remark in the Realm") { try store.object(of: "remark", identity: 1, in: "/SQLDemo") != nil }
+            try store.write(to: "/SQLDemo", origin: "app") { tx in try tx.delete("doc", 1) }
+            try await eventually("the cascaded delete in the Realm") { try store.object(of: "remark", identity: 1, in: "/SQLDemo") == nil }
+            #expect(try await pg.sql("SELECT count(*) FROM doc") == [["0"]])
+            // None of it went back to the database: the trigger ran once per Realm update.
+            #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+            let pending = try Adapter(store: store, name: "pg", pathRegex: "^/SQLDemo$").pendingCount("/SQLDemo")
+            #expect(pending == 0)
+        }
+    }
+}

@@ -140,7 +140,9 @@ extension PostgresIntegration {
             _ = try await h.sql("INSERT INTO \"Driver\" (id) VALUES (2)")  // a later change, to know the stream went past ours
             try await eventually("driver 2 in the Realm") { try h.store.object(of: "Driver", identity: 2, in: "/SQLDemo") != nil }
             #expect(try h.store.version(of: "/SQLDemo") == version + 1)
-            #expect(try await h.sql("SELECT path, version FROM realm_adapter_state WHERE adapter = 'pg'") == [["/SQLDemo", String(version)]])
+            let history = try h.store.history(of: "/SQLDemo").map { "\($0.version) \($0.origin) \($0.instructions.map { $0.json().serialized() })" }
+            #expect(try await h.sql("SELECT path, version FROM realm_adapter_state WHERE adapter = 'pg'") == [["/SQLDemo", String(version)]],
+                    "\(history)")
 
             // Deletes and updates both ways.
             _ = try await h.sql("UPDATE \"Bus\" SET note = 'checked' WHERE vehicle = 8")

@@ -56,9 +56,17 @@ public struct RealmApplier: Sendable {
             guard let dk = mapping.table(forType: type)?.databaseKey else { return nil }
             return try store.identity(of: type, where: dk.property, equals: key, in: path)
         }
+        var transaction = transaction
+        if !transaction.readBack.isEmpty { transaction.changes = try Self.readingBack(transaction, mapping, row) }
         let groups: [(path: String, changes: [ObjectChange])]
         if transaction.isOwn {
             var own = ChangesByPath(mapping.hasDatabaseKeys ? try mapping.databaseKeyFills(transaction.changes) : [])
+            // The rows as the database stored them: what it set itself (triggers, defaults,
+            // generated columns, cascades, rounding) comes back; what the Realm wrote records
+            // nothing. Link tables are left out: the database rarely changes them on its own,
+            // and each would cost a read of the list.
+            let stored = transaction.changes.filter { $0.tables.allSatisfy { mapping.linkList(named: $0) == nil } }
+            own.add(Self.lastImages(try mapping.objectChanges(stored, paths: { try store.realmPaths() }, row: row, keys: keys)))
             let missed = try reread(transaction.missedRows, mapping, row)
             own.add(try mapping.objectChanges(missed, paths: { try store.realmPaths() }, row: row, keys: keys))
             groups = own.groups
@@ -101,6 +109,51 @@ public struct RealmApplier: Sendable {
     }
 
     private struct RealmChangedMeanwhile: Error {}
+
+    /// The changes with the columns the stream does not carry read back from the database, as it
+    /// holds them now (a later change brings the same or newer values).
+    static func readingBack(_ tx: DatabaseTransaction, _ mapping: Mapping,
+                            _ row: (String, DatabaseRow, [String]) throws -> DatabaseRow?) throws -> [RowChange] {
+        try tx.changes.map { change in
+            switch change {
+            case .insert(let table, var r), .update(let table, var r, _):
+                guard let columns = tx.readBack[table], !columns.isEmpty, let t = mapping.table(named: table) else { return change }
+                var key = DatabaseRow()
+                for c in t.keyColumns { key[c] = r[c] }
+                guard key.values.count == t.keyColumns.count, let now = try row(table, key, columns) else { return change }
+                for (c, v) in now.values { r[c] = v }
+                if case .update(_, _, let old) = change { return .update(table: table, row: r, oldKey: old) }
+                return .insert(table: table, row: r)
+            default:
+                return change
+            }
+        }
+    }
+
+    /// Of an own transaction, the last image of each row only: its statements may write a row
+    /// several times (an update, then a list's array column), and the images before the last
+    /// are states the Realm has moved past; an object the transaction deletes afterwards (one
+    /// created and deleted within a group commit) gets none.
+    static func lastImages(_ groups: [(path: String, changes: [ObjectChange])]) -> [(path: String, changes: [ObjectChange])] {
+        groups.map { group in
+            var later = Set<ObjectKey>()
+            var kept: [ObjectChange] = []
+            for change in group.changes.reversed() {
+                switch change {
+                case .delete(let type, let identity):
+                    later.insert(ObjectKey(type: type, identity: identity))
+                case .upsert(let type, let identity, _):
+                    guard later.insert(ObjectKey(type: type, identity: identity)).inserted else { continue }
+                default:
+                    break
+                }
+                kept.append(change)
+            }
+            return (group.path, kept.reversed())
+        }
+    }
+
+    struct ObjectKey: Hashable { var type: String; var identity: Value }
 
     /// Whether the Realm at `path` already holds the source's transaction at `position`.
     private func holds(_ path: String, _ position: String) throws -> Bool {

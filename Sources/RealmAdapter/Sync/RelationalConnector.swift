@@ -14,14 +14,20 @@ public struct DatabaseTransaction: Sendable {
     /// For own transactions: rows that one of its updates or deletes did not find (see
     /// ``RelationalConnector/apply(_:adapter:path:version:)``), to be read again.
     public var missedRows: [RowReference]
+    /// Per table, columns the change stream does not carry (Postgres: generated columns):
+    /// read back from the database (``RelationalConnector/row(_:key:columns:)``) for each
+    /// inserted or updated row.
+    public var readBack: [String: [String]]
 
-    public init(position: String, isOwn: Bool, changes: [RowChange], token: UInt64, markers: [AppliedMarker] = [], missedRows: [RowReference] = []) {
+    public init(position: String, isOwn: Bool, changes: [RowChange], token: UInt64, markers: [AppliedMarker] = [],
+                missedRows: [RowReference] = [], readBack: [String: [String]] = [:]) {
         self.position = position
         self.isOwn = isOwn
         self.changes = changes
         self.token = token
         self.markers = markers
         self.missedRows = missedRows
+        self.readBack = readBack
     }
 }
 

@@ -30,6 +30,8 @@ public final class PostgresConnector: RelationalConnector {
         var catalog = PostgresTypeCatalog()
         var idWriter: PostgresConnection?
         var stream: PostgresReplicationStream?
+        /// Mapped generated columns per table: pgoutput does not carry them, so they are read back.
+        var generatedColumns: [String: [String]] = [:]
         /// `ON CONFLICT` columns of tables whose key alone has no unique index (partitioned tables).
         var conflictTargets: [String: [String]] = [:]
         /// Holds the daemon lock (a session-level advisory lock) while the daemon runs.
@@ -69,6 +71,7 @@ public final class PostgresConnector: RelationalConnector {
 
     @discardableResult
     public func prepare(_ mapping: Mapping) async throws -> StreamStart {
+        if configuration.createDatabase { try await createDatabaseIfMissing() }  // the lock needs the database
         try await lockDaemon()
         try await prepareDatabase(mapping)
         let c = configuration
@@ -129,8 +132,7 @@ public final class PostgresConnector: RelationalConnector {
                 """)
             try Self.follow(mapping, schema: schema, publication: c.publication, s)
             if c.resetReplicationSlot { try PostgresReplicationSetup.dropSlot(s, c.slotName) }
-            let targets = try PostgresSchema.conflictTargets(mapping, schema: schema, s)
-            self.state.withLock { $0.conflictTargets = targets }
+            try self.learnTables(mapping, s)
         }
     }
 
@@ -151,6 +153,14 @@ public final class PostgresConnector: RelationalConnector {
         try PostgresReplicationSetup.ensurePublication(s, name: publication, schema: schema, tables: tables + [stateTable])
     }
 
+    /// What writes and the stream need to know of the mapped tables: the conflict targets of
+    /// upserts, the generated columns to read back.
+    func learnTables(_ mapping: Mapping, _ s: PostgresSession) throws {
+        let targets = try PostgresSchema.conflictTargets(mapping, schema: schema, s)
+        let generated = try PostgresSchema.generatedColumns(mapping, schema: schema, s)
+        state.withLock { $0.conflictTargets = targets; $0.generatedColumns = generated }
+    }
+
     /// `applyRealmSchemaChanges`: the tables and columns the grown mapping has and the database
     /// lacks (new columns are nullable: existing rows have no value), followed by the stream.
     public func applyRealmSchema(_ mapping: Mapping) async throws {
@@ -164,8 +174,7 @@ public final class PostgresConnector: RelationalConnector {
                 try PostgresSchema.create(mapping, schema: schema, s)
                 try Self.follow(mapping, schema: schema, publication: publication, s)
             }
-            let targets = try PostgresSchema.conflictTargets(mapping, schema: schema, s)
-            self.state.withLock { $0.conflictTargets = targets }
+            try self.learnTables(mapping, s)
         }
     }
 
@@ -246,6 +255,7 @@ public final class PostgresConnector: RelationalConnector {
         try stream.start()
         state.withLock { $0.stream = stream }
         let origins: Set<String> = [originName, idsOriginName]
+        let readBack = state.withLock { $0.generatedColumns }
         return AsyncThrowingStream { continuation in
             let task = Task {
                 do {
@@ -269,7 +279,8 @@ public final class PostgresConnector: RelationalConnector {
                         // the slot moves only past a whole one.
                         let position = tx.isComplete ? Self.position(tx.endLSN) : Self.position(tx.commitLSN) + ":" + Self.zeroPadded(String(tx.part), 8)
                         continuation.yield(DatabaseTransaction(position: position, isOwn: tx.origin.map(origins.contains) ?? false,
-                                                               changes: changes, token: tx.isComplete ? tx.endLSN.value : 0, markers: markers, missedRows: missed))
+                                                               changes: changes, token: tx.isComplete ? tx.endLSN.value : 0, markers: markers,
+                                                               missedRows: missed, readBack: readBack))
                     }
                     continuation.finish()
                 } catch {

@@ -124,6 +124,23 @@ enum PostgresSchema {
         return t.keyColumns + wider.subtracting(key).sorted()
     }
 
+    /// The mapped columns that are generated (`GENERATED ALWAYS AS … STORED`), per table:
+    /// logical replication does not send them (before Postgres 18).
+    static func generatedColumns(_ mapping: Mapping, schema: String, _ s: PostgresSession) throws -> [String: [String]] {
+        guard s.serverVersion >= 120000 else { return [:] }
+        let rows = try s.query("""
+            SELECT c.relname, a.attname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+            JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = $1 AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated <> ''
+            """, [schema]).rows
+        var generated: [String: [String]] = [:]
+        for r in rows {
+            guard let table = r[0], let column = r[1], mapping.table(named: table)?.column(named: column) != nil else { continue }
+            generated[table, default: []].append(column)
+        }
+        return generated
+    }
+
     /// The conflict targets of the mapped tables whose key alone has no unique index.
     static func conflictTargets(_ mapping: Mapping, schema: String, _ s: PostgresSession) throws -> [String: [String]] {
         let unique = try uniqueKeys(schema: schema, s)
