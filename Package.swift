@@ -96,6 +96,18 @@ let package = Package(
             dependencies: ["RealmAdapter"],
             path: "Tests/Support/store-writer"
         ),
+        // What an attacker or a broken peer controls, as functions of bytes (scripts/fuzz.sh).
+        .target(
+            name: "FuzzTargets",
+            dependencies: ["RealmAdapter", "PostgresConnector"],
+            path: "Fuzz/Sources/FuzzTargets"
+        ),
+        // libFuzzer's driver when built with -sanitize=fuzzer; otherwise it replays input files.
+        .executableTarget(
+            name: "realm-adapter-fuzz",
+            dependencies: ["FuzzTargets"],
+            path: "Fuzz/Sources/realm-adapter-fuzz"
+        ),
         // Helpers shared by the test targets (child processes).
         .target(
             name: "TestSupport",
@@ -108,7 +120,7 @@ let package = Package(
         .testTarget(
             name: "PostgresConnectorTests",
             dependencies: [
-                "PostgresConnector", "RealmAdapter", "CLibPQ", "TestSupport",
+                "PostgresConnector", "RealmAdapter", "CLibPQ", "TestSupport", "FuzzTargets",
                 // The crash and restart tests run the real daemon binary.
                 "realm-adapter",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -17,3 +17,9 @@ swift build --build-tests
 
 echo "==> Running the tests"
 swift test --skip-build "$@"
+
+# Only for the whole suite (not when a filter or other arguments were given).
+if [ $# -eq 0 ]; then
+  echo "==> Fuzzing the parsers of untrusted input, 30 s each (scripts/fuzz.sh)"
+  scripts/fuzz.sh 30
+fi

@@ -19,8 +19,7 @@ extension PostgresIntegration {
         try await TestServer.withFreshDatabase { settings in
             let (dir, config) = try DaemonProcess.workspace(settings, schema: Self.schema)
             defer { try? FileManager.default.removeItem(atPath: dir) }
-            let routed = try String(contentsOfFile: config, encoding: .utf8).replacingOccurrences(of: #""path": "/SQLDemo""#, with: #""path": "/{owner}/tasks""#)
-            try routed.write(toFile: config, atomically: true, encoding: .utf8)
+            try DaemonProcess.edit(config, replacing: #""path": "/SQLDemo""#, with: #""path": "/{owner}/tasks""#)
             let pg = try await PostgresConnection.connect(settings)
             defer { pg.close() }
             var daemon = try DaemonProcess(config: config, log: dir + "/daemon-1.log")
@@ -36,8 +35,7 @@ extension PostgresIntegration {
             log = try String(contentsOfFile: daemon.log, encoding: .utf8)
             #expect(log.contains("Table Task, column tags, row with key 1"), "the same row stops it again: \(log.suffix(1500))")
 
-            let text = try String(contentsOfFile: config, encoding: .utf8).replacingOccurrences(of: #""schema":"#, with: #""ignoreSQLErrors": true, "schema":"#)
-            try text.write(toFile: config, atomically: true, encoding: .utf8)
+            try DaemonProcess.edit(config, replacing: #""schema":"#, with: #""ignoreSQLErrors": true, "schema":"#)
             daemon = try DaemonProcess(config: config, log: dir + "/daemon-3.log")
             try await daemon.waitUntilSyncing()
             _ = try await pg.sql(#"INSERT INTO "Task" VALUES (2, 'a/b', '{x}'); INSERT INTO "Task" VALUES (3, 'bo', '{y}')"#)

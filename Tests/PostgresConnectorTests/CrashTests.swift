@@ -139,8 +139,7 @@ extension PostgresIntegration.CrashTests {
             #expect(ok.stdout.contains("idle (no daemon connected)"))
 
             // A tiny threshold: the same slot now counts as retaining too much.
-            let text = try String(contentsOfFile: configFile, encoding: .utf8).replacingOccurrences(of: #""createSchema": true"#, with: #""createSchema": true, "walWarningBytes": 0"#)
-            try text.write(toFile: configFile, atomically: true, encoding: .utf8)
+            try DaemonProcess.edit(configFile, replacing: #""createSchema": true"#, with: #""createSchema": true, "walWarningBytes": 0"#)
             let warn = try ChildProcess.run(ChildProcess.built("realm-adapter"), ["status", "--config", configFile])
             #expect(warn.status == 2)
             #expect(warn.stdout.contains("warning: the slot retains"))
@@ -342,8 +341,7 @@ extension PostgresIntegration.CrashTests {
 
             // With ignoreSQLErrors the rejected change is kept aside and later ones still flow.
             try await pg.session { s in try s.execute(#"ALTER TABLE "Item" ADD CONSTRAINT small CHECK (n < 1000)"#) }
-            let text = try String(contentsOfFile: configFile, encoding: .utf8).replacingOccurrences(of: #""schema":"#, with: #""ignoreSQLErrors": true, "schema":"#)
-            try text.write(toFile: configFile, atomically: true, encoding: .utf8)
+            try DaemonProcess.edit(configFile, replacing: #""schema":"#, with: #""ignoreSQLErrors": true, "schema":"#)
             daemon = try DaemonProcess(config: configFile, log: dir + "/daemon-3.log")
             try await daemon.waitUntilSyncing()
             try write(2, 5000)

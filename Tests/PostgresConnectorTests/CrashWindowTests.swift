@@ -65,9 +65,7 @@ extension PostgresIntegration {
         try await TestServer.withFreshDatabase { settings in
             let (dir, config) = try DaemonProcess.workspace(settings, schema: GuaranteeWorkload.schema)
             defer { try? FileManager.default.removeItem(atPath: dir) }
-            let text = try String(contentsOfFile: config, encoding: .utf8).replacingOccurrences(
-                of: #""createSchema": true"#, with: #""createSchema": true, "largeTransactionChanges": 500"#)
-            try text.write(toFile: config, atomically: true, encoding: .utf8)
+            try DaemonProcess.edit(config, replacing: #""createSchema": true"#, with: #""createSchema": true, "largeTransactionChanges": 500"#)
             let store = try RealmStore(directory: dir + "/store")
             _ = try Adapter(store: store, name: "audit", pathRegex: ".*")
             let pg = try await PostgresConnection.connect(settings)
@@ -131,9 +129,7 @@ extension PostgresIntegration {
 
             // A rejected change, dead-lettered, then killed before the cursor moves.
             _ = try await pg.sql(#"ALTER TABLE "Item" ADD CONSTRAINT small CHECK (n < 1000)"#)
-            let text = try String(contentsOfFile: config, encoding: .utf8).replacingOccurrences(
-                of: #""schema":"#, with: #""ignoreSQLErrors": true, "schema":"#)
-            try text.write(toFile: config, atomically: true, encoding: .utf8)
+            try DaemonProcess.edit(config, replacing: #""schema":"#, with: #""ignoreSQLErrors": true, "schema":"#)
             let rejected = k + 1
             k = try await Self.runUntilKilled(config, log: dir + "/daemon-3.log", .realmToDbAfterDeadLetter, "kill",
                                               from: rejected) { try await write($0, n: $0 == rejected ? 5000 : 0) }

@@ -66,6 +66,14 @@ final class DaemonProcess {
         return (dir, try SyncHarness.configFile(settings, store: dir + "/store", schema: schema, directory: dir))
     }
 
+    /// Changes a configuration file in place; throws if `old` is not in it (a test would
+    /// otherwise run with the configuration it meant to change).
+    static func edit(_ file: String, replacing old: String, with new: String) throws {
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        guard text.contains(old) else { throw DaemonError("\(file) has no \(old) to replace") }
+        try text.replacingOccurrences(of: old, with: new).write(toFile: file, atomically: true, encoding: .utf8)
+    }
+
     struct DaemonError: Error, CustomStringConvertible {
         let description: String
         init(_ d: String) { description = d }

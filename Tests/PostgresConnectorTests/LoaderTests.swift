@@ -278,9 +278,7 @@ extension PostgresIntegration.LoaderTests {
             try await Self.createItems(pg, count: n)
             let (dir, file) = try DaemonProcess.workspace(settings, schema: Self.itemSchema)
             defer { try? FileManager.default.removeItem(atPath: dir) }
-            let text = try String(contentsOfFile: file, encoding: .utf8)
-            try text.replacingOccurrences(of: #""schema":"#, with: #""loader": {"batchSize": 2000}, "schema":"#)
-                .write(toFile: file, atomically: true, encoding: .utf8)
+            try DaemonProcess.edit(file, replacing: #""schema":"#, with: #""loader": {"batchSize": 2000}, "schema":"#)
             let cli = ChildProcess.built("realm-adapter")
             let store = try RealmStore(directory: dir + "/store")
             for (failpoint, spec) in [(Failpoint.loadAfterBatch, "4*off->kill"), (.loadBeforeHandOff, "kill")] {

@@ -31,9 +31,7 @@ extension PostgresIntegration {
             _ = try await pg.sql(Self.ddl + #"INSERT INTO film VALUES (1, 1999, 'Matrix', 12.50, 'calm', '{calm,busy}');"#)
             let (dir, config) = try DaemonProcess.workspace(settings, schema: Self.schema)
             defer { try? FileManager.default.removeItem(atPath: dir) }
-            let text = try String(contentsOfFile: config, encoding: .utf8).replacingOccurrences(
-                of: #""schema":"#, with: #""mapping": {"customTypes": {"year": "int", "mood": "string"}}, "schema":"#)
-            try text.write(toFile: config, atomically: true, encoding: .utf8)
+            try DaemonProcess.edit(config, replacing: #""schema":"#, with: #""mapping": {"customTypes": {"year": "int", "mood": "string"}}, "schema":"#)
             let load = try ChildProcess.run(ChildProcess.built("realm-adapter"), ["load", "--config", config])
             #expect(load.status == 0, "\(load.stderr)")
             let daemon = try DaemonProcess(config: config, log: dir + "/daemon.log")
@@ -62,9 +60,7 @@ extension PostgresIntegration.RealWorldSchemaTests {
         try await TestServer.withFreshDatabase { settings in
             let (dir, config) = try DaemonProcess.workspace(settings, schema: GuaranteeWorkload.schema)
             defer { try? FileManager.default.removeItem(atPath: dir) }
-            let text = try String(contentsOfFile: config, encoding: .utf8).replacingOccurrences(
-                of: #""createSchema": true"#, with: #""createSchema": true, "applyRealmSchemaChanges": true"#)
-            try text.write(toFile: config, atomically: true, encoding: .utf8)
+            try DaemonProcess.edit(config, replacing: #""createSchema": true"#, with: #""createSchema": true, "applyRealmSchemaChanges": true"#)
             let daemon = try DaemonProcess(config: config, log: dir + "/daemon.log")
             try await daemon.waitUntilSyncing()
             let long = String(repeating: "measurement_", count: 6)  // 72 bytes
@@ -113,9 +109,7 @@ extension PostgresIntegration.RealWorldSchemaTests {
             var config = try Configuration.load(file: dir + "/adapter.json", environment: [:])
             #expect(config.schema[type: "reading"]?.primaryKey == "id")
             #expect(config.schema[type: "reading_2024"] == nil)
-            let text = try String(contentsOfFile: dir + "/adapter.json", encoding: .utf8)
-                .replacingOccurrences(of: #""store": "./realms""#, with: #""store": "\#(dir)/store""#)
-            try text.write(toFile: dir + "/adapter.json", atomically: true, encoding: .utf8)
+            try DaemonProcess.edit(dir + "/adapter.json", replacing: #""store": "./realms""#, with: #""store": "\#(dir)/store""#)
             config = try Configuration.load(file: dir + "/adapter.json", environment: [:])
 
             let load = try ChildProcess.run(cli, ["load", "--config", dir + "/adapter.json"])

@@ -94,6 +94,8 @@ public enum PgOutputMessage: Equatable, Sendable {
         case UInt8(ascii: "T"):
             let n = Int(try r.uint32())
             let options = try r.uint8()
+            // The count comes from the wire: checked against the bytes there before anything is allocated for it.
+            guard n <= (r.bytes.count - r.i) / 4 else { throw ByteReader.malformed("truncate of more relations than the message holds") }
             self = .truncate(relations: try (0..<n).map { _ in try r.uint32() }, cascade: options & 1 == 1, restartIdentity: options & 2 == 2)
         case UInt8(ascii: "M"):
             let flags = try r.uint8(), lsn = LSN(try r.uint64()), prefix = try r.cString()

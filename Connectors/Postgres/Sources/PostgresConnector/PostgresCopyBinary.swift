@@ -28,6 +28,7 @@ enum PostgresCopyBinary {
         }
         let count = try reader.int16()
         if count == -1 { return false }
+        guard count >= 0 else { throw PostgresError(.queryFailed, "COPY sent a binary row with a negative field count.") }
         for i in 0..<Int(count) {
             let length = try reader.int32()
             if length == -1 { try field(i, nil); continue }
