@@ -24,7 +24,8 @@ struct DeadLetter: AsyncParsableCommand {
     )
 
     @Argument(help: "The Realm whose blocked transaction to move aside.") var path: String
-    @Option(help: ArgumentHelp("The version status shows as blocked; refused if it is not the one.", valueName: "version"))
+    @Option(
+        help: ArgumentHelp("The version status shows as blocked; refused if it is not the one.", valueName: "version"))
     var version: Int64?
     @OptionGroup var options: ConfigOptions
 
@@ -33,26 +34,44 @@ struct DeadLetter: AsyncParsableCommand {
             let (c, logger) = try options.load()
             let (database, _, connector) = try Wiring.postgres(c, logger: logger)
             guard try await !connector.status(adapter: c.realm.adapterName).slotActive else {
-                throw RealmAdapterError(.invalidState, "A daemon is streaming from slot \(database.slotName): stop it first, then move the transaction aside.")
+                throw RealmAdapterError.daemonRunning(slot: database.slotName)
             }
             let store = try RealmStore(directory: c.realm.store, logger: logger)
-            let adapter = try Adapter(store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)
+            let adapter = try Adapter(
+                store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)
             // The database may hold it already (a crash after its commit): then it is not blocking.
             let applied = try await connector.appliedVersions(adapter: adapter.name)[path] ?? 0
             if try adapter.cursor(path) < applied { try adapter.advance(path, through: applied) }
             guard let tx = try adapter.pending(path, limit: 1).first else {
-                throw RealmAdapterError(.invalidState, "\(path) has no transaction waiting to be sent: nothing is blocked.")
+                throw RealmAdapterError.nothingBlocked(path)
             }
             if let version, version != tx.version {
-                throw RealmAdapterError(.invalidState, "The oldest unsent transaction of \(path) is version \(tx.version), not \(version); run `realm-adapter status` again.")
+                throw RealmAdapterError.notTheBlockedVersion(path, oldest: tx.version, given: version)
             }
             let blocked = try BlockedTransaction.current(in: store, adapter: adapter, path: path)
             let reason = blocked?.error ?? "moved aside by realm-adapter dead-letter"
-            try await connector.deadLetter(tx.instructions, error: reason, adapter: adapter.name, path: path, version: tx.version)
+            try await connector.deadLetter(
+                tx.instructions, error: reason, adapter: adapter.name, path: path, version: tx.version)
             try adapter.advance(path, through: tx.version)
             try BlockedTransaction.clear(in: store, adapter: adapter.name, path: path)
-            print("Moved version \(tx.version) of \(path) (\(tx.instructions.count) instructions) to realm_adapter_dead_letter; "
-                + "`realm-adapter run` goes on from the next one.")
+            print(
+                "Moved version \(tx.version) of \(path) (\(tx.instructions.count) instructions) to realm_adapter_dead_letter; "
+                    + "`realm-adapter run` goes on from the next one.")
         }
+    }
+}
+
+extension RealmAdapterError {
+    static func daemonRunning(slot: String) -> RealmAdapterError {
+        RealmAdapterError(.invalidState, "A daemon is streaming from slot \(slot): stop it first, then move the transaction aside.")
+    }
+
+    static func nothingBlocked(_ path: String) -> RealmAdapterError {
+        RealmAdapterError(.invalidState, "\(path) has no transaction waiting to be sent: nothing is blocked.")
+    }
+
+    static func notTheBlockedVersion(_ path: String, oldest: Int64, given: Int64) -> RealmAdapterError {
+        RealmAdapterError(.invalidState, "The oldest unsent transaction of \(path) is version \(oldest), not \(given); "
+            + "run `realm-adapter status` again.")
     }
 }
