@@ -32,6 +32,10 @@ names=("$@")
 [ ${#names[@]} -gt 0 ] || names=($(ls "$patches" | sed 's/\.patch$//'))
 for n in "${names[@]}"; do [ -f "$patches/$n.patch" ] || { echo "mutations: no patch $patches/$n.patch" >&2; exit 2; }; done
 
+for n in "${names[@]}"; do
+  git apply --check "$patches/$n.patch" || { echo "mutations: $n.patch no longer applies; update it to the code" >&2; exit 1; }
+done
+
 pgenv=$(scripts/pg.sh start)
 eval "$pgenv"
 

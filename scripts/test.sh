@@ -12,6 +12,13 @@ pgenv=$(scripts/pg.sh start) || { echo "test.sh: the test Postgres did not start
 eval "$pgenv"
 [ -n "${REALM_ADAPTER_PG_PORT:-}" ] || { echo "test.sh: scripts/pg.sh gave no connection settings" >&2; exit 1; }
 
+# The mutation script (scripts/mutations.sh, too slow for every run) is only as good as its
+# patches: each must still apply to the code, or a guard goes unchecked without anyone knowing.
+echo "==> Checking that each mutation patch still applies (scripts/mutations/)"
+for p in scripts/mutations/*.patch; do
+  git apply --check "$p" || { echo "test.sh: $p no longer applies; update it to the code (see scripts/mutations.sh)" >&2; exit 1; }
+done
+
 echo "==> Building (debug, with tests)"
 swift build --build-tests
 
