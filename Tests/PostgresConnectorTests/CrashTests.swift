@@ -129,6 +129,10 @@ extension PostgresIntegration.CrashTests {
             let store = try RealmStore(directory: dir + "/store")
             try await eventually("item 1 in the Realm") { try store.contains("/SQLDemo") && store.count(of: "Item", in: "/SQLDemo") == 1 }
             #expect(daemon.terminate() == 0)
+            // The server notices the stream's end a moment after the daemon exits.
+            try await eventually("the slot idle") {
+                try await pg.sql("SELECT active FROM pg_replication_slots WHERE slot_name = $1", [settings.database!]) == [["f"]]
+            }
 
             let ok = try ChildProcess.run(ChildProcess.built("realm-adapter"), ["status", "--config", configFile])
             #expect(ok.status == 0, "\(ok.stderr)")

@@ -47,24 +47,25 @@ extension Mapping {
                               keys: DatabaseKeyResolver = DatabaseKeyResolver(),
                               setAside: ((RowChange, RealmAdapterError) throws -> Void)? = nil) throws -> [(path: String, changes: [ObjectChange])] {
         var grouped = ChangesByPath()
+        var one: [(String, ObjectChange)] = []  // reused: one buffer for every row change
         for change in changes {
             // One change at a time, so that a change set aside leaves nothing half-added.
-            var one = ChangesByPath()
+            one.removeAll(keepingCapacity: true)
             do {
                 try objectChanges(of: change, into: &one, paths: paths, row: row, keys: keys)
             } catch let e as RealmAdapterError where setAside != nil && e.code == .invalidValue {
                 try setAside?(change, e)
                 continue
             }
-            grouped.add(one.groups)
+            for (path, c) in one { grouped.add(path, c) }
         }
         return grouped.groups
     }
 
-    /// The object changes of one row change, added to `grouped`.
-    private func objectChanges(of change: RowChange, into grouped: inout ChangesByPath, paths: () throws -> [String],
+    /// The object changes of one row change, appended to `out` with their Realm paths.
+    private func objectChanges(of change: RowChange, into out: inout [(String, ObjectChange)], paths: () throws -> [String],
                                row: (String, DatabaseRow, [String]) throws -> DatabaseRow?, keys: DatabaseKeyResolver) throws {
-        func add(_ path: String, _ c: ObjectChange) { grouped.add(path, c) }
+        func add(_ path: String, _ c: ObjectChange) { out.append((path, c)) }
         if let (owner, list) = change.tables.count == 1 ? linkList(named: change.tables[0]) : nil {
             for c in try linkChanges(change, owner, list) {
                 guard case .listChanged(let type, let key, let property) = c else { continue }

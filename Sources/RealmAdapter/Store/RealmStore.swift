@@ -70,7 +70,13 @@ public final class RealmStore: Sendable {
         let file = (directory as NSString).appendingPathComponent("realms.sqlite")
         do {
             pool = try DatabasePool(path: file, configuration: config)
-            try Self.migrator.migrate(pool)
+            do {
+                try Self.migrator.migrate(pool)
+            } catch is DatabaseError {
+                // Another process migrated the new store at the same instant (two daemons started
+                // together): the migrator read what was applied before it; reading again finds all.
+                try Self.migrator.migrate(pool)
+            }
         } catch let e as DatabaseError {
             throw RealmAdapterError(.storeUnavailable, "Cannot open the Realm store at '\(file)': \(e.message ?? e.description).",
                                     context: ["store": directory, "sqlite.code": "\(e.resultCode.rawValue)"])
@@ -82,7 +88,7 @@ public final class RealmStore: Sendable {
         var m = DatabaseMigrator()
         m.registerMigration("v1") { db in
             try db.execute(sql: """
-                CREATE TABLE realm (
+                CREATE TABLE IF NOT EXISTS realm (
                     id INTEGER PRIMARY KEY,
                     path TEXT NOT NULL UNIQUE,
                     schema TEXT NOT NULL,
@@ -90,7 +96,7 @@ public final class RealmStore: Sendable {
                     version INTEGER NOT NULL DEFAULT 0,
                     compacted_through INTEGER NOT NULL DEFAULT 0,
                     created_at INTEGER NOT NULL);
-                CREATE TABLE history (
+                CREATE TABLE IF NOT EXISTS history (
                     id INTEGER PRIMARY KEY AUTOINCREMENT,
                     realm_id INTEGER NOT NULL,
                     version INTEGER NOT NULL,
@@ -99,30 +105,33 @@ public final class RealmStore: Sendable {
                     instruction_count INTEGER NOT NULL,
                     instructions BLOB NOT NULL,
                     UNIQUE (realm_id, version));
-                CREATE TABLE source_position (
+                CREATE TABLE IF NOT EXISTS source_position (
                     realm_id INTEGER NOT NULL,
                     source TEXT NOT NULL,
                     position TEXT NOT NULL,
                     PRIMARY KEY (realm_id, source)) WITHOUT ROWID;
-                CREATE TABLE adapter (
+                CREATE TABLE IF NOT EXISTS adapter (
                     name TEXT PRIMARY KEY,
                     path_regex TEXT NOT NULL,
                     registered_at INTEGER NOT NULL) WITHOUT ROWID;
-                CREATE TABLE adapter_cursor (
+                CREATE TABLE IF NOT EXISTS adapter_cursor (
                     adapter TEXT NOT NULL,
                     realm_id INTEGER NOT NULL,
                     version INTEGER NOT NULL,
                     PRIMARY KEY (adapter, realm_id)) WITHOUT ROWID;
                 """)
         }
+        // Migrations are idempotent: two processes opening a new store at the same instant
+        // (two daemons started together) may both run one.
         m.registerMigration("v2: metadata") { db in
-            try db.execute(sql: "CREATE TABLE metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
+            try db.execute(sql: "CREATE TABLE IF NOT EXISTS metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
         }
         // Each transaction written for a connector keeps the source position it came from, so a
         // transaction applied twice shows in history (the same position twice), not only in values.
         m.registerMigration("v3: history source position") { db in
-            try db.execute(sql: "ALTER TABLE history ADD COLUMN source TEXT")
-            try db.execute(sql: "ALTER TABLE history ADD COLUMN position TEXT")
+            let columns = try db.columns(in: "history").map(\.name)
+            if !columns.contains("source") { try db.execute(sql: "ALTER TABLE history ADD COLUMN source TEXT") }
+            if !columns.contains("position") { try db.execute(sql: "ALTER TABLE history ADD COLUMN position TEXT") }
         }
         return m
     }

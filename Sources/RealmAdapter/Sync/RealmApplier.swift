@@ -69,7 +69,11 @@ public struct RealmApplier: Sendable {
             own.add(Self.lastImages(try mapping.objectChanges(stored, paths: { try store.realmPaths() }, row: row, keys: keys)))
             let missed = try reread(transaction.missedRows, mapping, row)
             own.add(try mapping.objectChanges(missed, paths: { try store.realmPaths() }, row: row, keys: keys))
-            groups = own.groups
+            // Usually the rows are what the Realm wrote: read, compared, and no store write at all.
+            groups = try own.groups.compactMap { g in
+                let changes = try g.changes.filter { try !Self.holdsAlready($0, store, g.path) }
+                return changes.isEmpty ? nil : (g.path, changes)
+            }
         } else {
             var aside: [SetAsideRow] = []
             do {
@@ -154,6 +158,22 @@ public struct RealmApplier: Sendable {
     }
 
     struct ObjectKey: Hashable { var type: String; var identity: Value }
+
+    /// Whether the Realm at `path` already is as `change` would make it (an upsert of the values
+    /// it has, a delete of an object it lacks).
+    static func holdsAlready(_ change: ObjectChange, _ store: RealmStore, _ path: String) throws -> Bool {
+        switch change {
+        case .upsert(let type, let identity, let values):
+            guard try store.contains(path), try store.schema(of: path)[type: type] != nil,
+                  let object = try store.object(of: type, identity: identity, in: path) else { return false }
+            return values.allSatisfy { object.values[$0.name] == $0.value }
+        case .delete(let type, let identity):
+            guard try store.contains(path), try store.schema(of: path)[type: type] != nil else { return true }
+            return try store.object(of: type, identity: identity, in: path) == nil
+        default:
+            return false
+        }
+    }
 
     /// Whether the Realm at `path` already holds the source's transaction at `position`.
     private func holds(_ path: String, _ position: String) throws -> Bool {
