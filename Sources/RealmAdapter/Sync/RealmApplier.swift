@@ -71,7 +71,8 @@ public struct RealmApplier: Sendable {
             own.add(try mapping.objectChanges(missed, paths: { try store.realmPaths() }, row: row, keys: keys))
             // Usually the rows are what the Realm wrote: read, compared, and no store write at all.
             groups = try own.groups.compactMap { g in
-                let changes = try g.changes.filter { try !Self.holdsAlready($0, store, g.path) }
+                let schema = try store.contains(g.path) ? try store.schema(of: g.path) : Schema.empty
+                let changes = try g.changes.filter { try !Self.holdsAlready($0, store, g.path, schema) }
                 return changes.isEmpty ? nil : (g.path, changes)
             }
         } else {
@@ -161,14 +162,13 @@ public struct RealmApplier: Sendable {
 
     /// Whether the Realm at `path` already is as `change` would make it (an upsert of the values
     /// it has, a delete of an object it lacks).
-    static func holdsAlready(_ change: ObjectChange, _ store: RealmStore, _ path: String) throws -> Bool {
+    static func holdsAlready(_ change: ObjectChange, _ store: RealmStore, _ path: String, _ schema: Schema) throws -> Bool {
         switch change {
         case .upsert(let type, let identity, let values):
-            guard try store.contains(path), try store.schema(of: path)[type: type] != nil,
-                  let object = try store.object(of: type, identity: identity, in: path) else { return false }
+            guard schema[type: type] != nil, let object = try store.object(of: type, identity: identity, in: path) else { return false }
             return values.allSatisfy { object.values[$0.name] == $0.value }
         case .delete(let type, let identity):
-            guard try store.contains(path), try store.schema(of: path)[type: type] != nil else { return true }
+            guard schema[type: type] != nil else { return true }
             return try store.object(of: type, identity: identity, in: path) == nil
         default:
             return false

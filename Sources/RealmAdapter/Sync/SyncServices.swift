@@ -55,10 +55,20 @@ public final class DatabaseToRealmService: Service {
     /// Says once per table, at warning level, that its changes are skipped: nothing is dropped silently.
     func warnAboutUnknownTables(_ tx: DatabaseTransaction) {
         let mapping = applier.mapping
-        for table in Set(tx.changes.flatMap(\.tables)) where mapping.table(named: table) == nil && mapping.linkList(named: table) == nil {
-            guard unknownTables.withLock({ $0.insert(table).inserted }) else { continue }
+        var previous = ""  // a transaction's changes mostly come in runs of one table: checked once a run
+        func check(_ table: String) {
+            guard table != previous else { return }
+            previous = table
+            guard mapping.table(named: table) == nil, mapping.linkList(named: table) == nil,
+                  unknownTables.withLock({ $0.insert(table).inserted }) else { return }
             logger.warning("Changes to a table the mapping does not know are skipped (it is in the publication, or a partition published on its own)",
                            metadata: ["db.table": "\(table)"])
+        }
+        for change in tx.changes {
+            switch change {
+            case .insert(let table, _), .update(let table, _, _), .delete(let table, _): check(table)
+            case .truncate(let tables): tables.forEach(check)
+            }
         }
     }
 
