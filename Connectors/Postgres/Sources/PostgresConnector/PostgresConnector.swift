@@ -97,7 +97,14 @@ public final class PostgresConnector: RelationalConnector {
         var key: Int64 = -3_750_763_034_362_895_579  // FNV-1a over the slot's name
         for b in ("realm-adapter daemon:" + configuration.slotName).utf8 { key = (key ^ Int64(b)) &* 1_099_511_628_211 }
         let lockKey = String(key)
-        let locked = try await holder.session { s in try s.query("SELECT pg_try_advisory_lock($1::bigint)", [lockKey]).rows == [["t"]] }
+        // A daemon that just stopped or crashed holds the lock until the server has seen its
+        // connection end, a moment later: wait a little before calling it a second daemon.
+        var locked = false
+        for attempt in 0..<50 {
+            locked = try await holder.session { s in try s.query("SELECT pg_try_advisory_lock($1::bigint)", [lockKey]).rows == [["t"]] }
+            if locked { break }
+            if attempt < 49 { try await Task.sleep(for: .milliseconds(100)) }
+        }
         guard locked else {
             holder.close()
             throw PostgresError(.replicationSlot, "Another realm-adapter daemon is running with slot \(configuration.slotName) (it holds the daemon lock). Stop it before starting this one: two daemons on one slot would each miss what the other reads.")
