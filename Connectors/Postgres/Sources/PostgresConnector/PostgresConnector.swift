@@ -94,9 +94,7 @@ public final class PostgresConnector: RelationalConnector {
     func lockDaemon() async throws {
         if state.withLock({ $0.lockHolder?.isAlive == true }) { return }
         let holder = try await PostgresConnection.connect(settings, logger: logger)
-        var key: Int64 = -3_750_763_034_362_895_579  // FNV-1a over the slot's name
-        for b in ("realm-adapter daemon:" + configuration.slotName).utf8 { key = (key ^ Int64(b)) &* 1_099_511_628_211 }
-        let lockKey = String(key)
+        let lockKey = String(Int64(bitPattern: PostgresSQL.fnv1a("realm-adapter daemon:" + configuration.slotName)))
         // A daemon that just stopped or crashed holds the lock until the server has seen its
         // connection end, a moment later: wait a little before calling it a second daemon.
         var locked = false

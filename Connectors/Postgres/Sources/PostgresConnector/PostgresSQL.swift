@@ -19,12 +19,17 @@ public enum PostgresSQL {
     /// keep a prefix and end in a hash of the whole, so the same long name always gives the same one.
     static func shortened(_ name: String) -> String {
         guard name.utf8.count > maxIdentifierBytes else { return name }
-        var hash: UInt32 = 2_166_136_261  // FNV-1a
-        for b in name.utf8 { hash = (hash ^ UInt32(b)) &* 16_777_619 }
         var prefix = ""
         for c in name where prefix.utf8.count + String(c).utf8.count <= maxIdentifierBytes - 9 { prefix.append(c) }
-        let hex = String(hash, radix: 16)
+        let hex = String(UInt32(truncatingIfNeeded: fnv1a(name)), radix: 16)
         return prefix + "_" + String(repeating: "0", count: 8 - hex.count) + hex
+    }
+
+    /// A stable 64-bit hash of a name (FNV-1a), for names and lock keys made from it.
+    static func fnv1a(_ text: String) -> UInt64 {
+        var hash: UInt64 = 14_695_981_039_346_656_037
+        for b in text.utf8 { hash = (hash ^ UInt64(b)) &* 1_099_511_628_211 }
+        return hash
     }
 
     /// `'text'`, with embedded quotes doubled (standard_conforming_strings is on since 9.1).

@@ -39,7 +39,7 @@ struct PostgresTypeCatalog: Sendable {
     /// not in `customTypes`). `name` is used only for an OID the catalog does not hold (a type
     /// created after it was read).
     func resolve(oid: UInt32, name: String = "", customTypes: [String: ScalarType]) -> PostgresType? {
-        if PostgresType.builtins[oid] != nil { return PostgresType.resolve(oid: oid, name: name, customTypes: [:]) }
+        if let (n, kind) = PostgresType.builtins[oid] { return PostgresType(oid: oid, name: n, kind: kind) }  // one lookup: per field
         guard let e = entries[oid] else { return PostgresType.resolve(oid: oid, name: name, customTypes: customTypes) }
         if let s = customTypes[e.name] { return PostgresType(oid: oid, name: e.name, kind: .scalar(s)) }
         if e.kind == UInt8(ascii: "d") { return resolve(oid: e.base, customTypes: customTypes) }
