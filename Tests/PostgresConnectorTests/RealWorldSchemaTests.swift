@@ -39,12 +39,21 @@ extension PostgresIntegration {
             _ = try await pg.sql(#"INSERT INTO film VALUES (2, 2003, 'Reloaded', 9.99, 'busy', '{busy}')"#)
             let store = try RealmStore(directory: dir + "/store")
             try await eventually("film 2 in the Realm") { try store.object(of: "film", identity: 2, in: "/SQLDemo") != nil }
-            #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
             let one = try #require(try store.object(of: "film", identity: 1, in: "/SQLDemo"))
             let two = try #require(try store.object(of: "film", identity: 2, in: "/SQLDemo"))
             #expect(one.values["released"] == 1999 && two.values["released"] == 2003)
             #expect(one.values["title"] == "Matrix" && two.values["title"] == "Reloaded")
-            #expect(one.values["cost"] == .decimal(Decimal(string: "12.5")!) && two.values["cost"] == .decimal(Decimal(string: "9.99")!))
+            // A decimal keeps its scale both ways (12.50 stays 12.50), and a Realm value Postgres
+            // stores at its column's scale (3.5 in numeric(10,2)) comes back as Postgres stored it.
+            #expect(one.values["cost"]?.description == "12.50" && two.values["cost"]?.description == "9.99")
+            try store.write(to: "/SQLDemo", origin: "app") { tx in
+                try tx.update("film", 2, ["cost": try Value.string("3.5").coerced(to: Property(name: "cost", type: .scalar(.decimal)), in: .empty)])
+            }
+            try await eventually("3.50 in the database and back in the Realm") {
+                try await pg.sql("SELECT cost::text FROM film WHERE id = 2") == [["3.50"]]
+                    && store.object(of: "film", identity: 2, in: "/SQLDemo")?.values["cost"]?.description == "3.50"
+            }
+            #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
             #expect(one.values["mood"] == "calm" && two.values["mood"] == "busy")
             #expect(one.values["moods"] == ["calm", "busy"] && two.values["moods"] == ["busy"])
         }

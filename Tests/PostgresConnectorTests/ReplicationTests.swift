@@ -49,7 +49,7 @@ extension PostgresIntegration {
             guard case .insert("bus", let row) = changes[0].changes.first else { Issue.record("expected an insert"); return }
             #expect(row["plate"] == "AB-1")
             #expect(row["seats"] == .int(40))
-            #expect(row["price"] == .decimal(Decimal(string: "12.5")!))
+            #expect(row["price"] == .decimal("12.50"))  // the scale as written
             #expect(row["seen"] == .date(Timestamp(iso8601: "2024-05-01T10:00:00.123456Z")!))
             #expect(row["photo"] == .data(Data([0, 255])))
             #expect(row["tags"] == .list(["a", "b c", .null]))

@@ -118,7 +118,7 @@ extension PostgresIntegration {
             #expect(bus.values["fleet_id"] == "F-7")
             #expect(bus.values["seats"] == 50)
             #expect(bus.values["driver"] == 1)
-            #expect(bus.values["price"] == .decimal(Decimal(string: "12.3")!))
+            #expect(bus.values["price"] == .decimal("12.30"))  // the scale as written
             #expect(bus.values["tags"] == ["city", "night line"])
             #expect(bus.values["photo"] == .data(Data([1, 2])))
             #expect(try h.store.object(of: "Driver", identity: 1, in: "/SQLDemo")?.values["hired"] == .date(Timestamp(iso8601: "2020-01-02T03:04:05.5Z")!))

@@ -32,11 +32,36 @@ import Testing
     }
 
     @Test func decimalsAreReadInFull() throws {
-        for (text, expected) in [("12.50", "12.5"), ("-0.001", "-0.001"), ("1e5", "100000"), (".5", "0.5"),
+        for (text, expected) in [("12.50", "12.50"), ("-0.001", "-0.001"), ("1e5", "100000"), (".5", "0.5"),
                                  ("12345678901234567890123456789012345678", "12345678901234567890123456789012345678"),
                                  ("1000000000000000000000000000000000000000000000", "1" + String(repeating: "0", count: 45))] {
-            #expect(try Value.string(text).coerced(to: decimal, in: .empty) == .decimal(Decimal(string: expected)!), "\(text)")
+            #expect(try Value.string(text).coerced(to: decimal, in: .empty) == .decimal(DecimalNumber(exactly: expected)!), "\(text)")
         }
+    }
+
+    /// A decimal keeps its scale (apps show money): `1.00` is not `1`, through coercion, the
+    /// store, history, the instruction codec and JSON.
+    @Test func decimalsKeepTheirScale() throws {
+        for (text, expected) in [("1.00", "1.00"), ("12.50", "12.50"), ("-0.00", "0.00"), ("1.50e1", "15.0"),
+                                 ("0.000", "0.000"), ("+007.10", "7.10"), ("1.5E+3", "1500"), ("25e-3", "0.025")] {
+            let v = try Value.string(text).coerced(to: decimal, in: .empty)
+            #expect(v.description == expected, "\(text)")
+            #expect(v.json == .string(expected), "\(text)")
+        }
+        #expect(try Value.string("1.00").coerced(to: decimal, in: .empty) != Value.string("1").coerced(to: decimal, in: .empty))
+        let t = try TemporaryStore()
+        try t.store.apply([.addType(ObjectSchema(name: "Price", primaryKey: "id", properties: [
+            Property(name: "id", type: .scalar(.int)), decimal]))], to: "/p", origin: "t")
+        let price = try Value.string("1.00").coerced(to: decimal, in: .empty)
+        try t.store.apply([.insert(objectType: "Price", identity: 1, values: ["id": 1, "price": price])], to: "/p", origin: "t")
+        #expect(try t.store.object(of: "Price", identity: 1, in: "/p")?.values["price"]?.description == "1.00")
+        let recorded = try t.store.history(of: "/p").last?.instructions.first
+        guard case .insert(_, _, let values)? = recorded else { Issue.record("no insert in history"); return }
+        #expect(values["price"]?.description == "1.00")
+        let decoded = try InstructionCodec.decode(InstructionCodec.encode([.set(objectType: "Price", identity: 1,
+                                                                                  values: ["price": price])]))
+        guard case .set(_, _, let back)? = decoded.first else { Issue.record("no set decoded"); return }
+        #expect(back["price"]?.description == "1.00")
     }
 
     @Test func aNumberBeyondADoubleIsAnErrorNotInfinity() throws {

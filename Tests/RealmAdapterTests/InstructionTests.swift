@@ -10,7 +10,7 @@ let everyInstruction: [Instruction] = {
         .insert(objectType: "Person", identity: "p2", values: ["id": "p2", "name": nil]),
         .insert(objectType: "Task", identity: 1, values: [
             "id": 1, "title": "Ünïcødé \"quoted\"\n", "done": true, "owner": "p1", "due": .date(date),
-            "cost": .decimal(Decimal(string: "12345.6789")!), "blob": .data(Data([0, 255, 7])),
+            "cost": .decimal("12345.6789"), "blob": .data(Data([0, 255, 7])),
             "ratio": .float(0.1), "score": .double(-2.5e-10), "ref": .uuid(UUID(uuidString: "123E4567-E89B-12D3-A456-426614174000")!),
             "oid": .objectId(ObjectId("507f1f77bcf86cd799439011")!), "tags": ["a", "b"], "watchers": ["p2"],
         ]),
@@ -75,7 +75,8 @@ let everyInstruction: [Instruction] = {
             "min": .int(.min), "max": .int(.max), "zero": 0, "empty": "", "long": .string(long), "big": .data(big), "none": .data(Data()),
             "early": .date(Timestamp(seconds: .min / 4, nanoseconds: 999_999_999)), "late": .date(Timestamp(seconds: .max / 4)),
             "nan": .double(.nan), "inf": .float(-.infinity), "list": .list((0..<3_000).map { .int(Int64($0) << 40) }),
-            "big decimal": .decimal(Decimal(string: "-1234567890123456789012345678901234567e100")!),
+            "big decimal": .decimal("-12345678901234567890123456789012345678e90"),  // 128 digits before the point
+            "small decimal": .decimal(DecimalNumber(exactly: "0." + String(repeating: "0", count: 90) + "12345678901234567890123456789012345678")!),
         ]
         let instructions: [Instruction] = [
             .insert(objectType: long, identity: .int(.min), values: values),

@@ -41,7 +41,7 @@ import Testing
         let u1 = changes[0].changes
         #expect(u1[0] == .upsert(type: "Task", identity: 7, values: [
             "id": 7, "title": "Write", "done": true, "assignee": "ann", "tags": ["a", "b"],
-            "cost": .decimal(Decimal(string: "1234.50")!), "due": .date(Timestamp(seconds: 1_714_564_800)),
+            "cost": .decimal("1234.50"), "due": .date(Timestamp(seconds: 1_714_564_800)),
         ]))
         #expect(u1[1] == .upsert(type: "Task", identity: 7, values: ["id": 7, "title": "Rewrite"]))
         #expect(u1[2] == .delete(type: "Task", identity: 7))

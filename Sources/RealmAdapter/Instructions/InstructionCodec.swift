@@ -284,7 +284,7 @@ struct BinaryReader {
             let s = try signed()
             return .date(Timestamp(seconds: s, nanoseconds: Int32(try varint())))
         case 9:
-            guard let d = Decimal(string: try string(), locale: Locale(identifier: "en_US_POSIX")) else { throw Self.corrupt }
+            guard let d = DecimalNumber(exactly: try string()) else { throw Self.corrupt }
             return .decimal(d)
         case 10:
             let b = try take(16)

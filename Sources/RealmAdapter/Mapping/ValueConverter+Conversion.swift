@@ -15,7 +15,7 @@ extension ValueConverter {
             case .int: return v
             case .string(let s): guard let i = Int64(s.trimmingCharacters(in: .whitespaces)) else { throw fail() }; return .int(i)
             case .double(let d) where d.rounded() == d: return .int(Int64(d))
-            case .decimal(let d): return .int(NSDecimalNumber(decimal: d).int64Value)
+            case .decimal(let d): return .int(NSDecimalNumber(decimal: d.decimal).int64Value)
             case .bool(let b): return .int(b ? 1 : 0)
             default: throw fail()
             }
@@ -24,19 +24,19 @@ extension ValueConverter {
             case .double: return v
             case .int(let i): return .double(Double(i))
             case .float(let f): return .double(Double(f))
-            case .decimal(let d): return .double(NSDecimalNumber(decimal: d).doubleValue)
+            case .decimal(let d): return .double(d.double)
             case .string(let s): guard let d = Double(s) else { throw fail() }; return .double(d)
             default: throw fail()
             }
         case .decimal:
             switch v {
             case .decimal: return v
-            case .int(let i): return .decimal(Decimal(i))
-            case .double(let d): return .decimal(Decimal(string: String(d)) ?? Decimal(d))
+            case .int(let i): return .decimal(DecimalNumber(i))
+            case .double(let d): guard let n = DecimalNumber(d) else { throw fail() }; return .decimal(n)
             case .string(let s):
                 // Money and similar text: keep digits, sign and the decimal point.
                 let cleaned = s.filter { $0.isNumber || $0 == "." || $0 == "-" }
-                guard cleaned.contains(where: \.isNumber), let d = Decimal(string: cleaned, locale: Locale(identifier: "en_US_POSIX")) else { throw fail() }
+                guard let d = DecimalNumber(exactly: cleaned) else { throw fail() }
                 return .decimal(d)
             default: throw fail()
             }
@@ -57,7 +57,7 @@ extension ValueConverter {
             switch v {
             case .int(let i): return .date(Timestamp(seconds: self == .epochSeconds ? i : i / 1000, nanoseconds: self == .epochSeconds ? 0 : Int32(i % 1000) * 1_000_000))
             case .double(let d): return .date(Timestamp(Date(timeIntervalSince1970: d / scale)))
-            case .decimal(let d): return .date(Timestamp(Date(timeIntervalSince1970: NSDecimalNumber(decimal: d).doubleValue / scale)))
+            case .decimal(let d): return .date(Timestamp(Date(timeIntervalSince1970: d.double / scale)))
             default: throw fail()
             }
         }

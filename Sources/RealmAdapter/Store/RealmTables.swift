@@ -114,7 +114,7 @@ struct RealmTables {
             }
         case .double(let d): return s == .float ? .float(Float(d)) : .double(d)
         case .string(let str):
-            if s == .decimal, let d = Decimal(string: str, locale: Locale(identifier: "en_US_POSIX")) { return .decimal(d) }
+            if s == .decimal, let d = DecimalNumber(exactly: str) { return .decimal(d) }
             return .string(str)
         case .blob(let data):
             switch s {

@@ -70,13 +70,12 @@ extension Value {
             guard let t = Timestamp(iso8601: s) else { throw RealmAdapterError(.invalidValue, "expected an ISO-8601 date such as 2024-05-01T12:00:00.000Z") }
             return .date(t)
         case (.decimal, .string(let s)):
-            guard let d = Self.decimal(exactly: s) else {
-                throw RealmAdapterError(.invalidValue, "expected a decimal number as text, such as \"12.50\", "
-                    + "of at most \(Self.decimalDigits) significant digits")
-            }
+            guard let d = DecimalNumber(exactly: s) else { throw RealmAdapterError(.invalidValue, "expected \(DecimalNumber.expected)") }
             return .decimal(d)
-        case (.decimal, .int(let i)): return .decimal(Decimal(i))
-        case (.decimal, .double(let d)): return .decimal(Decimal(string: String(d)) ?? Decimal(d))
+        case (.decimal, .int(let i)): return .decimal(DecimalNumber(i))
+        case (.decimal, .double(let d)):
+            guard let n = DecimalNumber(d) else { throw RealmAdapterError(.invalidValue, "expected \(DecimalNumber.expected)") }
+            return .decimal(n)
         case (.uuid, .string(let s)):
             guard let u = UUID(uuidString: s) else { throw RealmAdapterError(.invalidValue, "expected a UUID such as 123e4567-e89b-12d3-a456-426614174000") }
             return .uuid(u)
@@ -86,40 +85,6 @@ extension Value {
         default:
             throw mismatch()
         }
-    }
-
-    /// The significant digits a decimal holds exactly (Foundation's `Decimal`).
-    public static let decimalDigits = 38
-
-    /// The decimal number `text` is, if it is one in full and fits exactly: `[+-]digits[.digits][e[+-]digits]`
-    /// with at most ``decimalDigits`` significant digits. Nil otherwise: `Decimal(string:)` alone
-    /// reads a prefix (`"1.2.3"` as 1.2) and rounds long numbers, which would change the value.
-    public static func decimal(exactly text: String) -> Decimal? {
-        var digits = 0, firstNonZero: Int?, lastNonZero = 0, sawPoint = false, i = text.utf8.startIndex
-        let u = text.utf8
-        if i < u.endIndex, u[i] == UInt8(ascii: "-") || u[i] == UInt8(ascii: "+") { i = u.index(after: i) }
-        while i < u.endIndex {
-            let c = u[i]
-            if c >= 48 && c <= 57 {
-                if c != 48 { firstNonZero = firstNonZero ?? digits; lastNonZero = digits }
-                digits += 1
-            } else if c == UInt8(ascii: "."), !sawPoint {
-                sawPoint = true
-            } else {
-                break
-            }
-            i = u.index(after: i)
-        }
-        guard digits > 0 else { return nil }
-        if i < u.endIndex {
-            guard u[i] == UInt8(ascii: "e") || u[i] == UInt8(ascii: "E") else { return nil }
-            i = u.index(after: i)
-            if i < u.endIndex, u[i] == UInt8(ascii: "-") || u[i] == UInt8(ascii: "+") { i = u.index(after: i) }
-            guard i < u.endIndex, u[i...].allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
-        }
-        if let first = firstNonZero, lastNonZero - first + 1 > decimalDigits { return nil }
-        guard let d = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !d.isNaN else { return nil }
-        return d
     }
 }
 

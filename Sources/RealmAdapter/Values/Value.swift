@@ -14,7 +14,7 @@ public enum Value: Hashable, Sendable {
     case string(String)
     case data(Data)
     case date(Timestamp)
-    case decimal(Decimal)
+    case decimal(DecimalNumber)
     case uuid(UUID)
     case objectId(ObjectId)
     case list([Value])

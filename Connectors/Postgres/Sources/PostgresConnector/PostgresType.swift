@@ -95,8 +95,9 @@ public struct PostgresType: Hashable, Sendable {
             guard let d = Double(text) else { throw fail("floating-point text") }
             return .double(d)
         case .decimal:
-            guard let d = Value.decimal(exactly: text) else {
-                throw fail("numeric text of at most \(Value.decimalDigits) significant digits (NaN and infinities cannot be stored)")
+            guard let d = DecimalNumber(exactly: text) else {
+                throw fail("numeric text of at most \(DecimalNumber.significantDigits) significant digits "
+                    + "and \(DecimalNumber.maximumDigitsAroundThePoint) digits either side of the point (NaN and infinities cannot be stored)")
             }
             return .decimal(d)
         case .string: return .string(text)
