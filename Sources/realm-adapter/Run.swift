@@ -48,6 +48,23 @@ struct Daemon {
         let store = try RealmStore(directory: c.realm.store, logger: logger)
         logger.info("Preparing the database", metadata: ["db.target": "\(database.displayTarget)", "pg.slot": "\(database.slotName)"])
         let start = try await prepare(connector, mapping, retry: database.retry, logger: logger)
+        do {
+            return try assemble(c, store: store, connector: connector, mapping: mapping, start: start, logger: logger)
+        } catch {
+            _ = await connector.abandonUnusedStart()
+            await connector.shutdown()
+            throw error
+        }
+    }
+
+    /// The services of a daemon whose database is prepared.
+    static func assemble(_ c: Configuration, store: RealmStore, connector: PostgresConnector, mapping: Mapping, start: StreamStart,
+                         logger: Logger) throws -> Daemon {
+        let database = c.database!
+        if start == .restarted {
+            logger.warning("Started the change stream over (database.resetReplicationSlot): changes made while no daemon ran are not in the Realms",
+                           metadata: ["pg.slot": "\(database.slotName)"])
+        }
         try DatabaseToRealmService.requireStoreFollows(store, source: connector.sourceName, start: start)
         let adapter = try Adapter(store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)
         // One mapping for both directions: it grows when Realm schema changes are applied.
@@ -81,6 +98,7 @@ struct Daemon {
         do {
             try await group.run()
         } catch {
+            _ = await connector.abandonUnusedStart()
             await connector.shutdown()
             throw error
         }

@@ -337,3 +337,63 @@ extension PostgresIntegration.CrashWindowTests {
         }
     }
 }
+
+extension PostgresIntegration.CrashWindowTests {
+    /// A first start that fails after creating the slot (here: before its stream starts) drops
+    /// that slot again, so nothing retains WAL for a daemon that never ran; the next start
+    /// creates it anew and syncs.
+    @Test(.timeLimit(.minutes(1)))
+    func aFailedFirstStartLeavesNoSlotBehind() async throws {
+        try await TestServer.withFreshDatabase { settings in
+            let (dir, config) = try DaemonProcess.workspace(settings, schema: GuaranteeWorkload.schema)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let pg = try await PostgresConnection.connect(settings)
+            defer { pg.close() }
+            let slot = try Configuration.load(file: config, environment: [:]).database!.slotName
+            let slotCount = "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '\(slot)'"
+            var daemon = try DaemonProcess(config: config, log: dir + "/daemon-1.log", failpoints: "db-to-realm.before-stream=error")
+            #expect(daemon.process.wait() != 0)
+            let log = try String(contentsOfFile: daemon.log, encoding: .utf8)
+            #expect(log.contains("Created the replication slot") && log.contains("Dropped the replication slot this start created"),
+                    "\(log.suffix(1500))")
+            #expect(try await pg.sql(slotCount) == [["0"]], "no slot left retaining WAL")
+            daemon = try DaemonProcess(config: config, log: dir + "/daemon-2.log")
+            try await daemon.waitUntilSyncing()
+            _ = try await pg.sql(#"INSERT INTO "Item" VALUES (1, 0, 'db')"#)
+            let store = try RealmStore(directory: dir + "/store")
+            try await eventually("the row in the Realm") { (try? store.object(of: "Item", identity: 1, in: "/SQLDemo")) != nil }
+            #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+            #expect(try await pg.sql(slotCount) == [["1"]], "a daemon that ran keeps its slot")
+        }
+    }
+
+    /// A slot dropped behind the adapter's back while the daemon was stopped: the next start
+    /// would create a new one from now, and the changes made meanwhile would never reach the
+    /// Realms. It is refused (saying to load), and the slot it created is dropped again.
+    @Test(.timeLimit(.minutes(1)))
+    func aStoreWhoseSlotWasDroppedIsRefused() async throws {
+        try await TestServer.withFreshDatabase { settings in
+            let (dir, config) = try DaemonProcess.workspace(settings, schema: GuaranteeWorkload.schema)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let pg = try await PostgresConnection.connect(settings)
+            defer { pg.close() }
+            let slot = try Configuration.load(file: config, environment: [:]).database!.slotName
+            var daemon = try DaemonProcess(config: config, log: dir + "/daemon-1.log")
+            try await daemon.waitUntilSyncing()
+            _ = try await pg.sql(#"INSERT INTO "Item" VALUES (1, 0, 'db')"#)
+            let store = try RealmStore(directory: dir + "/store")
+            try await eventually("row 1 in the Realm") { (try? store.object(of: "Item", identity: 1, in: "/SQLDemo")) != nil }
+            #expect(daemon.terminate() == 0)
+            _ = try await pg.sql("SELECT pg_drop_replication_slot('\(slot)')")
+            _ = try await pg.sql(#"INSERT INTO "Item" VALUES (2, 0, 'missed')"#)
+            daemon = try DaemonProcess(config: config, log: dir + "/daemon-2.log")
+            #expect(daemon.process.wait() == 1)
+            let log = try String(contentsOfFile: daemon.log, encoding: .utf8)
+            #expect(log.contains("that this store followed is gone") && log.contains("realm-adapter load"), "\(log.suffix(1500))")
+            #expect(try await pg.sql("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '\(slot)'") == [["0"]])
+            let load = try ChildProcess.run(ChildProcess.built("realm-adapter"), ["load", "--config", config])
+            #expect(load.status == 0, "\(load.stderr)")
+            #expect(try store.object(of: "Item", identity: 2, in: "/SQLDemo") != nil, "the load brings the missed row")
+        }
+    }
+}

@@ -59,6 +59,10 @@ public struct Failpoint: Sendable, Hashable, CustomStringConvertible {
 
 extension Failpoint {
     // Database → Realm.
+    /// The daemon prepared the database (Postgres: the slot exists); the change stream has not started.
+    public static let dbToRealmBeforeStream = Failpoint(
+        name: "db-to-realm.before-stream",
+        window: "the database prepared (the slot created), the change stream not yet started")
     /// A database transaction (or part) arrived from the change stream; nothing of it is applied.
     public static let dbToRealmReceived = Failpoint(
         name: "db-to-realm.received",
@@ -107,7 +111,7 @@ extension Failpoint {
 
     /// Every failpoint, in the order of the guarantees they test.
     public static let all: [Failpoint] = [
-        dbToRealmReceived, dbToRealmBeforeCommit, dbToRealmAfterCommit,
+        dbToRealmBeforeStream, dbToRealmReceived, dbToRealmBeforeCommit, dbToRealmAfterCommit,
         realmToDbBeforeCommit, realmToDbAfterCommit, realmToDbAfterDeadLetter,
         loadAfterSnapshotPoint, loadAfterBatch, loadBeforeHandOff,
     ]

@@ -167,6 +167,11 @@ public final class RealmStore: Sendable {
         }
     }
 
+    /// Whether any Realm holds a transaction from `source` (one query, whatever the number of Realms).
+    public func holdsChanges(from source: String) throws -> Bool {
+        try read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM source_position WHERE source = ?)", arguments: [source]) ?? false }
+    }
+
     /// Removes a Realm with its objects, history and adapter cursors.
     public func deleteRealm(_ path: String) throws {
         try pool.write { db in

@@ -84,6 +84,9 @@ public enum StreamStart: Sendable {
     case resumed
     /// From now: its starting point was created by this start.
     case created
+    /// From now, as configured (Postgres: `resetReplicationSlot`): the starting point was
+    /// dropped and created again, so changes made meanwhile are not in the Realms.
+    case restarted
 }
 
 /// A Realm transaction recorded as applied to the database.
@@ -166,11 +169,18 @@ public protocol RelationalConnector: Sendable {
     /// Whether an error is worth retrying on a new connection (network, server restart).
     func isTransient(_ error: Error) -> Bool
 
+    /// Undoes a starting point that this process created (``StreamStart/created``) if its
+    /// stream never started: a start that failed leaves nothing behind (Postgres: no slot
+    /// retaining WAL), and nothing was read from it. Says whether there was one to undo.
+    func abandonUnusedStart() async -> Bool
+
     /// Closes connections (the streams end).
     func shutdown() async
 }
 
 extension RelationalConnector {
+    public func abandonUnusedStart() async -> Bool { false }
+
     public func setAside(_ rows: [SetAsideRow]) throws {
         throw RealmAdapterError(.invalidConfiguration, "ignoreSQLErrors cannot set rows aside for \(sourceName).")
     }

@@ -81,7 +81,9 @@ public final class DatabaseToRealmService: Service {
 
     public func run() async throws {
         try await withRetries(retry, connector: connector, logger: logger, what: "database → Realm") {
+            try Failpoint.dbToRealmBeforeStream.hit()
             let stream = try await connector.changes()
+            try Self.recordFollowing(applier.store, source: connector.sourceName)
             for try await tx in stream.cancelOnGracefulShutdown() {
                 try Failpoint.dbToRealmReceived.hit()
                 if !tx.isOwn { warnAboutUnknownTables(tx) }
@@ -111,15 +113,24 @@ extension DatabaseToRealmService {
     /// The store metadata key recording that a daemon followed `source`'s stream with this store.
     static func followKey(source: String) -> String { "follow:\(source)" }
 
-    /// Throws if the stream existed before this start but this store never loaded from it nor
-    /// followed it (a new store, or one deleted under a running daemon): following it now would
-    /// give the Realms only the changes from here on. Otherwise records that it follows it.
+    /// Throws if following the stream from `start` would leave a gap in the Realms: the stream
+    /// existed before this start but this store never loaded from it nor followed it (a new
+    /// store, or one deleted under a running daemon), or the stream was created anew while this
+    /// store had followed an earlier one (its slot dropped behind the adapter's back).
     public static func requireStoreFollows(_ store: RealmStore, source: String, start: StreamStart) throws {
-        if start == .resumed, try store.metadata(followKey(source: source)) == nil,
-           try store.metadata(Loader.stateKey(source: source)) == nil,
-           try store.realmPaths().allSatisfy({ try store.sourcePosition(source, of: $0) == nil }) {
-            throw RealmAdapterError.storeNeverFollowed(source: source)
+        let followed = try store.metadata(followKey(source: source)) != nil
+            || store.metadata(Loader.stateKey(source: source)) != nil || store.holdsChanges(from: source)
+        switch start {
+        case .resumed where !followed: throw RealmAdapterError.storeNeverFollowed(source: source)
+        case .created where followed: throw RealmAdapterError.streamLost(source: source)
+        case .resumed, .created, .restarted: break
         }
+    }
+
+    /// Records that this store follows `source`'s stream, once the stream has started (a
+    /// start that failed before leaves the store as it was).
+    static func recordFollowing(_ store: RealmStore, source: String) throws {
+        guard try store.metadata(followKey(source: source)) == nil else { return }
         try store.setMetadata(followKey(source: source), "since \(Timestamp(Date()).iso8601)")
     }
 }
@@ -127,6 +138,11 @@ extension DatabaseToRealmService {
 extension RealmAdapterError {
     static func storeNeverFollowed(source: String) -> RealmAdapterError {
         RealmAdapterError(.invalidState, "The database's change stream (\(source)) exists, but this store has never loaded from it or followed it (a new store, or one deleted while a daemon ran?): following it now would give the Realms only the changes from here on. Run `realm-adapter load` (it starts the stream again from a snapshot), then start the daemon.",
+                          context: ["source": source])
+    }
+
+    static func streamLost(source: String) -> RealmAdapterError {
+        RealmAdapterError(.invalidState, "The database's change stream (\(source)) that this store followed is gone (its replication slot was dropped?), so changes made since are not in the Realms. Run `realm-adapter load` (it starts the stream again from a snapshot), then start the daemon; or set database.resetReplicationSlot to start over from now on purpose.",
                           context: ["source": source])
     }
 }

@@ -36,6 +36,9 @@ public final class PostgresConnector: RelationalConnector {
         var conflictTargets: [String: [String]] = [:]
         /// Holds the daemon lock (a session-level advisory lock) while the daemon runs.
         var lockHolder: PostgresConnection?
+        /// Whether ``prepare(_:)`` created the slot, and whether a stream has started on it since.
+        var createdSlot = false
+        var streamStarted = false
     }
     private let state = Mutex(State())
 
@@ -84,8 +87,9 @@ public final class PostgresConnector: RelationalConnector {
             let slot = c.slotName
             let (lsn, _) = try await repl.session { s in try PostgresReplicationSetup.createSlot(s, slot) }
             logger.info("Created the replication slot", metadata: ["pg.slot": "\(slot)", "pg.lsn": "\(lsn)"])
+            state.withLock { $0.createdSlot = true }
         }
-        return needsSlot ? .created : .resumed
+        return !needsSlot ? .resumed : c.resetReplicationSlot ? .restarted : .created
     }
 
     /// One daemon per slot: a session-level advisory lock, taken before the slot and the origin
@@ -258,7 +262,7 @@ public final class PostgresConnector: RelationalConnector {
                                                          schema: schema, customTypes: customTypes, logger: logger)
         stream.partSize = configuration.largeTransactionChanges
         try stream.start()
-        state.withLock { $0.stream = stream }
+        state.withLock { $0.stream = stream; $0.streamStarted = true }
         let origins: Set<String> = [originName, idsOriginName]
         let readBack = state.withLock { $0.generatedColumns }
         return AsyncThrowingStream { continuation in
@@ -371,6 +375,25 @@ public final class PostgresConnector: RelationalConnector {
 
     public func isTransient(_ error: Error) -> Bool {
         (error as? PostgresError)?.isTransient ?? false
+    }
+
+    /// Drops the slot ``prepare(_:)`` created if no stream started on it: a start that failed
+    /// must not leave a slot retaining WAL (nothing was read from it).
+    public func abandonUnusedStart() async -> Bool {
+        guard state.withLock({ $0.createdSlot && !$0.streamStarted }) else { return false }
+        do {
+            let admin = try await PostgresConnection.connect(settings, logger: logger)
+            defer { admin.close() }
+            let slot = configuration.slotName
+            try await admin.session { s in try PostgresReplicationSetup.dropSlot(s, slot) }
+            state.withLock { $0.createdSlot = false }
+            logger.info("Dropped the replication slot this start created: the start failed before reading from it", metadata: ["pg.slot": "\(slot)"])
+            return true
+        } catch {
+            logger.warning("Could not drop the replication slot this failed start created; drop it by hand (SELECT pg_drop_replication_slot(…)) or it keeps WAL",
+                           metadata: ["pg.slot": "\(configuration.slotName)", "error": "\(error)"])
+            return false
+        }
     }
 
     public func shutdown() async {
