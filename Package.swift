@@ -133,7 +133,8 @@ let package = Package(
         ),
         .testTarget(
             name: "realm-adapterTests",
-            dependencies: ["realm-adapter", "TestSupport"]
+            dependencies: ["realm-adapter", "TestSupport"],
+            exclude: ["Fixtures"]
         ),
     ],
     swiftLanguageModes: [.v6]

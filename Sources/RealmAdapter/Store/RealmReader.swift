@@ -24,67 +24,67 @@ struct RealmReader {
     let tables: RealmTables
     let schema: Schema
 
-    private func located(_ typeName: String) throws -> (ObjectSchema, Int) {
-        guard let k = schema.types.firstIndex(where: { $0.name == typeName }) else {
+    private func located(_ typeName: String) throws -> (ObjectSchema, TypeTables) {
+        guard let t = schema[type: typeName] else {
             throw RealmAdapterError(.schemaViolation, "unknown type '\(typeName)'", context: ["type": typeName])
         }
-        return (schema.types[k], k)
+        return (t, try tables.of(t, db: db))
     }
 
-    /// The key column, and the stored single-value properties with their ordinals and SQL types.
-    private func columns(_ t: ObjectSchema) -> (key: String, keyType: ScalarType, [(Int, Property, ScalarType)]) {
-        var cols: [(Int, Property, ScalarType)] = []
+    /// The stored single-value properties with their columns and SQL types.
+    private func columns(_ t: ObjectSchema, _ tt: TypeTables) -> [(column: String, Property, ScalarType)] {
+        var cols: [(String, Property, ScalarType)] = []
         for (j, p) in t.properties.enumerated() {
             switch p.type {
-            case .scalar(let s): cols.append((j, p, s))
-            case .link(let target): cols.append((j, p, RealmTables.keyType(of: schema[type: target]!)))
+            case .scalar(let s): cols.append((tt.columns[j]!, p, s))
+            case .link(let target): cols.append((tt.columns[j]!, p, RealmTables.keyType(of: schema[type: target]!)))
             default: break
             }
         }
-        let key = t.primaryKey.map { pk in RealmTables.column(t.properties.firstIndex { $0.name == pk }!) } ?? "_key"
-        return (key, RealmTables.keyType(of: t), cols)
+        return cols
     }
 
     func object(_ typeName: String, _ identity: Value) throws -> RealmObject? {
-        let (t, k) = try located(typeName)
-        let (key, _, cols) = columns(t)
-        let sql = "SELECT \(cols.isEmpty ? "1" : cols.map { RealmTables.column($0.0) }.joined(separator: ", ")) FROM \(tables.table(k)) WHERE \(key) = ?"
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: [try RealmTables.encode(identity)]) else { return nil }
-        return try build(t, k, identity, row, cols)
+        let (t, tt) = try located(typeName)
+        let cols = columns(t, tt)
+        let sql = "SELECT \(cols.isEmpty ? "1" : cols.map(\.column).joined(separator: ", ")) FROM \(tt.table) WHERE realm = ? AND key = ?"
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: [tables.realmId, try RealmTables.encode(identity)]) else { return nil }
+        return try build(t, tt, identity, row, cols)
     }
 
     /// Calls `body` with each object of the type in key order, streaming (never all in memory).
     func forEachObject(_ typeName: String, _ body: (RealmObject) throws -> Void) throws {
-        let (t, k) = try located(typeName)
-        let (key, keyType, cols) = columns(t)
-        let sql = "SELECT \(key)\(cols.map { ", " + RealmTables.column($0.0) }.joined()) FROM \(tables.table(k)) ORDER BY \(key)"
-        let rows = try Row.fetchCursor(db, sql: sql)
+        let (t, tt) = try located(typeName)
+        let cols = columns(t, tt)
+        let sql = "SELECT key\(cols.map { ", " + $0.column }.joined()) FROM \(tt.table) WHERE realm = ? ORDER BY key"
+        let rows = try Row.fetchCursor(db, sql: sql, arguments: [tables.realmId])
+        let keyType = RealmTables.keyType(of: t)
         while let row = try rows.next() {
             let id = RealmTables.decode(row[0] as DatabaseValue, as: keyType)
-            try body(try build(t, k, id, row, cols, offset: 1))
+            try body(try build(t, tt, id, row, cols, offset: 1))
         }
     }
 
     /// The identity of an object of the type whose `property` holds `value` (the first in key
     /// order if several do), or nil. Indexed for database keys.
     func identity(_ typeName: String, where property: String, equals value: Value) throws -> Value? {
-        let (t, k) = try located(typeName)
+        let (t, tt) = try located(typeName)
         guard let j = t.properties.firstIndex(where: { $0.name == property }), case .scalar(let s) = t.properties[j].type else {
             throw RealmAdapterError(.schemaViolation, "\(typeName).\(property) is not a single-value property", context: ["type": typeName, "property": property])
         }
-        let (key, keyType, _) = columns(t)
-        let sql = "SELECT \(key) FROM \(tables.table(k)) WHERE \(RealmTables.column(j)) = ? ORDER BY \(key) LIMIT 1"
-        guard let dv = try DatabaseValue.fetchOne(db.cachedStatement(sql: sql), arguments: [try RealmTables.encode(value.coerced(to: s, optional: false))]) else { return nil }
-        return RealmTables.decode(dv, as: keyType)
+        let sql = "SELECT key FROM \(tt.table) WHERE realm = ? AND \(tt.columns[j]!) = ? ORDER BY key LIMIT 1"
+        let arguments: StatementArguments = [tables.realmId, try RealmTables.encode(value.coerced(to: s, optional: false))]
+        guard let dv = try DatabaseValue.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) else { return nil }
+        return RealmTables.decode(dv, as: RealmTables.keyType(of: t))
     }
 
     func count(_ typeName: String) throws -> Int {
-        let (_, k) = try located(typeName)
-        return try Int.fetchOne(db, sql: "SELECT count(*) FROM \(tables.table(k))") ?? 0
+        let (_, tt) = try located(typeName)
+        return try Int.fetchOne(db, sql: "SELECT count(*) FROM \(tt.table) WHERE realm = ?", arguments: [tables.realmId]) ?? 0
     }
 
     func list(_ typeName: String, _ identity: Value, _ property: String) throws -> [Value] {
-        let (t, k) = try located(typeName)
+        let (t, tt) = try located(typeName)
         guard let j = t.properties.firstIndex(where: { $0.name == property }), case .list(let element) = t.properties[j].type else {
             throw RealmAdapterError(.schemaViolation, "'\(typeName).\(property)' is not a list", context: ["type": typeName, "property": property])
         }
@@ -92,12 +92,13 @@ struct RealmReader {
         case .scalar(let s): s
         case .link(let target): RealmTables.keyType(of: schema[type: target]!)
         }
-        let values = try DatabaseValue.fetchAll(db.cachedStatement(sql: "SELECT value FROM \(tables.listTable(k, j)) WHERE owner = ? ORDER BY idx"),
-                                                arguments: [try RealmTables.encode(identity)])
+        let sql = "SELECT value FROM \(tt.listTables[j]!) WHERE realm = ? AND owner = ? ORDER BY idx"
+        let values = try DatabaseValue.fetchAll(db.cachedStatement(sql: sql), arguments: [tables.realmId, try RealmTables.encode(identity)])
         return values.map { RealmTables.decode($0, as: s) }
     }
 
-    private func build(_ t: ObjectSchema, _ k: Int, _ id: Value, _ row: Row, _ cols: [(Int, Property, ScalarType)], offset: Int = 0) throws -> RealmObject {
+    private func build(_ t: ObjectSchema, _ tt: TypeTables, _ id: Value, _ row: Row, _ cols: [(column: String, Property, ScalarType)],
+                       offset: Int = 0) throws -> RealmObject {
         var values = PropertyValues()
         var c = 0
         for p in t.properties {
@@ -164,6 +165,6 @@ extension RealmStore {
 
     func reader(_ db: Database, _ path: String) throws -> RealmReader {
         let row = try Self.requireRealm(db, path)
-        return RealmReader(db: db, tables: RealmTables(realmId: row.id), schema: try schema(db, row))
+        return RealmReader(db: db, tables: RealmTables(realmId: row.id, layout: layout), schema: try schema(db, row))
     }
 }

@@ -124,7 +124,8 @@ extension RealmStore {
                 var versions: [Int64] = []
                 for (i, path) in paths.enumerated() {
                     let r = try Self.realmRow(db, path) ?? Self.createRealm(db, path)
-                    var writer = RealmWriter(db: db, realmId: r.id, schema: try schema(db, r), baseVersion: r.version)
+                    var writer = RealmWriter(db: db, tables: RealmTables(realmId: r.id, layout: layout), schema: try schema(db, r),
+                                             baseVersion: r.version)
                     let recorded = try body(i, &writer)
                     if writer.schemaChanged {
                         // Types may refer to each other in any order within a transaction: check the whole at the end.
@@ -160,8 +161,10 @@ extension RealmStore {
                 }
                 return versions
             }
-        } catch let e as DatabaseError {
-            throw Self.wrap(e)
+        } catch {
+            layout.forget()  // what the failed transaction registered was rolled back with it
+            if let e = error as? DatabaseError { throw Self.wrap(e) }
+            throw error
         }
         for (id, v, s) in newSchemas { cache(s, realmId: id, version: v) }
         notifier.poke()

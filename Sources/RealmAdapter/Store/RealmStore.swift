@@ -41,6 +41,7 @@ public final class RealmStore: Sendable {
     let pool: DatabasePool
     let logger: Logger
     let notifier: ChangeNotifier
+    let layout = StoreLayout()
     private let schemas = Mutex<[Int64: (version: Int64, schema: Schema)]>([:])
 
     /// Opens the store in `directory`, creating the directory and the store if missing.
@@ -133,6 +134,7 @@ public final class RealmStore: Sendable {
             if !columns.contains("source") { try db.execute(sql: "ALTER TABLE history ADD COLUMN source TEXT") }
             if !columns.contains("position") { try db.execute(sql: "ALTER TABLE history ADD COLUMN position TEXT") }
         }
+        m.registerMigration("v4: tables by type, shared by the Realms") { db in try StoreLayout.upgrade(db) }
         return m
     }
 
@@ -176,9 +178,8 @@ public final class RealmStore: Sendable {
     public func deleteRealm(_ path: String) throws {
         try pool.write { db in
             let r = try Self.requireRealm(db, path)
-            let prefix = RealmTables(realmId: r.id).table(0).dropLast()  // "r{id}_t"
-            for t in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") where t.hasPrefix(prefix) {
-                try db.execute(sql: "DROP TABLE \(t)")
+            for t in try layout.allTables(db: db) {
+                try db.execute(sql: "DELETE FROM \(t) WHERE realm = ?", arguments: [r.id])
             }
             for table in ["history", "source_position", "adapter_cursor"] {
                 try db.execute(sql: "DELETE FROM \(table) WHERE realm_id = ?", arguments: [r.id])

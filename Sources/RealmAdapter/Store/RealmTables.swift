@@ -1,18 +1,15 @@
 import Foundation
 import GRDB
 
-/// How a Realm's objects are laid out in SQLite.
-///
-/// Realm names are case-sensitive and SQLite identifiers are not, so tables and columns are
-/// named by position, which never changes because schemas only grow: type k of Realm r is the
-/// table `r{r}_t{k}`, its property j the column `p{j}`, and a list property j the table
-/// `r{r}_t{k}_p{j}(owner, idx, value)`. A type without a primary key has a `_key` row key.
+/// One Realm's view of the store's tables (``StoreLayout``): its id, which is the first column
+/// of every row it has, and the tables and columns of its types' schemas. Also the SQLite form
+/// of values.
 struct RealmTables {
     let realmId: Int64
+    let layout: StoreLayout
 
-    func table(_ typeOrdinal: Int) -> String { "r\(realmId)_t\(typeOrdinal)" }
-    func listTable(_ typeOrdinal: Int, _ propertyOrdinal: Int) -> String { "r\(realmId)_t\(typeOrdinal)_p\(propertyOrdinal)" }
-    static func column(_ propertyOrdinal: Int) -> String { "p\(propertyOrdinal)" }
+    /// The tables and columns of type `t` of this Realm's schema.
+    func of(_ t: ObjectSchema, db: Database) throws -> TypeTables { try layout.tables(of: t, db: db) }
 
     static func sqlType(_ s: ScalarType) -> String {
         switch s {
@@ -27,53 +24,6 @@ struct RealmTables {
     static func keyType(of target: ObjectSchema) -> ScalarType {
         if let pk = target.primaryKeyProperty, case .scalar(let s) = pk.type { return s }
         return .int
-    }
-
-    /// Creates the tables of a new type, or the columns and list tables of properties added
-    /// to an existing one (`from` is the first new property's ordinal).
-    static func create(_ type: ObjectSchema, ordinal: Int, fromProperty first: Int, isNew: Bool,
-                       schema: Schema, tables: RealmTables, db: Database) throws {
-        let table = tables.table(ordinal)
-        func columnType(_ p: Property) -> String? {
-            switch p.type {
-            case .scalar(let s): sqlType(s)
-            // Untyped: the target may be added later in the same transaction; keys are stored as given.
-            case .link: ""
-            default: nil
-            }
-        }
-        if isNew {
-            var cols: [String] = []
-            if type.primaryKey == nil { cols.append("_key INTEGER PRIMARY KEY") }
-            for (j, p) in type.properties.enumerated() {
-                guard let ct = columnType(p) else { continue }
-                cols.append("\(column(j)) \(ct)" + (p.name == type.primaryKey ? " PRIMARY KEY NOT NULL" : ""))
-            }
-            try db.execute(sql: "CREATE TABLE \(table) (\(cols.joined(separator: ", ")))")
-        }
-        for j in first..<type.properties.count {
-            let p = type.properties[j]
-            if !isNew, let ct = columnType(p) {
-                try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(column(j)) \(ct)")
-                if let d = p.defaultValue {
-                    try db.execute(sql: "UPDATE \(table) SET \(column(j)) = ?", arguments: [try encode(d.coerced(to: p, in: schema))])
-                }
-            }
-            // The database key is indexed too: database changes find objects by it.
-            if p.isIndexed || p.name == type.databasePrimaryKey || p.type.linkTarget != nil && !p.type.isList {
-                try db.execute(sql: "CREATE INDEX \(table)_i\(j) ON \(table)(\(column(j)))")
-            }
-            if case .list(let element) = p.type {
-                let lt = tables.listTable(ordinal, j)
-                let valueType = switch element {
-                case .scalar(let s): sqlType(s)
-                case .link: ""
-                }
-                try db.execute(sql: "CREATE TABLE \(lt) (owner NOT NULL, idx INTEGER NOT NULL, value \(valueType))")
-                try db.execute(sql: "CREATE INDEX \(lt)_owner ON \(lt)(owner, idx)")
-                if case .link = element { try db.execute(sql: "CREATE INDEX \(lt)_value ON \(lt)(value)") }
-            }
-        }
     }
 
     // MARK: Values

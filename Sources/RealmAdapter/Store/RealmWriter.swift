@@ -11,7 +11,6 @@ struct RealmWriter {
     let tables: RealmTables
     private(set) var schema: Schema
     private(set) var schemaChanged = false
-    private var ordinals: [String: Int]
     private var insertPlans: [String: InsertPlan] = [:]
     /// Bulk loads insert one type many times in a row: skip the dictionary then.
     private var lastPlan: (String, InsertPlan)?
@@ -21,33 +20,31 @@ struct RealmWriter {
     /// The Realm's version when the transaction began.
     let baseVersion: Int64
 
-    init(db: Database, realmId: Int64, schema: Schema, baseVersion: Int64 = 0) {
+    init(db: Database, tables: RealmTables, schema: Schema, baseVersion: Int64 = 0) {
         self.db = db
         self.baseVersion = baseVersion
-        self.tables = RealmTables(realmId: realmId)
+        self.tables = tables
         self.schema = schema
-        self.ordinals = Dictionary(schema.types.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
     }
+
+    /// The Realm's id: the first column of every table row it has (``StoreLayout``).
+    var realm: Int64 { tables.realmId }
 
     // MARK: Names
 
-    func type(_ name: String) throws -> (ObjectSchema, String) {
-        guard let k = ordinals[name], let t = schema[type: name] else {
+    func type(_ name: String) throws -> (ObjectSchema, TypeTables) {
+        guard let t = schema[type: name] else {
             throw RealmAdapterError(.schemaViolation, "unknown type '\(name)'", context: ["type": name])
         }
-        return (t, tables.table(k))
+        return (t, try tables.of(t, db: db))
     }
 
     func propertyOrdinal(_ t: ObjectSchema, _ name: String) -> Int {
         t.properties.firstIndex { $0.name == name }!
     }
 
-    func keyColumn(_ t: ObjectSchema) -> String {
-        t.primaryKey.map { RealmTables.column(propertyOrdinal(t, $0)) } ?? "_key"
-    }
-
-    func listTable(_ t: ObjectSchema, _ property: String) -> String {
-        tables.listTable(ordinals[t.name]!, propertyOrdinal(t, property))
+    func listTable(_ t: ObjectSchema, _ property: String) throws -> String {
+        try tables.of(t, db: db).listTables[propertyOrdinal(t, property)]!
     }
 
     // MARK: Apply
@@ -73,53 +70,53 @@ struct RealmWriter {
         case .set(let n, let id, let values):
             try set(n, id, values)
         case .delete(let n, let id):
-            let (t, table) = try type(n)
+            let (t, tt) = try type(n)
             try removeIncomingLinks(to: t, key: id)
             try deleteLists(of: t, owner: id)
-            try db.execute(sql: "DELETE FROM \(table) WHERE \(keyColumn(t)) = ?", arguments: [try RealmTables.encode(id)])
+            try db.cachedStatement(sql: "DELETE FROM \(tt.table) WHERE realm = ? AND key = ?").execute(arguments: [realm, try RealmTables.encode(id)])
             guard db.changesCount == 1 else { throw missing(t, id) }
         case .clear(let n):
-            let (t, table) = try type(n)
+            let (t, tt) = try type(n)
             try removeIncomingLinks(to: t, key: nil)
             try deleteLists(of: t, owner: nil)
-            try db.execute(sql: "DELETE FROM \(table)")
+            try db.execute(sql: "DELETE FROM \(tt.table) WHERE realm = ?", arguments: [realm])
         case .listInsert(let n, let id, let p, let i, let v):
             let (t, lt, count) = try list(n, id, p)
             guard i <= count else { throw outOfRange(t, p, i, count, inserting: true) }
             try checkElement(t, p, v)
             let o = try RealmTables.encode(id)
             if i < count {
-                try db.execute(sql: "UPDATE \(lt) SET idx = idx + 1 WHERE owner = ? AND idx >= ?", arguments: [o, i])
+                try db.execute(sql: "UPDATE \(lt) SET idx = idx + 1 WHERE realm = ? AND owner = ? AND idx >= ?", arguments: [realm, o, i])
             }
-            try db.execute(sql: "INSERT INTO \(lt) (owner, idx, value) VALUES (?, ?, ?)", arguments: [o, i, try RealmTables.encode(v)])
+            try db.execute(sql: "INSERT INTO \(lt) (realm, owner, idx, value) VALUES (?, ?, ?, ?)", arguments: [realm, o, i, try RealmTables.encode(v)])
         case .listSet(let n, let id, let p, let i, let v):
             let (t, lt, count) = try list(n, id, p)
             guard i < count else { throw outOfRange(t, p, i, count, inserting: false) }
             try checkElement(t, p, v)
-            try db.execute(sql: "UPDATE \(lt) SET value = ? WHERE owner = ? AND idx = ?",
-                           arguments: [try RealmTables.encode(v), try RealmTables.encode(id), i])
+            try db.execute(sql: "UPDATE \(lt) SET value = ? WHERE realm = ? AND owner = ? AND idx = ?",
+                           arguments: [try RealmTables.encode(v), realm, try RealmTables.encode(id), i])
         case .listErase(let n, let id, let p, let i):
             let (t, lt, count) = try list(n, id, p)
             guard i < count else { throw outOfRange(t, p, i, count, inserting: false) }
             let o = try RealmTables.encode(id)
-            try db.execute(sql: "DELETE FROM \(lt) WHERE owner = ? AND idx = ?", arguments: [o, i])
-            try db.execute(sql: "UPDATE \(lt) SET idx = idx - 1 WHERE owner = ? AND idx > ?", arguments: [o, i])
+            try db.execute(sql: "DELETE FROM \(lt) WHERE realm = ? AND owner = ? AND idx = ?", arguments: [realm, o, i])
+            try db.execute(sql: "UPDATE \(lt) SET idx = idx - 1 WHERE realm = ? AND owner = ? AND idx > ?", arguments: [realm, o, i])
         case .listClear(let n, let id, let p):
             let (_, lt, _) = try list(n, id, p)
-            try db.execute(sql: "DELETE FROM \(lt) WHERE owner = ?", arguments: [try RealmTables.encode(id)])
+            try db.execute(sql: "DELETE FROM \(lt) WHERE realm = ? AND owner = ?", arguments: [realm, try RealmTables.encode(id)])
         case .changeIdentity(let n, let old, let new):
-            let (t, table) = try type(n)
+            let (t, tt) = try type(n)
             let o = try RealmTables.encode(old), nw = try RealmTables.encode(new)
-            guard try !exists(table, "_key", nw) else {
+            guard try !exists(tt.table, nw) else {
                 throw RealmAdapterError(.duplicatePrimaryKey, "\(n) already has an object with row key \(new)", context: ["type": n])
             }
-            try db.execute(sql: "UPDATE \(table) SET _key = ? WHERE _key = ?", arguments: [nw, o])
+            try db.execute(sql: "UPDATE \(tt.table) SET key = ? WHERE realm = ? AND key = ?", arguments: [nw, realm, o])
             guard db.changesCount == 1 else { throw missing(t, old) }
-            for p in t.properties where p.type.isList {
-                try db.execute(sql: "UPDATE \(listTable(t, p.name)) SET owner = ? WHERE owner = ?", arguments: [nw, o])
+            for lt in tt.listTables.compactMap({ $0 }) {
+                try db.execute(sql: "UPDATE \(lt) SET owner = ? WHERE realm = ? AND owner = ?", arguments: [nw, realm, o])
             }
             try forEachIncomingLink(to: t) { table, column, _ in
-                try db.execute(sql: "UPDATE \(table) SET \(column) = ? WHERE \(column) = ?", arguments: [nw, o])
+                try db.execute(sql: "UPDATE \(table) SET \(column) = ? WHERE realm = ? AND \(column) = ?", arguments: [nw, realm, o])
             }
         }
     }
@@ -127,8 +124,8 @@ struct RealmWriter {
     /// A fresh row key for a new object of a type without a primary key.
     mutating func newRowKey(for typeName: String) throws -> Int64 {
         if let k = nextRowKey[typeName] { nextRowKey[typeName] = k + 1; return k }
-        let (_, table) = try type(typeName)
-        let k = try Int64.fetchOne(db, sql: "SELECT coalesce(max(_key), -1) + 1 FROM \(table)") ?? 0
+        let (_, tt) = try type(typeName)
+        let k = try Int64.fetchOne(db, sql: "SELECT coalesce(max(key), -1) + 1 FROM \(tt.table) WHERE realm = ?", arguments: [realm]) ?? 0
         nextRowKey[typeName] = k + 1
         return k
     }
@@ -136,13 +133,11 @@ struct RealmWriter {
     private mutating func changeSchema(_ new: Schema, touching name: String) throws {
         let old = schema
         schema = new
-        let isNew = ordinals[name] == nil
-        if isNew { ordinals[name] = new.types.count - 1 }
+        let isNew = old[type: name] == nil
         let t = new[type: name]!
         let first = old[type: name]?.properties.count ?? 0
         if isNew || first < t.properties.count {
-            try RealmTables.create(t, ordinal: ordinals[name]!, fromProperty: first, isNew: isNew,
-                                   schema: new, tables: tables, db: db)
+            try tables.layout.prepare(t, fromProperty: first, isNew: isNew, realmId: realm, schema: new, db: db)
             schemaChanged = true
             insertPlans[name] = nil
             lastPlan = nil
@@ -177,11 +172,12 @@ struct RealmWriter {
     private mutating func plan(_ n: String) throws -> InsertPlan {
         if let (name, p) = lastPlan, name == n { return p }
         if let p = insertPlans[n] { lastPlan = (n, p); return p }
-        let (t, table) = try type(n)
+        let (t, tt) = try type(n)
         let typing = try InsertTyping(t, schema: schema)
-        var columns: [String] = t.primaryKey == nil ? ["_key"] : []
-        for (j, p) in t.properties.enumerated() where typing.slots[p.name] != nil { columns.append(RealmTables.column(j)) }
-        let p = InsertPlan(typing: typing, statement: try db.cachedStatement(sql: InsertPlan.sql(table, columns, rows: 1)), table: table, columns: columns)
+        var columns = ["realm"] + (t.primaryKey == nil ? [TypeTables.key] : [])
+        for (j, p) in t.properties.enumerated() where typing.slots[p.name] != nil { columns.append(tt.columns[j]!) }
+        let p = InsertPlan(typing: typing, statement: try db.cachedStatement(sql: InsertPlan.sql(tt.table, columns, rows: 1)),
+                           table: tt.table, columns: columns)
         insertPlans[n] = p
         lastPlan = (n, p)
         return p
@@ -194,13 +190,14 @@ struct RealmWriter {
         let (id, typed, lists) = try typing.check(n, rawId, values, schema: schema)
         let stmt = plan.statement.sqliteStatement
         sqlite3_reset(stmt)
-        if typing.rowKeyOffset == 1 { try RealmTables.bind(id, to: stmt, at: 1, db: db) }
+        sqlite3_bind_int64(stmt, 1, realm)
+        if typing.rowKeyOffset == 1 { try RealmTables.bind(id, to: stmt, at: 2, db: db) }
         for k in typing.row.indices {
             let value = typing.row[k]!
             if typing.slotScalars[k] == nil, !value.isNull, case .link(let target) = typing.slotProperties[k].type {
                 try checkTarget(target, value, from: typing.type, typing.slotProperties[k])
             }
-            try RealmTables.bind(value, to: stmt, at: Int32(k + 1 + typing.rowKeyOffset), db: db)
+            try RealmTables.bind(value, to: stmt, at: Int32(k + 2 + typing.rowKeyOffset), db: db)
         }
         try Self.step(stmt, id, typing.type, db: db)
         for (p, items) in lists { try fillList(typing.type, p, owner: id, items) }
@@ -229,8 +226,8 @@ struct RealmWriter {
         let n = prepared.type.name
         let plan = try plan(n)
         let single = plan.statement.sqliteStatement
-        let width = prepared.width, count = prepared.count, db = self.db, type = plan.typing.type
-        let perStatement = max(1, min(Self.rowsPerStatement, Self.maxParameters / width))
+        let width = prepared.width, count = prepared.count, db = self.db, type = plan.typing.type, realm = self.realm
+        let perStatement = max(1, min(Self.rowsPerStatement, Self.maxParameters / (width + 1)))
         let multi = count >= perStatement ? try db.cachedStatement(sql: plan.sql(rows: perStatement)).sqliteStatement : nil
         try prepared.encoded.bytes.withUnsafeBytes { records in
             // Text and blobs are bound in place: no statement keeps them past this call.
@@ -239,8 +236,9 @@ struct RealmWriter {
                 if let multi { sqlite3_clear_bindings(multi) }
             }
             var r = BinaryReader(buffer: records)
-            /// Binds the next record's values from parameter `first` on: every slot, in slot order.
+            /// Binds the Realm and the next record's values from parameter `first` on: every slot, in slot order.
             func bindRecord(to stmt: OpaquePointer, from first: Int32) throws {
+                sqlite3_bind_int64(stmt, first, realm)
                 guard try r.byte() == 1 else { throw BinaryReader.corrupt }
                 try r.skipString()
                 try r.skipValue()
@@ -248,7 +246,7 @@ struct RealmWriter {
                 let named = try r.byte() == 0
                 for k in 0..<Int32(width) {
                     if named { try r.skipString() }
-                    try RealmTables.bind(&r, to: stmt, at: first + k, db: db)
+                    try RealmTables.bind(&r, to: stmt, at: first + 1 + k, db: db)
                 }
             }
             func storeOne() throws {
@@ -262,7 +260,7 @@ struct RealmWriter {
                 while row + perStatement <= count {
                     sqlite3_reset(multi)
                     let start = r.i
-                    for k in 0..<perStatement { try bindRecord(to: multi, from: Int32(k * width + 1)) }
+                    for k in 0..<perStatement { try bindRecord(to: multi, from: Int32(k * (width + 1) + 1)) }
                     do {
                         try RealmTables.step(multi, db: db)
                     } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
@@ -292,9 +290,9 @@ struct RealmWriter {
     static let maxParameters = 999
 
     private mutating func set(_ n: String, _ id: Value, _ values: PropertyValues) throws {
-        let (t, table) = try type(n)
+        let (t, tt) = try type(n)
         let key = try RealmTables.encode(id)
-        guard try exists(table, keyColumn(t), key) else { throw missing(t, id) }
+        guard try exists(tt.table, key) else { throw missing(t, id) }
         for e in values {
             let j = propertyOrdinal(t, e.name)
             let p = t.properties[j]
@@ -306,32 +304,32 @@ struct RealmWriter {
                 continue
             }
             if case .list(let items) = e.value {
-                try db.execute(sql: "DELETE FROM \(listTable(t, p.name)) WHERE owner = ?", arguments: [key])
+                try db.execute(sql: "DELETE FROM \(tt.listTables[j]!) WHERE realm = ? AND owner = ?", arguments: [realm, key])
                 try fillList(t, p, owner: id, items)
                 continue
             }
             if case .link(let target) = p.type, !e.value.isNull { try checkTarget(target, e.value, from: t, p) }
-            try db.cachedStatement(sql: "UPDATE \(table) SET \(RealmTables.column(j)) = ? WHERE \(keyColumn(t)) = ?")
-                .execute(arguments: [try RealmTables.encode(e.value), key])
+            try db.cachedStatement(sql: "UPDATE \(tt.table) SET \(tt.columns[j]!) = ? WHERE realm = ? AND key = ?")
+                .execute(arguments: [try RealmTables.encode(e.value), realm, key])
         }
     }
 
     private func fillList(_ t: ObjectSchema, _ p: Property, owner: Value, _ items: [Value]) throws {
-        let stmt = try db.cachedStatement(sql: "INSERT INTO \(listTable(t, p.name)) (owner, idx, value) VALUES (?, ?, ?)")
+        let stmt = try db.cachedStatement(sql: "INSERT INTO \(try listTable(t, p.name)) (realm, owner, idx, value) VALUES (?, ?, ?, ?)")
         for (i, v) in items.enumerated() {
             try checkElement(t, p.name, v)
-            try RealmTables.execute(stmt, [owner, .int(Int64(i)), v], db: db)
+            try RealmTables.execute(stmt, [.int(realm), owner, .int(Int64(i)), v], db: db)
         }
     }
 
     // MARK: Checks
 
     private func list(_ n: String, _ id: Value, _ p: String) throws -> (ObjectSchema, String, Int) {
-        let (t, table) = try type(n)
-        guard try exists(table, keyColumn(t), try RealmTables.encode(id)) else { throw missing(t, id) }
-        let lt = listTable(t, p)
-        let count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM \(lt) WHERE owner = ?"),
-                                     arguments: [try RealmTables.encode(id)]) ?? 0
+        let (t, tt) = try type(n)
+        guard try exists(tt.table, try RealmTables.encode(id)) else { throw missing(t, id) }
+        let lt = try listTable(t, p)
+        let count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM \(lt) WHERE realm = ? AND owner = ?"),
+                                     arguments: [realm, try RealmTables.encode(id)]) ?? 0
         return (t, lt, count)
     }
 
@@ -342,15 +340,16 @@ struct RealmWriter {
     }
 
     private func checkTarget(_ target: String, _ v: Value, from t: ObjectSchema, _ p: Property) throws {
-        let (tt, table) = try type(target)
-        guard try exists(table, keyColumn(tt), try RealmTables.encode(v)) else {
+        let (_, tt) = try type(target)
+        guard try exists(tt.table, try RealmTables.encode(v)) else {
             throw RealmAdapterError(.objectNotFound, "\(t.name).\(p.name) links to a \(target) that does not exist (\(v.kindName) key); insert the \(target) first",
                                     context: ["type": t.name, "property": p.name])
         }
     }
 
-    func exists(_ table: String, _ column: String, _ key: DatabaseValue) throws -> Bool {
-        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM \(table) WHERE \(column) = ?"), arguments: [key]) ?? false
+    /// Whether the Realm has an object with this key in `table`.
+    func exists(_ table: String, _ key: DatabaseValue) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM \(table) WHERE realm = ? AND key = ?"), arguments: [realm, key]) ?? false
     }
 
     private func missing(_ t: ObjectSchema, _ id: Value) -> RealmAdapterError {
@@ -367,12 +366,13 @@ struct RealmWriter {
 
     /// Calls `body(table, column, isList)` for every stored link (column or link-list table) to type `t`.
     private func forEachIncomingLink(to t: ObjectSchema, _ body: (String, String, Bool) throws -> Void) throws {
-        for (k, u) in schema.types.enumerated() {
+        for u in schema.types where u.properties.contains(where: { $0.type.linkTarget == t.name }) {
+            let ut = try tables.of(u, db: db)
             for (j, p) in u.properties.enumerated() where p.type.linkTarget == t.name {
                 if p.type.isList {
-                    try body(tables.listTable(k, j), "value", true)
+                    try body(ut.listTables[j]!, "value", true)
                 } else {
-                    try body(tables.table(k), RealmTables.column(j), false)
+                    try body(ut.table, ut.columns[j]!, false)
                 }
             }
         }
@@ -385,19 +385,19 @@ struct RealmWriter {
         try forEachIncomingLink(to: t) { table, column, isList in
             if !isList {
                 if let k {
-                    try db.execute(sql: "UPDATE \(table) SET \(column) = NULL WHERE \(column) = ?", arguments: [k])
+                    try db.execute(sql: "UPDATE \(table) SET \(column) = NULL WHERE realm = ? AND \(column) = ?", arguments: [realm, k])
                 } else {
-                    try db.execute(sql: "UPDATE \(table) SET \(column) = NULL WHERE \(column) IS NOT NULL")
+                    try db.execute(sql: "UPDATE \(table) SET \(column) = NULL WHERE realm = ? AND \(column) IS NOT NULL", arguments: [realm])
                 }
                 return
             }
-            guard let k else { try db.execute(sql: "DELETE FROM \(table)"); return }
+            guard let k else { try db.execute(sql: "DELETE FROM \(table) WHERE realm = ?", arguments: [realm]); return }
             // Renumber each affected list: its remaining elements keep their order.
-            let owners = try DatabaseValue.fetchAll(db, sql: "SELECT DISTINCT owner FROM \(table) WHERE value = ?", arguments: [k])
+            let owners = try DatabaseValue.fetchAll(db, sql: "SELECT DISTINCT owner FROM \(table) WHERE realm = ? AND value = ?", arguments: [realm, k])
             guard !owners.isEmpty else { return }
-            try db.execute(sql: "DELETE FROM \(table) WHERE value = ?", arguments: [k])
+            try db.execute(sql: "DELETE FROM \(table) WHERE realm = ? AND value = ?", arguments: [realm, k])
             for o in owners {
-                let rows = try Int64.fetchAll(db, sql: "SELECT rowid FROM \(table) WHERE owner = ? ORDER BY idx", arguments: [o])
+                let rows = try Int64.fetchAll(db, sql: "SELECT rowid FROM \(table) WHERE realm = ? AND owner = ? ORDER BY idx", arguments: [realm, o])
                 for (i, rowid) in rows.enumerated() {
                     try db.execute(sql: "UPDATE \(table) SET idx = ? WHERE rowid = ?", arguments: [i, rowid])
                 }
@@ -406,11 +406,11 @@ struct RealmWriter {
     }
 
     private func deleteLists(of t: ObjectSchema, owner: Value?) throws {
-        for p in t.properties where p.type.isList {
+        for lt in try tables.of(t, db: db).listTables.compactMap({ $0 }) {
             if let owner {
-                try db.execute(sql: "DELETE FROM \(listTable(t, p.name)) WHERE owner = ?", arguments: [try RealmTables.encode(owner)])
+                try db.execute(sql: "DELETE FROM \(lt) WHERE realm = ? AND owner = ?", arguments: [realm, try RealmTables.encode(owner)])
             } else {
-                try db.execute(sql: "DELETE FROM \(listTable(t, p.name))")
+                try db.execute(sql: "DELETE FROM \(lt) WHERE realm = ?", arguments: [realm])
             }
         }
     }

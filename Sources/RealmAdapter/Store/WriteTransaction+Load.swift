@@ -42,15 +42,15 @@ extension WriteTransaction {
 
     /// Whether the Realm has the object (cheaper than reading it).
     func exists(_ type: String, _ identity: Value) throws -> Bool {
-        let (t, table) = try writer.type(type)
-        return try writer.exists(table, writer.keyColumn(t), try RealmTables.encode(identity.coercedKey(of: type, in: schema)))
+        let (_, tt) = try writer.type(type)
+        return try writer.exists(tt.table, try RealmTables.encode(identity.coercedKey(of: type, in: schema)))
     }
 
     /// Deletes up to `limit` objects of `type` the load did not note, in key order after
     /// `after`; returns how many it deleted and the last key (to go on from).
     mutating func deleteNotLoaded(_ type: String, after: Value?, limit: Int) throws -> (Int, Value?) {
-        let (t, table) = try writer.type(type)
-        let keys = try notLoaded(table: table, key: writer.keyColumn(t), kind: type, after: after, limit: limit)
+        let (t, tt) = try writer.type(type)
+        let keys = try notLoaded(table: tt.table, key: TypeTables.key, kind: type, after: after, limit: limit)
         let decoded = keys.map { RealmTables.decode($0, as: RealmTables.keyType(of: t)) }
         for k in decoded { try delete(type, k) }
         return (decoded.count, decoded.last)
@@ -60,7 +60,7 @@ extension WriteTransaction {
     /// `after`; returns how many and the last owner.
     mutating func clearListsNotLoaded(_ type: String, _ property: String, after: Value?, limit: Int) throws -> (Int, Value?) {
         let (t, _) = try writer.type(type)
-        let owners = try notLoaded(table: writer.listTable(t, property), key: "owner", kind: "\(type).\(property)", after: after, limit: limit)
+        let owners = try notLoaded(table: try writer.listTable(t, property), key: "owner", kind: "\(type).\(property)", after: after, limit: limit)
         let decoded = owners.map { RealmTables.decode($0, as: RealmTables.keyType(of: t)) }
         for o in decoded { try listClear(type, o, property) }
         return (decoded.count, decoded.last)
@@ -69,12 +69,12 @@ extension WriteTransaction {
     /// `+o.key`: without the column's affinity, so that the notes' primary key serves the
     /// lookup (an INTEGER column compared with the untyped note key would scan all notes per row).
     private func notLoaded(table: String, key: String, kind: String, after: Value?, limit: Int) throws -> [DatabaseValue] {
-        var arguments: StatementArguments = [writer.tables.realmId, kind]
+        var arguments: StatementArguments = [writer.realm, writer.realm, kind]
         if let after { _ = arguments.append(contentsOf: [try RealmTables.encode(after)]) }
         _ = arguments.append(contentsOf: [limit])
         return try DatabaseValue.fetchAll(writer.db, sql: """
             SELECT DISTINCT \(key) FROM \(table) AS o
-            WHERE NOT EXISTS (SELECT 1 FROM temp.load_note n WHERE n.realm_id = ? AND n.kind = ? AND n.key = +o.\(key))
+            WHERE o.realm = ? AND NOT EXISTS (SELECT 1 FROM temp.load_note n WHERE n.realm_id = ? AND n.kind = ? AND n.key = +o.\(key))
             \(after == nil ? "" : "AND \(key) > ?") ORDER BY \(key) LIMIT ?
             """, arguments: arguments)
     }

@@ -1,0 +1,218 @@
+import GRDB
+import Synchronization
+
+/// How the Realms' objects are laid out in SQLite: by object type, never by Realm, so the number
+/// of tables does not grow with the number of Realms (per-user Realms run to the hundreds of
+/// thousands).
+///
+/// Every Realm that has a type named `Task` keeps its objects in that type's one table
+/// `t{id}(realm, key, c1, c2, …)`, keyed by (realm, primary key or row key); a list property
+/// has a table `t{id}_c{n}(realm, owner, idx, value)`. Realm names are case-sensitive and SQLite
+/// identifiers are not, so tables and columns are named by number, from a registry
+/// (`object_type`, `object_column`) that only grows, as schemas do.
+///
+/// A column stands for a property name and a storage kind (`INTEGER`, `REAL`, `TEXT`, `BLOB`,
+/// `LINK`, `LIST …`): two Realms that give a property the same name and kind share its column,
+/// and two that give it different kinds (`title: string` in one, `title: int` in another) get one
+/// column each. Each Realm's schema says which columns are its; a Realm's rows hold NULL in the
+/// others. The primary key lives in `key` (untyped: Realms may key one type differently).
+///
+/// Resolved tables are cached in memory, shared by every Realm whose type has the same schema.
+/// The registry is written only inside the store's write transactions; after one fails,
+/// ``forget()`` drops the cache, which may then name tables that were rolled back.
+final class StoreLayout: Sendable {
+    private struct State {
+        var types: [String: TypeEntry] = [:]
+        var resolved: [ObjectSchema: TypeTables] = [:]
+    }
+    private struct TypeEntry {
+        var id: Int64
+        var columns: [ColumnKey: Int64]
+    }
+    private struct ColumnKey: Hashable {
+        var name: String
+        var kind: String
+    }
+    private let state = Mutex(State())
+
+    /// Drops everything cached (after a write transaction that failed: what it registered is gone).
+    func forget() { state.withLock { $0 = State() } }
+
+    /// The tables and columns of type `t` as a Realm with that type sees them.
+    func tables(of t: ObjectSchema, db: Database) throws -> TypeTables {
+        if let cached = state.withLock({ $0.resolved[t] }) { return cached }
+        var entry = try typeEntry(t.name, db: db, creating: false)
+        var columns: [String?] = [], lists: [String?] = []
+        for p in t.properties {
+            guard let kind = Self.kind(p), p.name != t.primaryKey else {
+                columns.append(p.name == t.primaryKey ? TypeTables.key : nil)
+                lists.append(nil)
+                continue
+            }
+            let key = ColumnKey(name: p.name, kind: kind)
+            if entry.columns[key] == nil { entry = try typeEntry(t.name, db: db, creating: false, reload: true) }
+            guard let n = entry.columns[key] else { throw Self.unregistered(t, p) }
+            let isList = p.type.isList
+            columns.append(isList ? nil : "c\(n)")
+            lists.append(isList ? "t\(entry.id)_c\(n)" : nil)
+        }
+        let resolved = TypeTables(table: "t\(entry.id)", columns: columns, listTables: lists)
+        state.withLock { $0.resolved[t] = resolved }
+        return resolved
+    }
+
+    /// Registers and creates what properties `first...` of type `t` need (the whole type when
+    /// `first` is 0): its table, columns, list tables and indexes, where no Realm made them yet.
+    /// When the Realm had the type before (`isNew` false), its objects get the new properties'
+    /// defaults. Called inside a write transaction.
+    func prepare(_ t: ObjectSchema, fromProperty first: Int, isNew: Bool, realmId: Int64, schema: Schema,
+                 db: Database) throws {
+        var entry = try typeEntry(t.name, db: db, creating: true)
+        let table = "t\(entry.id)"
+        for j in first..<t.properties.count {
+            let p = t.properties[j]
+            guard let kind = Self.kind(p), p.name != t.primaryKey else { continue }
+            let key = ColumnKey(name: p.name, kind: kind)
+            // Another process may have registered it since this one cached the type.
+            if entry.columns[key] == nil { entry = try typeEntry(t.name, db: db, creating: true, reload: true) }
+            let n: Int64
+            if let existing = entry.columns[key] {
+                n = existing
+            } else {
+                n = try Self.addColumn(key, to: entry.id, db: db)
+                entry.columns[key] = n
+                state.withLock { $0.types[t.name] = entry }
+            }
+            if p.type.isList {
+                let lt = "\(table)_c\(n)"
+                let valueType = kind == "LIST LINK" ? "" : String(kind.dropFirst(5))
+                try db.execute(sql: """
+                    CREATE TABLE IF NOT EXISTS \(lt) (realm INTEGER NOT NULL, owner NOT NULL, idx INTEGER NOT NULL, value \(valueType));
+                    CREATE INDEX IF NOT EXISTS \(lt)_owner ON \(lt)(realm, owner, idx)
+                    """)
+                if p.type.linkTarget != nil { try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(lt)_value ON \(lt)(realm, value)") }
+                continue
+            }
+            if !isNew, let d = p.defaultValue {
+                try db.execute(sql: "UPDATE \(table) SET c\(n) = ? WHERE realm = ?",
+                               arguments: [try RealmTables.encode(d.coerced(to: p, in: schema)), realmId])
+            }
+            // The database key is indexed too: database changes find objects by it.
+            if p.isIndexed || p.name == t.databasePrimaryKey || p.type.linkTarget != nil {
+                try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(table)_c\(n)_i ON \(table)(realm, c\(n))")
+            }
+        }
+        state.withLock { $0.resolved = $0.resolved.filter { $0.key.name != t.name } }
+    }
+
+    /// Every table holding objects or lists of any Realm (for removing a Realm).
+    func allTables(db: Database) throws -> [String] {
+        try String.fetchAll(db, sql: """
+            SELECT 't' || id FROM object_type
+            UNION ALL SELECT 't' || type_id || '_c' || id FROM object_column WHERE kind LIKE 'LIST %'
+            """)
+    }
+
+    /// The storage kind of a property's column: the SQLite type of a single value, `LINK` (the
+    /// target's key, untyped: the target may be added later in the same transaction), or `LIST`
+    /// and its element's kind; nil for what is not stored (linking objects).
+    static func kind(_ p: Property) -> String? {
+        switch p.type {
+        case .scalar(let s): RealmTables.sqlType(s)
+        case .link: "LINK"
+        case .list(.scalar(let s)): "LIST " + RealmTables.sqlType(s)
+        case .list(.link): "LIST LINK"
+        default: nil
+        }
+    }
+
+    private func typeEntry(_ name: String, db: Database, creating: Bool, reload: Bool = false) throws -> TypeEntry {
+        if !reload, let cached = state.withLock({ $0.types[name] }) { return cached }
+        var id = try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM object_type WHERE name = ?"), arguments: [name])
+        if id == nil {
+            guard creating else { throw RealmAdapterError.storeLayoutMissing(type: name) }
+            try db.execute(sql: "INSERT INTO object_type (name) VALUES (?)", arguments: [name])
+            id = db.lastInsertedRowID
+            try db.execute(sql: "CREATE TABLE IF NOT EXISTS t\(id!) (realm INTEGER NOT NULL, key NOT NULL, PRIMARY KEY (realm, key)) WITHOUT ROWID")
+        }
+        var columns: [ColumnKey: Int64] = [:]
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT name, kind, id FROM object_column WHERE type_id = ?"), arguments: [id!])
+        while let row = try rows.next() { columns[ColumnKey(name: row[0], kind: row[1])] = row[2] }
+        let entry = TypeEntry(id: id!, columns: columns)
+        state.withLock { $0.types[name] = entry }
+        return entry
+    }
+
+    private static func addColumn(_ key: ColumnKey, to typeId: Int64, db: Database) throws -> Int64 {
+        let n = try Int64.fetchOne(db, sql: "SELECT coalesce(max(id), 0) + 1 FROM object_column WHERE type_id = ?", arguments: [typeId]) ?? 1
+        try db.execute(sql: "INSERT INTO object_column (type_id, name, kind, id) VALUES (?, ?, ?, ?)", arguments: [typeId, key.name, key.kind, n])
+        if !key.kind.hasPrefix("LIST ") {
+            try db.execute(sql: "ALTER TABLE t\(typeId) ADD COLUMN c\(n) \(key.kind == "LINK" ? "" : key.kind)")
+        }
+        return n
+    }
+
+    private static func unregistered(_ t: ObjectSchema, _ p: Property) -> RealmAdapterError {
+        RealmAdapterError(.storeUnavailable, "The store has no column for \(t.name).\(p.name) although a Realm's schema has it: the store is damaged.",
+                          context: ["type": t.name, "property": p.name])
+    }
+}
+
+extension RealmAdapterError {
+    static func storeLayoutMissing(type: String) -> RealmAdapterError {
+        RealmAdapterError(.storeUnavailable, "The store has no table for type \(type) although a Realm's schema has it: the store is damaged.",
+                          context: ["type": type])
+    }
+}
+
+/// The tables and columns of one object type's schema (``StoreLayout``).
+struct TypeTables: Sendable {
+    /// The table of the type's objects.
+    let table: String
+    /// Per property, in schema order: its column (`key` for the primary key), or nil for a list
+    /// or linking objects.
+    let columns: [String?]
+    /// Per property, in schema order: the list's table, or nil.
+    let listTables: [String?]
+
+    /// The column of the primary key, or of the row key of a type without one.
+    static let key = "key"
+}
+
+extension StoreLayout {
+    /// Creates the registry, and moves a store of the layout before it (tables per Realm:
+    /// `r{realm}_t{k}` with a column `p{j}` per property and `_key` for row keys, lists in
+    /// `r{realm}_t{k}_p{j}`) into tables by type. Runs once, as a store migration.
+    static func upgrade(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE IF NOT EXISTS object_type (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+            CREATE TABLE IF NOT EXISTS object_column (type_id INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL,
+                id INTEGER NOT NULL, PRIMARY KEY (type_id, name, kind)) WITHOUT ROWID
+            """)
+        let layout = StoreLayout()
+        let realms = try Row.fetchAll(db, sql: "SELECT id, schema FROM realm ORDER BY id")
+        for row in realms {
+            let realm: Int64 = row[0]
+            let schema = try Schema(json: try JSONValue(parsing: row[1] as String, errorCode: .storeUnavailable), path: "stored schema")
+            for (k, t) in schema.types.enumerated() {
+                let old = "r\(realm)_t\(k)"
+                guard try db.tableExists(old) else { continue }
+                try layout.prepare(t, fromProperty: 0, isNew: true, realmId: realm, schema: schema, db: db)
+                let tt = try layout.tables(of: t, db: db)
+                var from = [t.primaryKey.flatMap { pk in t.properties.firstIndex { $0.name == pk } }.map { "p\($0)" } ?? "_key"]
+                var to = [TypeTables.key]
+                for (j, p) in t.properties.enumerated() where p.name != t.primaryKey {
+                    if let column = tt.columns[j] { from.append("p\(j)"); to.append(column) }
+                    if let list = tt.listTables[j] {
+                        try db.execute(sql: "INSERT INTO \(list) (realm, owner, idx, value) SELECT ?, owner, idx, value FROM \(old)_p\(j) ORDER BY rowid",
+                                       arguments: [realm])
+                        try db.execute(sql: "DROP TABLE \(old)_p\(j)")
+                    }
+                }
+                try db.execute(sql: "INSERT INTO \(tt.table) (realm, \(to.joined(separator: ", "))) SELECT ?, \(from.joined(separator: ", ")) FROM \(old)",
+                               arguments: [realm])
+                try db.execute(sql: "DROP TABLE \(old)")
+            }
+        }
+    }
+}

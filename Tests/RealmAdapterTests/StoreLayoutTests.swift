@@ -1,0 +1,103 @@
+import Foundation
+import GRDB
+import Testing
+@testable import RealmAdapter
+
+/// The store lays objects out by type, shared by every Realm (``StoreLayout``): the number of
+/// tables depends on the types, not on the Realms, and Realms never see each other's objects.
+@Suite struct StoreLayoutTests {
+    func tableCount(_ store: RealmStore) throws -> Int {
+        try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE type IN ('table', 'index')") ?? 0 }
+    }
+
+    func fill(_ store: RealmStore, _ path: String, _ owner: String) throws {
+        try store.write(to: path, origin: "t") { tx in
+            for t in taskSchema { try tx.addType(t) }
+            try tx.create("Person", ["id": .string(owner)])
+            try tx.create("Task", ["id": 1, "title": .string("of \(owner)"), "owner": .string(owner),
+                                   "watchers": [.string(owner)], "tags": ["a", .string(owner)]])
+            try tx.create("Note", ["text": .string(owner)])
+        }
+    }
+
+    @Test func theNumberOfTablesDoesNotGrowWithTheRealms() throws {
+        let t = try TemporaryStore()
+        try fill(t.store, "/u0/tasks", "u0")
+        let afterOne = try tableCount(t.store)
+        for i in 1..<200 { try fill(t.store, "/u\(i)/tasks", "u\(i)") }
+        #expect(try tableCount(t.store) == afterOne)
+        // Same keys in every Realm, each sees its own.
+        for i in [0, 99, 199] {
+            let task = try #require(try t.store.object(of: "Task", identity: 1, in: "/u\(i)/tasks"))
+            #expect(task.values["title"] == .string("of u\(i)") && task.values["owner"] == .string("u\(i)"))
+            #expect(try t.store.list("tags", of: "Task", identity: 1, in: "/u\(i)/tasks") == ["a", .string("u\(i)")])
+            #expect(try t.store.count(of: "Note", in: "/u\(i)/tasks") == 1)
+            #expect(try t.store.objects(of: "Person", in: "/u\(i)/tasks").map(\.identity) == [.string("u\(i)")])
+        }
+    }
+
+    /// What one Realm does to its objects never touches another's with the same keys: delete
+    /// (and the links and lists it clears), CLEAR, CHANGE_IDENTITY, list edits, removing the Realm.
+    @Test func realmsDoNotSeeEachOthersObjects() throws {
+        let t = try TemporaryStore()
+        for i in 0..<3 { try fill(t.store, "/u\(i)", "p") }
+        try t.store.write(to: "/u0", origin: "t") { tx in
+            try tx.delete("Person", "p")
+            try tx.listInsert("Task", 1, "tags", at: 0, "first")
+            try tx.deleteAll("Note")
+        }
+        try t.store.write(to: "/u1", origin: "t") { tx in try tx.changeIdentity("Note", 0, to: 7) }
+        try t.store.deleteRealm("/u1")
+        let u0 = try #require(try t.store.object(of: "Task", identity: 1, in: "/u0"))
+        let u2 = try #require(try t.store.object(of: "Task", identity: 1, in: "/u2"))
+        #expect(u0.values["owner"] == .null && u0.values["watchers"] == [] && u0.values["tags"] == ["first", "a", "p"])
+        #expect(u2.values["owner"] == "p" && u2.values["watchers"] == ["p"] && u2.values["tags"] == ["a", "p"])
+        #expect(try t.store.count(of: "Note", in: "/u0") == 0 && t.store.count(of: "Note", in: "/u2") == 1)
+        #expect(try t.store.object(of: "Note", identity: 0, in: "/u2") != nil)
+        #expect(try t.store.realmPaths() == ["/u0", "/u2"])
+        #expect(try t.store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t1 WHERE realm NOT IN (SELECT id FROM realm)") } == 0)
+    }
+
+    /// Two Realms may give one type different properties, keys and property types (schemas only
+    /// grow, each Realm's its own): each reads its own, and a property added with a default in
+    /// one Realm fills only that Realm's objects.
+    @Test func realmsMayGiveOneTypeDifferentProperties() throws {
+        let t = try TemporaryStore()
+        try t.store.write(to: "/a", origin: "t") { tx in
+            try tx.addType(ObjectSchema(name: "Item", primaryKey: "id", properties: [
+                Property(name: "id", type: .scalar(.int)), Property(name: "title", type: .scalar(.string))]))
+            try tx.create("Item", ["id": 1, "title": "one"])
+        }
+        try t.store.write(to: "/b", origin: "t") { tx in
+            try tx.addType(ObjectSchema(name: "Item", primaryKey: "code", properties: [
+                Property(name: "code", type: .scalar(.string)), Property(name: "title", type: .scalar(.int)),
+                Property(name: "id", type: .scalar(.int), isOptional: true)]))
+            try tx.create("Item", ["code": "1", "title": 7, "id": 99])
+        }
+        try t.store.write(to: "/a", origin: "t") { tx in
+            try tx.addProperties([Property(name: "rank", type: .scalar(.double), defaultValue: 1.5)], to: "Item")
+        }
+        try t.store.write(to: "/b", origin: "t") { tx in
+            try tx.addProperties([Property(name: "rank", type: .scalar(.string), isOptional: true)], to: "Item")
+            try tx.update("Item", "1", ["rank": "high"])
+        }
+        #expect(try t.store.object(of: "Item", identity: 1, in: "/a")?.values == ["id": 1, "title": "one", "rank": 1.5])
+        #expect(try t.store.object(of: "Item", identity: "1", in: "/b")?.values == ["code": "1", "title": 7, "id": 99, "rank": "high"])
+        #expect(try t.store.identity(of: "Item", where: "id", equals: 99, in: "/b") == "1")
+        #expect(try t.store.identity(of: "Item", where: "id", equals: 99, in: "/a") == nil)
+    }
+
+    /// A transaction that registered a new type and then failed leaves nothing behind, in the
+    /// store or in what the store remembers of its layout: the same type can be added again.
+    @Test func aFailedTransactionLeavesNoLayoutBehind() throws {
+        let t = try TemporaryStore()
+        let item = ObjectSchema(name: "Item", primaryKey: "id", properties: [
+            Property(name: "id", type: .scalar(.int)), Property(name: "tags", type: .list(.scalar(.string)))])
+        #expect(throws: RealmAdapterError.self) {
+            try t.store.apply([.addType(item), .insert(objectType: "Item", identity: 1, values: ["id": 1]),
+                               .delete(objectType: "Item", identity: 2)], to: "/a", origin: "t")
+        }
+        try t.store.apply([.addType(item), .insert(objectType: "Item", identity: 1, values: ["id": 1, "tags": ["x"]])], to: "/a", origin: "t")
+        #expect(try t.store.list("tags", of: "Item", identity: 1, in: "/a") == ["x"])
+    }
+}
