@@ -31,23 +31,31 @@ struct Status: AsyncParsableCommand {
             let db = try await connector.status(adapter: c.realm.adapterName)
             let store = try RealmStore(directory: c.realm.store, logger: logger)
             let adapter = try Adapter(store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)
+            // Per-user Realms run to the hundreds of thousands: with more than a screenful, the
+            // table shows those with unsent changes (found by one query), and a count of the rest.
             let paths = try adapter.paths()
+            let pending = Dictionary(try adapter.pendingCounts(), uniquingKeysWith: { a, _ in a })
+            let shown = paths.count <= Self.allRealmsUpTo ? paths : paths.filter { pending[$0] != nil }
 
             print("Adapter \(c.realm.adapterName): store \(c.realm.store), database \(database.displayTarget)")
             print("")
             let header = ["Realm", "version", "unsent", "db recorded", "last LSN applied"]
             var rows: [[String]] = []
             var blocked: [BlockedTransaction] = []
-            for path in paths {
-                if let b = try BlockedTransaction.current(in: store, adapter: adapter, path: path), (db.applied[path] ?? 0) < b.version {
+            for path in shown {
+                if pending[path] != nil, let b = try BlockedTransaction.current(in: store, adapter: adapter, path: path),
+                   (db.applied[path] ?? 0) < b.version {
                     blocked.append(b)
                 }
                 let version = try store.version(of: path)
                 let position = try store.sourcePosition(connector.sourceName, of: path).flatMap(PostgresConnector.lsn(fromPosition:))
-                rows.append([path, String(version), String(try adapter.pendingCount(path)), db.applied[path].map(String.init) ?? "-",
+                rows.append([path, String(version), String(pending[path] ?? 0), db.applied[path].map(String.init) ?? "-",
                              position.map(\.description) ?? "-"])
             }
-            if rows.isEmpty { print("(no synced Realms yet)") } else { print(Self.table([header] + rows)) }
+            if paths.isEmpty { print("(no synced Realms yet)") } else if !rows.isEmpty { print(Self.table([header] + rows)) }
+            if shown.count < paths.count {
+                print("\(paths.count) Realms; \(pending.count) with unsent changes\(rows.isEmpty ? "" : " (above)"), the others caught up.")
+            }
             print("")
             var warned = false
             if db.slotExists {
@@ -83,6 +91,9 @@ struct Status: AsyncParsableCommand {
         while v >= 1024 && i < units.count - 1 { v /= 1024; i += 1 }
         return i == 0 ? "\(n) B" : String(format: "%.1f", v) + " " + units[i]
     }
+
+    /// Up to this many followed Realms, `status` lists them all; past it, those with unsent changes.
+    static let allRealmsUpTo = 20
 
     static func table(_ rows: [[String]]) -> String {
         let widths = rows[0].indices.map { c in rows.map { $0[c].count }.max() ?? 0 }

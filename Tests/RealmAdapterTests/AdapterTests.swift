@@ -21,6 +21,26 @@ import Testing
         #expect(try adapter.cursor("/a") == 2)
     }
 
+    /// The Realms with something to send, found by one query: caught-up Realms, Realms with only
+    /// the adapter's own transactions and Realms it does not follow are left out.
+    @Test func pendingCountsNameOnlyRealmsWithSomethingToSend() throws {
+        let t = try TemporaryStore()
+        let adapter = try Adapter(store: t.store, name: "mirror", pathRegex: "^/u")
+        for i in 0..<300 {
+            try t.store.addTaskSchema("/u\(i)")
+            guard i % 3 != 2 else { continue }  // its schema transaction left to send
+            _ = try adapter.current("/u\(i)")
+            try adapter.advance("/u\(i)")  // caught up
+            if i % 3 == 1 { try t.store.apply([person("x")], to: "/u\(i)", origin: adapter.origin) }  // then its own only
+        }
+        try t.store.apply([person("z")], to: "/u3", origin: "app")
+        try t.store.addTaskSchema("/other")
+        let counts = try adapter.pendingCounts()
+        #expect(counts.map(\.path) == (0..<300).filter { $0 % 3 == 2 || $0 == 3 }.map { "/u\($0)" }.sorted())
+        #expect(counts.first { $0.path == "/u3" }?.count == 1 && counts.first { $0.path == "/u2" }?.count == 1)
+        for (path, count) in counts { #expect(try adapter.pendingCount(path) == count, "\(path)") }
+    }
+
     @Test func cursorsAreDurablePerAdapterName() throws {
         let t = try TemporaryStore()
         try t.store.addTaskSchema("/a")

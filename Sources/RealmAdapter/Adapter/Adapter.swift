@@ -129,6 +129,23 @@ public final class Adapter: Sendable {
         }
     }
 
+    /// The followed Realms with transactions this adapter has still to process (after its
+    /// cursor, not its own), and how many each, in path order: one query, which passes over a
+    /// Realm whose cursor is at its version without reading its history.
+    public func pendingCounts() throws -> [(path: String, count: Int)] {
+        let rows = try store.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT path, n FROM (
+                    SELECT r.path AS path, (SELECT count(*) FROM history h WHERE h.realm_id = r.id
+                                            AND h.version > coalesce(c.version, 0) AND h.origin <> ?) AS n
+                    FROM realm r LEFT JOIN adapter_cursor c ON c.adapter = ? AND c.realm_id = r.id
+                    WHERE r.version > coalesce(c.version, 0))
+                WHERE n > 0 ORDER BY path
+                """, arguments: [origin, name])
+        }
+        return rows.map { (path: $0[0] as String, count: $0[1] as Int) }.filter { follows($0.path) }
+    }
+
     /// Up to `limit` transactions this adapter has not advanced past, oldest first, without its
     /// own, and no more than needed to reach `maxInstructions` (at least one): for connectors
     /// that apply several at once (``advance(_:through:durable:)`` after).
@@ -190,7 +207,7 @@ public final class Adapter: Sendable {
         let (stream, continuation) = AsyncStream.makeStream(of: String.self)
         let task = Task { [self] in
             do {
-                let pending = try await store.perform { try self.paths().filter { try self.current($0) != nil } }
+                let pending = try await store.perform { try self.pendingCounts().map(\.path) }
                 for path in pending { continuation.yield(path) }
             } catch {
                 logger.warning("Could not scan Realms for pending transactions", metadata: ["error": "\(error)"])

@@ -55,7 +55,7 @@ public final class Loader: @unchecked Sendable {
     /// would overwrite them in the Realm while the daemon still sends them, and the two sides
     /// would end up different.
     public func requireNothingUnsent() throws {
-        let unsent = try adapter.paths().filter { try !adapter.pending($0, limit: 1).isEmpty }
+        let unsent = try adapter.pendingCounts().map(\.path)
         guard unsent.isEmpty else {
             throw RealmAdapterError(.invalidState, "These Realms have changes the database does not have yet: \(unsent.prefix(10).joined(separator: ", "))\(unsent.count > 10 ? ", …" : ""). Run `realm-adapter run` until `realm-adapter status` shows no lag (if it shows one blocked, move it aside with `realm-adapter dead-letter`), then load again.")
         }
