@@ -8,7 +8,7 @@ struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "realm-adapter-bench",
         abstract: "Benchmarks, each reported as a ratio against the physical limit measured in the same run.",
-        subcommands: [StoreBenchmark.self, PostgresBenchmark.self, LoadBenchmark.self],
+        subcommands: [StoreBenchmark.self, PostgresBenchmark.self, LoadBenchmark.self, PerUserBenchmark.self],
         defaultSubcommand: StoreBenchmark.self
     )
 }

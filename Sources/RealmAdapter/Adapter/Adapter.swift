@@ -90,18 +90,46 @@ public final class Adapter: Sendable {
             } else {
                 // Nothing pending: only own transactions may be skipped, never someone else's.
                 let cursor = try cursorVersion(db, r.id)
-                let next = try Int64.fetchOne(db, sql: "SELECT min(version) FROM history WHERE realm_id = ? AND version > ? AND origin <> ?",
-                                              arguments: [r.id, cursor, origin])
-                target = (next.map { $0 - 1 }) ?? r.version
+                target = try lastOwn(db, r, after: cursor)
                 guard target > cursor else { return }
             }
             // Own transactions right after the advanced one can be passed too.
-            let nextOther = try Int64.fetchOne(db, sql: "SELECT min(version) FROM history WHERE realm_id = ? AND version > ? AND origin <> ?",
-                                               arguments: [r.id, target, origin])
-            target = max(target, (nextOther.map { $0 - 1 }) ?? r.version)
-            try setCursor(db, r.id, target)
+            try setCursor(db, r.id, max(target, try lastOwn(db, r, after: target)))
         }
         try compactIfDue(path)
+    }
+
+    /// The version before the first transaction after `version` that is not this adapter's own
+    /// (the Realm's version if there is none): how far the cursor may pass own transactions.
+    private func lastOwn(_ db: Database, _ r: RealmStore.RealmRow, after version: Int64) throws -> Int64 {
+        let next = try Int64.fetchOne(db.cachedStatement(sql: "SELECT min(version) FROM history WHERE realm_id = ? AND version > ? AND origin <> ?"),
+                                      arguments: [r.id, version, origin])
+        return next.map { $0 - 1 } ?? r.version
+    }
+
+    /// ``advance(_:durable:)`` with nothing pending, for each of `paths`, in one durable store
+    /// transaction: past each Realm's own trailing transactions (a load's hand-off to thousands
+    /// of Realms costs one commit, not one each).
+    public func advancePastOwnTransactions(_ paths: [String]) throws {
+        replaying.withLock { r in for p in paths { r[p] = nil } }
+        try store.writeMeta(durable: true) { db in
+            for path in paths {
+                guard let r = try RealmStore.realmRow(db, path) else { continue }
+                let cursor = try cursorVersion(db, r.id), target = try lastOwn(db, r, after: cursor)
+                if target > cursor { try setCursor(db, r.id, target) }
+            }
+        }
+    }
+
+    /// ``advance(_:through:durable:)`` for each Realm and version, in one durable store transaction.
+    public func advance(through targets: [(path: String, version: Int64)]) throws {
+        replaying.withLock { r in for t in targets { r[t.path] = nil } }
+        try store.writeMeta(durable: true) { db in
+            for t in targets {
+                guard let r = try RealmStore.realmRow(db, t.path) else { continue }
+                try setCursor(db, r.id, min(t.version, r.version))
+            }
+        }
     }
 
     private func compactIfDue(_ path: String) throws {

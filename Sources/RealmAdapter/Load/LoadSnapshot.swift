@@ -25,7 +25,7 @@ public protocol LoadSnapshot: AnyObject, Sendable {
     /// `receiver` typed as it is read (the field methods, `at:` the column's position in
     /// `columns`), then ``FieldReceiver/endRow()``: a bulk load's fastest path, which makes no
     /// ``Value`` for most fields. The default hands over each row's values.
-    func rows(_ table: String, columns: [String], into receiver: FieldReceiver) throws
+    func rows(_ table: String, columns: [String], orderedBy: [String], into receiver: FieldReceiver) throws
 
     /// Streams a link table's rows in `(oid, idx)` order: `body` gets the owner's key and the
     /// target, then `ownerColumns` of the owner's row (`.null` when the link table names an
@@ -42,8 +42,8 @@ public protocol LoadSnapshot: AnyObject, Sendable {
 }
 
 extension LoadSnapshot {
-    public func rows(_ table: String, columns: [String], into receiver: FieldReceiver) throws {
-        try rows(table, columns: columns, orderedBy: []) { values in
+    public func rows(_ table: String, columns: [String], orderedBy: [String], into receiver: FieldReceiver) throws {
+        try rows(table, columns: columns, orderedBy: orderedBy) { values in
             for (j, v) in values.enumerated() { try receiver.value(v, at: j) }
             try receiver.endRow()
         }

@@ -118,11 +118,11 @@ public final class Loader: @unchecked Sendable {
         guard !paths.isEmpty else { return }
         try store.write(toEach: paths, origin: adapter.origin, sourcePosition: SourcePosition(source: source, position: position)) { _, _ in }
         let cursor = try adapter.databaseOrderCursor(logger: logger)
-        for p in paths {
-            let unsent = try adapter.pending(p, limit: 1).first?.version
-            try cursor.advance(p, through: unsent.map { $0 - 1 } ?? store.version(of: p))
-            try adapter.advance(p)  // past the load's own transactions, never past someone else's
-        }
+        let unsent = Set(try adapter.pendingCounts().map(\.path))
+        try cursor.advance(through: try paths.map { p in
+            (p, try unsent.contains(p) ? adapter.pending(p, limit: 1).first.map { $0.version - 1 } ?? .max : .max)
+        })
+        try adapter.advancePastOwnTransactions(paths)  // past the load's own transactions, never past someone else's
     }
 
     /// One row to write: an object's values (or a list's targets) bound for a Realm.
@@ -144,7 +144,7 @@ public final class Loader: @unchecked Sendable {
     private func loadObjects(_ t: TableMapping, deferring: [String], _ snapshot: LoadSnapshot, _ run: LoadRun,
                              _ summary: inout LoadSummary.Table, _ report: (Int) -> Void) throws {
         let layout = RowLayout(t.columns.map(\.column) + t.pathColumns, t)
-        let skipping = Set(deferring), mapping = self.mapping
+        let skipping = Set(deferring), mapping = self.mapping, order = routeOrder(t)
         let hasLinks = t.columns.contains { if case .link = $0.kind { !skipping.contains($0.property.name) } else { false } }
         let batchSize = configuration.batchSize
         // Rows are prepared for the store on the reading thread where they can be (ObjectBatch);
@@ -158,7 +158,7 @@ public final class Loader: @unchecked Sendable {
             return try pipeline(empty: empty, produce: { add in
                 try withoutActuallyEscaping(add) { add in
                     let receiver = try FieldReceiver(t, columns: layout.columns, mapping: mapping) { path, row in try add { try $0.add(path, row) } }
-                    try snapshot.rows(t.table, columns: layout.columns, into: receiver)
+                    try snapshot.rows(t.table, columns: layout.columns, orderedBy: order, into: receiver)
                 }
             }, consume: { batch in try writeObjects(batch, t, hasLinks: false, decisions, run, &summary, report) })
         }
@@ -167,7 +167,7 @@ public final class Loader: @unchecked Sendable {
             var assignments: [RealmIdAssignment] = []
             // One buffer for every row's values: a row kept as an entry takes it along (and the next row gets a new one).
             var values = PropertyValues()
-            try snapshot.rows(t.table, columns: layout.columns, orderedBy: []) { columns in try layout.read(columns) { row in
+            try snapshot.rows(t.table, columns: layout.columns, orderedBy: order) { columns in try layout.read(columns) { row in
                 var identity: Value?
                 if let dk = t.databaseKey {
                     let (id, assignment) = try mapping.databaseIdentity(row, t, dk)
@@ -219,6 +219,11 @@ public final class Loader: @unchecked Sendable {
         report(summary.rows)
     }
 
+    /// The order rows of a routed table are read in: by the columns that route them, so each
+    /// Realm's rows come together and a batch writes to as few Realms as it can (read in the
+    /// table's order, a batch of rows of thousands of users would write one transaction each).
+    private func routeOrder(_ t: TableMapping) -> [String] { mapping.path.isLiteral ? [] : mapping.path.fields }
+
     /// The second pass over a table: its links into types loaded after it (or into itself).
     private func loadLinks(_ t: TableMapping, _ properties: [String], _ snapshot: LoadSnapshot, _ run: LoadRun,
                            _ summary: inout LoadSummary.Table, _ report: (Int) -> Void) throws {
@@ -227,7 +232,7 @@ public final class Loader: @unchecked Sendable {
         let layout = RowLayout(t.keyColumns + (t.databaseKey.map { [$0.column] } ?? []) + linkColumns + t.pathColumns.filter { !linkColumns.contains($0) }, t)
         let mapping = self.mapping
         try pipeline(produce: { emit in
-            try snapshot.rows(t.table, columns: layout.columns, orderedBy: []) { columns in try layout.read(columns) { row in
+            try snapshot.rows(t.table, columns: layout.columns, orderedBy: routeOrder(t)) { columns in try layout.read(columns) { row in
                 let given = try t.databaseKey.map { try mapping.databaseIdentity(row, t, $0).0 }
                 var (identity, values) = try mapping.object(row, t, identity: given)
                 values = PropertyValues(values.filter { wanted.contains($0.name) })

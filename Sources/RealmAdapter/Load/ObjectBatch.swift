@@ -65,7 +65,11 @@ extension Loader {
             let merges = type == nil ? true : decisions.merges(path)
             var index: Dictionary<String, PreparedInserts>.Index?
             if let type, merges != true {
-                if prepared[path] == nil { prepared[path] = try PreparedInserts(type, schema: schema, capacity: capacity) }
+                // Room for the whole batch for its first Realm only: a batch of per-user Realms
+                // holds a few rows for each of many, which grow their room as they need it.
+                if prepared[path] == nil {
+                    prepared[path] = try PreparedInserts(type, schema: schema, capacity: prepared.isEmpty ? capacity : 0)
+                }
                 index = prepared.index(forKey: path)
             }
             current = (path, merges, index)

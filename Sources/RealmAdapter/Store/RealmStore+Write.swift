@@ -146,8 +146,8 @@ extension RealmStore {
                                 sourcePosition?.source, sourcePosition?.position,
                             ])
                         if writer.schemaChanged {
-                            try db.execute(sql: "UPDATE realm SET version = ?, schema = ?, schema_version = schema_version + 1 WHERE id = ?",
-                                           arguments: [version, writer.schema.json.serialized(), r.id])
+                            try db.cachedStatement(sql: "UPDATE realm SET version = ?, schema = ?, schema_version = schema_version + 1 WHERE id = ?")
+                                .execute(arguments: [version, writer.schema.json.serialized(), r.id])
                             newSchemas.append((r.id, r.schemaVersion + 1, writer.schema))
                         } else {
                             try db.cachedStatement(sql: "UPDATE realm SET version = ? WHERE id = ?").execute(arguments: [version, r.id])

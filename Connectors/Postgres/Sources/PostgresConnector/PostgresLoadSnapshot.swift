@@ -63,16 +63,19 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
 
     public func rows(_ table: String, columns: [String], orderedBy: [String], _ body: ([Value]) throws -> Void) throws {
         let types = try columns.map { try type(table, $0) }
-        let order = orderedBy.isEmpty ? "" : " ORDER BY " + orderedBy.map(PostgresSQL.quote).joined(separator: ", ")
-        try copy(columns.map(PostgresSQL.quote), from: "\(PostgresSQL.qualified(schema, table))\(order)",
-                 table: table, columns: columns, types: types, body)
+        try copy(columns.map(PostgresSQL.quote), from: ordered(table, orderedBy), table: table, columns: columns, types: types, body)
     }
 
-    public func rows(_ table: String, columns: [String], into receiver: FieldReceiver) throws {
+    /// The table, with `ORDER BY` the columns if there are any.
+    private func ordered(_ table: String, _ columns: [String]) -> String {
+        PostgresSQL.qualified(schema, table) + (columns.isEmpty ? "" : " ORDER BY " + columns.map(PostgresSQL.quote).joined(separator: ", "))
+    }
+
+    public func rows(_ table: String, columns: [String], orderedBy: [String], into receiver: FieldReceiver) throws {
         let types = try columns.map { try type(table, $0) }
         let fields = types.map { BinaryField(oid: $0.oid) }
         try fields.withUnsafeBufferPointer { fields in
-            try copy(columns.map(PostgresSQL.quote), from: PostgresSQL.qualified(schema, table), table: table, columns: columns, types: types, field: { i, bytes, binary in
+            try copy(columns.map(PostgresSQL.quote), from: ordered(table, orderedBy), table: table, columns: columns, types: types, field: { i, bytes, binary in
                 guard let bytes else { return try receiver.value(.null, at: i) }
                 if binary {
                     try fields[i].write(bytes, to: receiver, at: i)
