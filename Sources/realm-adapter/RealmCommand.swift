@@ -54,12 +54,11 @@ extension RealmCommand {
         func run() async throws {
             try await reportingErrors {
                 let (store, _) = try options.open()
-                let paths = try store.realmPaths()
-                if paths.isEmpty { print("(no Realms)"); return }
-                for path in paths {
-                    let schema = try store.schema(of: path)
-                    let counts = try schema.types.map { "\($0.name) \(try store.count(of: $0.name, in: path))" }
-                    print("\(path)  version \(try store.version(of: path))  \(counts.isEmpty ? "(no types)" : counts.joined(separator: ", "))")
+                let realms = try store.summaries()
+                if realms.isEmpty { print("(no Realms)"); return }
+                for r in realms {
+                    let counts = r.counts.map { "\($0.type) \($0.count)" }
+                    print("\(r.path)  version \(r.version)  \(counts.isEmpty ? "(no types)" : counts.joined(separator: ", "))")
                 }
             }
         }

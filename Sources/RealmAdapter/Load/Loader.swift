@@ -191,7 +191,8 @@ public final class Loader: @unchecked Sendable {
                               _ summary: inout LoadSummary.Table, _ report: (Int) -> Void) throws {
         let type = t.type.name
         try write(paths: batch.paths, batch.entries) { path, entries, tx in
-            let merge = try run.merges(type, path) { try tx.count(type) > 0 }
+            // A Realm at version 0 is new in this transaction: nothing to merge with.
+            let merge = try run.merges(type, path) { try tx.baseVersion > 0 && tx.count(type) > 0 }
             decisions.decide(path, merges: merge)
             if !merge, let p = batch.prepared[path] {
                 if try tx.insert(p) { return }

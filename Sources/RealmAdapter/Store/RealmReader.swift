@@ -57,7 +57,7 @@ struct RealmReader {
         let (t, tt) = try located(typeName)
         let cols = columns(t, tt)
         let sql = "SELECT key\(cols.map { ", " + $0.column }.joined()) FROM \(tt.table) WHERE realm = ? ORDER BY key"
-        let rows = try Row.fetchCursor(db, sql: sql, arguments: [tables.realmId])
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: [tables.realmId])
         let keyType = RealmTables.keyType(of: t)
         while let row = try rows.next() {
             let id = RealmTables.decode(row[0] as DatabaseValue, as: keyType)
@@ -80,7 +80,7 @@ struct RealmReader {
 
     func count(_ typeName: String) throws -> Int {
         let (_, tt) = try located(typeName)
-        return try Int.fetchOne(db, sql: "SELECT count(*) FROM \(tt.table) WHERE realm = ?", arguments: [tables.realmId]) ?? 0
+        return try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM \(tt.table) WHERE realm = ?"), arguments: [tables.realmId]) ?? 0
     }
 
     func list(_ typeName: String, _ identity: Value, _ property: String) throws -> [Value] {
@@ -166,5 +166,41 @@ extension RealmStore {
     func reader(_ db: Database, _ path: String) throws -> RealmReader {
         let row = try Self.requireRealm(db, path)
         return RealmReader(db: db, tables: RealmTables(realmId: row.id, layout: layout), schema: try schema(db, row))
+    }
+}
+
+/// A Realm's path, version and number of objects of each type (``RealmStore/summaries()``).
+public struct RealmSummary: Sendable, Equatable {
+    public var path: String
+    public var version: Int64
+    /// Per type of its schema, in schema order: the type's name and its number of objects.
+    public var counts: [TypeCount]
+
+    public struct TypeCount: Sendable, Equatable {
+        public var type: String
+        public var count: Int
+    }
+}
+
+extension RealmStore {
+    /// Every Realm's summary, in path order, from one snapshot. The counts come from one query
+    /// per object type, however many Realms there are (`realm list` over per-user Realms).
+    public func summaries() throws -> [RealmSummary] {
+        try read { db in
+            var counts: [Int64: [String: Int]] = [:]
+            for type in try Row.fetchAll(db, sql: "SELECT id, name FROM object_type") {
+                let name: String = type[1]
+                let rows = try Row.fetchCursor(db, sql: "SELECT realm, count(*) FROM t\(type[0] as Int64) GROUP BY realm")
+                while let r = try rows.next() { counts[r[0], default: [:]][name] = r[1] }
+            }
+            var out: [RealmSummary] = []
+            let realms = try Row.fetchCursor(db, sql: "SELECT id, path, version, schema FROM realm ORDER BY path")
+            while let r = try realms.next() {
+                let have = counts[r[0]] ?? [:]
+                let types = try parsedSchema(r[3]).types
+                out.append(RealmSummary(path: r[1], version: r[2], counts: types.map { .init(type: $0.name, count: have[$0.name] ?? 0) }))
+            }
+            return out
+        }
     }
 }

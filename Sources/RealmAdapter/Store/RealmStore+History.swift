@@ -61,9 +61,9 @@ extension RealmStore {
             return try pool.write { db in
                 let r = try Self.requireRealm(db, path)
                 guard let horizon = try Self.compactionHorizon(db, r), horizon > r.compactedThrough else { return 0 }
-                try db.execute(sql: "DELETE FROM history WHERE realm_id = ? AND version <= ?", arguments: [r.id, horizon])
+                try db.cachedStatement(sql: "DELETE FROM history WHERE realm_id = ? AND version <= ?").execute(arguments: [r.id, horizon])
                 let removed = db.changesCount
-                try db.execute(sql: "UPDATE realm SET compacted_through = ? WHERE id = ?", arguments: [horizon, r.id])
+                try db.cachedStatement(sql: "UPDATE realm SET compacted_through = ? WHERE id = ?").execute(arguments: [horizon, r.id])
                 return removed
             }
         } catch let e as DatabaseError { throw Self.wrap(e) }

@@ -116,7 +116,7 @@ extension RealmStore {
     func commit(_ paths: [String], origin: String, sourcePosition: SourcePosition?,
                 _ body: (Int, inout RealmWriter) throws -> Recorded) throws -> [Int64] {
         for p in paths { try RealmPath.validate(p) }
-        var newSchemas: [(Int64, Int64, Schema)] = []
+        var newSchemas: [(Int64, Int64, Schema, String)] = []
         let versions: [Int64]
         do {
             versions = try pool.write { db in
@@ -146,9 +146,10 @@ extension RealmStore {
                                 sourcePosition?.source, sourcePosition?.position,
                             ])
                         if writer.schemaChanged {
+                            let json = writer.schema.json.serialized()
                             try db.cachedStatement(sql: "UPDATE realm SET version = ?, schema = ?, schema_version = schema_version + 1 WHERE id = ?")
-                                .execute(arguments: [version, writer.schema.json.serialized(), r.id])
-                            newSchemas.append((r.id, r.schemaVersion + 1, writer.schema))
+                                .execute(arguments: [version, json, r.id])
+                            newSchemas.append((r.id, r.schemaVersion + 1, writer.schema, json))
                         } else {
                             try db.cachedStatement(sql: "UPDATE realm SET version = ? WHERE id = ?").execute(arguments: [version, r.id])
                         }
@@ -166,7 +167,7 @@ extension RealmStore {
             if let e = error as? DatabaseError { throw Self.wrap(e) }
             throw error
         }
-        for (id, v, s) in newSchemas { cache(s, realmId: id, version: v) }
+        for (id, v, s, json) in newSchemas { cache(s, json: json, realmId: id, version: v) }
         notifier.poke()
         return versions
     }
@@ -179,7 +180,7 @@ extension RealmStore {
     }
 
     static func createRealm(_ db: Database, _ path: String) throws -> RealmRow {
-        try db.execute(sql: "INSERT INTO realm (path, schema, created_at) VALUES (?, '[]', ?)",
+        try db.cachedStatement(sql: "INSERT INTO realm (path, schema, created_at) VALUES (?, '[]', ?)").execute(
                        arguments: [path, Timestamp(Date()).totalNanoseconds ?? 0])
         return RealmRow(id: db.lastInsertedRowID, path: path, schemaJSON: "[]", schemaVersion: 0, version: 0, compactedThrough: 0)
     }

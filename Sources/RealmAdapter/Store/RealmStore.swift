@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import Logging
 import Synchronization
 
@@ -43,6 +44,8 @@ public final class RealmStore: Sendable {
     let notifier: ChangeNotifier
     let layout = StoreLayout()
     private let schemas = Mutex<[Int64: (version: Int64, schema: Schema)]>([:])
+    /// Schemas by their JSON: per-user Realms share a few, so the Realms' cache shares their storage.
+    private let parsedSchemas = Mutex<[String: Schema]>([:])
 
     /// Opens the store in `directory`, creating the directory and the store if missing.
     ///
@@ -200,10 +203,23 @@ public final class RealmStore: Sendable {
         var compactedThrough: Int64
     }
 
+    /// The Realm's row, read through SQLite's API (every write reads it, once per Realm: GRDB's
+    /// rows cost several times the query).
     static func realmRow(_ db: Database, _ path: String) throws -> RealmRow? {
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, schema, schema_version, version, compacted_through FROM realm WHERE path = ?"),
-                                         arguments: [path]) else { return nil }
-        return RealmRow(id: row[0], path: path, schemaJSON: row[1], schemaVersion: row[2], version: row[3], compactedThrough: row[4])
+        let stmt = try db.cachedStatement(sql: "SELECT id, schema, schema_version, version, compacted_through FROM realm WHERE path = ?").sqliteStatement
+        sqlite3_reset(stmt)
+        defer { sqlite3_reset(stmt) }
+        var copy = path
+        let bound = copy.withUTF8 { sqlite3_bind_text(stmt, 1, $0.baseAddress, Int32($0.count), RealmTables.transient) }
+        guard bound == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: bound)) }
+        switch sqlite3_step(stmt) {
+        case SQLITE_ROW:
+            let schema = String(cString: sqlite3_column_text(stmt, 1))
+            return RealmRow(id: sqlite3_column_int64(stmt, 0), path: path, schemaJSON: schema, schemaVersion: sqlite3_column_int64(stmt, 2),
+                            version: sqlite3_column_int64(stmt, 3), compactedThrough: sqlite3_column_int64(stmt, 4))
+        case SQLITE_DONE: return nil
+        case let rc: throw DatabaseError(resultCode: ResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        }
     }
 
     static func requireRealm(_ db: Database, _ path: String) throws -> RealmRow {
@@ -218,13 +234,32 @@ public final class RealmStore: Sendable {
     /// The parsed schema of a Realm, cached by schema version.
     func schema(_ db: Database, _ r: RealmRow) throws -> Schema {
         if let cached = schemas.withLock({ $0[r.id] }), cached.version == r.schemaVersion { return cached.schema }
-        let s = try Schema(json: try JSONValue(parsing: r.schemaJSON, errorCode: .storeUnavailable), path: "stored schema")
+        let s = try parsedSchema(r.schemaJSON)
         schemas.withLock { $0[r.id] = (r.schemaVersion, s) }
         return s
     }
 
-    func cache(_ schema: Schema, realmId: Int64, version: Int64) {
-        schemas.withLock { $0[realmId] = (version, schema) }
+    /// The schema a stored JSON text holds, parsed once per distinct text.
+    func parsedSchema(_ json: String) throws -> Schema {
+        if let s = parsedSchemas.withLock({ $0[json] }) { return s }
+        let s = try Schema(json: try JSONValue(parsing: json, errorCode: .storeUnavailable), path: "stored schema")
+        parsedSchemas.withLock { parsed in
+            if parsed.count >= 1_000 { parsed.removeAll() }  // Realms whose schemas all differ: keep it bounded
+            parsed[json] = s
+        }
+        return s
+    }
+
+    /// Caches a Realm's schema as written (`json` its stored text), sharing it with the Realms
+    /// that have the same.
+    func cache(_ schema: Schema, json: String, realmId: Int64, version: Int64) {
+        let shared = parsedSchemas.withLock { parsed in
+            if let s = parsed[json] { return s }
+            if parsed.count >= 1_000 { parsed.removeAll() }
+            parsed[json] = schema
+            return schema
+        }
+        schemas.withLock { $0[realmId] = (version, shared) }
     }
 
     func read<T>(_ body: (Database) throws -> T) throws -> T {

@@ -3,7 +3,7 @@ import GRDB
 import GRDBSQLite
 
 extension RealmTables {
-    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+    static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
     /// What the text binding returns for a string holding a NUL (no SQLite result code is negative).
     private static let nulInText: Int32 = -1
 

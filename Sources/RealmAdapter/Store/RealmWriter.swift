@@ -79,44 +79,44 @@ struct RealmWriter {
             let (t, tt) = try type(n)
             try removeIncomingLinks(to: t, key: nil)
             try deleteLists(of: t, owner: nil)
-            try db.execute(sql: "DELETE FROM \(tt.table) WHERE realm = ?", arguments: [realm])
+            try db.cachedStatement(sql: "DELETE FROM \(tt.table) WHERE realm = ?").execute(arguments: [realm])
         case .listInsert(let n, let id, let p, let i, let v):
             let (t, lt, count) = try list(n, id, p)
             guard i <= count else { throw outOfRange(t, p, i, count, inserting: true) }
             try checkElement(t, p, v)
             let o = try RealmTables.encode(id)
             if i < count {
-                try db.execute(sql: "UPDATE \(lt) SET idx = idx + 1 WHERE realm = ? AND owner = ? AND idx >= ?", arguments: [realm, o, i])
+                try db.cachedStatement(sql: "UPDATE \(lt) SET idx = idx + 1 WHERE realm = ? AND owner = ? AND idx >= ?").execute(arguments: [realm, o, i])
             }
-            try db.execute(sql: "INSERT INTO \(lt) (realm, owner, idx, value) VALUES (?, ?, ?, ?)", arguments: [realm, o, i, try RealmTables.encode(v)])
+            try db.cachedStatement(sql: "INSERT INTO \(lt) (realm, owner, idx, value) VALUES (?, ?, ?, ?)").execute(arguments: [realm, o, i, try RealmTables.encode(v)])
         case .listSet(let n, let id, let p, let i, let v):
             let (t, lt, count) = try list(n, id, p)
             guard i < count else { throw outOfRange(t, p, i, count, inserting: false) }
             try checkElement(t, p, v)
-            try db.execute(sql: "UPDATE \(lt) SET value = ? WHERE realm = ? AND owner = ? AND idx = ?",
+            try db.cachedStatement(sql: "UPDATE \(lt) SET value = ? WHERE realm = ? AND owner = ? AND idx = ?").execute(
                            arguments: [try RealmTables.encode(v), realm, try RealmTables.encode(id), i])
         case .listErase(let n, let id, let p, let i):
             let (t, lt, count) = try list(n, id, p)
             guard i < count else { throw outOfRange(t, p, i, count, inserting: false) }
             let o = try RealmTables.encode(id)
-            try db.execute(sql: "DELETE FROM \(lt) WHERE realm = ? AND owner = ? AND idx = ?", arguments: [realm, o, i])
-            try db.execute(sql: "UPDATE \(lt) SET idx = idx - 1 WHERE realm = ? AND owner = ? AND idx > ?", arguments: [realm, o, i])
+            try db.cachedStatement(sql: "DELETE FROM \(lt) WHERE realm = ? AND owner = ? AND idx = ?").execute(arguments: [realm, o, i])
+            try db.cachedStatement(sql: "UPDATE \(lt) SET idx = idx - 1 WHERE realm = ? AND owner = ? AND idx > ?").execute(arguments: [realm, o, i])
         case .listClear(let n, let id, let p):
             let (_, lt, _) = try list(n, id, p)
-            try db.execute(sql: "DELETE FROM \(lt) WHERE realm = ? AND owner = ?", arguments: [realm, try RealmTables.encode(id)])
+            try db.cachedStatement(sql: "DELETE FROM \(lt) WHERE realm = ? AND owner = ?").execute(arguments: [realm, try RealmTables.encode(id)])
         case .changeIdentity(let n, let old, let new):
             let (t, tt) = try type(n)
             let o = try RealmTables.encode(old), nw = try RealmTables.encode(new)
             guard try !exists(tt.table, nw) else {
                 throw RealmAdapterError(.duplicatePrimaryKey, "\(n) already has an object with row key \(new)", context: ["type": n])
             }
-            try db.execute(sql: "UPDATE \(tt.table) SET key = ? WHERE realm = ? AND key = ?", arguments: [nw, realm, o])
+            try db.cachedStatement(sql: "UPDATE \(tt.table) SET key = ? WHERE realm = ? AND key = ?").execute(arguments: [nw, realm, o])
             guard db.changesCount == 1 else { throw missing(t, old) }
             for lt in tt.listTables.compactMap({ $0 }) {
-                try db.execute(sql: "UPDATE \(lt) SET owner = ? WHERE realm = ? AND owner = ?", arguments: [nw, realm, o])
+                try db.cachedStatement(sql: "UPDATE \(lt) SET owner = ? WHERE realm = ? AND owner = ?").execute(arguments: [nw, realm, o])
             }
             try forEachIncomingLink(to: t) { table, column, _ in
-                try db.execute(sql: "UPDATE \(table) SET \(column) = ? WHERE realm = ? AND \(column) = ?", arguments: [nw, realm, o])
+                try db.cachedStatement(sql: "UPDATE \(table) SET \(column) = ? WHERE realm = ? AND \(column) = ?").execute(arguments: [nw, realm, o])
             }
         }
     }
@@ -125,7 +125,7 @@ struct RealmWriter {
     mutating func newRowKey(for typeName: String) throws -> Int64 {
         if let k = nextRowKey[typeName] { nextRowKey[typeName] = k + 1; return k }
         let (_, tt) = try type(typeName)
-        let k = try Int64.fetchOne(db, sql: "SELECT coalesce(max(key), -1) + 1 FROM \(tt.table) WHERE realm = ?", arguments: [realm]) ?? 0
+        let k = try Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(key), -1) + 1 FROM \(tt.table) WHERE realm = ?"), arguments: [realm]) ?? 0
         nextRowKey[typeName] = k + 1
         return k
     }
@@ -146,7 +146,8 @@ struct RealmWriter {
 
     /// How to insert objects of one type: the checks (``InsertTyping``) and the statement, built
     /// once per type and transaction. A class, so that using it per row costs one retain.
-    private final class InsertPlan {
+    final class InsertPlan: @unchecked Sendable {
+        // @unchecked: used only on the store's writer connection, one transaction at a time.
         let typing: InsertTyping
         /// Held for the whole transaction: looking it up by SQL text per row costs a string hash.
         let statement: Statement
@@ -173,6 +174,13 @@ struct RealmWriter {
         if let (name, p) = lastPlan, name == n { return p }
         if let p = insertPlans[n] { lastPlan = (n, p); return p }
         let (t, tt) = try type(n)
+        // Types without links insert alike in every Realm that has them: one plan for all.
+        let shareable = !t.properties.contains { $0.type.linkTarget != nil }
+        if shareable, let p = tables.layout.insertPlan(for: t) {
+            insertPlans[n] = p
+            lastPlan = (n, p)
+            return p
+        }
         let typing = try InsertTyping(t, schema: schema)
         var columns = ["realm"] + (t.primaryKey == nil ? [TypeTables.key] : [])
         for (j, p) in t.properties.enumerated() where typing.slots[p.name] != nil { columns.append(tt.columns[j]!) }
@@ -180,6 +188,7 @@ struct RealmWriter {
                            table: tt.table, columns: columns)
         insertPlans[n] = p
         lastPlan = (n, p)
+        if shareable { tables.layout.keep(p, for: t) }
         return p
     }
 
@@ -304,7 +313,7 @@ struct RealmWriter {
                 continue
             }
             if case .list(let items) = e.value {
-                try db.execute(sql: "DELETE FROM \(tt.listTables[j]!) WHERE realm = ? AND owner = ?", arguments: [realm, key])
+                try db.cachedStatement(sql: "DELETE FROM \(tt.listTables[j]!) WHERE realm = ? AND owner = ?").execute(arguments: [realm, key])
                 try fillList(t, p, owner: id, items)
                 continue
             }
@@ -385,21 +394,21 @@ struct RealmWriter {
         try forEachIncomingLink(to: t) { table, column, isList in
             if !isList {
                 if let k {
-                    try db.execute(sql: "UPDATE \(table) SET \(column) = NULL WHERE realm = ? AND \(column) = ?", arguments: [realm, k])
+                    try db.cachedStatement(sql: "UPDATE \(table) SET \(column) = NULL WHERE realm = ? AND \(column) = ?").execute(arguments: [realm, k])
                 } else {
-                    try db.execute(sql: "UPDATE \(table) SET \(column) = NULL WHERE realm = ? AND \(column) IS NOT NULL", arguments: [realm])
+                    try db.cachedStatement(sql: "UPDATE \(table) SET \(column) = NULL WHERE realm = ? AND \(column) IS NOT NULL").execute(arguments: [realm])
                 }
                 return
             }
-            guard let k else { try db.execute(sql: "DELETE FROM \(table) WHERE realm = ?", arguments: [realm]); return }
+            guard let k else { try db.cachedStatement(sql: "DELETE FROM \(table) WHERE realm = ?").execute(arguments: [realm]); return }
             // Renumber each affected list: its remaining elements keep their order.
-            let owners = try DatabaseValue.fetchAll(db, sql: "SELECT DISTINCT owner FROM \(table) WHERE realm = ? AND value = ?", arguments: [realm, k])
+            let owners = try DatabaseValue.fetchAll(db.cachedStatement(sql: "SELECT DISTINCT owner FROM \(table) WHERE realm = ? AND value = ?"), arguments: [realm, k])
             guard !owners.isEmpty else { return }
-            try db.execute(sql: "DELETE FROM \(table) WHERE realm = ? AND value = ?", arguments: [realm, k])
+            try db.cachedStatement(sql: "DELETE FROM \(table) WHERE realm = ? AND value = ?").execute(arguments: [realm, k])
             for o in owners {
-                let rows = try Int64.fetchAll(db, sql: "SELECT rowid FROM \(table) WHERE realm = ? AND owner = ? ORDER BY idx", arguments: [realm, o])
+                let rows = try Int64.fetchAll(db.cachedStatement(sql: "SELECT rowid FROM \(table) WHERE realm = ? AND owner = ? ORDER BY idx"), arguments: [realm, o])
                 for (i, rowid) in rows.enumerated() {
-                    try db.execute(sql: "UPDATE \(table) SET idx = ? WHERE rowid = ?", arguments: [i, rowid])
+                    try db.cachedStatement(sql: "UPDATE \(table) SET idx = ? WHERE rowid = ?").execute(arguments: [i, rowid])
                 }
             }
         }
@@ -408,9 +417,9 @@ struct RealmWriter {
     private func deleteLists(of t: ObjectSchema, owner: Value?) throws {
         for lt in try tables.of(t, db: db).listTables.compactMap({ $0 }) {
             if let owner {
-                try db.execute(sql: "DELETE FROM \(lt) WHERE realm = ? AND owner = ?", arguments: [realm, try RealmTables.encode(owner)])
+                try db.cachedStatement(sql: "DELETE FROM \(lt) WHERE realm = ? AND owner = ?").execute(arguments: [realm, try RealmTables.encode(owner)])
             } else {
-                try db.execute(sql: "DELETE FROM \(lt) WHERE realm = ?", arguments: [realm])
+                try db.cachedStatement(sql: "DELETE FROM \(lt) WHERE realm = ?").execute(arguments: [realm])
             }
         }
     }

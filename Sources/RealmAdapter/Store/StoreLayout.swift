@@ -24,6 +24,7 @@ final class StoreLayout: Sendable {
     private struct State {
         var types: [String: TypeEntry] = [:]
         var resolved: [ObjectSchema: TypeTables] = [:]
+        var plans: [ObjectSchema: RealmWriter.InsertPlan] = [:]
     }
     private struct TypeEntry {
         var id: Int64
@@ -37,6 +38,16 @@ final class StoreLayout: Sendable {
 
     /// Drops everything cached (after a write transaction that failed: what it registered is gone).
     func forget() { state.withLock { $0 = State() } }
+
+    /// The writer's INSERT plan of a type without links, shared by the Realms that have it.
+    func insertPlan(for t: ObjectSchema) -> RealmWriter.InsertPlan? { state.withLock { $0.plans[t] } }
+
+    func keep(_ plan: RealmWriter.InsertPlan, for t: ObjectSchema) {
+        state.withLock { s in
+            if s.plans.count >= 1_000 { s.plans.removeAll() }
+            s.plans[t] = plan
+        }
+    }
 
     /// The tables and columns of type `t` as a Realm with that type sees them.
     func tables(of t: ObjectSchema, db: Database) throws -> TypeTables {
