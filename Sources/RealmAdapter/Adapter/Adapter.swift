@@ -219,6 +219,15 @@ public final class Adapter: Sendable {
             .execute(arguments: [name, realmId, version])
     }
 
+    /// Where the Realm at `path` stands for this adapter, in one read: its version, how far its
+    /// history is compacted, and this adapter's cursor; nil if there is no such Realm.
+    func standing(_ path: String) throws -> (version: Int64, compactedThrough: Int64, cursor: Int64)? {
+        try store.read { db in
+            guard let r = try RealmStore.realmRow(db, path) else { return nil }
+            return (r.version, r.compactedThrough, try cursorVersion(db, r.id))
+        }
+    }
+
     /// The version this adapter has advanced to on `path` (0 if never).
     public func cursor(_ path: String) throws -> Int64 {
         try store.read { db in
@@ -240,7 +249,9 @@ public final class Adapter: Sendable {
             } catch {
                 logger.warning("Could not scan Realms for pending transactions", metadata: ["error": "\(error)"])
             }
-            for await change in changes where follows(change.path) { continuation.yield(change.path) }
+            // A change of only this adapter's own transactions has nothing for it (per-user Realms:
+            // the daemon's database changes would otherwise have each Realm looked at again).
+            for await change in changes where follows(change.path) && change.origins != [origin] { continuation.yield(change.path) }
             continuation.finish()
         }
         continuation.onTermination = { _ in task.cancel() }

@@ -8,6 +8,8 @@ public struct RealmChange: Hashable, Sendable {
     public var path: String
     /// The Realm's latest version when the change was seen.
     public var version: Int64
+    /// The origins of the new transactions (an adapter skips a change that holds only its own).
+    public var origins: Set<String> = []
 }
 
 /// Tells subscribers which Realms have new transactions, whoever wrote them.
@@ -90,10 +92,15 @@ final class ChangeNotifier: Sendable {
                 // The first check only sets the baseline: subscribers ask for what is pending themselves.
                 guard last >= 0, maxId > last else { return (maxId, []) }
                 let rows = try Row.fetchAll(db, sql: """
-                    SELECT r.path, max(h.version) FROM history h JOIN realm r ON r.id = h.realm_id
+                    SELECT r.path, max(h.version), group_concat(DISTINCT h.origin) FROM history h JOIN realm r ON r.id = h.realm_id
                     WHERE h.id > ? GROUP BY h.realm_id
                     """, arguments: [last])
-                return (maxId, rows.map { RealmChange(path: $0[0], version: $0[1]) })
+                return (maxId, rows.map { row in
+                    // Origins are adapter names and tags without commas in practice; a comma only splits one in two
+                    // (the change is then not skipped, which is always safe).
+                    let origins = Set((row[2] as String? ?? "").split(separator: ",").map(String.init))
+                    return RealmChange(path: row[0], version: row[1], origins: origins)
+                })
             }
             let subscribers = state.withLock { s -> [AsyncStream<RealmChange>.Continuation] in
                 s.lastHistoryId = max(s.lastHistoryId, maxId)

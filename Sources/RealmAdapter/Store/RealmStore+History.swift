@@ -20,14 +20,19 @@ extension RealmStore {
     /// - Throws: `realmNotFound`; and, if `version` is older than what compaction kept, an error
     ///   saying so (history that every registered adapter has processed may be removed).
     public func history(of path: String, after version: Int64 = 0, limit: Int = Int.max) throws -> [RealmTransaction] {
+        try history(of: path, after: version, limit: limit, excludingOrigin: nil)
+    }
+
+    /// ``history(of:after:limit:)`` without the transactions of origin `excluded` (not even read).
+    func history(of path: String, after version: Int64, limit: Int = Int.max, excludingOrigin excluded: String?) throws -> [RealmTransaction] {
         try read { db in
             let r = try Self.requireRealm(db, path)
             if version < r.compactedThrough {
                 throw RealmAdapterError(.historyCompacted, "History of \(path) up to version \(r.compactedThrough) was compacted after every registered adapter processed it; ask for versions after \(r.compactedThrough).",
                                         context: ["realm.path": path])
             }
-            let rows = try Row.fetchCursor(db, sql: "SELECT \(Self.historyColumns) FROM history WHERE realm_id = ? AND version > ? ORDER BY version LIMIT ?",
-                                           arguments: [r.id, version, Int64(clamping: limit)])
+            let sql = "SELECT \(Self.historyColumns) FROM history WHERE realm_id = ? AND version > ? AND origin IS NOT ? ORDER BY version LIMIT ?"
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: [r.id, version, excluded, Int64(clamping: limit)])
             var out: [RealmTransaction] = []
             while let row = try rows.next() { out.append(try Self.transaction(row)) }
             return out

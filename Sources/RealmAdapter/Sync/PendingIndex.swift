@@ -12,17 +12,20 @@ final class PendingIndex: Sendable {
     }
     private let state = Mutex<[String: PathState]>([:])
 
-    /// The writes after version `from` of `path` that concern `changes` (origin `own` excluded).
-    func pendingWrites(store: RealmStore, path: String, after from: Int64, excludingOrigin own: String,
-                       concerning changes: [ObjectChange]) throws -> PendingWrites {
+    /// The writes of `path` after the database-order cursor (in `standing`, with the Realm's
+    /// version and compaction, read together) that concern `changes` (origin `own` excluded).
+    func pendingWrites(store: RealmStore, path: String, standing: (version: Int64, compactedThrough: Int64, cursor: Int64),
+                       excludingOrigin own: String, concerning changes: [ObjectChange]) throws -> PendingWrites {
+        let from = standing.cursor
         var s = state.withLock { $0[path] } ?? PathState()
         s.transactions.removeAll { $0.version <= from }
-        let start = max(from, s.indexedThrough, try store.compactedThrough(path))
-        if try store.version(of: path) > start {
-            for tx in try store.history(of: path, after: start) {
-                if tx.origin != own { s.transactions.append(tx) }
-                s.indexedThrough = tx.version
-            }
+        let start = max(from, s.indexedThrough, standing.compactedThrough)
+        if standing.version > start {
+            // Own transactions (the daemon's database changes, mostly) are not even read.
+            let read = try store.history(of: path, after: start, excludingOrigin: own)
+            s.transactions += read
+            // Read after `standing`: it covers every version up to the Realm's then, and maybe more.
+            s.indexedThrough = max(s.indexedThrough, standing.version, read.last?.version ?? 0)
         }
         let snapshot = s
         state.withLock { $0[path] = snapshot }

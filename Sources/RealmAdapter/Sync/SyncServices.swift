@@ -74,9 +74,8 @@ public final class DatabaseToRealmService: Service {
 
     /// The Realm writes the database does not hold yet as of the transaction being applied.
     func pendingWrites(_ path: String, _ changes: [ObjectChange]) throws -> PendingWrites {
-        guard try adapter.store.contains(path) else { return .none }
-        return try index.pendingWrites(store: adapter.store, path: path, after: try databaseCursor.cursor(path),
-                                       excludingOrigin: adapter.origin, concerning: changes)
+        guard let standing = try databaseCursor.standing(path) else { return .none }
+        return try index.pendingWrites(store: adapter.store, path: path, standing: standing, excludingOrigin: adapter.origin, concerning: changes)
     }
 
     public func run() async throws {
