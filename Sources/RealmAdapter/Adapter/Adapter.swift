@@ -220,11 +220,15 @@ public final class Adapter: Sendable {
     }
 
     /// Where the Realm at `path` stands for this adapter, in one read: its version, how far its
-    /// history is compacted, and this adapter's cursor; nil if there is no such Realm.
-    func standing(_ path: String) throws -> (version: Int64, compactedThrough: Int64, cursor: Int64)? {
+    /// history is compacted, this adapter's cursor, and whether a transaction not of `origin`
+    /// comes after `version` (and the cursor and the compaction); nil if there is no such Realm.
+    func standing(_ path: String, foreignAfter version: Int64, origin: String) throws -> RealmStanding? {
         try store.read { db in
             guard let r = try RealmStore.realmRow(db, path) else { return nil }
-            return (r.version, r.compactedThrough, try cursorVersion(db, r.id))
+            let cursor = try cursorVersion(db, r.id)
+            let foreign = try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM history WHERE realm_id = ? AND version > ? AND origin <> ?)"),
+                                            arguments: [r.id, max(version, cursor, r.compactedThrough), origin]) ?? true
+            return RealmStanding(version: r.version, compactedThrough: r.compactedThrough, cursor: cursor, hasForeign: foreign)
         }
     }
 
@@ -266,6 +270,15 @@ public final class Adapter: Sendable {
         try Int64.fetchOne(db.cachedStatement(sql: "SELECT version FROM adapter_cursor WHERE adapter = ? AND realm_id = ?"),
                            arguments: [name, realmId]) ?? 0
     }
+}
+
+/// Where a Realm stands for an adapter (``Adapter/standing(_:foreignAfter:origin:)``).
+struct RealmStanding {
+    var version: Int64
+    var compactedThrough: Int64
+    var cursor: Int64
+    /// Whether a transaction of another origin follows the version asked about.
+    var hasForeign: Bool
 }
 
 /// A Realm opened for writing by an adapter (the legacy `realmAtPath`).

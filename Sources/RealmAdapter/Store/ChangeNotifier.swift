@@ -93,8 +93,8 @@ final class ChangeNotifier: Sendable {
                 guard last >= 0, maxId > last else { return (maxId, []) }
                 let rows = try Row.fetchAll(db, sql: """
                     SELECT r.path, max(h.version), group_concat(DISTINCT h.origin) FROM history h JOIN realm r ON r.id = h.realm_id
-                    WHERE h.id > ? GROUP BY h.realm_id
-                    """, arguments: [last])
+                    WHERE h.id > ? GROUP BY +h.realm_id
+                    """, arguments: [last])  // `+`: grouping by the (realm, version) index would scan all history
                 return (maxId, rows.map { row in
                     // Origins are adapter names and tags without commas in practice; a comma only splits one in two
                     // (the change is then not skipped, which is always safe).

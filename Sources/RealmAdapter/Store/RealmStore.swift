@@ -172,6 +172,21 @@ public final class RealmStore: Sendable {
         }
     }
 
+    /// For each of `paths` that has a Realm: its version and the last position recorded for
+    /// `source` with its transactions, in one read (a database transaction touching many
+    /// per-user Realms asks for all of them at once).
+    public func standings(of paths: [String], source: String) throws -> [String: (version: Int64, position: String?)] {
+        try read { db in
+            var out: [String: (version: Int64, position: String?)] = [:]
+            let position = try db.cachedStatement(sql: "SELECT position FROM source_position WHERE realm_id = ? AND source = ?")
+            for path in paths {
+                guard let r = try Self.realmRow(db, path) else { continue }
+                out[path] = (r.version, try String.fetchOne(position, arguments: [r.id, source]))
+            }
+            return out
+        }
+    }
+
     /// Whether any Realm holds a transaction from `source` (one query, whatever the number of Realms).
     public func holdsChanges(from source: String) throws -> Bool {
         try read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM source_position WHERE source = ?)", arguments: [source]) ?? false }

@@ -91,7 +91,8 @@ public struct RealmApplier: Sendable {
             }
         }
         // Realms that already hold this transaction (a replay after a crash) are skipped.
-        let toApply = try groups.filter { try !holds($0.path, transaction.position) }
+        let held = try store.standings(of: groups.map(\.path), source: source)
+        let toApply = groups.filter { g in !(held[g.path]?.position.map { $0 >= transaction.position } ?? false) }
         guard !toApply.isEmpty else { return [] }
         if !keys.assignments.isEmpty { try writeRealmIds(keys.assignments) }
         try Failpoint.dbToRealmBeforeCommit.hit()
@@ -100,8 +101,7 @@ public struct RealmApplier: Sendable {
         // writer commits to one of these Realms in between, they are read again (otherwise its
         // write would be overwritten here while the database is still to get it).
         while true {
-            let versions = try Dictionary(toApply.map { ($0.path, try store.contains($0.path) ? try store.version(of: $0.path) : 0) },
-                                          uniquingKeysWith: { a, _ in a })
+            let versions = try store.standings(of: toApply.map(\.path), source: source).mapValues(\.version)
             let waiting = try Dictionary(toApply.map { ($0.path, try pending($0.path, $0.changes)) }, uniquingKeysWith: { a, _ in a })
             do {
                 try write(mapping, toApply.map(\.path), byPath, waiting, versions, transaction.position, linkList)
@@ -196,7 +196,7 @@ public struct RealmApplier: Sendable {
     private func write(_ mapping: Mapping, _ paths: [String], _ byPath: [String: [ObjectChange]], _ waiting: [String: PendingWrites], _ versions: [String: Int64],
                        _ position: String, _ linkList: (LinkListMapping, Value) throws -> [Value]) throws {
         try store.write(toEach: paths, origin: origin, sourcePosition: SourcePosition(source: source, position: position)) { path, tx in
-            guard tx.baseVersion == versions[path] else { throw RealmChangedMeanwhile() }
+            guard tx.baseVersion == versions[path, default: 0] else { throw RealmChangedMeanwhile() }
             try tx.adopt(mapping.schema)
             // Lists are read back from the database once per transaction, after the objects
             // (their targets may come later in it).

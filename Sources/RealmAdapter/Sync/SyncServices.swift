@@ -74,8 +74,10 @@ public final class DatabaseToRealmService: Service {
 
     /// The Realm writes the database does not hold yet as of the transaction being applied.
     func pendingWrites(_ path: String, _ changes: [ObjectChange]) throws -> PendingWrites {
-        guard let standing = try databaseCursor.standing(path) else { return .none }
-        return try index.pendingWrites(store: adapter.store, path: path, standing: standing, excludingOrigin: adapter.origin, concerning: changes)
+        let (cursor, origin) = (databaseCursor, adapter.origin)
+        return try index.pendingWrites(store: adapter.store, path: path, excludingOrigin: origin, concerning: changes) { indexed in
+            try cursor.standing(path, foreignAfter: indexed, origin: origin)
+        }
     }
 
     public func run() async throws {
