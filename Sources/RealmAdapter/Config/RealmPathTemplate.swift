@@ -28,12 +28,13 @@ public struct RealmPathTemplate: Hashable, Sendable, CustomStringConvertible {
         if !rest.isEmpty { parts.append(.literal(String(rest))) }
         self.parts = parts
         self.template = template
+        fields = parts.compactMap { if case .field(let f) = $0 { f } else { nil } }
         // Check the shape with every field filled in.
         do { try RealmPath.validate(render { _ in "x" }!) } catch let e as RealmAdapterError { throw fail(e.message) }
     }
 
     /// The column names the template reads, in order.
-    public var fields: [String] { parts.compactMap { if case .field(let f) = $0 { f } else { nil } } }
+    public let fields: [String]
 
     /// Whether the template is a single literal path.
     public var isLiteral: Bool { fields.isEmpty }
@@ -41,11 +42,12 @@ public struct RealmPathTemplate: Hashable, Sendable, CustomStringConvertible {
     /// The path for a row, or nil if a field has no value. Values must not contain '/'.
     public func render(_ value: (String) -> String?) -> String? {
         var out = ""
+        out.reserveCapacity(template.utf8.count + 16)
         for p in parts {
             switch p {
             case .literal(let s): out += s
             case .field(let f):
-                guard let v = value(f), !v.isEmpty, !v.contains("/") else { return nil }
+                guard let v = value(f), !v.isEmpty, !v.utf8.contains(UInt8(ascii: "/")) else { return nil }
                 out += v
             }
         }

@@ -30,6 +30,8 @@ public final class FieldReceiver {
     private let keySlot: Int
     /// The Realm of every row, unless a path template routes them.
     private let literalPath: String?
+    /// The last routed row's routing values and path (``route()``).
+    private var lastRoute: (values: [Value?], path: String)?
     /// Called at the end of each row with the Realm it is for; the row is readable during the call.
     private let onRow: (String, FieldReceiver) throws -> Void
 
@@ -222,7 +224,18 @@ public final class FieldReceiver {
             }
             write(slot: k, maximum: ByteCursor.maximumSize(v)) { $0.value(v) }
         }
-        try onRow(try literalPath ?? mapping.route(RoutingFields(receiver: self), t), self)
+        try onRow(try literalPath ?? route(), self)
+    }
+
+    /// The row's Realm. Rows come grouped by Realm (the loader reads a routed table in the order
+    /// of its routing columns), so the last row's path is reused while its routing values repeat.
+    private func route() throws -> String {
+        let fields = RoutingFields(receiver: self)
+        let values = mapping.path.fields.map { fields.value(column: $0) }
+        if let last = lastRoute, last.values == values { return last.path }
+        let path = try mapping.route(fields, t)
+        lastRoute = (values, path)
+        return path
     }
 
     private func clear() {

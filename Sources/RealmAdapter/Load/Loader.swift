@@ -149,7 +149,7 @@ public final class Loader: @unchecked Sendable {
         let batchSize = configuration.batchSize
         // Rows are prepared for the store on the reading thread where they can be (ObjectBatch);
         // the writer decides per Realm whether it merges, and tells the reader.
-        let decisions = MergeDecisions(), schema = mapping.schema
+        let decisions = MergeDecisions(existing: Set(try store.realmPaths())), schema = mapping.schema
         let preparing = PreparedInserts.canPrepare(t.type)
         let empty = { ObjectBatch(preparing: preparing ? t.type : nil, schema: schema, capacity: batchSize, decisions: decisions) }
         // Where the row alone gives the identity (no join or database key), the connector hands
@@ -191,8 +191,8 @@ public final class Loader: @unchecked Sendable {
                               _ summary: inout LoadSummary.Table, _ report: (Int) -> Void) throws {
         let type = t.type.name
         try write(paths: batch.paths, batch.entries) { path, entries, tx in
-            // A Realm at version 0 is new in this transaction: nothing to merge with.
-            let merge = try run.merges(type, path) { try tx.baseVersion > 0 && tx.count(type) > 0 }
+            // A Realm new since the load began (the reader decided so) or at version 0: nothing to merge with.
+            let merge = try run.merges(type, path) { try decisions.merges(path) != false && tx.baseVersion > 0 && tx.count(type) > 0 }
             decisions.decide(path, merges: merge)
             if !merge, let p = batch.prepared[path] {
                 if try tx.insert(p) { return }

@@ -5,8 +5,13 @@ extension Loader {
     /// batch), as the reading thread learns it.
     final class MergeDecisions: Sendable {
         private let decided = Mutex([String: Bool]())
+        /// The Realms the store had when the table's load began: any other is new, and the load
+        /// only inserts into it (decided at once, so its rows are never kept twice).
+        private let existing: Set<String>
 
-        func merges(_ path: String) -> Bool? { decided.withLock { $0[path] } }
+        init(existing: Set<String>) { self.existing = existing }
+
+        func merges(_ path: String) -> Bool? { decided.withLock { $0[path] } ?? (existing.contains(path) ? nil : false) }
         func decide(_ path: String, merges: Bool) { decided.withLock { $0[path] = merges } }
     }
 
