@@ -113,11 +113,16 @@ public final class Adapter: Sendable {
     public func advancePastOwnTransactions(_ paths: [String]) throws {
         replaying.withLock { r in for p in paths { r[p] = nil } }
         try store.writeMeta(durable: true) { db in
-            for path in paths {
-                guard let r = try RealmStore.realmRow(db, path) else { continue }
-                let cursor = try cursorVersion(db, r.id), target = try lastOwn(db, r, after: cursor)
-                if target > cursor { try setCursor(db, r.id, target) }
-            }
+            // One statement per Realm: the cursor goes up to just before the first transaction
+            // after it that is not this adapter's own, or to the Realm's version.
+            let advance = try db.cachedStatement(sql: """
+                INSERT INTO adapter_cursor (adapter, realm_id, version)
+                SELECT ?1, r.id, coalesce((SELECT min(h.version) FROM history h WHERE h.realm_id = r.id
+                                           AND h.version > coalesce(c.version, 0) AND h.origin <> ?2) - 1, r.version)
+                FROM realm r LEFT JOIN adapter_cursor c ON c.adapter = ?1 AND c.realm_id = r.id WHERE r.path = ?3
+                ON CONFLICT (adapter, realm_id) DO UPDATE SET version = max(version, excluded.version)
+                """)
+            for path in paths { try advance.execute(arguments: [name, origin, path]) }
         }
     }
 
@@ -125,10 +130,11 @@ public final class Adapter: Sendable {
     public func advance(through targets: [(path: String, version: Int64)]) throws {
         replaying.withLock { r in for t in targets { r[t.path] = nil } }
         try store.writeMeta(durable: true) { db in
-            for t in targets {
-                guard let r = try RealmStore.realmRow(db, t.path) else { continue }
-                try setCursor(db, r.id, min(t.version, r.version))
-            }
+            let advance = try db.cachedStatement(sql: """
+                INSERT INTO adapter_cursor (adapter, realm_id, version) SELECT ?, id, min(?, version) FROM realm WHERE path = ?
+                ON CONFLICT (adapter, realm_id) DO UPDATE SET version = max(version, excluded.version)
+                """)
+            for t in targets { try advance.execute(arguments: [name, t.version, t.path]) }
         }
     }
 

@@ -116,7 +116,7 @@ struct BinaryWriter {
         case .listInsert(let t, let id, let p, let n, let v): byte(6); string(t); value(id); string(p); varint(UInt64(n)); value(v)
         case .listErase(let t, let id, let p, let n): byte(7); string(t); value(id); string(p); varint(UInt64(n))
         case .listClear(let t, let id, let p): byte(8); string(t); value(id); string(p)
-        case .addType(let s): byte(9); string(s.json.serialized())
+        case .addType(let s): byte(9); string(s.serializedJSON)
         case .addProperties(let t, let props):
             byte(10); string(t); string(JSONValue.object(props.map { .init($0.name, $0.json) }).serialized())
         case .changeIdentity(let t, let id, let new): byte(11); string(t); value(id); value(new)

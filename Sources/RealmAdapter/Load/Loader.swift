@@ -116,7 +116,7 @@ public final class Loader: @unchecked Sendable {
     func recordHandOff(_ position: String) throws {
         let paths = try mappedPaths()
         guard !paths.isEmpty else { return }
-        try store.write(toEach: paths, origin: adapter.origin, sourcePosition: SourcePosition(source: source, position: position)) { _, _ in }
+        try store.recordSourcePosition(SourcePosition(source: source, position: position), in: paths)
         let cursor = try adapter.databaseOrderCursor(logger: logger)
         let unsent = Set(try adapter.pendingCounts().map(\.path))
         try cursor.advance(through: try paths.map { p in

@@ -1,3 +1,4 @@
+import Synchronization
 /// Reading and writing schemas in the Realm JS model syntax, as JSON:
 ///
 /// ```json
@@ -28,6 +29,10 @@ extension Schema {
 
     /// The schema as a JSON array in Realm JS model syntax (inverse of ``init(json:path:code:)``).
     public var json: JSONValue { .array(types.map(\.json)) }
+
+    /// ``json`` as compact text, built from each type's memoized text (per-user Realms write the
+    /// same schema by the hundred thousand).
+    var serializedJSON: String { "[" + types.map(\.serializedJSON).joined(separator: ",") + "]" }
 }
 
 extension ObjectSchema {
@@ -45,6 +50,19 @@ extension ObjectSchema {
         }
         self.init(name: name, primaryKey: pk, databasePrimaryKey: dpk, properties: properties)
     }
+
+    /// ``json`` as compact text, memoized for the last types serialized.
+    var serializedJSON: String {
+        if let text = Self.serialized.withLock({ $0[self] }) { return text }
+        let text = json.serialized()
+        Self.serialized.withLock { memo in
+            if memo.count >= 256 { memo.removeAll() }
+            memo[self] = text
+        }
+        return text
+    }
+
+    private static let serialized = Mutex<[ObjectSchema: String]>([:])
 
     public var json: JSONValue {
         var members: [JSONValue.Member] = [.init("name", .string(name))]

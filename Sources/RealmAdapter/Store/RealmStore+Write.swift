@@ -146,7 +146,7 @@ extension RealmStore {
                                 sourcePosition?.source, sourcePosition?.position,
                             ])
                         if writer.schemaChanged {
-                            let json = writer.schema.json.serialized()
+                            let json = writer.schema.serializedJSON
                             try db.cachedStatement(sql: "UPDATE realm SET version = ?, schema = ?, schema_version = schema_version + 1 WHERE id = ?")
                                 .execute(arguments: [version, json, r.id])
                             newSchemas.append((r.id, r.schemaVersion + 1, writer.schema, json))

@@ -187,6 +187,19 @@ public final class RealmStore: Sendable {
         }
     }
 
+    /// Records `position` as the last of its source in each Realm at `paths` (a load's hand-off to
+    /// thousands of Realms), in one durable transaction, without a transaction in their history.
+    public func recordSourcePosition(_ position: SourcePosition, in paths: [String]) throws {
+        do {
+            try pool.write { db in
+                let record = try db.cachedStatement(sql: """
+                    INSERT OR REPLACE INTO source_position (realm_id, source, position) SELECT id, ?, ? FROM realm WHERE path = ?
+                    """)
+                for p in paths { try record.execute(arguments: [position.source, position.position, p]) }
+            }
+        } catch let e as DatabaseError { throw Self.wrap(e) }
+    }
+
     /// Whether any Realm holds a transaction from `source` (one query, whatever the number of Realms).
     public func holdsChanges(from source: String) throws -> Bool {
         try read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM source_position WHERE source = ?)", arguments: [source]) ?? false }
