@@ -78,7 +78,8 @@ struct Daemon {
         ]
         let group = ServiceGroup(configuration: .init(services: services.map { .init(service: $0) },
                                                       gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        logger.info("Syncing", metadata: ["realm.store": "\(c.realm.store)", "realm.path": "\(c.realm.path)", "adapter": "\(adapter.name)"])
+        // "Syncing" is said by the database → Realm service once its stream runs: by then the
+        // group handles SIGTERM (said here, a SIGTERM right after it would kill the process).
         return Daemon(connector: connector, group: group)
     }
 

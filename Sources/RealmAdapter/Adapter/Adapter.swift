@@ -115,14 +115,13 @@ public final class Adapter: Sendable {
         try store.writeMeta(durable: true) { db in
             // One statement per Realm: the cursor goes up to just before the first transaction
             // after it that is not this adapter's own, or to the Realm's version.
-            let advance = try db.cachedStatement(sql: """
+            try db.execute(sql: """
                 INSERT INTO adapter_cursor (adapter, realm_id, version)
                 SELECT ?1, r.id, coalesce((SELECT min(h.version) FROM history h WHERE h.realm_id = r.id
                                            AND h.version > coalesce(c.version, 0) AND h.origin <> ?2) - 1, r.version)
-                FROM realm r LEFT JOIN adapter_cursor c ON c.adapter = ?1 AND c.realm_id = r.id WHERE r.path = ?3
-                ON CONFLICT (adapter, realm_id) DO UPDATE SET version = max(version, excluded.version)
-                """)
-            for path in paths { try advance.execute(arguments: [name, origin, path]) }
+                FROM json_each(?3) p JOIN realm r ON r.path = p.value LEFT JOIN adapter_cursor c ON c.adapter = ?1 AND c.realm_id = r.id
+                WHERE true ON CONFLICT (adapter, realm_id) DO UPDATE SET version = max(version, excluded.version)
+                """, arguments: [name, origin, RealmStore.jsonArray(paths)])
         }
     }
 
@@ -130,11 +129,13 @@ public final class Adapter: Sendable {
     public func advance(through targets: [(path: String, version: Int64)]) throws {
         replaying.withLock { r in for t in targets { r[t.path] = nil } }
         try store.writeMeta(durable: true) { db in
-            let advance = try db.cachedStatement(sql: """
-                INSERT INTO adapter_cursor (adapter, realm_id, version) SELECT ?, id, min(?, version) FROM realm WHERE path = ?
-                ON CONFLICT (adapter, realm_id) DO UPDATE SET version = max(version, excluded.version)
-                """)
-            for t in targets { try advance.execute(arguments: [name, t.version, t.path]) }
+            // All the Realms in one statement: their paths and versions as JSON arrays.
+            try db.execute(sql: """
+                INSERT INTO adapter_cursor (adapter, realm_id, version)
+                SELECT ?, r.id, min(v.value, r.version) FROM json_each(?) p JOIN json_each(?) v ON v.key = p.key JOIN realm r ON r.path = p.value
+                WHERE true ON CONFLICT (adapter, realm_id) DO UPDATE SET version = max(version, excluded.version)
+                """, arguments: [name, RealmStore.jsonArray(targets.map(\.path)),
+                                 JSONValue.array(targets.map { .int($0.version) }).serialized()])
         }
     }
 

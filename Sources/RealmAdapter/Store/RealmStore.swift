@@ -192,13 +192,16 @@ public final class RealmStore: Sendable {
     public func recordSourcePosition(_ position: SourcePosition, in paths: [String]) throws {
         do {
             try pool.write { db in
-                let record = try db.cachedStatement(sql: """
-                    INSERT OR REPLACE INTO source_position (realm_id, source, position) SELECT id, ?, ? FROM realm WHERE path = ?
-                    """)
-                for p in paths { try record.execute(arguments: [position.source, position.position, p]) }
+                try db.execute(sql: """
+                    INSERT OR REPLACE INTO source_position (realm_id, source, position)
+                    SELECT r.id, ?, ? FROM json_each(?) p JOIN realm r ON r.path = p.value
+                    """, arguments: [position.source, position.position, Self.jsonArray(paths)])
             }
         } catch let e as DatabaseError { throw Self.wrap(e) }
     }
+
+    /// Paths as a JSON array, for statements over many Realms at once (`json_each`).
+    static func jsonArray(_ paths: [String]) -> String { JSONValue.array(paths.map(JSONValue.string)).serialized() }
 
     /// Whether any Realm holds a transaction from `source` (one query, whatever the number of Realms).
     public func holdsChanges(from source: String) throws -> Bool {

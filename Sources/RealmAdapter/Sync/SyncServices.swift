@@ -49,6 +49,8 @@ public final class DatabaseToRealmService: Service {
     }
 
     private let index = PendingIndex()
+    /// Whether "Syncing" was logged (once, when the stream first runs).
+    private let saidSyncing = Mutex(false)
     /// Tables whose changes arrived though the mapping does not know them (warned about once each).
     private let unknownTables = Mutex(Set<String>())
 
@@ -85,6 +87,9 @@ public final class DatabaseToRealmService: Service {
             try Failpoint.dbToRealmBeforeStream.hit()
             let stream = try await connector.changes()
             try Self.recordFollowing(applier.store, source: connector.sourceName)
+            if saidSyncing.withLock({ said in defer { said = true }; return !said }) {
+                logger.info("Syncing", metadata: ["realm.store": "\(applier.store.directory)", "adapter": "\(adapter.name)"])
+            }
             for try await tx in stream.cancelOnGracefulShutdown() {
                 try Failpoint.dbToRealmReceived.hit()
                 if !tx.isOwn { warnAboutUnknownTables(tx) }
