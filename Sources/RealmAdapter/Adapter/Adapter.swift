@@ -119,7 +119,7 @@ public final class Adapter: Sendable {
                 INSERT INTO adapter_cursor (adapter, realm_id, version)
                 SELECT ?1, r.id, coalesce((SELECT min(h.version) FROM history h WHERE h.realm_id = r.id
                                            AND h.version > coalesce(c.version, 0) AND h.origin <> ?2) - 1, r.version)
-                FROM json_each(?3) p JOIN realm r ON r.path = p.value LEFT JOIN adapter_cursor c ON c.adapter = ?1 AND c.realm_id = r.id
+                FROM json_each(?3) p CROSS JOIN realm r ON r.path = p.value LEFT JOIN adapter_cursor c ON c.adapter = ?1 AND c.realm_id = r.id
                 WHERE true ON CONFLICT (adapter, realm_id) DO UPDATE SET version = max(version, excluded.version)
                 """, arguments: [name, origin, RealmStore.jsonArray(paths)])
         }
@@ -129,13 +129,15 @@ public final class Adapter: Sendable {
     public func advance(through targets: [(path: String, version: Int64)]) throws {
         replaying.withLock { r in for t in targets { r[t.path] = nil } }
         try store.writeMeta(durable: true) { db in
-            // All the Realms in one statement: their paths and versions as JSON arrays.
+            // All the Realms in one statement, as a JSON array of [path, version] (`CROSS JOIN`:
+            // each element finds its Realm by the path index).
+            let pairs = JSONValue.array(targets.map { .array([.string($0.path), .int($0.version)]) }).serialized()
             try db.execute(sql: """
                 INSERT INTO adapter_cursor (adapter, realm_id, version)
-                SELECT ?, r.id, min(v.value, r.version) FROM json_each(?) p JOIN json_each(?) v ON v.key = p.key JOIN realm r ON r.path = p.value
+                SELECT ?, r.id, min(json_extract(p.value, '$[1]'), r.version)
+                FROM json_each(?) p CROSS JOIN realm r ON r.path = json_extract(p.value, '$[0]')
                 WHERE true ON CONFLICT (adapter, realm_id) DO UPDATE SET version = max(version, excluded.version)
-                """, arguments: [name, RealmStore.jsonArray(targets.map(\.path)),
-                                 JSONValue.array(targets.map { .int($0.version) }).serialized()])
+                """, arguments: [name, pairs])
         }
     }
 

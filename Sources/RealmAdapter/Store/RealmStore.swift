@@ -194,7 +194,7 @@ public final class RealmStore: Sendable {
             try pool.write { db in
                 try db.execute(sql: """
                     INSERT OR REPLACE INTO source_position (realm_id, source, position)
-                    SELECT r.id, ?, ? FROM json_each(?) p JOIN realm r ON r.path = p.value
+                    SELECT r.id, ?, ? FROM json_each(?) p CROSS JOIN realm r ON r.path = p.value
                     """, arguments: [position.source, position.position, Self.jsonArray(paths)])
             }
         } catch let e as DatabaseError { throw Self.wrap(e) }
