@@ -81,7 +81,6 @@ public final class Adapter: Sendable {
     ///   target's record skips it); a process crash loses nothing either way.
     public func advance(_ path: String, durable: Bool = true) throws {
         let tx = replaying.withLock { $0.removeValue(forKey: path) }
-        let origin = self.origin
         try store.writeMeta(durable: durable) { db in
             guard let r = try RealmStore.realmRow(db, path) else { return }
             var target: Int64
