@@ -54,21 +54,9 @@ struct LoadBenchmark: AsyncParsableCommand {
     }
 
     func measure(_ n: Int, admin: PostgresSettings, cli: String, peer: String) async throws {
-        let dbName = "loadbench_\(UInt32.random(in: 0...UInt32.max))"
-        let dir = scratch + "/" + dbName
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let adminConn = try await PostgresConnection.connect(admin)
-        try await adminConn.session { s in try s.execute("CREATE DATABASE \(dbName)") }
-        defer {
-            try? FileManager.default.removeItem(atPath: dir)
-            _ = try? adminConn.sessionSync { s in
-                try s.query("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1", [dbName])
-                try s.execute("DROP DATABASE IF EXISTS \(dbName) WITH (FORCE)")
-            }
-            adminConn.close()
-        }
-        var settings = admin
-        settings.database = dbName
+        let db = try await ScratchDatabase.create("loadbench", admin: admin, scratch: scratch)
+        defer { db.drop() }
+        let (dbName, dir, settings) = (db.name, db.directory, db.settings)
         let pg = try await PostgresConnection.connect(settings)
         defer { pg.close() }
         try await pg.session { s in

@@ -69,22 +69,9 @@ struct PerUserBenchmark: AsyncParsableCommand {
     }
 
     func measure(_ realmCount: Int, admin: PostgresSettings, cli: String) async throws -> Figures {
-        let dbName = "peruser_\(UInt32.random(in: 0...UInt32.max))"
-        let dir = scratch + "/" + dbName
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let adminConn = try await PostgresConnection.connect(admin)
-        try await adminConn.session { s in try s.execute("CREATE DATABASE \(dbName)") }
-        defer {
-            try? FileManager.default.removeItem(atPath: dir)
-            _ = try? adminConn.sessionSync { s in
-                try s.query("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1", [dbName])
-                try s.execute("DROP DATABASE IF EXISTS \(dbName) WITH (FORCE)")
-                try s.query("SELECT pg_replication_origin_drop(roname) FROM pg_replication_origin WHERE roname LIKE $1", ["realm_adapter_\(dbName)%"])
-            }
-            adminConn.close()
-        }
-        var settings = admin
-        settings.database = dbName
+        let db = try await ScratchDatabase.create("peruser", admin: admin, scratch: scratch)
+        defer { db.drop() }
+        let (dbName, dir, settings) = (db.name, db.directory, db.settings)
         let pg = try await PostgresConnection.connect(settings)
         defer { pg.close() }
         try await pg.session { s in
@@ -111,12 +98,12 @@ struct PerUserBenchmark: AsyncParsableCommand {
         }
         let loadTime = LoadBenchmark.seconds(ContinuousClock.now - started)
         // The store's size with its write-ahead log folded in (its size otherwise depends on timing).
-        var db: OpaquePointer?
-        guard sqlite3_open(dir + "/store/realms.sqlite", &db) == SQLITE_OK,
-              sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE)", nil, nil, nil) == SQLITE_OK else {
-            throw ValidationError("cannot checkpoint the store: \(String(cString: sqlite3_errmsg(db)))")
+        var file: OpaquePointer?
+        guard sqlite3_open(dir + "/store/realms.sqlite", &file) == SQLITE_OK,
+              sqlite3_exec(file, "PRAGMA wal_checkpoint(TRUNCATE)", nil, nil, nil) == SQLITE_OK else {
+            throw ValidationError("cannot checkpoint the store: \(String(cString: sqlite3_errmsg(file)))")
         }
-        sqlite3_close(db)
+        sqlite3_close(file)
         let storeBytes = try FileManager.default.contentsOfDirectory(atPath: dir + "/store").reduce(0) { sum, file in
             sum + ((try FileManager.default.attributesOfItem(atPath: dir + "/store/" + file)[.size] as? Int) ?? 0)
         }

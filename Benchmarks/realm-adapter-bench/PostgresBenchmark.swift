@@ -38,21 +38,9 @@ struct PostgresBenchmark: AsyncParsableCommand {
         var logger = Logger(label: "bench")
         logger.logLevel = .warning
         let admin = PostgresSettings(host: env["REALM_ADAPTER_PG_HOST"] ?? "127.0.0.1", port: port, user: env["REALM_ADAPTER_PG_USER"] ?? "postgres", database: "postgres")
-        let dbName = "bench_\(UInt32.random(in: 0...UInt32.max))"
-        let adminConn = try await PostgresConnection.connect(admin)
-        try await adminConn.session { s in try s.execute("CREATE DATABASE \(dbName)") }
-        var settings = admin
-        settings.database = dbName
-        let scratch = NSTemporaryDirectory() + dbName
-        defer {
-            try? FileManager.default.removeItem(atPath: scratch)
-            _ = try? adminConn.sessionSync { s in
-                try s.query("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1", [dbName])
-                try s.execute("DROP DATABASE IF EXISTS \(dbName) WITH (FORCE)")
-                try s.query("SELECT pg_replication_origin_drop(roname) FROM pg_replication_origin WHERE roname LIKE $1", ["realm_adapter_\(dbName)%"])
-            }
-            adminConn.close()
-        }
+        let db = try await ScratchDatabase.create("bench", admin: admin, scratch: NSTemporaryDirectory() + "realm-adapter-postgres-bench")
+        defer { db.drop() }
+        let (dbName, scratch, settings) = (db.name, db.directory, db.settings)
         let pg = try await PostgresConnection.connect(settings)
         defer { pg.close() }
         try await pg.session { s in
