@@ -302,6 +302,42 @@ extension StoreTests {
         #expect(try t.store.object(of: "Item", identity: 40, in: "/x")?.values["label"] == "already")
     }
 
+    /// Runs of INSERTs are stored many rows per statement: the same objects and history as one by one.
+    @Test func insertRunsStoreWhatOneByOneStores() throws {
+        let t = try TemporaryStore()
+        let inserts = Self.rows(1...100).map { Instruction.insert(objectType: "Item", identity: $0.0, values: $0.1) }
+        try t.store.apply([.addType(Self.item)] + inserts + [.set(objectType: "Item", identity: 99, values: ["label": "x"])],
+                          to: "/run", origin: "test")
+        try t.store.apply([.addType(Self.item)], to: "/single", origin: "test")
+        for i in inserts { try t.store.apply([i], to: "/single", origin: "test") }
+        try t.store.apply([.set(objectType: "Item", identity: 99, values: ["label": "x"])], to: "/single", origin: "test")
+        #expect(try t.store.objects(of: "Item", in: "/run") == t.store.objects(of: "Item", in: "/single"))
+        #expect(try t.store.history(of: "/run").flatMap(\.instructions) == t.store.history(of: "/single").flatMap(\.instructions))
+        #expect(try t.store.object(of: "Item", identity: 7, in: "/run")?.values["seats"] == 40)
+    }
+
+    /// A failure inside a run of INSERTs names its instruction, and nothing of the run is stored.
+    @Test(arguments: [
+        (70, Instruction.insert(objectType: "Item", identity: 40, values: ["id": 40, "label": "again"]), "= 40"),
+        (50, .insert(objectType: "Item", identity: 500, values: ["id": 500, "label": 5]), "expected string"),
+        (33, .insert(objectType: "Item", identity: 5, values: ["id": 5, "label": "five"]), "= 5"),
+        (99, .insert(objectType: "Item", identity: 1, values: ["id": 1, "label": "one"]), "= 1"),
+        (10, .insert(objectType: "Item", identity: 3, values: ["id": 3, "label": "three"]), "= 3"),
+    ])
+    func aFailureInsideAnInsertRunNamesItsInstruction(index: Int, bad: Instruction, says: String) throws {
+        let t = try TemporaryStore()
+        try t.store.apply([.addType(Self.item)], to: "/x", origin: "test")
+        var run = Self.rows(1...100).map { Instruction.insert(objectType: "Item", identity: $0.0, values: $0.1) }
+        run[index] = bad
+        #expect {
+            try t.store.apply(run, to: "/x", origin: "test")
+        } throws: { error in
+            "\(error)".contains("instruction \(index) (INSERT Item") && "\(error)".contains(says)
+        }
+        #expect(try t.store.count(of: "Item", in: "/x") == 0)
+        #expect(try t.store.version(of: "/x") == 1)
+    }
+
     @Test func badRowsAreRejectedAsOneByOne() throws {
         var p = try PreparedInserts(Self.item, schema: Self.schema)
         #expect(throws: RealmAdapterError.self) { try p.add(.int(1), ["id": .int(1), "label": .int(5)]) }

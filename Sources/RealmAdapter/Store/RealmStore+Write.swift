@@ -93,14 +93,16 @@ extension RealmStore {
     static func apply(_ instructions: [Instruction], with w: inout RealmWriter, path: String) throws -> [Instruction] {
         var typed: [Instruction] = []
         typed.reserveCapacity(instructions.count)
-        for (i, instruction) in instructions.enumerated() {
-            do {
-                typed.append(try w.apply(instruction))
-            } catch let e as RealmAdapterError {
-                throw Self.rejected(e, index: i, instruction: instruction, path: path)
-            } catch let e as DatabaseError {
-                throw Self.rejected(Self.wrap(e), index: i, instruction: instruction, path: path)
+        // Every instruction before `typed.count` is applied: that is where a failure is.
+        do {
+            while typed.count < instructions.count {
+                let i = typed.count
+                if try w.applyInserts(instructions[i...], into: &typed) == 0 { typed.append(try w.apply(instructions[i])) }
             }
+        } catch let e as RealmAdapterError {
+            throw Self.rejected(e, index: typed.count, instruction: instructions[typed.count], path: path)
+        } catch let e as DatabaseError {
+            throw Self.rejected(Self.wrap(e), index: typed.count, instruction: instructions[typed.count], path: path)
         }
         return typed
     }

@@ -170,7 +170,7 @@ struct RealmWriter {
         }
     }
 
-    private mutating func plan(_ n: String) throws -> InsertPlan {
+    mutating func plan(_ n: String) throws -> InsertPlan {
         if let (name, p) = lastPlan, name == n { return p }
         if let p = insertPlans[n] { lastPlan = (n, p); return p }
         let (t, tt) = try type(n)
@@ -192,7 +192,7 @@ struct RealmWriter {
         return p
     }
 
-    private mutating func insert(_ n: String, _ rawId: Value, _ values: PropertyValues) throws -> Instruction {
+    mutating func insert(_ n: String, _ rawId: Value, _ values: PropertyValues) throws -> Instruction {
         let plan = try plan(n)
         let typing = plan.typing
         defer { typing.clearRow() }
@@ -214,7 +214,7 @@ struct RealmWriter {
     }
 
     /// Runs the bound INSERT; a constraint error is a duplicate key (`id`) of type `t`.
-    private static func step(_ stmt: OpaquePointer, _ id: @autoclosure () -> Value, _ t: ObjectSchema, db: Database) throws {
+    static func step(_ stmt: OpaquePointer, _ id: @autoclosure () -> Value, _ t: ObjectSchema, db: Database) throws {
         do {
             try RealmTables.step(stmt, db: db)
         } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
@@ -223,80 +223,6 @@ struct RealmWriter {
                                     context: ["type": t.name])
         }
     }
-
-    /// Stores INSERTs checked ahead (``PreparedInserts``); false, storing nothing, if the
-    /// Realm's type is not the one they were checked against (its schema grew meanwhile).
-    ///
-    /// Rows go in by ``rowsPerStatement`` per statement: each statement run has a fixed cost
-    /// in SQLite, about half of a narrow row's. A statement that fails is undone by SQLite
-    /// and its rows are stored again one by one, which names the duplicate key.
-    mutating func insert(_ prepared: PreparedInserts) throws -> Bool {
-        guard let current = schema[type: prepared.type.name], current == prepared.type else { return false }
-        let n = prepared.type.name
-        let plan = try plan(n)
-        let single = plan.statement.sqliteStatement
-        let width = prepared.width, count = prepared.count, db = self.db, type = plan.typing.type, realm = self.realm
-        let perStatement = max(1, min(Self.rowsPerStatement, Self.maxParameters / (width + 1)))
-        let multi = count >= perStatement ? try db.cachedStatement(sql: plan.sql(rows: perStatement)).sqliteStatement : nil
-        try prepared.encoded.bytes.withUnsafeBytes { records in
-            // Text and blobs are bound in place: no statement keeps them past this call.
-            defer {
-                sqlite3_clear_bindings(single)
-                if let multi { sqlite3_clear_bindings(multi) }
-            }
-            var r = BinaryReader(buffer: records)
-            /// Binds the Realm and the next record's values from parameter `first` on: every slot, in slot order.
-            func bindRecord(to stmt: OpaquePointer, from first: Int32) throws {
-                sqlite3_bind_int64(stmt, first, realm)
-                guard try r.byte() == 1 else { throw BinaryReader.corrupt }
-                try r.skipString()
-                try r.skipValue()
-                guard try r.varint() == width else { throw BinaryReader.corrupt }
-                let named = try r.byte() == 0
-                for k in 0..<Int32(width) {
-                    if named { try r.skipString() }
-                    try RealmTables.bind(&r, to: stmt, at: first + 1 + k, db: db)
-                }
-            }
-            func storeOne() throws {
-                let start = r.i
-                sqlite3_reset(single)
-                try bindRecord(to: single, from: 1)
-                try Self.step(single, Self.identity(records, at: start), type, db: db)
-            }
-            var row = 0
-            if let multi {
-                while row + perStatement <= count {
-                    sqlite3_reset(multi)
-                    let start = r.i
-                    for k in 0..<perStatement { try bindRecord(to: multi, from: Int32(k * (width + 1) + 1)) }
-                    do {
-                        try RealmTables.step(multi, db: db)
-                    } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
-                        r.i = start
-                        for _ in 0..<perStatement { try storeOne() }
-                    }
-                    row += perStatement
-                }
-            }
-            while row < count {
-                try storeOne()
-                row += 1
-            }
-        }
-        return true
-    }
-
-    /// The identity of the INSERT record at `offset` (for an error message).
-    private static func identity(_ records: UnsafeRawBufferPointer, at offset: Int) -> Value {
-        var r = BinaryReader(buffer: records)
-        r.i = offset
-        return (try? { _ = try r.byte(); try r.skipString(); return try r.value() }()) ?? .null
-    }
-
-    static let rowsPerStatement = 32
-    /// SQLite's limit on a statement's parameters before 3.32 (newer ones allow 32,766).
-    static let maxParameters = 999
 
     private mutating func set(_ n: String, _ id: Value, _ values: PropertyValues) throws {
         let (t, tt) = try type(n)

@@ -1,0 +1,131 @@
+import GRDB
+import GRDBSQLite
+
+/// INSERTs stored many rows per statement: each statement run has a fixed cost in SQLite,
+/// about half of a narrow row's, and bulk writes (loads, app backlogs) are mostly INSERTs.
+extension RealmWriter {
+    /// Applies the INSERTs of one type at the start of `instructions`, as ``apply(_:)`` would
+    /// one by one, appending them typed to `typed`; returns how many it applied (0 when the first
+    /// instruction is not an INSERT).
+    ///
+    /// For types ``PreparedInserts/canPrepare(_:)`` accepts, whole statements' worth of rows go
+    /// in ``rowsPerStatement`` at a time: the layout by type keys rows by (realm, key), dearer
+    /// per row than the tables of one Realm were, and this pays it back. A statement that fails
+    /// is undone by SQLite and its rows are stored again one by one, which names the duplicate
+    /// key. When it throws, `typed` holds exactly the instructions applied before the failing one.
+    mutating func applyInserts(_ instructions: ArraySlice<Instruction>, into typed: inout [Instruction]) throws -> Int {
+        guard case .insert(let n, _, _) = instructions.first else { return 0 }
+        var end = instructions.startIndex
+        while end < instructions.endIndex, case .insert(n, _, _) = instructions[end] { end += 1 }
+        let run = instructions[instructions.startIndex..<end]
+        let plan = try plan(n)
+        let width = plan.columns.count
+        let perStatement = max(1, min(Self.rowsPerStatement, Self.maxParameters / width))
+        var next = run.startIndex
+        if PreparedInserts.canPrepare(plan.typing.type), run.count >= perStatement {
+            let multi = try db.cachedStatement(sql: plan.sql(rows: perStatement)).sqliteStatement
+            while run.endIndex - next >= perStatement {
+                try insertStatement(run[next..<next + perStatement], plan, multi, into: &typed)
+                next += perStatement
+            }
+        }
+        for case .insert(_, let id, let values) in run[next...] { typed.append(try insert(n, id, values)) }
+        return run.count
+    }
+
+    /// Stores `rows` INSERTs with one run of `stmt`, or one by one if it fails.
+    private mutating func insertStatement(_ rows: ArraySlice<Instruction>, _ plan: InsertPlan, _ stmt: OpaquePointer,
+                                          into typed: inout [Instruction]) throws {
+        let typing = plan.typing, width = Int32(plan.columns.count), first = typed.count
+        sqlite3_reset(stmt)
+        for (j, instruction) in rows.enumerated() {
+            guard case .insert(let n, let rawId, let values) = instruction else { preconditionFailure("not an INSERT") }
+            defer { typing.clearRow() }
+            let (id, checked, _) = try typing.check(n, rawId, values, schema: schema)
+            let base = Int32(j) * width
+            sqlite3_bind_int64(stmt, base + 1, realm)
+            for k in typing.row.indices { try RealmTables.bind(typing.row[k]!, to: stmt, at: base + 2 + Int32(k), db: db) }
+            typed.append(.insert(objectType: n, identity: id, values: checked))
+        }
+        do {
+            try RealmTables.step(stmt, db: db)
+        } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
+            typed.removeSubrange(first...)
+            for case .insert(let n, let id, let values) in rows { typed.append(try insert(n, id, values)) }
+        }
+    }
+
+    /// Stores INSERTs checked ahead (``PreparedInserts``); false, storing nothing, if the
+    /// Realm's type is not the one they were checked against (its schema grew meanwhile).
+    ///
+    /// Rows go in by ``rowsPerStatement`` per statement: each statement run has a fixed cost
+    /// in SQLite, about half of a narrow row's. A statement that fails is undone by SQLite
+    /// and its rows are stored again one by one, which names the duplicate key.
+    mutating func insert(_ prepared: PreparedInserts) throws -> Bool {
+        guard let current = schema[type: prepared.type.name], current == prepared.type else { return false }
+        let n = prepared.type.name
+        let plan = try plan(n)
+        let single = plan.statement.sqliteStatement
+        let width = prepared.width, count = prepared.count, db = self.db, type = plan.typing.type, realm = self.realm
+        let perStatement = max(1, min(Self.rowsPerStatement, Self.maxParameters / (width + 1)))
+        let multi = count >= perStatement ? try db.cachedStatement(sql: plan.sql(rows: perStatement)).sqliteStatement : nil
+        try prepared.encoded.bytes.withUnsafeBytes { records in
+            // Text and blobs are bound in place: no statement keeps them past this call.
+            defer {
+                sqlite3_clear_bindings(single)
+                if let multi { sqlite3_clear_bindings(multi) }
+            }
+            var r = BinaryReader(buffer: records)
+            /// Binds the Realm and the next record's values from parameter `first` on: every slot, in slot order.
+            func bindRecord(to stmt: OpaquePointer, from first: Int32) throws {
+                sqlite3_bind_int64(stmt, first, realm)
+                guard try r.byte() == 1 else { throw BinaryReader.corrupt }
+                try r.skipString()
+                try r.skipValue()
+                guard try r.varint() == width else { throw BinaryReader.corrupt }
+                let named = try r.byte() == 0
+                for k in 0..<Int32(width) {
+                    if named { try r.skipString() }
+                    try RealmTables.bind(&r, to: stmt, at: first + 1 + k, db: db)
+                }
+            }
+            func storeOne() throws {
+                let start = r.i
+                sqlite3_reset(single)
+                try bindRecord(to: single, from: 1)
+                try Self.step(single, Self.identity(records, at: start), type, db: db)
+            }
+            var row = 0
+            if let multi {
+                while row + perStatement <= count {
+                    sqlite3_reset(multi)
+                    let start = r.i
+                    for k in 0..<perStatement { try bindRecord(to: multi, from: Int32(k * (width + 1) + 1)) }
+                    do {
+                        try RealmTables.step(multi, db: db)
+                    } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
+                        r.i = start
+                        for _ in 0..<perStatement { try storeOne() }
+                    }
+                    row += perStatement
+                }
+            }
+            while row < count {
+                try storeOne()
+                row += 1
+            }
+        }
+        return true
+    }
+
+    /// The identity of the INSERT record at `offset` (for an error message).
+    private static func identity(_ records: UnsafeRawBufferPointer, at offset: Int) -> Value {
+        var r = BinaryReader(buffer: records)
+        r.i = offset
+        return (try? { _ = try r.byte(); try r.skipString(); return try r.value() }()) ?? .null
+    }
+
+    static let rowsPerStatement = 32
+    /// SQLite's limit on a statement's parameters before 3.32 (newer ones allow 32,766).
+    static let maxParameters = 999
+}
