@@ -36,6 +36,34 @@ import Testing
         }
     }
 
+    /// Realms with the same schema share its one stored copy; a Realm whose schema grows gets its
+    /// own, and a failed schema change leaves no copy and no stale cache behind.
+    @Test func realmsShareTheirSchemaText() throws {
+        let t = try TemporaryStore()
+        func copies() throws -> Int { try t.store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM realm_schema") ?? 0 } }
+        for i in 0..<50 { try fill(t.store, "/u\(i)", "p") }
+        #expect(try copies() == 1)
+        let extra = Property(name: "extra", type: .scalar(.int), isOptional: true)
+        try t.store.apply([.addProperties(objectType: "Note", properties: [extra])], to: "/u7", origin: "t")
+        #expect(try copies() == 2)
+        let bad = Instruction.insert(objectType: "Ghost", identity: 1, values: [:])
+        // The second part reads the schema the first stored, then the whole is rolled back.
+        #expect(throws: RealmAdapterError.self) {
+            try t.store.apply([RealmChanges(path: "/u8", instructions: [.addType(ObjectSchema(name: "Other", primaryKey: nil, properties: [extra]))]),
+                               RealmChanges(path: "/u8", instructions: [bad])], origin: "t")
+        }
+        // Another process stores the next schema; this one reads it as it is.
+        let reopened = try RealmStore(directory: t.store.directory)
+        try reopened.apply([.addProperties(objectType: "Person", properties: [extra])], to: "/u9", origin: "t")
+        #expect(try copies() == 3)
+        #expect(try reopened.schema(of: "/u7")[type: "Note"]?.properties.last?.name == "extra")
+        #expect(try reopened.schema(of: "/u9")[type: "Person"]?.properties.last?.name == "extra")
+        #expect(try reopened.schema(of: "/u8") == reopened.schema(of: "/u0"))
+        #expect(try reopened.schema(of: "/u8")[type: "Other"] == nil)
+        #expect(try t.store.schema(of: "/u9")[type: "Person"]?.properties.last?.name == "extra")
+        #expect(try t.store.schema(of: "/u9")[type: "Other"] == nil)
+    }
+
     /// What one Realm does to its objects never touches another's with the same keys: delete
     /// (and the links and lists it clears), CLEAR, CHANGE_IDENTITY, list edits, removing the Realm.
     @Test func realmsDoNotSeeEachOthersObjects() throws {

@@ -194,10 +194,10 @@ extension RealmStore {
                 while let r = try rows.next() { counts[r[0], default: [:]][name] = r[1] }
             }
             var out: [RealmSummary] = []
-            let realms = try Row.fetchCursor(db, sql: "SELECT id, path, version, schema FROM realm ORDER BY path")
+            let realms = try Row.fetchCursor(db, sql: "SELECT id, path, version, schema_id FROM realm ORDER BY path")
             while let r = try realms.next() {
                 let have = counts[r[0]] ?? [:]
-                let types = try parsedSchema(r[3]).types
+                let types = try schema(db, id: r[3]).types
                 out.append(RealmSummary(path: r[1], version: r[2], counts: types.map { .init(type: $0.name, count: have[$0.name] ?? 0) }))
             }
             return out

@@ -118,7 +118,7 @@ extension RealmStore {
     func commit(_ paths: [String], origin: String, sourcePosition: SourcePosition?,
                 _ body: (Int, inout RealmWriter) throws -> Recorded) throws -> [Int64] {
         for p in paths { try RealmPath.validate(p) }
-        var newSchemas: [(Int64, Int64, Schema, String)] = []
+        var newSchemas: [(Int64, Schema)] = []
         let versions: [Int64]
         do {
             versions = try pool.write { db in
@@ -148,10 +148,10 @@ extension RealmStore {
                                 sourcePosition?.source, sourcePosition?.position,
                             ])
                         if writer.schemaChanged {
-                            let json = writer.schema.serializedJSON
-                            try db.cachedStatement(sql: "UPDATE realm SET version = ?, schema = ?, schema_version = schema_version + 1 WHERE id = ?")
-                                .execute(arguments: [version, json, r.id])
-                            newSchemas.append((r.id, r.schemaVersion + 1, writer.schema, json))
+                            let id = try Self.schemaId(db, json: writer.schema.serializedJSON)
+                            try db.cachedStatement(sql: "UPDATE realm SET version = ?, schema_id = ? WHERE id = ?")
+                                .execute(arguments: [version, id, r.id])
+                            newSchemas.append((id, writer.schema))
                         } else {
                             try db.cachedStatement(sql: "UPDATE realm SET version = ? WHERE id = ?").execute(arguments: [version, r.id])
                         }
@@ -165,11 +165,13 @@ extension RealmStore {
                 return versions
             }
         } catch {
-            layout.forget()  // what the failed transaction registered was rolled back with it
+            // What the failed transaction registered was rolled back with it.
+            layout.forget()
+            forgetSchemas()
             if let e = error as? DatabaseError { throw Self.wrap(e) }
             throw error
         }
-        for (id, v, s, json) in newSchemas { cache(s, json: json, realmId: id, version: v) }
+        for (id, s) in newSchemas { cache(s, id: id) }
         notifier.poke()
         return versions
     }
@@ -182,8 +184,8 @@ extension RealmStore {
     }
 
     static func createRealm(_ db: Database, _ path: String) throws -> RealmRow {
-        try db.cachedStatement(sql: "INSERT INTO realm (path, schema, created_at) VALUES (?, '[]', ?)").execute(
+        try db.cachedStatement(sql: "INSERT INTO realm (path, created_at) VALUES (?, ?)").execute(
                        arguments: [path, Timestamp(Date()).totalNanoseconds ?? 0])
-        return RealmRow(id: db.lastInsertedRowID, path: path, schemaJSON: "[]", schemaVersion: 0, version: 0, compactedThrough: 0)
+        return RealmRow(id: db.lastInsertedRowID, path: path, schemaId: 0, version: 0, compactedThrough: 0)
     }
 }

@@ -43,9 +43,8 @@ public final class RealmStore: Sendable {
     let logger: Logger
     let notifier: ChangeNotifier
     let layout = StoreLayout()
-    private let schemas = Mutex<[Int64: (version: Int64, schema: Schema)]>([:])
-    /// Schemas by their JSON: per-user Realms share a few, so the Realms' cache shares their storage.
-    private let parsedSchemas = Mutex<[String: Schema]>([:])
+    /// Parsed schemas by their id in `realm_schema`: per-user Realms share a few.
+    private let schemas = Mutex<[Int64: Schema]>([:])
 
     /// Opens the store in `directory`, creating the directory and the store if missing.
     ///
@@ -138,6 +137,7 @@ public final class RealmStore: Sendable {
             if !columns.contains("position") { try db.execute(sql: "ALTER TABLE history ADD COLUMN position TEXT") }
         }
         m.registerMigration("v4: tables by type, shared by the Realms") { db in try StoreLayout.upgrade(db) }
+        m.registerMigration("v5: schemas shared by the Realms") { db in try Self.shareSchemas(db) }
         return m
     }
 
@@ -220,7 +220,6 @@ public final class RealmStore: Sendable {
             }
             try db.execute(sql: "DELETE FROM realm WHERE id = ?", arguments: [r.id])
         }
-        schemas.withLock { $0.removeAll() }
     }
 
     // MARK: Internals shared by reads and writes
@@ -228,8 +227,8 @@ public final class RealmStore: Sendable {
     struct RealmRow {
         var id: Int64
         var path: String
-        var schemaJSON: String
-        var schemaVersion: Int64
+        /// The Realm's schema in `realm_schema`; 0 for the empty schema of a new Realm.
+        var schemaId: Int64
         var version: Int64
         var compactedThrough: Int64
     }
@@ -237,7 +236,8 @@ public final class RealmStore: Sendable {
     /// The Realm's row, read through SQLite's API (every write reads it, once per Realm: GRDB's
     /// rows cost several times the query).
     static func realmRow(_ db: Database, _ path: String) throws -> RealmRow? {
-        let stmt = try db.cachedStatement(sql: "SELECT id, schema, schema_version, version, compacted_through FROM realm WHERE path = ?").sqliteStatement
+        let stmt = try db.cachedStatement(sql: "SELECT id, schema_id, version, compacted_through FROM realm WHERE path = ?")
+            .sqliteStatement
         sqlite3_reset(stmt)
         defer { sqlite3_reset(stmt) }
         var copy = path
@@ -245,11 +245,11 @@ public final class RealmStore: Sendable {
         guard bound == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: bound)) }
         switch sqlite3_step(stmt) {
         case SQLITE_ROW:
-            let schema = String(cString: sqlite3_column_text(stmt, 1))
-            return RealmRow(id: sqlite3_column_int64(stmt, 0), path: path, schemaJSON: schema, schemaVersion: sqlite3_column_int64(stmt, 2),
-                            version: sqlite3_column_int64(stmt, 3), compactedThrough: sqlite3_column_int64(stmt, 4))
+            return RealmRow(id: sqlite3_column_int64(stmt, 0), path: path, schemaId: sqlite3_column_int64(stmt, 1),
+                            version: sqlite3_column_int64(stmt, 2), compactedThrough: sqlite3_column_int64(stmt, 3))
         case SQLITE_DONE: return nil
-        case let rc: throw DatabaseError(resultCode: ResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        case let rc:
+            throw DatabaseError(resultCode: ResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
         }
     }
 
@@ -262,35 +262,61 @@ public final class RealmStore: Sendable {
         return r
     }
 
-    /// The parsed schema of a Realm, cached by schema version.
-    func schema(_ db: Database, _ r: RealmRow) throws -> Schema {
-        if let cached = schemas.withLock({ $0[r.id] }), cached.version == r.schemaVersion { return cached.schema }
-        let s = try parsedSchema(r.schemaJSON)
-        schemas.withLock { $0[r.id] = (r.schemaVersion, s) }
-        return s
-    }
+    /// The parsed schema of a Realm.
+    func schema(_ db: Database, _ r: RealmRow) throws -> Schema { try schema(db, id: r.schemaId) }
 
-    /// The schema a stored JSON text holds, parsed once per distinct text.
-    func parsedSchema(_ json: String) throws -> Schema {
-        if let s = parsedSchemas.withLock({ $0[json] }) { return s }
+    /// The schema stored as `id` in `realm_schema`, parsed once per store (0 is the empty one).
+    func schema(_ db: Database, id: Int64) throws -> Schema {
+        if id == 0 { return .empty }
+        if let s = schemas.withLock({ $0[id] }) { return s }
+        guard let json = try String.fetchOne(db.cachedStatement(sql: "SELECT json FROM realm_schema WHERE id = ?"), arguments: [id]) else {
+            throw RealmAdapterError(.storeUnavailable, "The Realm store names a schema it does not hold (\(id)).", context: ["store": directory])
+        }
         let s = try Schema(json: try JSONValue(parsing: json, errorCode: .storeUnavailable), path: "stored schema")
-        parsedSchemas.withLock { parsed in
-            if parsed.count >= 1_000 { parsed.removeAll() }  // Realms whose schemas all differ: keep it bounded
-            parsed[json] = s
-        }
+        cache(s, id: id)
         return s
     }
 
-    /// Caches a Realm's schema as written (`json` its stored text), sharing it with the Realms
-    /// that have the same.
-    func cache(_ schema: Schema, json: String, realmId: Int64, version: Int64) {
-        let shared = parsedSchemas.withLock { parsed in
-            if let s = parsed[json] { return s }
-            if parsed.count >= 1_000 { parsed.removeAll() }
-            parsed[json] = schema
-            return schema
+    /// Caches a schema by its id (`schemas` stays bounded: Realms whose schemas all differ).
+    func cache(_ schema: Schema, id: Int64) {
+        schemas.withLock { cached in
+            if cached.count >= 1_000 { cached.removeAll() }
+            cached[id] = schema
         }
-        schemas.withLock { $0[realmId] = (version, shared) }
+    }
+
+    /// Drops the parsed schemas (after a write transaction that failed: the ids it gave are free again).
+    func forgetSchemas() { schemas.withLock { $0.removeAll() } }
+
+    /// The id of a schema's JSON text in `realm_schema`, added if new (inside a write transaction).
+    static func schemaId(_ db: Database, json: String) throws -> Int64 {
+        if let id = try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM realm_schema WHERE json = ?"), arguments: [json]) {
+            return id
+        }
+        try db.cachedStatement(sql: "INSERT INTO realm_schema (json) VALUES (?)").execute(arguments: [json])
+        return db.lastInsertedRowID
+    }
+
+    /// Migration v5: each distinct schema stored once, in `realm_schema`, and Realms refer to it
+    /// by id (per-user Realms share one schema: a copy in each of 100,000 rows took 11 MB).
+    static func shareSchemas(_ db: Database) throws {
+        guard try db.columns(in: "realm").contains(where: { $0.name == "schema" }) else { return }  // another process did it
+        try db.execute(sql: """
+            CREATE TABLE IF NOT EXISTS realm_schema (id INTEGER PRIMARY KEY, json TEXT NOT NULL UNIQUE);
+            INSERT OR IGNORE INTO realm_schema (json) SELECT DISTINCT schema FROM realm WHERE schema <> '[]';
+            CREATE TABLE realm_v5 (
+                id INTEGER PRIMARY KEY,
+                path TEXT NOT NULL UNIQUE,
+                schema_id INTEGER NOT NULL DEFAULT 0,
+                version INTEGER NOT NULL DEFAULT 0,
+                compacted_through INTEGER NOT NULL DEFAULT 0,
+                created_at INTEGER NOT NULL);
+            INSERT INTO realm_v5 (id, path, schema_id, version, compacted_through, created_at)
+                SELECT r.id, r.path, coalesce(s.id, 0), r.version, r.compacted_through, r.created_at
+                FROM realm r LEFT JOIN realm_schema s ON s.json = r.schema;
+            DROP TABLE realm;
+            ALTER TABLE realm_v5 RENAME TO realm;
+            """)
     }
 
     func read<T>(_ body: (Database) throws -> T) throws -> T {
