@@ -285,21 +285,23 @@ extension StoreTests {
         return .insert(objectType: t, identity: id, values: PropertyValues(item.properties.map { .init($0.name, v[$0.name] ?? .null) }))
     }
 
-    @Test func aDuplicateKeyInsideAMultiRowStatementIsNamed() throws {
+    /// In a full statement of rows (40), and in the shorter one for the rest (98, 100).
+    @Test(arguments: [40, 98, 100])
+    func aDuplicateKeyInsideAMultiRowStatementIsNamed(existing: Int64) throws {
         let t = try TemporaryStore()
         try t.store.write(to: "/x", origin: "test") { tx in
             try tx.addType(Self.item)
-            try tx.create("Item", ["id": 40, "label": "already"])
+            try tx.create("Item", ["id": .int(existing), "label": "already"])
         }
         var p = try PreparedInserts(Self.item, schema: Self.schema)
         for (id, v) in Self.rows(1...100) { try p.add(id, v) }
         #expect {
             try t.store.write(to: "/x", origin: "test") { tx in _ = try tx.insert(p) }
         } throws: { error in
-            (error as? RealmAdapterError)?.code == .duplicatePrimaryKey && "\(error)".contains("= 40")
+            (error as? RealmAdapterError)?.code == .duplicatePrimaryKey && "\(error)".contains("= \(existing)")
         }
         #expect(try t.store.count(of: "Item", in: "/x") == 1)
-        #expect(try t.store.object(of: "Item", identity: 40, in: "/x")?.values["label"] == "already")
+        #expect(try t.store.object(of: "Item", identity: .int(existing), in: "/x")?.values["label"] == "already")
     }
 
     /// Runs of INSERTs are stored many rows per statement: the same objects and history as one by one.

@@ -55,30 +55,39 @@ public struct RealmPathTemplate: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The field values encoded in `path`, or nil if the path does not fit the template.
+    /// Byte by byte: a hand-off matches every Realm of the store against the template.
     public func extract(_ path: String) -> [String: String]? {
         var values: [String: String] = [:]
-        var rest = Substring(path)
+        var rest = Substring(path).utf8
         for (k, p) in parts.enumerated() {
             switch p {
             case .literal(let s):
-                guard rest.hasPrefix(s) else { return nil }
-                rest = rest.dropFirst(s.count)
+                guard rest.starts(with: s.utf8) else { return nil }
+                rest = rest.dropFirst(s.utf8.count)
             case .field(let f):
                 // A field runs to the next literal (or the end), within one path segment.
-                let end: Substring.Index
+                var end = rest.endIndex
                 if k + 1 < parts.count, case .literal(let next) = parts[k + 1] {
-                    guard let r = rest.range(of: next) else { return nil }
-                    end = r.lowerBound
-                } else {
-                    end = rest.endIndex
+                    guard let found = Self.firstIndex(of: next.utf8, in: rest) else { return nil }
+                    end = found
                 }
                 let v = rest[..<end]
-                guard !v.isEmpty, !v.contains("/") else { return nil }
-                values[f] = String(v)
+                guard !v.isEmpty, !v.contains(UInt8(ascii: "/")) else { return nil }
+                values[f] = String(Substring(v))
                 rest = rest[end...]
             }
         }
         return rest.isEmpty ? values : nil
+    }
+
+    private static func firstIndex(of needle: String.UTF8View, in haystack: Substring.UTF8View) -> Substring.UTF8View.Index? {
+        guard let first = needle.first else { return haystack.startIndex }
+        var from = haystack.startIndex
+        while let i = haystack[from...].firstIndex(of: first) {
+            if haystack[i...].starts(with: needle) { return i }
+            from = haystack.index(after: i)
+        }
+        return nil
     }
 
     /// A regular expression matching exactly the paths this template produces.

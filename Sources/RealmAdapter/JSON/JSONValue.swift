@@ -287,6 +287,12 @@ extension JSONValue {
 
     private static func writeString(_ s: String, to out: inout String) {
         out += "\""
+        // Most strings need no escape: copied whole (a hand-off writes 100,000 paths at once).
+        guard s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+            out += s
+            out += "\""
+            return
+        }
         for u in s.unicodeScalars {
             switch u {
             case "\"": out += "\\\""

@@ -129,8 +129,9 @@ extension RealmStore {
                     var writer = RealmWriter(db: db, tables: RealmTables(realmId: r.id, layout: layout), schema: try schema(db, r),
                                              baseVersion: r.version)
                     let recorded = try body(i, &writer)
-                    if writer.schemaChanged {
-                        // Types may refer to each other in any order within a transaction: check the whole at the end.
+                    // Types may refer to each other in any order within a transaction: check the whole at
+                    // the end, unless it is a schema stored before (and checked then), as per-user Realms' are.
+                    if writer.schemaChanged, !knowsSchema(writer.schema.serializedJSON) {
                         do { try writer.schema.validate() } catch let e as RealmAdapterError {
                             throw RealmAdapterError(e.code, "Transaction rejected, nothing was applied: \(e.message)", context: e.context.merging(["realm.path": path]) { a, _ in a })
                         }
@@ -148,7 +149,7 @@ extension RealmStore {
                                 sourcePosition?.source, sourcePosition?.position,
                             ])
                         if writer.schemaChanged {
-                            let id = try Self.schemaId(db, json: writer.schema.serializedJSON)
+                            let id = try schemaId(db, json: writer.schema.serializedJSON)
                             try db.cachedStatement(sql: "UPDATE realm SET version = ?, schema_id = ? WHERE id = ?")
                                 .execute(arguments: [version, id, r.id])
                             newSchemas.append((id, writer.schema))

@@ -45,6 +45,8 @@ public final class RealmStore: Sendable {
     let layout = StoreLayout()
     /// Parsed schemas by their id in `realm_schema`: per-user Realms share a few.
     private let schemas = Mutex<[Int64: Schema]>([:])
+    /// The ids of schemas' JSON texts (a load gives each of many new Realms the same schema).
+    private let schemaIds = Mutex<[String: Int64]>([:])
 
     /// Opens the store in `directory`, creating the directory and the store if missing.
     ///
@@ -285,16 +287,28 @@ public final class RealmStore: Sendable {
         }
     }
 
-    /// Drops the parsed schemas (after a write transaction that failed: the ids it gave are free again).
-    func forgetSchemas() { schemas.withLock { $0.removeAll() } }
+    /// Drops the schemas known by id (after a write transaction that failed: the ids it gave are free again).
+    func forgetSchemas() {
+        schemas.withLock { $0.removeAll() }
+        schemaIds.withLock { $0.removeAll() }
+    }
+
+    /// Whether this process stored or found the schema of this JSON text (checked before it was stored).
+    func knowsSchema(_ json: String) -> Bool { schemaIds.withLock { $0[json] != nil } }
 
     /// The id of a schema's JSON text in `realm_schema`, added if new (inside a write transaction).
-    static func schemaId(_ db: Database, json: String) throws -> Int64 {
-        if let id = try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM realm_schema WHERE json = ?"), arguments: [json]) {
-            return id
+    func schemaId(_ db: Database, json: String) throws -> Int64 {
+        if let id = schemaIds.withLock({ $0[json] }) { return id }
+        var id = try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM realm_schema WHERE json = ?"), arguments: [json])
+        if id == nil {
+            try db.cachedStatement(sql: "INSERT INTO realm_schema (json) VALUES (?)").execute(arguments: [json])
+            id = db.lastInsertedRowID
         }
-        try db.cachedStatement(sql: "INSERT INTO realm_schema (json) VALUES (?)").execute(arguments: [json])
-        return db.lastInsertedRowID
+        schemaIds.withLock { ids in
+            if ids.count >= 1_000 { ids.removeAll() }
+            ids[json] = id
+        }
+        return id!
     }
 
     /// Migration v5: each distinct schema stored once, in `realm_schema`, and Realms refer to it

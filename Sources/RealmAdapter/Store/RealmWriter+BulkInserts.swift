@@ -8,8 +8,8 @@ extension RealmWriter {
     /// one by one, appending them typed to `typed`; returns how many it applied (0 when the first
     /// instruction is not an INSERT).
     ///
-    /// For types ``PreparedInserts/canPrepare(_:)`` accepts, whole statements' worth of rows go
-    /// in ``rowsPerStatement`` at a time: the layout by type keys rows by (realm, key), dearer
+    /// For types ``PreparedInserts/canPrepare(_:)`` accepts, rows go in ``rowsPerStatement`` at
+    /// a time: the layout by type keys rows by (realm, key), dearer
     /// per row than the tables of one Realm were, and this pays it back. A statement that fails
     /// is undone by SQLite and its rows are stored again one by one, which names the duplicate
     /// key. When it throws, `typed` holds exactly the instructions applied before the failing one.
@@ -22,12 +22,11 @@ extension RealmWriter {
         let width = plan.columns.count
         let perStatement = max(1, min(Self.rowsPerStatement, Self.maxParameters / width))
         var next = run.startIndex
-        if PreparedInserts.canPrepare(plan.typing.type), run.count >= perStatement {
-            let multi = try db.cachedStatement(sql: plan.sql(rows: perStatement)).sqliteStatement
-            while run.endIndex - next >= perStatement {
-                try insertStatement(run[next..<next + perStatement], plan, multi, into: &typed)
-                next += perStatement
-            }
+        // Full statements, then one for the rest.
+        while PreparedInserts.canPrepare(plan.typing.type), run.endIndex - next >= 2 {
+            let rows = min(perStatement, run.endIndex - next)
+            try insertStatement(run[next..<next + rows], plan, try plan.statement(rows: rows, db: db), into: &typed)
+            next += rows
         }
         for case .insert(_, let id, let values) in run[next...] { typed.append(try insert(n, id, values)) }
         return run.count
@@ -68,12 +67,12 @@ extension RealmWriter {
         let single = plan.statement.sqliteStatement
         let width = prepared.width, count = prepared.count, db = self.db, type = plan.typing.type, realm = self.realm
         let perStatement = max(1, min(Self.rowsPerStatement, Self.maxParameters / (width + 1)))
-        let multi = count >= perStatement ? try db.cachedStatement(sql: plan.sql(rows: perStatement)).sqliteStatement : nil
+        var used: [OpaquePointer] = []
         try prepared.encoded.bytes.withUnsafeBytes { records in
             // Text and blobs are bound in place: no statement keeps them past this call.
             defer {
                 sqlite3_clear_bindings(single)
-                if let multi { sqlite3_clear_bindings(multi) }
+                for stmt in used { sqlite3_clear_bindings(stmt) }
             }
             var r = BinaryReader(buffer: records)
             /// Binds the Realm and the next record's values from parameter `first` on: every slot, in slot order.
@@ -95,24 +94,26 @@ extension RealmWriter {
                 try bindRecord(to: single, from: 1)
                 try Self.step(single, Self.identity(records, at: start), type, db: db)
             }
+            // Full statements, then one for the rest (per-user Realms get a few rows each).
             var row = 0
-            if let multi {
-                while row + perStatement <= count {
-                    sqlite3_reset(multi)
-                    let start = r.i
-                    for k in 0..<perStatement { try bindRecord(to: multi, from: Int32(k * (width + 1) + 1)) }
-                    do {
-                        try RealmTables.step(multi, db: db)
-                    } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
-                        r.i = start
-                        for _ in 0..<perStatement { try storeOne() }
-                    }
-                    row += perStatement
-                }
-            }
             while row < count {
-                try storeOne()
-                row += 1
+                let rows = min(perStatement, count - row)
+                row += rows
+                if rows == 1 {
+                    try storeOne()
+                    continue
+                }
+                let stmt = try plan.statement(rows: rows, db: db)
+                if used.last != stmt { used.append(stmt) }
+                sqlite3_reset(stmt)
+                let start = r.i
+                for k in 0..<rows { try bindRecord(to: stmt, from: Int32(k * (width + 1) + 1)) }
+                do {
+                    try RealmTables.step(stmt, db: db)
+                } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
+                    r.i = start
+                    for _ in 0..<rows { try storeOne() }
+                }
             }
         }
         return true

@@ -161,8 +161,15 @@ struct RealmWriter {
             self.columns = columns
         }
 
-        /// The INSERT of `rows` rows at once.
-        func sql(rows: Int) -> String { Self.sql(table, columns, rows: rows) }
+        private var multiRow: [Int: Statement] = [:]
+
+        /// The INSERT of `rows` rows at once, kept: its SQL text costs more to build than a row to store.
+        func statement(rows: Int, db: Database) throws -> OpaquePointer {
+            if let s = multiRow[rows] { return s.sqliteStatement }
+            let s = try db.cachedStatement(sql: Self.sql(table, columns, rows: rows))
+            multiRow[rows] = s
+            return s.sqliteStatement
+        }
 
         static func sql(_ table: String, _ columns: [String], rows: Int) -> String {
             let row = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
