@@ -64,6 +64,39 @@ import Testing
         #expect(try t.store.schema(of: "/u9")[type: "Other"] == nil)
     }
 
+    /// Migration v6 numbers the adapters: a store whose cursors name their adapter (the layout
+    /// before it) keeps every cursor where it was.
+    @Test func adapterCursorsKeepTheirPlaceWhenAdaptersAreNumbered() throws {
+        let t = try TemporaryStore()
+        for i in 0..<4 { try fill(t.store, "/u\(i)", "p") }
+        try t.store.apply([.delete(objectType: "Note", identity: 0)], to: "/u1", origin: "t")
+        let a = try Adapter(store: t.store, name: "first", pathRegex: "^/u")
+        let b = try Adapter(store: t.store, name: "second", pathRegex: "^/u[12]")
+        try a.advance(through: [("/u0", 1), ("/u1", 2), ("/u2", 1)])
+        try b.advance("/u1", through: 1)
+        let before = (try a.pendingCounts().map { "\($0.path) \($0.count)" }, try b.pendingCounts().map { "\($0.path) \($0.count)" })
+        #expect(before.0 == ["/u3 1"] && before.1 == ["/u1 1", "/u2 1"])
+        // Back to the tables before v6, as a store of that release has them.
+        try t.store.pool.write { db in
+            try db.execute(sql: """
+                CREATE TABLE old_adapter (name TEXT PRIMARY KEY, path_regex TEXT NOT NULL, registered_at INTEGER NOT NULL) WITHOUT ROWID;
+                INSERT INTO old_adapter SELECT name, path_regex, registered_at FROM adapter;
+                CREATE TABLE old_cursor (adapter TEXT NOT NULL, realm_id INTEGER NOT NULL, version INTEGER NOT NULL,
+                                         PRIMARY KEY (adapter, realm_id)) WITHOUT ROWID;
+                INSERT INTO old_cursor SELECT a.name, c.realm_id, c.version FROM adapter_cursor c JOIN adapter a ON a.id = c.adapter_id;
+                DROP TABLE adapter_cursor; DROP TABLE adapter;
+                ALTER TABLE old_adapter RENAME TO adapter; ALTER TABLE old_cursor RENAME TO adapter_cursor;
+                DELETE FROM grdb_migrations WHERE identifier LIKE 'v6%';
+                """)
+        }
+        let upgraded = try RealmStore(directory: t.store.directory)
+        let a2 = try Adapter(store: upgraded, name: "first", pathRegex: "^/u")
+        let b2 = try Adapter(store: upgraded, name: "second", pathRegex: "^/u[12]")
+        #expect(try a2.pendingCounts().map { "\($0.path) \($0.count)" } == before.0)
+        #expect(try b2.pendingCounts().map { "\($0.path) \($0.count)" } == before.1)
+        #expect(try upgraded.read { db in try db.columns(in: "adapter_cursor").map(\.name) } == ["adapter_id", "realm_id", "version"])
+    }
+
     /// What one Realm does to its objects never touches another's with the same keys: delete
     /// (and the links and lists it clears), CLEAR, CHANGE_IDENTITY, list edits, removing the Realm.
     @Test func realmsDoNotSeeEachOthersObjects() throws {

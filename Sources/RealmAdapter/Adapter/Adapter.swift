@@ -24,6 +24,8 @@ public final class Adapter: Sendable {
     public let store: RealmStore
     public let name: String
     public let pathRegex: String
+    /// The adapter's number in the store: cursors are kept by it (one per Realm, so the name once).
+    let id: Int64
     /// The origin tag of this adapter's own writes.
     public var origin: String { "adapter:\(name)" }
 
@@ -49,9 +51,12 @@ public final class Adapter: Sendable {
         self.pathRegex = pathRegex
         self.compactionInterval = compactionInterval
         self.logger = logger
-        try store.writeMeta { db in
-            try db.execute(sql: "INSERT INTO adapter (name, path_regex, registered_at) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE SET path_regex = excluded.path_regex",
-                           arguments: [name, pathRegex, Timestamp(Date()).totalNanoseconds ?? 0])
+        id = try store.writeMeta { db in
+            try db.execute(sql: """
+                INSERT INTO adapter (name, path_regex, registered_at) VALUES (?, ?, ?)
+                ON CONFLICT(name) DO UPDATE SET path_regex = excluded.path_regex
+                """, arguments: [name, pathRegex, Timestamp(Date()).totalNanoseconds ?? 0])
+            return try Int64.fetchOne(db, sql: "SELECT id FROM adapter WHERE name = ?", arguments: [name])!
         }
     }
 
@@ -115,12 +120,12 @@ public final class Adapter: Sendable {
             // One statement per Realm: the cursor goes up to just before the first transaction
             // after it that is not this adapter's own, or to the Realm's version.
             try db.execute(sql: """
-                INSERT INTO adapter_cursor (adapter, realm_id, version)
+                INSERT INTO adapter_cursor (adapter_id, realm_id, version)
                 SELECT ?1, r.id, coalesce((SELECT min(h.version) FROM history h WHERE h.realm_id = r.id
                                            AND h.version > coalesce(c.version, 0) AND h.origin <> ?2) - 1, r.version)
-                FROM json_each(?3) p CROSS JOIN realm r ON r.path = p.value LEFT JOIN adapter_cursor c ON c.adapter = ?1 AND c.realm_id = r.id
-                WHERE true ON CONFLICT (adapter, realm_id) DO UPDATE SET version = max(version, excluded.version)
-                """, arguments: [name, origin, RealmStore.jsonArray(paths)])
+                FROM json_each(?3) p CROSS JOIN realm r ON r.path = p.value LEFT JOIN adapter_cursor c ON c.adapter_id = ?1 AND c.realm_id = r.id
+                WHERE true ON CONFLICT (adapter_id, realm_id) DO UPDATE SET version = max(version, excluded.version)
+                """, arguments: [id, origin, RealmStore.jsonArray(paths)])
         }
     }
 
@@ -132,11 +137,11 @@ public final class Adapter: Sendable {
             // each element finds its Realm by the path index).
             let pairs = JSONValue.array(targets.map { .array([.string($0.path), .int($0.version)]) }).serialized()
             try db.execute(sql: """
-                INSERT INTO adapter_cursor (adapter, realm_id, version)
+                INSERT INTO adapter_cursor (adapter_id, realm_id, version)
                 SELECT ?, r.id, min(json_extract(p.value, '$[1]'), r.version)
                 FROM json_each(?) p CROSS JOIN realm r ON r.path = json_extract(p.value, '$[0]')
-                WHERE true ON CONFLICT (adapter, realm_id) DO UPDATE SET version = max(version, excluded.version)
-                """, arguments: [name, pairs])
+                WHERE true ON CONFLICT (adapter_id, realm_id) DO UPDATE SET version = max(version, excluded.version)
+                """, arguments: [id, pairs])
         }
     }
 
@@ -174,10 +179,10 @@ public final class Adapter: Sendable {
                 SELECT path, n FROM (
                     SELECT r.path AS path, (SELECT count(*) FROM history h WHERE h.realm_id = r.id
                                             AND h.version > coalesce(c.version, 0) AND h.origin <> ?) AS n
-                    FROM realm r LEFT JOIN adapter_cursor c ON c.adapter = ? AND c.realm_id = r.id
+                    FROM realm r LEFT JOIN adapter_cursor c ON c.adapter_id = ? AND c.realm_id = r.id
                     WHERE r.version > coalesce(c.version, 0))
                 WHERE n > 0 ORDER BY path
-                """, arguments: [origin, name])
+                """, arguments: [origin, id])
         }
         return rows.map { (path: $0[0] as String, count: $0[1] as Int) }.filter { follows($0.path) }
     }
@@ -223,8 +228,10 @@ public final class Adapter: Sendable {
     }
 
     private func setCursor(_ db: Database, _ realmId: Int64, _ version: Int64) throws {
-        try db.cachedStatement(sql: "INSERT INTO adapter_cursor (adapter, realm_id, version) VALUES (?, ?, ?) ON CONFLICT(adapter, realm_id) DO UPDATE SET version = max(version, excluded.version)")
-            .execute(arguments: [name, realmId, version])
+        try db.cachedStatement(sql: """
+            INSERT INTO adapter_cursor (adapter_id, realm_id, version) VALUES (?, ?, ?)
+            ON CONFLICT(adapter_id, realm_id) DO UPDATE SET version = max(version, excluded.version)
+            """).execute(arguments: [id, realmId, version])
     }
 
     /// Where the Realm at `path` stands for this adapter, in one read: its version, how far its
@@ -275,8 +282,8 @@ public final class Adapter: Sendable {
     public func realm(at path: String) -> AdapterRealm { AdapterRealm(adapter: self, path: path) }
 
     private func cursorVersion(_ db: Database, _ realmId: Int64) throws -> Int64 {
-        try Int64.fetchOne(db.cachedStatement(sql: "SELECT version FROM adapter_cursor WHERE adapter = ? AND realm_id = ?"),
-                           arguments: [name, realmId]) ?? 0
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT version FROM adapter_cursor WHERE adapter_id = ? AND realm_id = ?"),
+                           arguments: [id, realmId]) ?? 0
     }
 }
 

@@ -106,7 +106,9 @@ public final class Loader: @unchecked Sendable {
         if let position { try recordHandOff(position) }
         try store.setMetadata(key, "done at \(position ?? "(no hand-off point)") \(Timestamp(Date()).iso8601)")
         try store.resetLoadNotes(starting: false)
-        return LoadSummary(tables: tables, realms: run.written.sorted(), duration: ContinuousClock.now - started, handOffPosition: position)
+        // In byte order, as the store lists them (and without comparing 100,000 paths as Unicode).
+        let realms = run.written.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        return LoadSummary(tables: tables, realms: realms, duration: ContinuousClock.now - started, handOffPosition: position)
     }
 
     /// Each mapped Realm records the hand-off position (the daemon's stream starts after it),

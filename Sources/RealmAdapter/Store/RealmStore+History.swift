@@ -79,7 +79,7 @@ extension RealmStore {
         var horizon: Int64?
         let adapters = try Row.fetchAll(db, sql: """
             SELECT a.name, a.path_regex, coalesce(c.version, 0) FROM adapter a
-            LEFT JOIN adapter_cursor c ON c.adapter = a.name AND c.realm_id = ?
+            LEFT JOIN adapter_cursor c ON c.adapter_id = a.id AND c.realm_id = ?
             """, arguments: [r.id])
         for a in adapters {
             let pattern: String = a[1]

@@ -140,6 +140,7 @@ public final class RealmStore: Sendable {
         }
         m.registerMigration("v4: tables by type, shared by the Realms") { db in try StoreLayout.upgrade(db) }
         m.registerMigration("v5: schemas shared by the Realms") { db in try Self.shareSchemas(db) }
+        m.registerMigration("v6: adapter cursors by adapter id") { db in try Self.numberAdapters(db) }
         return m
     }
 
@@ -309,6 +310,30 @@ public final class RealmStore: Sendable {
             ids[json] = id
         }
         return id!
+    }
+
+    /// Migration v6: adapters get a number, and their cursors (one per Realm) name them by it.
+    static func numberAdapters(_ db: Database) throws {
+        guard try db.columns(in: "adapter_cursor").contains(where: { $0.name == "adapter" }) else { return }  // done already
+        try db.execute(sql: """
+            CREATE TABLE adapter_v6 (
+                id INTEGER PRIMARY KEY,
+                name TEXT NOT NULL UNIQUE,
+                path_regex TEXT NOT NULL,
+                registered_at INTEGER NOT NULL);
+            INSERT INTO adapter_v6 (name, path_regex, registered_at) SELECT name, path_regex, registered_at FROM adapter;
+            CREATE TABLE adapter_cursor_v6 (
+                adapter_id INTEGER NOT NULL,
+                realm_id INTEGER NOT NULL,
+                version INTEGER NOT NULL,
+                PRIMARY KEY (adapter_id, realm_id)) WITHOUT ROWID;
+            INSERT INTO adapter_cursor_v6 (adapter_id, realm_id, version)
+                SELECT a.id, c.realm_id, c.version FROM adapter_cursor c JOIN adapter_v6 a ON a.name = c.adapter;
+            DROP TABLE adapter_cursor;
+            DROP TABLE adapter;
+            ALTER TABLE adapter_v6 RENAME TO adapter;
+            ALTER TABLE adapter_cursor_v6 RENAME TO adapter_cursor;
+            """)
     }
 
     /// Migration v5: each distinct schema stored once, in `realm_schema`, and Realms refer to it
