@@ -234,16 +234,21 @@ public final class Adapter: Sendable {
             """).execute(arguments: [id, realmId, version])
     }
 
-    /// Where the Realm at `path` stands for this adapter, in one read: its version, how far its
+    /// Where each Realm of `asks` stands for this adapter, in one read: its version, how far its
     /// history is compacted, this adapter's cursor, and whether a transaction not of `origin`
-    /// comes after `version` (and the cursor and the compaction); nil if there is no such Realm.
-    func standing(_ path: String, foreignAfter version: Int64, origin: String) throws -> RealmStanding? {
+    /// comes after the version given (and the cursor and the compaction). Paths without a Realm
+    /// are left out.
+    func standings(_ asks: [(path: String, foreignAfter: Int64)], origin: String) throws -> [String: RealmStanding] {
         try store.read { db in
-            guard let r = try RealmStore.realmRow(db, path) else { return nil }
-            let cursor = try cursorVersion(db, r.id)
-            let foreign = try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM history WHERE realm_id = ? AND version > ? AND origin <> ?)"),
-                                            arguments: [r.id, max(version, cursor, r.compactedThrough), origin]) ?? true
-            return RealmStanding(version: r.version, compactedThrough: r.compactedThrough, cursor: cursor, hasForeign: foreign)
+            let foreign = try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM history WHERE realm_id = ? AND version > ? AND origin <> ?)")
+            var out: [String: RealmStanding] = [:]
+            for (path, version) in asks {
+                guard let r = try RealmStore.realmRow(db, path) else { continue }
+                let cursor = try cursorVersion(db, r.id)
+                let hasForeign = try Bool.fetchOne(foreign, arguments: [r.id, max(version, cursor, r.compactedThrough), origin]) ?? true
+                out[path] = RealmStanding(version: r.version, compactedThrough: r.compactedThrough, cursor: cursor, hasForeign: hasForeign)
+            }
+            return out
         }
     }
 
@@ -287,7 +292,7 @@ public final class Adapter: Sendable {
     }
 }
 
-/// Where a Realm stands for an adapter (``Adapter/standing(_:foreignAfter:origin:)``).
+/// Where a Realm stands for an adapter (``Adapter/standings(_:origin:)``).
 struct RealmStanding {
     var version: Int64
     var compactedThrough: Int64

@@ -32,9 +32,9 @@ public struct RealmApplier: Sendable {
     /// (``Mapping/databaseKeyFills(_:)``), and the rows its writes missed, as the database
     /// holds them now (``DatabaseTransaction/missedRows``).
     ///
-    /// - Parameter pending: for a path and the changes bound for it, the Realm writes the
-    ///   database does not hold yet as of this transaction; the convergence rule
-    ///   (``PendingWrites``) keeps them.
+    /// - Parameter pending: for the paths and the changes bound for each, the Realm writes the
+    ///   database does not hold yet as of this transaction, by path (all paths at once: one read
+    ///   for many per-user Realms); the convergence rule (``PendingWrites``) keeps them.
     /// - Parameter linkList: a list of links as the database holds it now (its link table's
     ///   rows for the owner, in index order).
     /// - Parameter row: a row as the database holds it now (see ``Mapping/objectChanges(_:paths:row:keys:)``).
@@ -45,7 +45,7 @@ public struct RealmApplier: Sendable {
     ///   it, such a row stops the transaction with an error naming table, column, key and why.
     @discardableResult
     public func apply(_ transaction: DatabaseTransaction,
-                      pending: (String, [ObjectChange]) throws -> PendingWrites = { _, _ in .none },
+                      pending: ([(path: String, changes: [ObjectChange])]) throws -> [String: PendingWrites] = { _ in [:] },
                       linkList: (LinkListMapping, Value) throws -> [Value] = { _, _ in [] },
                       row: (String, DatabaseRow, [String]) throws -> DatabaseRow? = { _, _, _ in nil },
                       writeRealmIds: ([RealmIdAssignment]) throws -> Void = { _ in },
@@ -102,7 +102,7 @@ public struct RealmApplier: Sendable {
         // write would be overwritten here while the database is still to get it).
         while true {
             let versions = try store.standings(of: toApply.map(\.path), source: source).mapValues(\.version)
-            let waiting = try Dictionary(toApply.map { ($0.path, try pending($0.path, $0.changes)) }, uniquingKeysWith: { a, _ in a })
+            let waiting = try pending(toApply)
             do {
                 try write(mapping, toApply.map(\.path), byPath, waiting, versions, transaction.position, linkList)
                 break
@@ -201,7 +201,7 @@ public struct RealmApplier: Sendable {
             // Lists are read back from the database once per transaction, after the objects
             // (their targets may come later in it).
             var lists: [ListKey] = []
-            for change in byPath[path]!.compactMap(waiting[path]!.filter) {
+            for change in byPath[path]!.compactMap((waiting[path] ?? .none).filter) {
                 switch change {
                 case .listChanged(let type, let identity, let property):
                     let key = ListKey(type: type, identity: identity, property: property)

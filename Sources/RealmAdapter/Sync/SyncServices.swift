@@ -74,11 +74,11 @@ public final class DatabaseToRealmService: Service {
         }
     }
 
-    /// The Realm writes the database does not hold yet as of the transaction being applied.
-    func pendingWrites(_ path: String, _ changes: [ObjectChange]) throws -> PendingWrites {
+    /// The Realm writes the database does not hold yet as of the transaction being applied, by path.
+    func pendingWrites(_ groups: [(path: String, changes: [ObjectChange])]) throws -> [String: PendingWrites] {
         let (cursor, origin) = (databaseCursor, adapter.origin)
-        return try index.pendingWrites(store: adapter.store, path: path, excludingOrigin: origin, concerning: changes) { indexed in
-            try cursor.standing(path, foreignAfter: indexed, origin: origin)
+        return try index.pendingWrites(store: adapter.store, groups, excludingOrigin: origin) { asks in
+            try cursor.standings(asks, origin: origin)
         }
     }
 
