@@ -91,23 +91,22 @@ public struct RealmApplier: Sendable {
             }
         }
         // Realms that already hold this transaction (a replay after a crash) are skipped.
-        let held = try store.standings(of: groups.map(\.path), source: source)
+        var held = try store.standings(of: groups.map(\.path), source: source)
         let toApply = groups.filter { g in !(held[g.path]?.position.map { $0 >= transaction.position } ?? false) }
         guard !toApply.isEmpty else { return [] }
         if !keys.assignments.isEmpty { try writeRealmIds(keys.assignments) }
         try Failpoint.dbToRealmBeforeCommit.hit()
         let byPath = Dictionary(toApply.map { ($0.path, $0.changes) }, uniquingKeysWith: { a, _ in a })
         // The pending Realm writes are read before the store transaction begins: if another
-        // writer commits to one of these Realms in between, they are read again (otherwise its
-        // write would be overwritten here while the database is still to get it).
+        // writer commits to one of these Realms after the versions were read, they are read again
+        // (otherwise its write would be overwritten here while the database is still to get it).
         while true {
-            let versions = try store.standings(of: toApply.map(\.path), source: source).mapValues(\.version)
             let waiting = try pending(toApply)
             do {
-                try write(mapping, toApply.map(\.path), byPath, waiting, versions, transaction.position, linkList)
+                try write(mapping, toApply.map(\.path), byPath, waiting, held.mapValues(\.version), transaction.position, linkList)
                 break
             } catch is RealmChangedMeanwhile {
-                continue
+                held = try store.standings(of: toApply.map(\.path), source: source)
             }
         }
         return toApply.map(\.path)
