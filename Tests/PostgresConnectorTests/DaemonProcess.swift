@@ -15,6 +15,12 @@ final class DaemonProcess {
                                    environment: Self.environment(failpoints: failpoints), stdout: log, stderr: log)
     }
 
+    /// A test that throws before stopping its daemon must not leave it running (and using CPU)
+    /// after the test run: it is killed when the test lets go of it.
+    deinit {
+        if process.isRunning { kill9() }
+    }
+
     /// This process's environment, with `REALM_ADAPTER_FAILPOINTS` set to `failpoints` (or removed).
     static func environment(failpoints: String?) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment

@@ -119,10 +119,11 @@ import Testing
         #expect(try PathFilter(t.defaultRegex).matches("/u42/myRealm"))
         let two = try RealmPathTemplate("/org-{org}/{team}.tasks")
         #expect(two.extract("/org-7/red.tasks") == ["org": "7", "team": "red"])
-        #expect(two.extract("/org-7/red.tasks.tasks") == ["org": "7", "team": "red"] || two.extract("/org-7/red.tasks.tasks") == nil)
+        let twice = two.extract("/org-7/red.tasks.tasks")
+        #expect(twice == ["org": "7", "team": "red"] || twice == nil)
         #expect(two.extract("/org-é😀/r.ed.tasks") == ["org": "é😀", "team": "r.ed"])
         #expect(two.extract("/org-é😀/red.tasks") == ["org": "é😀", "team": "red"])
-        #expect(two.extract("/org-/red.tasks") == nil && two.extract("/org-7/.tasks") == nil && two.extract("/org-7/red.task") == nil)
+        for misfit in ["/org-/red.tasks", "/org-7/.tasks", "/org-7/red.task"] { #expect(two.extract(misfit) == nil) }
         #expect(try RealmPathTemplate("/{a}-{b}/x").extract("/p-q-r/x") == ["a": "p", "b": "q-r"])
         #expect(try RealmPathTemplate("/SQLDemo").isLiteral)
     }

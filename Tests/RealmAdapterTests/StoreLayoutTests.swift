@@ -40,7 +40,9 @@ import Testing
     /// own, and a failed schema change leaves no copy and no stale cache behind.
     @Test func realmsShareTheirSchemaText() throws {
         let t = try TemporaryStore()
-        func copies() throws -> Int { try t.store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM realm_schema") ?? 0 } }
+        func copies() throws -> Int {
+            try t.store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM realm_schema") ?? 0 }
+        }
         for i in 0..<50 { try fill(t.store, "/u\(i)", "p") }
         #expect(try copies() == 1)
         let extra = Property(name: "extra", type: .scalar(.int), isOptional: true)
@@ -49,7 +51,8 @@ import Testing
         let bad = Instruction.insert(objectType: "Ghost", identity: 1, values: [:])
         // The second part reads the schema the first stored, then the whole is rolled back.
         #expect(throws: RealmAdapterError.self) {
-            try t.store.apply([RealmChanges(path: "/u8", instructions: [.addType(ObjectSchema(name: "Other", primaryKey: nil, properties: [extra]))]),
+            let other = ObjectSchema(name: "Other", primaryKey: nil, properties: [extra])
+            try t.store.apply([RealmChanges(path: "/u8", instructions: [.addType(other)]),
                                RealmChanges(path: "/u8", instructions: [bad])], origin: "t")
         }
         // Another process stores the next schema; this one reads it as it is.
@@ -74,16 +77,21 @@ import Testing
         let b = try Adapter(store: t.store, name: "second", pathRegex: "^/u[12]")
         try a.advance(through: [("/u0", 1), ("/u1", 2), ("/u2", 1)])
         try b.advance("/u1", through: 1)
-        let before = (try a.pendingCounts().map { "\($0.path) \($0.count)" }, try b.pendingCounts().map { "\($0.path) \($0.count)" })
+        func pending(_ adapter: Adapter) throws -> [String] {
+            try adapter.pendingCounts().map { "\($0.path) \($0.count)" }
+        }
+        let before = (try pending(a), try pending(b))
         #expect(before.0 == ["/u3 1"] && before.1 == ["/u1 1", "/u2 1"])
         // Back to the tables before v6, as a store of that release has them.
         try t.store.pool.write { db in
             try db.execute(sql: """
-                CREATE TABLE old_adapter (name TEXT PRIMARY KEY, path_regex TEXT NOT NULL, registered_at INTEGER NOT NULL) WITHOUT ROWID;
+                CREATE TABLE old_adapter (name TEXT PRIMARY KEY, path_regex TEXT NOT NULL,
+                                          registered_at INTEGER NOT NULL) WITHOUT ROWID;
                 INSERT INTO old_adapter SELECT name, path_regex, registered_at FROM adapter;
                 CREATE TABLE old_cursor (adapter TEXT NOT NULL, realm_id INTEGER NOT NULL, version INTEGER NOT NULL,
                                          PRIMARY KEY (adapter, realm_id)) WITHOUT ROWID;
-                INSERT INTO old_cursor SELECT a.name, c.realm_id, c.version FROM adapter_cursor c JOIN adapter a ON a.id = c.adapter_id;
+                INSERT INTO old_cursor SELECT a.name, c.realm_id, c.version
+                    FROM adapter_cursor c JOIN adapter a ON a.id = c.adapter_id;
                 DROP TABLE adapter_cursor; DROP TABLE adapter;
                 ALTER TABLE old_adapter RENAME TO adapter; ALTER TABLE old_cursor RENAME TO adapter_cursor;
                 DELETE FROM grdb_migrations WHERE identifier LIKE 'v6%';
@@ -92,9 +100,10 @@ import Testing
         let upgraded = try RealmStore(directory: t.store.directory)
         let a2 = try Adapter(store: upgraded, name: "first", pathRegex: "^/u")
         let b2 = try Adapter(store: upgraded, name: "second", pathRegex: "^/u[12]")
-        #expect(try a2.pendingCounts().map { "\($0.path) \($0.count)" } == before.0)
-        #expect(try b2.pendingCounts().map { "\($0.path) \($0.count)" } == before.1)
-        #expect(try upgraded.read { db in try db.columns(in: "adapter_cursor").map(\.name) } == ["adapter_id", "realm_id", "version"])
+        #expect(try pending(a2) == before.0)
+        #expect(try pending(b2) == before.1)
+        let columns = try upgraded.read { db in try db.columns(in: "adapter_cursor").map(\.name) }
+        #expect(columns == ["adapter_id", "realm_id", "version"])
     }
 
     /// What one Realm does to its objects never touches another's with the same keys: delete

@@ -308,13 +308,13 @@ extension StoreTests {
     @Test func insertRunsStoreWhatOneByOneStores() throws {
         let t = try TemporaryStore()
         let inserts = Self.rows(1...100).map { Instruction.insert(objectType: "Item", identity: $0.0, values: $0.1) }
-        try t.store.apply([.addType(Self.item)] + inserts + [.set(objectType: "Item", identity: 99, values: ["label": "x"])],
-                          to: "/run", origin: "test")
+        let set = Instruction.set(objectType: "Item", identity: 99, values: ["label": "x"])
+        try t.store.apply([.addType(Self.item)] + inserts + [set], to: "/run", origin: "test")
         try t.store.apply([.addType(Self.item)], to: "/single", origin: "test")
-        for i in inserts { try t.store.apply([i], to: "/single", origin: "test") }
-        try t.store.apply([.set(objectType: "Item", identity: 99, values: ["label": "x"])], to: "/single", origin: "test")
+        for i in inserts + [set] { try t.store.apply([i], to: "/single", origin: "test") }
         #expect(try t.store.objects(of: "Item", in: "/run") == t.store.objects(of: "Item", in: "/single"))
-        #expect(try t.store.history(of: "/run").flatMap(\.instructions) == t.store.history(of: "/single").flatMap(\.instructions))
+        let (run, single) = (try t.store.history(of: "/run"), try t.store.history(of: "/single"))
+        #expect(run.flatMap(\.instructions) == single.flatMap(\.instructions))
         #expect(try t.store.object(of: "Item", identity: 7, in: "/run")?.values["seats"] == 40)
     }
 

@@ -123,7 +123,8 @@ public final class Adapter: Sendable {
                 INSERT INTO adapter_cursor (adapter_id, realm_id, version)
                 SELECT ?1, r.id, coalesce((SELECT min(h.version) FROM history h WHERE h.realm_id = r.id
                                            AND h.version > coalesce(c.version, 0) AND h.origin <> ?2) - 1, r.version)
-                FROM json_each(?3) p CROSS JOIN realm r ON r.path = p.value LEFT JOIN adapter_cursor c ON c.adapter_id = ?1 AND c.realm_id = r.id
+                FROM json_each(?3) p CROSS JOIN realm r ON r.path = p.value
+                LEFT JOIN adapter_cursor c ON c.adapter_id = ?1 AND c.realm_id = r.id
                 WHERE true ON CONFLICT (adapter_id, realm_id) DO UPDATE SET version = max(version, excluded.version)
                 """, arguments: [id, origin, RealmStore.jsonArray(paths)])
         }
@@ -240,13 +241,17 @@ public final class Adapter: Sendable {
     /// are left out.
     func standings(_ asks: [(path: String, foreignAfter: Int64)], origin: String) throws -> [String: RealmStanding] {
         try store.read { db in
-            let foreign = try db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM history WHERE realm_id = ? AND version > ? AND origin <> ?)")
+            let foreign = try db.cachedStatement(sql: """
+                SELECT EXISTS (SELECT 1 FROM history WHERE realm_id = ? AND version > ? AND origin <> ?)
+                """)
             var out: [String: RealmStanding] = [:]
             for (path, version) in asks {
                 guard let r = try RealmStore.realmRow(db, path) else { continue }
                 let cursor = try cursorVersion(db, r.id)
-                let hasForeign = try Bool.fetchOne(foreign, arguments: [r.id, max(version, cursor, r.compactedThrough), origin]) ?? true
-                out[path] = RealmStanding(version: r.version, compactedThrough: r.compactedThrough, cursor: cursor, hasForeign: hasForeign)
+                let after = max(version, cursor, r.compactedThrough)
+                let hasForeign = try Bool.fetchOne(foreign, arguments: [r.id, after, origin]) ?? true
+                out[path] = RealmStanding(version: r.version, compactedThrough: r.compactedThrough, cursor: cursor,
+                                          hasForeign: hasForeign)
             }
             return out
         }
@@ -287,8 +292,8 @@ public final class Adapter: Sendable {
     public func realm(at path: String) -> AdapterRealm { AdapterRealm(adapter: self, path: path) }
 
     private func cursorVersion(_ db: Database, _ realmId: Int64) throws -> Int64 {
-        try Int64.fetchOne(db.cachedStatement(sql: "SELECT version FROM adapter_cursor WHERE adapter_id = ? AND realm_id = ?"),
-                           arguments: [id, realmId]) ?? 0
+        let sql = "SELECT version FROM adapter_cursor WHERE adapter_id = ? AND realm_id = ?"
+        return try Int64.fetchOne(db.cachedStatement(sql: sql), arguments: [id, realmId]) ?? 0
     }
 }
 

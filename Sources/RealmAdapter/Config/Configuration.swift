@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 
-/// The one JSON file that configures the loader and the daemon (DESIGN 4).
+/// The one JSON file that configures the loader and the daemon (README: The configuration file).
 ///
 /// Option names follow the legacy connectors in camelCase. Every mistake is an error naming
 /// its JSON path (`database.retry.attempts: expected an integer, found a string.`), unknown keys

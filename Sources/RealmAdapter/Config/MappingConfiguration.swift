@@ -1,4 +1,4 @@
-/// `mapping`: how database tables and columns become Realm types and properties (DESIGN 4, 5).
+/// `mapping`: how database tables and columns become Realm types and properties (README: The configuration file).
 ///
 /// Each map is written once, database name → Realm name; the reverse direction is derived, so
 /// the two directions cannot disagree.

@@ -80,7 +80,8 @@ public struct RealmPathTemplate: Hashable, Sendable, CustomStringConvertible {
         return rest.isEmpty ? values : nil
     }
 
-    private static func firstIndex(of needle: String.UTF8View, in haystack: Substring.UTF8View) -> Substring.UTF8View.Index? {
+    private static func firstIndex(of needle: String.UTF8View,
+                                   in haystack: Substring.UTF8View) -> Substring.UTF8View.Index? {
         guard let first = needle.first else { return haystack.startIndex }
         var from = haystack.startIndex
         while let i = haystack[from...].firstIndex(of: first) {

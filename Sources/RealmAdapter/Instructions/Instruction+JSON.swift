@@ -1,4 +1,4 @@
-/// The JSON form of instructions (DESIGN 3.1), with the legacy snake_case field names:
+/// The JSON form of instructions (README: Instructions in JSON), with the legacy snake_case field names:
 ///
 /// ```json
 /// {"type": "INSERT", "object_type": "Task", "identity": 1, "values": {"title": "Buy milk", "due": "2024-05-01T09:00:00.000Z"}}

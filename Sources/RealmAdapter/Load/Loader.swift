@@ -3,7 +3,7 @@ import Logging
 import Synchronization
 
 /// Seeds Realms from a database snapshot (`realm-adapter load`), with the same mapping engine
-/// as the daemon, and hands off to the daemon exactly (DESIGN 3.3).
+/// as the daemon, and hands off to the daemon exactly (ARCHITECTURE.md: The loader).
 ///
 /// Tables are loaded in ``LoadPlan`` order, streamed (never held in memory), in Realm
 /// transactions of `loader.batchSize` rows that carry the adapter's origin, so the daemon never
@@ -108,7 +108,8 @@ public final class Loader: @unchecked Sendable {
         try store.resetLoadNotes(starting: false)
         // In byte order, as the store lists them (and without comparing 100,000 paths as Unicode).
         let realms = run.written.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        return LoadSummary(tables: tables, realms: realms, duration: ContinuousClock.now - started, handOffPosition: position)
+        return LoadSummary(tables: tables, realms: realms, duration: ContinuousClock.now - started,
+                           handOffPosition: position)
     }
 
     /// Each mapped Realm records the hand-off position (the daemon's stream starts after it),

@@ -3,7 +3,7 @@ import Foundation
 
 /// A type's database key when the database keeps its own (`databasePrimaryKey`, legacy
 /// `sqlserverPrimaryKey`): e.g. `PersonId`, an IDENTITY or serial column, while the Realm
-/// identifies objects by a `RealmId` string (DESIGN 5, "Realm id + database key").
+/// identifies objects by a `RealmId` string (README: RealmId and database keys).
 ///
 /// - Realm → database: rows are found by their RealmId column; an object created in a Realm is
 ///   inserted without the database key, which the database generates and the adapter writes

@@ -1,6 +1,7 @@
-/// Rows ⇄ objects (DESIGN 5), driven by the configuration: the one mapping engine that the
-/// loader, both sync directions and every relational connector share. No SQL here: connectors
-/// turn ``DatabaseWrite``s into their dialect and their change streams into ``RowChange``s.
+/// Rows ⇄ objects, driven by the configuration: the one mapping engine that the loader, both
+/// sync directions and every relational connector share (ARCHITECTURE.md: Realm → database,
+/// Database → Realm). No SQL here: connectors turn ``DatabaseWrite``s into their dialect and
+/// their change streams into ``RowChange``s.
 ///
 /// Every synced type needs a primary key (rows are found by it). A property maps to a column
 /// of the same name unless `mapping.columns` renames it; a type maps to a table of its name

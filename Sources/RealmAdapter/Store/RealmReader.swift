@@ -1,4 +1,5 @@
 import GRDB
+import GRDBSQLite
 
 /// An object as read from a Realm: its identity and its stored property values (lists as `.list`).
 public struct RealmObject: Hashable, Sendable {
@@ -31,37 +32,32 @@ struct RealmReader {
         return (t, try tables.of(t, db: db))
     }
 
-    /// The stored single-value properties with their columns and SQL types.
-    private func columns(_ t: ObjectSchema, _ tt: TypeTables) -> [(column: String, Property, ScalarType)] {
-        var cols: [(String, Property, ScalarType)] = []
-        for (j, p) in t.properties.enumerated() {
-            switch p.type {
-            case .scalar(let s): cols.append((tt.columns[j]!, p, s))
-            case .link(let target): cols.append((tt.columns[j]!, p, RealmTables.keyType(of: schema[type: target]!)))
-            default: break
-            }
-        }
-        return cols
-    }
-
+    /// Through SQLite's API: a database change reads the object it changes, and GRDB's rows cost
+    /// more than the lookup.
     func object(_ typeName: String, _ identity: Value) throws -> RealmObject? {
         let (t, tt) = try located(typeName)
-        let cols = columns(t, tt)
-        let sql = "SELECT \(cols.isEmpty ? "1" : cols.map(\.column).joined(separator: ", ")) FROM \(tt.table) WHERE realm = ? AND key = ?"
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: [tables.realmId, try RealmTables.encode(identity)]) else { return nil }
-        return try build(t, tt, identity, row, cols)
+        let stmt = try db.cachedStatement(sql: tt.selectObject).sqliteStatement
+        sqlite3_reset(stmt)
+        defer { sqlite3_reset(stmt) }
+        sqlite3_bind_int64(stmt, 1, tables.realmId)
+        try RealmTables.bind(identity, to: stmt, at: 2, db: db)
+        switch sqlite3_step(stmt) {
+        case SQLITE_ROW: return try build(t, identity) { DatabaseValue(sqliteStatement: stmt, index: Int32($0)) }
+        case SQLITE_DONE: return nil
+        case let rc:
+            let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
+            throw DatabaseError(resultCode: ResultCode(rawValue: rc), message: message)
+        }
     }
 
     /// Calls `body` with each object of the type in key order, streaming (never all in memory).
     func forEachObject(_ typeName: String, _ body: (RealmObject) throws -> Void) throws {
         let (t, tt) = try located(typeName)
-        let cols = columns(t, tt)
-        let sql = "SELECT key\(cols.map { ", " + $0.column }.joined()) FROM \(tt.table) WHERE realm = ? ORDER BY key"
-        let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: [tables.realmId])
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: tt.selectObjects), arguments: [tables.realmId])
         let keyType = RealmTables.keyType(of: t)
         while let row = try rows.next() {
             let id = RealmTables.decode(row[0] as DatabaseValue, as: keyType)
-            try body(try build(t, tt, id, row, cols, offset: 1))
+            try body(try build(t, id) { row[$0 + 1] as DatabaseValue })
         }
     }
 
@@ -97,15 +93,19 @@ struct RealmReader {
         return values.map { RealmTables.decode($0, as: s) }
     }
 
-    private func build(_ t: ObjectSchema, _ tt: TypeTables, _ id: Value, _ row: Row, _ cols: [(column: String, Property, ScalarType)],
-                       offset: Int = 0) throws -> RealmObject {
+    /// The object from its single-value columns (`column(0)`, … in schema order, as
+    /// ``TypeTables/selectObject`` reads them) and its lists.
+    private func build(_ t: ObjectSchema, _ id: Value, column: (Int) -> DatabaseValue) throws -> RealmObject {
         var values = PropertyValues()
         var c = 0
         for p in t.properties {
             switch p.type {
-            case .scalar, .link:
-                let (_, _, s) = cols[c]
-                values.append(p.name, RealmTables.decode(row[offset + c] as DatabaseValue, as: s))
+            case .scalar(let s):
+                values.append(p.name, RealmTables.decode(column(c), as: s))
+                c += 1
+            case .link(let target):
+                let keyType = RealmTables.keyType(of: schema[type: target]!)
+                values.append(p.name, RealmTables.decode(column(c), as: keyType))
                 c += 1
             case .list:
                 values.append(p.name, .list(try list(t.name, id, p.name)))

@@ -1,9 +1,10 @@
 import Foundation
 import GRDB
 
-/// A connector's resume point, recorded atomically with a Realm transaction (DESIGN 3.3): for
-/// Postgres the commit LSN, for SQL Server the change-tracking version. The store keeps the
-/// latest position per `source` and Realm; the connector decides what it means.
+/// A connector's resume point, recorded atomically with a Realm transaction (ARCHITECTURE.md:
+/// Exactly once, and no echoes): for Postgres the commit LSN, for SQL Server the change-tracking
+/// version. The store keeps the latest position per `source` and Realm; the connector decides
+/// what it means.
 public struct SourcePosition: Hashable, Sendable {
     public var source: String
     public var position: String
@@ -97,7 +98,8 @@ extension RealmStore {
         do {
             while typed.count < instructions.count {
                 let i = typed.count
-                if try w.applyInserts(instructions[i...], into: &typed) == 0 { typed.append(try w.apply(instructions[i])) }
+                guard try w.applyInserts(instructions[i...], into: &typed) == 0 else { continue }
+                typed.append(try w.apply(instructions[i]))
             }
         } catch let e as RealmAdapterError {
             throw Self.rejected(e, index: typed.count, instruction: instructions[typed.count], path: path)

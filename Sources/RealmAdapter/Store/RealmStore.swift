@@ -239,8 +239,8 @@ public final class RealmStore: Sendable {
     /// The Realm's row, read through SQLite's API (every write reads it, once per Realm: GRDB's
     /// rows cost several times the query).
     static func realmRow(_ db: Database, _ path: String) throws -> RealmRow? {
-        let stmt = try db.cachedStatement(sql: "SELECT id, schema_id, version, compacted_through FROM realm WHERE path = ?")
-            .sqliteStatement
+        let sql = "SELECT id, schema_id, version, compacted_through FROM realm WHERE path = ?"
+        let stmt = try db.cachedStatement(sql: sql).sqliteStatement
         sqlite3_reset(stmt)
         defer { sqlite3_reset(stmt) }
         var copy = path
@@ -252,7 +252,8 @@ public final class RealmStore: Sendable {
                             version: sqlite3_column_int64(stmt, 2), compactedThrough: sqlite3_column_int64(stmt, 3))
         case SQLITE_DONE: return nil
         case let rc:
-            throw DatabaseError(resultCode: ResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+            let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
+            throw DatabaseError(resultCode: ResultCode(rawValue: rc), message: message)
         }
     }
 
@@ -272,8 +273,10 @@ public final class RealmStore: Sendable {
     func schema(_ db: Database, id: Int64) throws -> Schema {
         if id == 0 { return .empty }
         if let s = schemas.withLock({ $0[id] }) { return s }
-        guard let json = try String.fetchOne(db.cachedStatement(sql: "SELECT json FROM realm_schema WHERE id = ?"), arguments: [id]) else {
-            throw RealmAdapterError(.storeUnavailable, "The Realm store names a schema it does not hold (\(id)).", context: ["store": directory])
+        let sql = "SELECT json FROM realm_schema WHERE id = ?"
+        guard let json = try String.fetchOne(db.cachedStatement(sql: sql), arguments: [id]) else {
+            throw RealmAdapterError(.storeUnavailable, "The Realm store names a schema it does not hold (\(id)).",
+                                    context: ["store": directory])
         }
         let s = try Schema(json: try JSONValue(parsing: json, errorCode: .storeUnavailable), path: "stored schema")
         cache(s, id: id)
@@ -300,7 +303,8 @@ public final class RealmStore: Sendable {
     /// The id of a schema's JSON text in `realm_schema`, added if new (inside a write transaction).
     func schemaId(_ db: Database, json: String) throws -> Int64 {
         if let id = schemaIds.withLock({ $0[json] }) { return id }
-        var id = try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM realm_schema WHERE json = ?"), arguments: [json])
+        var id = try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM realm_schema WHERE json = ?"),
+                                    arguments: [json])
         if id == nil {
             try db.cachedStatement(sql: "INSERT INTO realm_schema (json) VALUES (?)").execute(arguments: [json])
             id = db.lastInsertedRowID
@@ -314,14 +318,16 @@ public final class RealmStore: Sendable {
 
     /// Migration v6: adapters get a number, and their cursors (one per Realm) name them by it.
     static func numberAdapters(_ db: Database) throws {
-        guard try db.columns(in: "adapter_cursor").contains(where: { $0.name == "adapter" }) else { return }  // done already
+        // Done already (by another process opening the store at the same time).
+        guard try db.columns(in: "adapter_cursor").contains(where: { $0.name == "adapter" }) else { return }
         try db.execute(sql: """
             CREATE TABLE adapter_v6 (
                 id INTEGER PRIMARY KEY,
                 name TEXT NOT NULL UNIQUE,
                 path_regex TEXT NOT NULL,
                 registered_at INTEGER NOT NULL);
-            INSERT INTO adapter_v6 (name, path_regex, registered_at) SELECT name, path_regex, registered_at FROM adapter;
+            INSERT INTO adapter_v6 (name, path_regex, registered_at)
+                SELECT name, path_regex, registered_at FROM adapter;
             CREATE TABLE adapter_cursor_v6 (
                 adapter_id INTEGER NOT NULL,
                 realm_id INTEGER NOT NULL,
@@ -339,7 +345,8 @@ public final class RealmStore: Sendable {
     /// Migration v5: each distinct schema stored once, in `realm_schema`, and Realms refer to it
     /// by id (per-user Realms share one schema: a copy in each of 100,000 rows took 11 MB).
     static func shareSchemas(_ db: Database) throws {
-        guard try db.columns(in: "realm").contains(where: { $0.name == "schema" }) else { return }  // another process did it
+        // Done already (by another process opening the store at the same time).
+        guard try db.columns(in: "realm").contains(where: { $0.name == "schema" }) else { return }
         try db.execute(sql: """
             CREATE TABLE IF NOT EXISTS realm_schema (id INTEGER PRIMARY KEY, json TEXT NOT NULL UNIQUE);
             INSERT OR IGNORE INTO realm_schema (json) SELECT DISTINCT schema FROM realm WHERE schema <> '[]';

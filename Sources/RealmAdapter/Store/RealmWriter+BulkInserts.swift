@@ -43,7 +43,9 @@ extension RealmWriter {
             let (id, checked, _) = try typing.check(n, rawId, values, schema: schema)
             let base = Int32(j) * width
             sqlite3_bind_int64(stmt, base + 1, realm)
-            for k in typing.row.indices { try RealmTables.bind(typing.row[k]!, to: stmt, at: base + 2 + Int32(k), db: db) }
+            for k in typing.row.indices {
+                try RealmTables.bind(typing.row[k]!, to: stmt, at: base + 2 + Int32(k), db: db)
+            }
             typed.append(.insert(objectType: n, identity: id, values: checked))
         }
         do {

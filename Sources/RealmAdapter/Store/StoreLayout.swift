@@ -185,6 +185,21 @@ struct TypeTables: Sendable {
     let columns: [String?]
     /// Per property, in schema order: the list's table, or nil.
     let listTables: [String?]
+    /// One object's single-value columns, in schema order, by Realm and key (built once: a
+    /// database change reads the object it changes).
+    let selectObject: String
+    /// Every object's key and single-value columns, in key order, by Realm.
+    let selectObjects: String
+
+    init(table: String, columns: [String?], listTables: [String?]) {
+        self.table = table
+        self.columns = columns
+        self.listTables = listTables
+        let values = columns.compactMap { $0 }
+        let selected = values.isEmpty ? "1" : values.joined(separator: ", ")
+        selectObject = "SELECT \(selected) FROM \(table) WHERE realm = ? AND key = ?"
+        selectObjects = "SELECT \((["key"] + values).joined(separator: ", ")) FROM \(table) WHERE realm = ? ORDER BY key"
+    }
 
     /// The column of the primary key, or of the row key of a type without one.
     static let key = "key"

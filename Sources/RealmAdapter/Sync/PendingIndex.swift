@@ -17,9 +17,10 @@ final class PendingIndex: Sendable {
     /// Realm's version and compaction, and whether a write of another origin follows that version,
     /// all at once (a database transaction may touch many per-user Realms): history is read only
     /// where one does.
-    func pendingWrites(store: RealmStore, _ groups: [(path: String, changes: [ObjectChange])], excludingOrigin own: String,
-                       standings read: ([(path: String, foreignAfter: Int64)]) throws -> [String: RealmStanding])
-        throws -> [String: PendingWrites] {
+    func pendingWrites(
+        store: RealmStore, _ groups: [(path: String, changes: [ObjectChange])], excludingOrigin own: String,
+        standings read: ([(path: String, foreignAfter: Int64)]) throws -> [String: RealmStanding]
+    ) throws -> [String: PendingWrites] {
         let states = state.withLock { all in groups.map { all[$0.path] ?? PathState() } }
         let standings = try read(zip(groups, states).map { ($0.path, $1.indexedThrough) })
         var out: [String: PendingWrites] = [:], kept: [String: PathState] = [:]

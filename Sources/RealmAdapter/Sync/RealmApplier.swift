@@ -1,6 +1,6 @@
 struct ListKey: Hashable { var type: String; var identity: Value; var property: String }
 
-/// Applies database transactions to Realms, exactly once (DESIGN 3.3, database → Realm).
+/// Applies database transactions to Realms, exactly once (ARCHITECTURE.md: Database → Realm).
 ///
 /// Each transaction is written to all its Realms in one store transaction, together with its
 /// source position; a Realm whose recorded position is already at or past it is skipped, so a
@@ -45,7 +45,8 @@ public struct RealmApplier: Sendable {
     ///   it, such a row stops the transaction with an error naming table, column, key and why.
     @discardableResult
     public func apply(_ transaction: DatabaseTransaction,
-                      pending: ([(path: String, changes: [ObjectChange])]) throws -> [String: PendingWrites] = { _ in [:] },
+                      pending: ([(path: String, changes: [ObjectChange])]) throws -> [String: PendingWrites]
+                          = { _ in [:] },
                       linkList: (LinkListMapping, Value) throws -> [Value] = { _, _ in [] },
                       row: (String, DatabaseRow, [String]) throws -> DatabaseRow? = { _, _, _ in nil },
                       writeRealmIds: ([RealmIdAssignment]) throws -> Void = { _ in },
@@ -103,7 +104,8 @@ public struct RealmApplier: Sendable {
         while true {
             let waiting = try pending(toApply)
             do {
-                try write(mapping, toApply.map(\.path), byPath, waiting, held.mapValues(\.version), transaction.position, linkList)
+                let versions = held.mapValues(\.version)
+                try write(mapping, toApply.map(\.path), byPath, waiting, versions, transaction.position, linkList)
                 break
             } catch is RealmChangedMeanwhile {
                 held = try store.standings(of: toApply.map(\.path), source: source)

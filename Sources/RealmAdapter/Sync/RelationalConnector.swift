@@ -101,7 +101,7 @@ public struct AppliedMarker: Hashable, Sendable {
     }
 }
 
-/// What a relational database connector provides (DESIGN 3.3); the core does the rest: mapping,
+/// What a relational database connector provides (ARCHITECTURE.md: Layers); the core does the rest: mapping,
 /// exactly-once bookkeeping, echo suppression, retries.
 ///
 /// A connector owns only its wire and its dialect. Its writes must be tagged so that its own

@@ -104,7 +104,8 @@ extension Value {
         }
     }
 
-    /// The JSON form of DESIGN 3.1: dates as ISO-8601, data as base64, decimals, UUIDs and ObjectIds as strings.
+    /// The JSON form of instructions (README: Instructions in JSON): dates as ISO-8601, data as
+    /// base64, decimals, UUIDs and ObjectIds as strings.
     public var json: JSONValue {
         switch self {
         case .null: .null
