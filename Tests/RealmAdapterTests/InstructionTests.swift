@@ -66,6 +66,38 @@ let everyInstruction: [Instruction] = {
         #expect(throws: RealmAdapterError.self) { try InstructionCodec.decode(Array(bytes.dropLast(3))) }
     }
 
+    /// Schema instructions are written field by field (each per-user Realm records its types
+    /// once); those an earlier release wrote as JSON are still read.
+    @Test func schemaInstructionsAreCompactAndTheirEarlierFormStillReads() throws {
+        let changes = everyInstruction.filter(\.isSchemaChange) + [.addProperties(objectType: "Task", properties: [
+            Property(name: "rank", type: .scalar(.int), defaultValue: .int(3)),
+            Property(name: "when", type: .scalar(.date), isOptional: true, isIndexed: true),
+        ])]
+        #expect(changes.count > 2)
+        #expect(try InstructionCodec.decode(InstructionCodec.encode(changes)) == changes)
+        var earlier = BinaryWriter()
+        earlier.byte(InstructionCodec.formatVersion)
+        earlier.varint(UInt64(changes.count))
+        for change in changes {
+            switch change {
+            case .addType(let t):
+                earlier.byte(9)
+                earlier.string(t.serializedJSON)
+            case .addProperties(let t, let properties):
+                earlier.byte(10)
+                earlier.string(t)
+                earlier.string(JSONValue.object(properties.map { .init($0.name, $0.json) }).serialized())
+            default: Issue.record("not a schema change: \(change)")
+            }
+        }
+        #expect(try InstructionCodec.decode(earlier.bytes) == changes)
+        let todo = ObjectSchema(name: "Todo", primaryKey: "id", properties: [
+            Property(name: "id", type: .scalar(.int)), Property(name: "owner", type: .scalar(.string)),
+            Property(name: "title", type: .scalar(.string)), Property(name: "done", type: .scalar(.bool)),
+        ])
+        #expect(InstructionCodec.encode([.addType(todo)]).count < 50)  // its JSON alone took 107 bytes
+    }
+
     /// Records are written into room sized from their values first: values at the edges of
     /// every size (longest varints, large and empty payloads, long lists) must fit it exactly.
     @Test func binaryRoundTripKeepsExtremeValues() throws {

@@ -6,7 +6,9 @@ import Foundation
 /// would cap replay at a few hundred thousand instructions per second; this format decodes
 /// several million. It is private to the store: the public, stable form is the JSON one.
 /// Layout: a format byte, the instruction count, then each instruction as a tag byte and its
-/// fields (varints, length-prefixed UTF-8, tagged values). Schema instructions embed JSON.
+/// fields (varints, length-prefixed UTF-8, tagged values). Schema instructions are written field
+/// by field too (tags 12 and 13: per-user Realms each record their types in their first
+/// transaction); the JSON ones of earlier releases (tags 9 and 10) are still read.
 enum InstructionCodec {
     static let formatVersion: UInt8 = 2
 
@@ -106,6 +108,28 @@ struct BinaryWriter {
         }
     }
 
+    mutating func optional(_ s: String?) {
+        guard let s else { return byte(0) }
+        byte(1)
+        string(s)
+    }
+
+    mutating func property(_ p: Property) {
+        string(p.name)
+        switch p.type {
+        case .scalar(let t): byte(0); byte(Self.code(t))
+        case .link(let t): byte(1); string(t)
+        case .list(.scalar(let t)): byte(2); byte(Self.code(t))
+        case .list(.link(let t)): byte(3); string(t)
+        case .linkingObjects(let t, let q): byte(4); string(t); string(q)
+        }
+        byte((p.isOptional ? 1 : 0) | (p.isIndexed ? 2 : 0) | (p.watchTable ? 4 : 0) | (p.defaultValue == nil ? 0 : 8))
+        // In its JSON form: a default read back from history is what the schema's JSON gives.
+        if let d = p.defaultValue { string(d.json.serialized()) }
+    }
+
+    static func code(_ t: ScalarType) -> UInt8 { UInt8(ScalarType.allCases.firstIndex(of: t)!) }
+
     mutating func instruction(_ i: Instruction) {
         switch i {
         case .insert(let t, let id, let v): record(1, t, id, v)
@@ -116,9 +140,18 @@ struct BinaryWriter {
         case .listInsert(let t, let id, let p, let n, let v): byte(6); string(t); value(id); string(p); varint(UInt64(n)); value(v)
         case .listErase(let t, let id, let p, let n): byte(7); string(t); value(id); string(p); varint(UInt64(n))
         case .listClear(let t, let id, let p): byte(8); string(t); value(id); string(p)
-        case .addType(let s): byte(9); string(s.serializedJSON)
+        case .addType(let s):
+            byte(12)
+            string(s.name)
+            optional(s.primaryKey)
+            optional(s.databasePrimaryKey)
+            varint(UInt64(s.properties.count))
+            for p in s.properties { property(p) }
         case .addProperties(let t, let props):
-            byte(10); string(t); string(JSONValue.object(props.map { .init($0.name, $0.json) }).serialized())
+            byte(13)
+            string(t)
+            varint(UInt64(props.count))
+            for p in props { property(p) }
         case .changeIdentity(let t, let id, let new): byte(11); string(t); value(id); value(new)
         }
     }
@@ -327,7 +360,51 @@ struct BinaryReader {
             let o = try JSONObjectReader(try JSONValue(parsing: try string()), path: "history", code: .storeUnavailable)
             return .addProperties(objectType: t, properties: try o.members.map { try Property(name: $0.key, json: $0.value, path: "history") })
         case 11: return .changeIdentity(objectType: try string(), identity: try value(), newIdentity: try value())
+        case 12:
+            let (name, primaryKey, databasePrimaryKey) = (try string(), try optionalString(), try optionalString())
+            return .addType(ObjectSchema(name: name, primaryKey: primaryKey, databasePrimaryKey: databasePrimaryKey,
+                                         properties: try properties()))
+        case 13: return .addProperties(objectType: try string(), properties: try properties())
         default: throw Self.corrupt
         }
+    }
+
+    mutating func optionalString() throws -> String? {
+        switch try byte() {
+        case 0: return nil
+        case 1: return try string()
+        default: throw Self.corrupt
+        }
+    }
+
+    mutating func properties() throws -> [Property] {
+        var out: [Property] = []
+        guard let n = Int(exactly: try varint()) else { throw Self.corrupt }
+        for _ in 0..<n { out.append(try property()) }  // a false count runs out of bytes
+        return out
+    }
+
+    mutating func property() throws -> Property {
+        let name = try string()
+        func scalar() throws -> ScalarType {
+            let k = Int(try byte())
+            guard k < ScalarType.allCases.count else { throw Self.corrupt }
+            return ScalarType.allCases[k]
+        }
+        let type: PropertyType
+        switch try byte() {
+        case 0: type = .scalar(try scalar())
+        case 1: type = .link(try string())
+        case 2: type = .list(.scalar(try scalar()))
+        case 3: type = .list(.link(try string()))
+        case 4: type = .linkingObjects(objectType: try string(), property: try string())
+        default: throw Self.corrupt
+        }
+        let flags = try byte()
+        guard flags < 16 else { throw Self.corrupt }
+        var defaultValue: Value?  // not `nil` in an expression: that would be a Value, `.null`
+        if flags & 8 != 0 { defaultValue = Value(json: try JSONValue(parsing: try string(), errorCode: .storeUnavailable)) }
+        return Property(name: name, type: type, isOptional: flags & 1 != 0, isIndexed: flags & 2 != 0,
+                        defaultValue: defaultValue, watchTable: flags & 4 != 0)
     }
 }
