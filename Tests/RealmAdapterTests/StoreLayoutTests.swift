@@ -106,6 +106,36 @@ import Testing
         #expect(columns == ["adapter_id", "realm_id", "version"])
     }
 
+    /// Migration v7 numbers the sources: each Realm keeps its last position of each source.
+    @Test func sourcePositionsKeepTheirPlaceWhenSourcesAreNumbered() throws {
+        let t = try TemporaryStore()
+        for i in 0..<3 { try fill(t.store, "/u\(i)", "p") }
+        try t.store.apply([.delete(objectType: "Note", identity: 0)], to: "/u0", origin: "db",
+                          sourcePosition: SourcePosition(source: "postgres:a", position: "0000000A"))
+        try t.store.recordSourcePosition(SourcePosition(source: "postgres:b", position: "0000000B"), in: ["/u1", "/u2"])
+        try t.store.pool.write { db in
+            try db.execute(sql: """
+                CREATE TABLE old_position (realm_id INTEGER NOT NULL, source TEXT NOT NULL, position TEXT NOT NULL,
+                                           PRIMARY KEY (realm_id, source)) WITHOUT ROWID;
+                INSERT INTO old_position SELECT p.realm_id, s.name, p.position
+                    FROM source_position p JOIN source s ON s.id = p.source_id;
+                DROP TABLE source_position; DROP TABLE source;
+                ALTER TABLE old_position RENAME TO source_position;
+                DELETE FROM grdb_migrations WHERE identifier LIKE 'v7%';
+                """)
+        }
+        let upgraded = try RealmStore(directory: t.store.directory)
+        #expect(try upgraded.sourcePosition("postgres:a", of: "/u0") == "0000000A")
+        #expect(try upgraded.sourcePosition("postgres:b", of: "/u0") == nil)
+        #expect(try upgraded.standings(of: ["/u1", "/u2"], source: "postgres:b").mapValues(\.position)
+                    == ["/u1": "0000000B", "/u2": "0000000B"])
+        #expect(try upgraded.holdsChanges(from: "postgres:a") && upgraded.holdsChanges(from: "postgres:b"))
+        #expect(try !upgraded.holdsChanges(from: "postgres:c"))
+        try upgraded.apply([.delete(objectType: "Note", identity: 0)], to: "/u1", origin: "db",
+                           sourcePosition: SourcePosition(source: "postgres:b", position: "0000000C"))
+        #expect(try upgraded.sourcePosition("postgres:b", of: "/u1") == "0000000C")
+    }
+
     /// What one Realm does to its objects never touches another's with the same keys: delete
     /// (and the links and lists it clears), CLEAR, CHANGE_IDENTITY, list edits, removing the Realm.
     @Test func realmsDoNotSeeEachOthersObjects() throws {

@@ -160,8 +160,10 @@ extension RealmStore {
                         }
                     }
                     if let sourcePosition {
-                        try db.cachedStatement(sql: "INSERT OR REPLACE INTO source_position (realm_id, source, position) VALUES (?, ?, ?)")
-                            .execute(arguments: [r.id, sourcePosition.source, sourcePosition.position])
+                        let source = try sourceId(db, sourcePosition.source)
+                        try db.cachedStatement(sql: """
+                            INSERT OR REPLACE INTO source_position (realm_id, source_id, position) VALUES (?, ?, ?)
+                            """).execute(arguments: [r.id, source, sourcePosition.position])
                     }
                     versions.append(version)
                 }

@@ -45,8 +45,10 @@ public final class RealmStore: Sendable {
     let layout = StoreLayout()
     /// Parsed schemas by their id in `realm_schema`: per-user Realms share a few.
     private let schemas = Mutex<[Int64: Schema]>([:])
-    /// The ids of schemas' JSON texts (a load gives each of many new Realms the same schema).
+    /// The ids of schemas' JSON texts (a load gives each of many new Realms the same schema)
+    /// and of sources' names, from the tables that store each once.
     private let schemaIds = Mutex<[String: Int64]>([:])
+    private let sourceIds = Mutex<[String: Int64]>([:])
 
     /// Opens the store in `directory`, creating the directory and the store if missing.
     ///
@@ -141,6 +143,7 @@ public final class RealmStore: Sendable {
         m.registerMigration("v4: tables by type, shared by the Realms") { db in try StoreLayout.upgrade(db) }
         m.registerMigration("v5: schemas shared by the Realms") { db in try Self.shareSchemas(db) }
         m.registerMigration("v6: adapter cursors by adapter id") { db in try Self.numberAdapters(db) }
+        m.registerMigration("v7: source positions by source id") { db in try Self.numberSources(db) }
         return m
     }
 
@@ -171,7 +174,7 @@ public final class RealmStore: Sendable {
     public func sourcePosition(_ source: String, of path: String) throws -> String? {
         try read { db in
             guard let r = try Self.realmRow(db, path) else { return nil }
-            return try String.fetchOne(db, sql: "SELECT position FROM source_position WHERE realm_id = ? AND source = ?", arguments: [r.id, source])
+            return try String.fetchOne(db.cachedStatement(sql: Self.positionQuery), arguments: [r.id, source])
         }
     }
 
@@ -181,7 +184,7 @@ public final class RealmStore: Sendable {
     public func standings(of paths: [String], source: String) throws -> [String: (version: Int64, position: String?)] {
         try read { db in
             var out: [String: (version: Int64, position: String?)] = [:]
-            let position = try db.cachedStatement(sql: "SELECT position FROM source_position WHERE realm_id = ? AND source = ?")
+            let position = try db.cachedStatement(sql: Self.positionQuery)
             for path in paths {
                 guard let r = try Self.realmRow(db, path) else { continue }
                 out[path] = (r.version, try String.fetchOne(position, arguments: [r.id, source]))
@@ -190,17 +193,26 @@ public final class RealmStore: Sendable {
         }
     }
 
+    /// A Realm's (`?1`) last position of a source (`?2`, by name).
+    static let positionQuery = """
+        SELECT position FROM source_position WHERE realm_id = ? AND source_id = (SELECT id FROM source WHERE name = ?)
+        """
+
     /// Records `position` as the last of its source in each Realm at `paths` (a load's hand-off to
     /// thousands of Realms), in one durable transaction, without a transaction in their history.
     public func recordSourcePosition(_ position: SourcePosition, in paths: [String]) throws {
         do {
             try pool.write { db in
                 try db.execute(sql: """
-                    INSERT OR REPLACE INTO source_position (realm_id, source, position)
+                    INSERT OR REPLACE INTO source_position (realm_id, source_id, position)
                     SELECT r.id, ?, ? FROM json_each(?) p CROSS JOIN realm r ON r.path = p.value
-                    """, arguments: [position.source, position.position, Self.jsonArray(paths)])
+                    """, arguments: [try sourceId(db, position.source), position.position, Self.jsonArray(paths)])
             }
-        } catch let e as DatabaseError { throw Self.wrap(e) }
+        } catch {
+            forgetSchemas()
+            if let e = error as? DatabaseError { throw Self.wrap(e) }
+            throw error
+        }
     }
 
     /// Paths as a JSON array, for statements over many Realms at once (`json_each`).
@@ -208,7 +220,11 @@ public final class RealmStore: Sendable {
 
     /// Whether any Realm holds a transaction from `source` (one query, whatever the number of Realms).
     public func holdsChanges(from source: String) throws -> Bool {
-        try read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM source_position WHERE source = ?)", arguments: [source]) ?? false }
+        try read { db in
+            try Bool.fetchOne(db, sql: """
+                SELECT EXISTS (SELECT 1 FROM source_position WHERE source_id = (SELECT id FROM source WHERE name = ?))
+                """, arguments: [source]) ?? false
+        }
     }
 
     /// Removes a Realm with its objects, history and adapter cursors.
@@ -291,10 +307,12 @@ public final class RealmStore: Sendable {
         }
     }
 
-    /// Drops the schemas known by id (after a write transaction that failed: the ids it gave are free again).
+    /// Drops the schemas and sources known by id (after a write transaction that failed: the ids
+    /// it gave are free again).
     func forgetSchemas() {
         schemas.withLock { $0.removeAll() }
         schemaIds.withLock { $0.removeAll() }
+        sourceIds.withLock { $0.removeAll() }
     }
 
     /// Whether this process stored or found the schema of this JSON text (checked before it was stored).
@@ -302,18 +320,48 @@ public final class RealmStore: Sendable {
 
     /// The id of a schema's JSON text in `realm_schema`, added if new (inside a write transaction).
     func schemaId(_ db: Database, json: String) throws -> Int64 {
-        if let id = schemaIds.withLock({ $0[json] }) { return id }
-        var id = try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM realm_schema WHERE json = ?"),
-                                    arguments: [json])
+        try Self.interned(json, in: "realm_schema", column: "json", cache: schemaIds, db: db)
+    }
+
+    /// The id of a source's name in `source`, added if new (inside a write transaction).
+    func sourceId(_ db: Database, _ source: String) throws -> Int64 {
+        try Self.interned(source, in: "source", column: "name", cache: sourceIds, db: db)
+    }
+
+    /// The id of `value` in a table that stores each value once (`id`, a unique `column`).
+    private static func interned(_ value: String, in table: String, column: String,
+                                 cache: borrowing Mutex<[String: Int64]>, db: Database) throws -> Int64 {
+        if let id = cache.withLock({ $0[value] }) { return id }
+        let query = "SELECT id FROM \(table) WHERE \(column) = ?"
+        var id = try Int64.fetchOne(db.cachedStatement(sql: query), arguments: [value])
         if id == nil {
-            try db.cachedStatement(sql: "INSERT INTO realm_schema (json) VALUES (?)").execute(arguments: [json])
+            try db.cachedStatement(sql: "INSERT INTO \(table) (\(column)) VALUES (?)").execute(arguments: [value])
             id = db.lastInsertedRowID
         }
-        schemaIds.withLock { ids in
+        cache.withLock { ids in
             if ids.count >= 1_000 { ids.removeAll() }
-            ids[json] = id
+            ids[value] = id
         }
         return id!
+    }
+
+    /// Migration v7: sources' names are stored once, and each Realm's positions name them by number.
+    static func numberSources(_ db: Database) throws {
+        // Done already (by another process opening the store at the same time).
+        guard try db.columns(in: "source_position").contains(where: { $0.name == "source" }) else { return }
+        try db.execute(sql: """
+            CREATE TABLE IF NOT EXISTS source (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+            INSERT OR IGNORE INTO source (name) SELECT DISTINCT source FROM source_position;
+            CREATE TABLE source_position_v7 (
+                realm_id INTEGER NOT NULL,
+                source_id INTEGER NOT NULL,
+                position TEXT NOT NULL,
+                PRIMARY KEY (realm_id, source_id)) WITHOUT ROWID;
+            INSERT INTO source_position_v7 (realm_id, source_id, position)
+                SELECT p.realm_id, s.id, p.position FROM source_position p JOIN source s ON s.name = p.source;
+            DROP TABLE source_position;
+            ALTER TABLE source_position_v7 RENAME TO source_position;
+            """)
     }
 
     /// Migration v6: adapters get a number, and their cursors (one per Realm) name them by it.
