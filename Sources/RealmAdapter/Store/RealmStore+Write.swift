@@ -172,7 +172,7 @@ extension RealmStore {
         } catch {
             // What the failed transaction registered was rolled back with it.
             layout.forget()
-            forgetSchemas()
+            forgetStoredIds()
             if let e = error as? DatabaseError { throw Self.wrap(e) }
             throw error
         }

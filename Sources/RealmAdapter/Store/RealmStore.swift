@@ -209,7 +209,7 @@ public final class RealmStore: Sendable {
                     """, arguments: [try sourceId(db, position.source), position.position, Self.jsonArray(paths)])
             }
         } catch {
-            forgetSchemas()
+            forgetStoredIds()
             if let e = error as? DatabaseError { throw Self.wrap(e) }
             throw error
         }
@@ -309,7 +309,7 @@ public final class RealmStore: Sendable {
 
     /// Drops the schemas and sources known by id (after a write transaction that failed: the ids
     /// it gave are free again).
-    func forgetSchemas() {
+    func forgetStoredIds() {
         schemas.withLock { $0.removeAll() }
         schemaIds.withLock { $0.removeAll() }
         sourceIds.withLock { $0.removeAll() }

@@ -9,10 +9,10 @@ extension RealmWriter {
     /// instruction is not an INSERT).
     ///
     /// For types ``PreparedInserts/canPrepare(_:)`` accepts, rows go in ``rowsPerStatement`` at
-    /// a time: the layout by type keys rows by (realm, key), dearer
-    /// per row than the tables of one Realm were, and this pays it back. A statement that fails
-    /// is undone by SQLite and its rows are stored again one by one, which names the duplicate
-    /// key. When it throws, `typed` holds exactly the instructions applied before the failing one.
+    /// a time: the layout by type keys rows by (realm, key), dearer per row than the tables of
+    /// one Realm were, and this pays it back. A statement that fails is undone by SQLite and its
+    /// rows are stored again one by one, which names the duplicate key. When it throws, `typed`
+    /// holds exactly the instructions applied before the failing one.
     mutating func applyInserts(_ instructions: ArraySlice<Instruction>, into typed: inout [Instruction]) throws -> Int {
         guard case .insert(let n, _, _) = instructions.first else { return 0 }
         var end = instructions.startIndex
@@ -23,7 +23,8 @@ extension RealmWriter {
         let perStatement = max(1, min(Self.rowsPerStatement, Self.maxParameters / width))
         var next = run.startIndex
         // Full statements, then one for the rest.
-        while PreparedInserts.canPrepare(plan.typing.type), run.endIndex - next >= 2 {
+        let batched = PreparedInserts.canPrepare(plan.typing.type)
+        while batched, run.endIndex - next >= 2 {
             let rows = min(perStatement, run.endIndex - next)
             try insertStatement(run[next..<next + rows], plan, try plan.statement(rows: rows, db: db), into: &typed)
             next += rows
