@@ -304,6 +304,17 @@ extension StoreTests {
         #expect(try t.store.object(of: "Item", identity: .int(existing), in: "/x")?.values["label"] == "already")
     }
 
+    /// An object is looked up through SQLite's API: a key no object can have is simply not there.
+    @Test func lookingUpAKeyNoObjectCanHaveFindsNothing() throws {
+        let t = try TemporaryStore()
+        try t.store.apply([.addType(Self.item)], to: "/x", origin: "test")
+        #expect(try t.store.object(of: "Item", identity: 1, in: "/x") == nil)
+        let keyed = ObjectSchema(name: "Tag", primaryKey: "id", properties: [Property(name: "id", type: .scalar(.string))])
+        try t.store.apply([.addType(keyed), .insert(objectType: "Tag", identity: "a", values: ["id": "a"])], to: "/x", origin: "test")
+        #expect(try t.store.object(of: "Tag", identity: "a\u{0}b", in: "/x") == nil)
+        #expect(try t.store.object(of: "Tag", identity: "a", in: "/x")?.values["id"] == "a")
+    }
+
     /// Runs of INSERTs are stored many rows per statement: the same objects and history as one by one.
     @Test func insertRunsStoreWhatOneByOneStores() throws {
         let t = try TemporaryStore()

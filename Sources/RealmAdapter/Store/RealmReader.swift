@@ -40,7 +40,9 @@ struct RealmReader {
         sqlite3_reset(stmt)
         defer { sqlite3_reset(stmt) }
         sqlite3_bind_int64(stmt, 1, tables.realmId)
-        try RealmTables.bind(identity, to: stmt, at: 2, db: db)
+        // Keys are ints, strings, UUIDs or ObjectIds: only a string holding NUL fails to bind,
+        // and no object can have that key.
+        guard (try? RealmTables.bind(identity, to: stmt, at: 2, db: db)) != nil else { return nil }
         switch sqlite3_step(stmt) {
         case SQLITE_ROW: return try build(t, identity) { DatabaseValue(sqliteStatement: stmt, index: Int32($0)) }
         case SQLITE_DONE: return nil
