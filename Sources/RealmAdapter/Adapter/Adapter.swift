@@ -7,7 +7,7 @@ import Synchronization
 ///
 /// An adapter has a name and a path filter (a regular expression). For each matching Realm it
 /// keeps a durable cursor: ``current(_:)`` returns the oldest transaction it has not advanced
-/// past (the same one until ``advance(_:)``), and `advance` moves past it for good, across
+/// past (the same one until ``advance(_:durable:)``), and `advance` moves past it for good, across
 /// restarts. Transactions written through ``realm(at:)`` carry this adapter's origin and are
 /// never returned by its own `current`: that is how a two-way connector avoids echoes.
 ///
@@ -68,7 +68,7 @@ public final class Adapter: Sendable {
 
     /// The oldest transaction of the Realm at `path` that this adapter has not advanced past
     /// and did not write itself, or nil when it is caught up. Calling it again without
-    /// ``advance(_:)`` returns the same transaction.
+    /// ``advance(_:durable:)`` returns the same transaction.
     public func current(_ path: String) throws -> RealmTransaction? {
         guard follows(path) else { return nil }
         if let tx = replaying.withLock({ $0[path] }) { return tx }
@@ -216,7 +216,7 @@ public final class Adapter: Sendable {
         }
     }
 
-    /// Moves past every transaction up to `version` (after ``pending(_:limit:)``, or to resume
+    /// Moves past every transaction up to `version` (after ``pending(_:limit:maxInstructions:)``, or to resume
     /// from what a target system recorded after a crash between its commit and the advance).
     /// A cursor never moves back.
     public func advance(_ path: String, through version: Int64, durable: Bool = true) throws {
