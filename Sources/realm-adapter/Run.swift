@@ -47,7 +47,10 @@ struct Daemon {
         let (database, mapping, connector) = try Wiring.postgres(c, logger: logger)
         let store = try RealmStore(directory: c.realm.store, logger: logger)
         logger.info("Preparing the database", metadata: ["db.target": "\(database.displayTarget)", "pg.slot": "\(database.slotName)"])
-        let start = try await prepare(connector, mapping, retry: database.retry, logger: logger)
+        // Retried while the database is unreachable (it may still be starting).
+        let start = try await withRetries(database.retry, connector: connector, logger: logger, what: "start") {
+            try await connector.prepare(mapping)
+        }
         do {
             return try assemble(c, store: store, connector: connector, mapping: mapping, start: start, logger: logger)
         } catch {
@@ -81,18 +84,6 @@ struct Daemon {
         // "Syncing" is said by the database → Realm service once its stream runs: by then the
         // group handles SIGTERM (said here, a SIGTERM right after it would kill the process).
         return Daemon(connector: connector, group: group)
-    }
-
-    /// Prepares the database, retrying while it is unreachable (it may still be starting).
-    static func prepare(_ connector: PostgresConnector, _ mapping: Mapping, retry: DatabaseConfiguration.Retry, logger: Logger) async throws -> StreamStart {
-        var attempt = 1
-        while true {
-            do { return try await connector.prepare(mapping) } catch where connector.isTransient(error) && (retry.attempts == 0 || attempt < retry.attempts) {
-                attempt += 1
-                logger.warning("Cannot reach the database yet; retrying", metadata: ["attempt": "\(attempt)", "error": "\(error)"])
-                try await Task.sleep(for: retry.delay(beforeAttempt: attempt))
-            }
-        }
     }
 
     func run() async throws {

@@ -81,6 +81,27 @@ enum CLI {
 }
 
 extension CLITests {
+    /// A daemon started while its database is unreachable retries as `database.retry` says, like
+    /// a connection lost later, and then gives up saying so, without a password in its output.
+    @Test(.timeLimit(.minutes(1)))
+    func theStartRetriesAsConfiguredThenGivesUp() throws {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = dir + "/unreachable.json"
+        try #"""
+            {"realm": {"path": "/a", "store": "\#(dir)/store"},
+             "schema": [{"name": "T", "primaryKey": "id", "properties": {"id": "int"}}],
+             "database": {"type": "postgres", "host": "127.0.0.1", "port": 1, "user": "u", "database": "d",
+                          "retry": {"attempts": 3, "delayMs": 10}}}
+            """#.write(toFile: file, atomically: true, encoding: .utf8)
+        let r = try CLI.run(["run", "--config", file], env: ["PGPASSWORD": "hunter2"])
+        let output = r.stdout + r.stderr
+        #expect(r.status != 0)
+        #expect(output.components(separatedBy: "retrying").count - 1 == 2, "\(output)")
+        #expect(output.contains("Giving up after 3 attempts"), "\(output)")
+        #expect(!output.contains("hunter2"))
+    }
+
     /// Hostile values through `realm apply`: an error naming the instruction, exit 1, no crash.
     @Test(arguments: [
         #"{"type": "INSERT", "object_type": "Task", "identity": 9, "values": {"id": 9, "title": "t", "done": false, "due": "2024-05-01T12:00:00.1234567891Z"}}"#,

@@ -316,30 +316,3 @@ public final class RealmToDatabaseService: Service {
         try Failpoint.realmToDbAfterDeadLetter.hit()
     }
 }
-
-/// Runs `body`, and runs it again after transient errors with the configured backoff.
-func withRetries(_ retry: DatabaseConfiguration.Retry, connector: any RelationalConnector, logger: Logger, what: String,
-                 _ body: () async throws -> Void) async throws {
-    var attempt = 1
-    while true {
-        let started = ContinuousClock.now
-        do {
-            try await body()
-            return
-        } catch where !connector.isTransient(error) {
-            // The daemon stops on it: the server's details (they may quote row values) at debug level only.
-            logger.debug("Stopping on an error", metadata: ["direction": "\(what)", "error": "\(String(reflecting: error))"])
-            throw error
-        } catch where connector.isTransient(error) && !Task.isCancelled {
-            // A connection that worked for a while starts a fresh series of attempts.
-            attempt = ContinuousClock.now - started > .seconds(60) ? 2 : attempt + 1
-            if retry.attempts > 0 && attempt > retry.attempts {
-                logger.error("Giving up after \(retry.attempts) attempts", metadata: ["direction": "\(what)", "error": "\(error)"])
-                throw error
-            }
-            let delay = retry.delay(beforeAttempt: attempt)
-            logger.warning("Connection problem; retrying", metadata: ["direction": "\(what)", "attempt": "\(attempt)", "delay": "\(delay)", "error": "\(error)"])
-            try await Task.sleep(for: delay)
-        }
-    }
-}
