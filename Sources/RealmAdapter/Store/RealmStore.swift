@@ -352,42 +352,28 @@ public final class RealmStore: Sendable {
         try db.execute(sql: """
             CREATE TABLE IF NOT EXISTS source (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
             INSERT OR IGNORE INTO source (name) SELECT DISTINCT source FROM source_position;
-            CREATE TABLE source_position_v7 (
-                realm_id INTEGER NOT NULL,
-                source_id INTEGER NOT NULL,
-                position TEXT NOT NULL,
-                PRIMARY KEY (realm_id, source_id)) WITHOUT ROWID;
-            INSERT INTO source_position_v7 (realm_id, source_id, position)
-                SELECT p.realm_id, s.id, p.position FROM source_position p JOIN source s ON s.name = p.source;
-            DROP TABLE source_position;
-            ALTER TABLE source_position_v7 RENAME TO source_position;
             """)
+        try rebuild("source_position", as: """
+            (realm_id INTEGER NOT NULL, source_id INTEGER NOT NULL, position TEXT NOT NULL,
+             PRIMARY KEY (realm_id, source_id)) WITHOUT ROWID
+            """, from: "SELECT p.realm_id, s.id, p.position FROM source_position p JOIN source s ON s.name = p.source",
+            db)
     }
 
     /// Migration v6: adapters get a number, and their cursors (one per Realm) name them by it.
     static func numberAdapters(_ db: Database) throws {
         // Done already (by another process opening the store at the same time).
         guard try db.columns(in: "adapter_cursor").contains(where: { $0.name == "adapter" }) else { return }
-        try db.execute(sql: """
-            CREATE TABLE adapter_v6 (
-                id INTEGER PRIMARY KEY,
-                name TEXT NOT NULL UNIQUE,
-                path_regex TEXT NOT NULL,
-                registered_at INTEGER NOT NULL);
-            INSERT INTO adapter_v6 (name, path_regex, registered_at)
-                SELECT name, path_regex, registered_at FROM adapter;
-            CREATE TABLE adapter_cursor_v6 (
-                adapter_id INTEGER NOT NULL,
-                realm_id INTEGER NOT NULL,
-                version INTEGER NOT NULL,
-                PRIMARY KEY (adapter_id, realm_id)) WITHOUT ROWID;
-            INSERT INTO adapter_cursor_v6 (adapter_id, realm_id, version)
-                SELECT a.id, c.realm_id, c.version FROM adapter_cursor c JOIN adapter_v6 a ON a.name = c.adapter;
-            DROP TABLE adapter_cursor;
-            DROP TABLE adapter;
-            ALTER TABLE adapter_v6 RENAME TO adapter;
-            ALTER TABLE adapter_cursor_v6 RENAME TO adapter_cursor;
-            """)
+        try rebuild("adapter", as: """
+            (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, path_regex TEXT NOT NULL,
+             registered_at INTEGER NOT NULL)
+            """, from: "SELECT NULL, name, path_regex, registered_at FROM adapter", db)
+        try rebuild("adapter_cursor", as: """
+            (adapter_id INTEGER NOT NULL, realm_id INTEGER NOT NULL, version INTEGER NOT NULL,
+             PRIMARY KEY (adapter_id, realm_id)) WITHOUT ROWID
+            """, from: """
+            SELECT a.id, c.realm_id, c.version FROM adapter_cursor c JOIN adapter a ON a.name = c.adapter
+            """, db)
     }
 
     /// Migration v5: each distinct schema stored once, in `realm_schema`, and Realms refer to it
@@ -398,18 +384,26 @@ public final class RealmStore: Sendable {
         try db.execute(sql: """
             CREATE TABLE IF NOT EXISTS realm_schema (id INTEGER PRIMARY KEY, json TEXT NOT NULL UNIQUE);
             INSERT OR IGNORE INTO realm_schema (json) SELECT DISTINCT schema FROM realm WHERE schema <> '[]';
-            CREATE TABLE realm_v5 (
-                id INTEGER PRIMARY KEY,
-                path TEXT NOT NULL UNIQUE,
-                schema_id INTEGER NOT NULL DEFAULT 0,
-                version INTEGER NOT NULL DEFAULT 0,
-                compacted_through INTEGER NOT NULL DEFAULT 0,
-                created_at INTEGER NOT NULL);
-            INSERT INTO realm_v5 (id, path, schema_id, version, compacted_through, created_at)
-                SELECT r.id, r.path, coalesce(s.id, 0), r.version, r.compacted_through, r.created_at
-                FROM realm r LEFT JOIN realm_schema s ON s.json = r.schema;
-            DROP TABLE realm;
-            ALTER TABLE realm_v5 RENAME TO realm;
+            """)
+        try rebuild("realm", as: """
+            (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, schema_id INTEGER NOT NULL DEFAULT 0,
+             version INTEGER NOT NULL DEFAULT 0, compacted_through INTEGER NOT NULL DEFAULT 0,
+             created_at INTEGER NOT NULL)
+            """, from: """
+            SELECT r.id, r.path, coalesce(s.id, 0), r.version, r.compacted_through, r.created_at
+            FROM realm r LEFT JOIN realm_schema s ON s.json = r.schema
+            """, db)
+    }
+
+    /// Replaces `table` by one of `definition` (its columns and keys, and table options) holding
+    /// the rows `select` gives (in the new columns' order): SQLite cannot change a key or drop a
+    /// column in place.
+    private static func rebuild(_ table: String, as definition: String, from select: String, _ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE \(table)_rebuilt \(definition);
+            INSERT INTO \(table)_rebuilt \(select);
+            DROP TABLE \(table);
+            ALTER TABLE \(table)_rebuilt RENAME TO \(table);
             """)
     }
 
