@@ -115,7 +115,9 @@ let package = Package(
         ),
         .testTarget(
             name: "RealmAdapterTests",
-            dependencies: ["RealmAdapter", "store-writer", "TestSupport"]
+            // PostgresConnector only for its settings: configurations with a database section
+            // are parsed with a connector registry (no server is involved).
+            dependencies: ["RealmAdapter", "PostgresConnector", "store-writer", "TestSupport"]
         ),
         .testTarget(
             name: "PostgresConnectorTests",

@@ -149,7 +149,7 @@ struct PostgresBenchmark: AsyncParsableCommand {
                           "slotName": "\(s.database!)_\(slot)", "publication": "\(s.database!)_\(slot)"},
              "schema": [{"name": "Item", "primaryKey": "id", "properties": {"id": "int", "name": "string", "qty": "int", "price": "double", "active": "bool"}}],
              "mapping": {"tables": {"item": "Item"}}}
-            """), environment: [:])
+            """), environment: [:], connectors: .postgres)
     }
 
     /// Commit-to-commit latency each way at a steady rate, from the commit times each side records.

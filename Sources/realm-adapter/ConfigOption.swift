@@ -11,7 +11,7 @@ struct ConfigOptions: ParsableArguments {
 
     /// Reads the configuration and sets up logging from it (and the flags).
     func load() throws -> (Configuration, Logger) {
-        let c = try Configuration.load(file: config)
+        let c = try Configuration.load(file: config, connectors: connectors)
         return (c, global.bootstrap(config: c))
     }
 }

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import PostgresConnector
 import RealmAdapter
 
 struct DeadLetter: AsyncParsableCommand {
@@ -32,10 +31,9 @@ struct DeadLetter: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let (c, logger) = try options.load()
-            let (database, _, connector) = try Wiring.postgres(c, logger: logger)
-            guard try await !connector.status(adapter: c.realm.adapterName).slotActive else {
-                throw RealmAdapterError.daemonRunning(slot: database.slotName)
-            }
+            let (_, _, connector) = try Wiring.connector(c, logger: logger)
+            let status = try await connector.statusReport(adapter: c.realm.adapterName)
+            guard !status.streaming else { throw RealmAdapterError.daemonRunning(stream: status.streamName) }
             let store = try RealmStore(directory: c.realm.store, logger: logger)
             let adapter = try Adapter(
                 store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)
@@ -62,8 +60,9 @@ struct DeadLetter: AsyncParsableCommand {
 }
 
 extension RealmAdapterError {
-    static func daemonRunning(slot: String) -> RealmAdapterError {
-        RealmAdapterError(.invalidState, "A daemon is streaming from slot \(slot): stop it first, then move the transaction aside.")
+    static func daemonRunning(stream: String) -> RealmAdapterError {
+        RealmAdapterError(.invalidState, "A daemon is streaming from \(stream): stop it first, then move the transaction "
+            + "aside.")
     }
 
     static func nothingBlocked(_ path: String) -> RealmAdapterError {

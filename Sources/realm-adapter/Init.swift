@@ -1,17 +1,18 @@
 import ArgumentParser
 import Foundation
-import PostgresConnector
 import RealmAdapter
 
 struct Init: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write a starting configuration from an existing database.",
         discussion: """
-            Reads the tables of a Postgres schema and prints a configuration that syncs them: tables \
+            Reads the tables of a database schema and prints a configuration that syncs them: tables \
             become types, primary keys become Realm primary keys, single-column foreign keys become \
             links, join tables (a primary key made of two foreign keys) become join objects with \
             compoundPrimaryKeys, arrays become lists. What it cannot map is listed on standard error.
 
+            The database type comes from --type, or from the URL's scheme (postgresql://), or is \
+            the first this program knows (\(connectors.factories.first?.type ?? "none")). \
             The password comes from PGPASSWORD (or the URL); the written file then reads it from \
             PGPASSWORD (passwordEnv) and never contains it.
 
@@ -28,7 +29,12 @@ struct Init: AsyncParsableCommand {
                                valueName: "url"))
     var database: String
 
-    @Option(help: "The database schema (namespace) to read.") var schema = "public"
+    @Option(help: ArgumentHelp("The database type: \(connectors.factories.map(\.type).joined(separator: ", ")). "
+                               + "Default: from the URL's scheme.", valueName: "type"))
+    var type: String?
+
+    @Option(help: "The database schema (namespace) to read. Default: the database type's (public for postgres).")
+    var schema: String?
 
     @Option(name: .shortAndLong, help: ArgumentHelp("Write to this file instead of standard output.", valueName: "file"))
     var output: String?
@@ -40,19 +46,15 @@ struct Init: AsyncParsableCommand {
             let logger = global.bootstrap()
             // The password never reaches the written file or a message: PGPASSWORD names it there.
             let connection = try ConnectionString(database)
-            let url = connection.withoutPassword
+            let factory = try Self.factory(type: type, url: database)
             let password = connection.password.map(Secret.init)
-            var settings = PostgresSettings(url: url, password: password)
-            settings.applicationName = "realm-adapter init"
-            let pg = try await PostgresConnection.connect(settings, logger: logger)
-            defer { pg.close() }
-            let name = connection.database ?? "database"
-            let (schema, target) = (self.schema, url)
+            let description = try await factory.describe(connection, password: password, schema: schema ?? factory.defaultSchema,
+                                                         logger: logger)
             // A password given now will be needed later too: from PGPASSWORD, never from the file.
             let passwordEnv = password != nil || ProcessInfo.processInfo.environment["PGPASSWORD"] != nil ? "PGPASSWORD" : nil
-            let (json, notes) = try await pg.session { s in
-                try PostgresIntrospection.configuration(s, schema: schema, url: target, displayName: name, passwordEnv: passwordEnv)
-            }
+            let starting = StartingConfiguration(description, factory: factory, url: connection.withoutPassword,
+                                                 passwordEnv: passwordEnv)
+            let (json, notes) = (starting.json, starting.notes)
             for n in notes { FileHandle.standardError.write(Data("note: \(n)\n".utf8)) }
             let text = json.serialized(pretty: true) + "\n"
             if let output {
@@ -62,5 +64,19 @@ struct Init: AsyncParsableCommand {
                 print(text, terminator: "")
             }
         }
+    }
+
+    /// The connector `--type` names, or the URL's scheme, or the first registered.
+    static func factory(type: String?, url: String) throws -> any ConnectorFactory {
+        if let type {
+            guard let f = connectors.factory(forType: type) else {
+                throw ValidationError("--type: unknown database type '\(type)' (expected \(connectors.typeList)).")
+            }
+            return f
+        }
+        guard let f = connectors.factory(forURL: url) ?? connectors.factories.first else {
+            throw ValidationError("This program knows no database types.")
+        }
+        return f
     }
 }

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import Logging
-import PostgresConnector
 import RealmAdapter
 
 struct Load: AsyncParsableCommand {
@@ -45,7 +44,7 @@ struct Load: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let (c, logger) = try options.load()
-            let (database, mapping, connector) = try Wiring.postgres(c, logger: logger)
+            let (database, mapping, connector) = try Wiring.connector(c, logger: logger)
             let only = tables.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }.filter { !$0.isEmpty }
             let plan = try LoadPlan(mapping, only: only.isEmpty ? nil : only)
             if dryRun {
@@ -61,17 +60,17 @@ struct Load: AsyncParsableCommand {
             logger.info("Loading", metadata: ["db.target": "\(database.displayTarget)", "realm.store": "\(c.realm.store)", "realm.path": "\(c.realm.path)"])
             let display = ProgressDisplay(logger: logger)
             let summary = try await loader.load(from: connector, plan: plan, partial: !only.isEmpty, progress: display.update)
-            print(Self.report(summary))
+            print(Self.report(summary, connector: connector))
         }
     }
 
-    func dryRun(_ plan: LoadPlan, _ mapping: Mapping, _ connector: PostgresConnector, _ c: Configuration) async throws {
+    func dryRun(_ plan: LoadPlan, _ mapping: Mapping, _ connector: any DatabaseConnector, _ c: Configuration) async throws {
         let snapshot = try await connector.dryRunSnapshot(mapping)
         defer { try? snapshot.finish() }
         let rows = try await Task.detached { () -> [[String]] in
             try plan.steps.map { step in
                 let estimate = try snapshot.estimatedRows(step.table).map(Self.count)
-                    ?? snapshot.plannerEstimate(step.table).map { "~\(Self.count($0)) (planner, from its size: never analyzed)" }
+                    ?? snapshot.sizeEstimate(step.table).map { "~\(Self.count($0)) (planner, from its size: never analyzed)" }
                     ?? "unknown (ANALYZE the table for one)"
                 var target = mapping.path.template
                 if case .objects(let t, _) = step, !mapping.path.isLiteral {
@@ -84,16 +83,17 @@ struct Load: AsyncParsableCommand {
         print(Status.table([["table", "loads", "estimated rows", "into"]] + rows))
     }
 
-    static func report(_ s: LoadSummary) -> String {
+    static func report(_ s: LoadSummary, connector: any DatabaseConnector) -> String {
         let seconds = Double(s.duration.components.seconds) + Double(s.duration.components.attoseconds) / 1e18
         var lines = ["Loaded \(count(s.rows)) rows in \(String(format: "%.1f", seconds)) s (\(count(Int(Double(s.rows) / max(seconds, 0.001)))) rows/s) into \(s.realms.count) Realm\(s.realms.count == 1 ? "" : "s")."]
         var rows = [["table", "loaded as", "rows", "deleted", "dangling links"]]
         for t in s.tables { rows.append([t.table, t.what, count(t.rows), count(t.deleted), count(t.danglingLinks)]) }
         lines.append(Status.table(rows))
-        if let p = s.handOffPosition, let lsn = PostgresConnector.lsn(fromPosition: p) {
-            lines.append("Hand-off at \(lsn): `realm-adapter run` continues from there.")
+        if let p = s.handOffPosition {
+            lines.append("Hand-off at \(connector.describe(position: p)): `realm-adapter run` continues from there.")
         } else {
-            lines.append("The replication slot kept its place: `realm-adapter run` replays changes since then over the loaded rows.")
+            lines.append("The change stream kept its place: `realm-adapter run` replays changes since then over the "
+                + "loaded rows.")
         }
         if s.tables.contains(where: { $0.danglingLinks > 0 }) {
             lines.append("warning: some links pointed to rows the database does not have and were loaded as null (loader.danglingForeignKeys).")

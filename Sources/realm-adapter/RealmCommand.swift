@@ -34,7 +34,7 @@ struct StoreOptions: ParsableArguments {
     /// Opens the store. A store that does not exist yet is an error for reading commands,
     /// so a mistyped directory is not silently created.
     func open(creating: Bool = false) throws -> (RealmStore, Logger) {
-        let configuration = try config.map { try Configuration.load(file: $0) }
+        let configuration = try config.map { try Configuration.load(file: $0, connectors: connectors) }
         let logger = global.bootstrap(config: configuration)
         let directory = store ?? configuration?.realm.store ?? "./realms"
         if !creating && !FileManager.default.fileExists(atPath: (directory as NSString).appendingPathComponent("realms.sqlite")) {

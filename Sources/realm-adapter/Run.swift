@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import Logging
-import PostgresConnector
 import RealmAdapter
 import ServiceLifecycle
 
@@ -40,13 +39,14 @@ struct Run: AsyncParsableCommand {
 
 /// The daemon's parts, wired from a configuration.
 struct Daemon {
-    let connector: any RelationalConnector
+    let connector: any DatabaseConnector
     let group: ServiceGroup
 
     static func start(_ c: Configuration, logger: Logger) async throws -> Daemon {
-        let (database, mapping, connector) = try Wiring.postgres(c, logger: logger)
+        let (database, mapping, connector) = try Wiring.connector(c, logger: logger)
         let store = try RealmStore(directory: c.realm.store, logger: logger)
-        logger.info("Preparing the database", metadata: ["db.target": "\(database.displayTarget)", "pg.slot": "\(database.slotName)"])
+        logger.info("Preparing the database",
+                    metadata: ["db.target": "\(database.displayTarget)", "db.source": "\(connector.sourceName)"])
         // Retried while the database is unreachable (it may still be starting).
         let start = try await withRetries(database.retry, connector: connector, logger: logger, what: "start") {
             try await connector.prepare(mapping)
@@ -61,12 +61,12 @@ struct Daemon {
     }
 
     /// The services of a daemon whose database is prepared.
-    static func assemble(_ c: Configuration, store: RealmStore, connector: PostgresConnector, mapping: Mapping, start: StreamStart,
-                         logger: Logger) throws -> Daemon {
+    static func assemble(_ c: Configuration, store: RealmStore, connector: any DatabaseConnector, mapping: Mapping,
+                         start: StreamStart, logger: Logger) throws -> Daemon {
         let database = c.database!
         if start == .restarted {
-            logger.warning("Started the change stream over (database.resetReplicationSlot): changes made while no daemon ran are not in the Realms",
-                           metadata: ["pg.slot": "\(database.slotName)"])
+            logger.warning("Started the change stream over, as configured: changes made while no daemon ran are not in the Realms",
+                           metadata: ["db.source": "\(connector.sourceName)"])
         }
         try DatabaseToRealmService.requireStoreFollows(store, source: connector.sourceName, start: start)
         let adapter = try Adapter(store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)
@@ -100,15 +100,11 @@ struct Daemon {
 
 /// What the daemon and the loader build alike from a configuration.
 enum Wiring {
-    /// The database section, the mapping (every property supported) and the connector.
-    static func postgres(_ c: Configuration, logger: Logger) throws -> (DatabaseConfiguration, Mapping, PostgresConnector) {
-        guard let database = c.database else {
-            throw RealmAdapterError(.invalidConfiguration, "The configuration has no database section, so there is nothing to sync with. Add one (see `realm-adapter validate --help`).")
-        }
-        guard database.kind == .postgres else {
-            throw RealmAdapterError(.invalidConfiguration, "database.type \(database.kind.rawValue) is not available yet in this version; only postgres is.")
-        }
-        let mapping = try Mapping(c)
-        return (database, mapping, PostgresConnector(configuration: database, customTypes: c.mapping.customTypes, logger: logger))
+    /// The database section, the mapping (every property supported) and the connector
+    /// that `database.type` names.
+    static func connector(_ c: Configuration, logger: Logger) throws
+        -> (DatabaseConfiguration, Mapping, any DatabaseConnector) {
+        let connector = try connectors.connector(c, logger: logger)
+        return (c.database!, try Mapping(c), connector)
     }
 }

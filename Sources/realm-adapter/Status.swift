@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import PostgresConnector
 import RealmAdapter
 
 struct Status: AsyncParsableCommand {
@@ -24,11 +23,8 @@ struct Status: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let (c, logger) = try options.load()
-            guard let database = c.database, database.kind == .postgres else {
-                throw RealmAdapterError(.invalidConfiguration, "status needs a postgres database section.")
-            }
-            let connector = PostgresConnector(configuration: database, customTypes: c.mapping.customTypes, logger: logger)
-            let db = try await connector.status(adapter: c.realm.adapterName)
+            let (database, _, connector) = try Wiring.connector(c, logger: logger)
+            let db = try await connector.statusReport(adapter: c.realm.adapterName)
             let store = try RealmStore(directory: c.realm.store, logger: logger)
             let adapter = try Adapter(store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)
             // Per-user Realms run to the hundreds of thousands: with more than a screenful, the
@@ -39,7 +35,7 @@ struct Status: AsyncParsableCommand {
 
             print("Adapter \(c.realm.adapterName): store \(c.realm.store), database \(database.displayTarget)")
             print("")
-            let header = ["Realm", "version", "unsent", "db recorded", "last LSN applied"]
+            let header = ["Realm", "version", "unsent", "db recorded", "last position applied"]
             var rows: [[String]] = []
             var blocked: [BlockedTransaction] = []
             for path in shown {
@@ -48,25 +44,18 @@ struct Status: AsyncParsableCommand {
                     blocked.append(b)
                 }
                 let version = try store.version(of: path)
-                let position = try store.sourcePosition(connector.sourceName, of: path).flatMap(PostgresConnector.lsn(fromPosition:))
+                let position = try store.sourcePosition(connector.sourceName, of: path).map(connector.describe(position:))
                 rows.append([path, String(version), String(pending[path] ?? 0), db.applied[path].map(String.init) ?? "-",
-                             position.map(\.description) ?? "-"])
+                             position ?? "-"])
             }
             if paths.isEmpty { print("(no synced Realms yet)") } else if !rows.isEmpty { print(Self.table([header] + rows)) }
             if shown.count < paths.count {
                 print("\(paths.count) Realms; \(pending.count) with unsent changes\(rows.isEmpty ? "" : " (above)"), the others caught up.")
             }
             print("")
-            var warned = false
-            if db.slotExists {
-                print("Slot \(database.slotName): confirmed \(db.confirmedLSN.map(\.description) ?? "-"), \(db.slotActive ? "streaming" : "idle (no daemon connected)"), retains \(Self.bytes(db.retainedBytes)) of WAL")
-                if db.retainedBytes > database.walWarningBytes {
-                    print("warning: the slot retains \(Self.bytes(db.retainedBytes)), more than database.walWarningBytes (\(Self.bytes(database.walWarningBytes))). Start the daemon so it catches up, or drop the slot (SELECT pg_drop_replication_slot('\(database.slotName)')) and load again; an abandoned slot fills the disk.")
-                    warned = true
-                }
-            } else {
-                print("Slot \(database.slotName): does not exist (the daemon creates it; `realm-adapter load` will too)")
-            }
+            for line in db.stream { print(line) }
+            for w in db.warnings { print("warning: \(w)") }
+            var warned = !db.warnings.isEmpty
             if db.deadLetters > 0 {
                 print("warning: \(db.deadLetters) change(s) in the dead-letter table realm_adapter_dead_letter (ignoreSQLErrors)")
                 warned = true
@@ -83,13 +72,6 @@ struct Status: AsyncParsableCommand {
             if !blocked.isEmpty { throw ExitCode(3) }
             if warned { throw ExitCode(2) }
         }
-    }
-
-    static func bytes(_ n: Int64) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
-        var v = Double(n), i = 0
-        while v >= 1024 && i < units.count - 1 { v /= 1024; i += 1 }
-        return i == 0 ? "\(n) B" : String(format: "%.1f", v) + " " + units[i]
     }
 
     /// Up to this many followed Realms, `status` lists them all; past it, those with unsent changes.

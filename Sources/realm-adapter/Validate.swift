@@ -41,12 +41,12 @@ struct Validate: AsyncParsableCommand {
         out.append("Adapter name:    \(c.realm.adapterName)")
         if let d = c.database {
             let password = d.passwordEnv.map { "password from $\($0)" } ?? (d.password == nil ? "no password" : "password set")
-            out.append("Database:        \(d.kind.rawValue) at \(d.displayTarget), schema \(d.schema), \(password)")
+            out.append("Database:        \(d.type) at \(d.displayTarget), schema \(d.schema), \(password)")
             var flags: [String] = []
             if d.createDatabase { flags.append("createDatabase") }
             if d.createSchema { flags.append("createSchema") }
             if d.applyRealmSchemaChanges { flags.append("applyRealmSchemaChanges") }
-            if d.resetReplicationSlot { flags.append("resetReplicationSlot") }
+            flags += d.settings.summary
             if !flags.isEmpty { out.append("                 \(flags.joined(separator: ", "))") }
             out.append("Retry:           \(d.retry.attempts == 0 ? "forever" : "\(d.retry.attempts) attempts"), \(d.retry.delayMs) ms doubling by \(d.retry.backoff) up to \(d.retry.maxDelayMs) ms")
         } else {

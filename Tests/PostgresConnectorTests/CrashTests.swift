@@ -283,7 +283,7 @@ extension PostgresIntegration.CrashTests {
             #expect(r.status == 0, "\(r.stderr)")
             #expect(r.stderr.contains("note: employee.feeling: type mood is not mapped"))
             #expect(r.stderr.contains("note: log: left out, because it has no primary key"))
-            let config = try Configuration.load(file: dir + "/adapter.json", environment: [:])
+            let config = try Configuration.load(file: dir + "/adapter.json", environment: [:], connectors: .postgres)
             let employee = try #require(config.schema[type: "employee"])
             #expect(employee.primaryKey == "id")
             #expect(employee.properties.map(\.typeString) == ["int", "string", "string[]", "employee"])
@@ -294,7 +294,7 @@ extension PostgresIntegration.CrashTests {
             #expect(config.database?.url == url)
             // A slot and a publication of this database's own: two databases on one server do not share them.
             let own = "realm_adapter_" + settings.database!
-            #expect(config.database?.slotName == own && config.database?.publication == own)
+            #expect(config.database?.postgres.slotName == own && config.database?.postgres.publication == own)
             let passport = try #require(config.schema[type: "Passport"])
             #expect(passport.primaryKey == "RealmId" && passport.databasePrimaryKey == "PassportId")
             #expect(passport.properties.map(\.typeString) == ["int?", "string", "string"])

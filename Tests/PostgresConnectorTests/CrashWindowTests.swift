@@ -221,7 +221,7 @@ extension PostgresIntegration.CrashWindowTests {
                 try tx.adopt(try Schema(json: JSONValue(parsing: GuaranteeWorkload.schema)))
                 try tx.create("Item", ["id": 1, "n": 0, "origin": "realm"])
             }
-            let c = try Configuration.load(file: config, environment: [:])
+            let c = try Configuration.load(file: config, environment: [:], connectors: .postgres)
             let adapter = try Adapter(store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex)
             try await eventually("the Realm write in the database, and the adapter past it") {
                 try await pg.sql(#"SELECT n FROM "Item" WHERE id = 1"#) == [["0"]] && adapter.pendingCount("/SQLDemo") == 0
@@ -349,7 +349,7 @@ extension PostgresIntegration.CrashWindowTests {
             defer { try? FileManager.default.removeItem(atPath: dir) }
             let pg = try await PostgresConnection.connect(settings)
             defer { pg.close() }
-            let slot = try Configuration.load(file: config, environment: [:]).database!.slotName
+            let slot = try Configuration.load(file: config, environment: [:], connectors: .postgres).database!.postgres.slotName
             let slotCount = "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '\(slot)'"
             var daemon = try DaemonProcess(config: config, log: dir + "/daemon-1.log", failpoints: "db-to-realm.before-stream=error")
             #expect(daemon.process.wait() != 0)
@@ -377,13 +377,17 @@ extension PostgresIntegration.CrashWindowTests {
             defer { try? FileManager.default.removeItem(atPath: dir) }
             let pg = try await PostgresConnection.connect(settings)
             defer { pg.close() }
-            let slot = try Configuration.load(file: config, environment: [:]).database!.slotName
+            let slot = try Configuration.load(file: config, environment: [:], connectors: .postgres).database!.postgres.slotName
             var daemon = try DaemonProcess(config: config, log: dir + "/daemon-1.log")
             try await daemon.waitUntilSyncing()
             _ = try await pg.sql(#"INSERT INTO "Item" VALUES (1, 0, 'db')"#)
             let store = try RealmStore(directory: dir + "/store")
             try await eventually("row 1 in the Realm") { (try? store.object(of: "Item", identity: 1, in: "/SQLDemo")) != nil }
             #expect(daemon.terminate() == 0)
+            // The server's walsender may outlive the daemon by a moment: the slot is active until it ends.
+            try await eventually("the slot released") {
+                try await pg.sql("SELECT active FROM pg_replication_slots WHERE slot_name = '\(slot)'") == [["f"]]
+            }
             _ = try await pg.sql("SELECT pg_drop_replication_slot('\(slot)')")
             _ = try await pg.sql(#"INSERT INTO "Item" VALUES (2, 0, 'missed')"#)
             daemon = try DaemonProcess(config: config, log: dir + "/daemon-2.log")

@@ -431,7 +431,7 @@ extension PostgresIntegration.LoaderTests {
                 _ = try await pg.sql(try String(contentsOf: examples.appendingPathComponent(file), encoding: .utf8))
             }
             // The quickstart's schema and mapping, pointed at this test's database and store.
-            let quickstart = try Configuration.load(file: examples.appendingPathComponent("adapter.json").path)
+            let quickstart = try Configuration.load(file: examples.appendingPathComponent("adapter.json").path, connectors: .postgres)
             let schema = quickstart.schema.json.serialized()
             let config = try SyncHarness.config(settings, store: dir, extra: #", "mapping": {"tables": {"bus": "Bus", "driver": "Driver", "schedule": "Schedule", "route": "Route"}}"#,
                                                 schema: schema, createSchema: false)

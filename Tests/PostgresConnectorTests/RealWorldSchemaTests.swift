@@ -115,11 +115,11 @@ extension PostgresIntegration.RealWorldSchemaTests {
             let initialized = try ChildProcess.run(cli, ["init", "--database", url, "-o", dir + "/adapter.json"])
             #expect(initialized.status == 0, "\(initialized.stderr)")
             #expect(!initialized.stderr.contains("reading_2024") && !initialized.stderr.contains("reading_2025"), "\(initialized.stderr)")
-            var config = try Configuration.load(file: dir + "/adapter.json", environment: [:])
+            var config = try Configuration.load(file: dir + "/adapter.json", environment: [:], connectors: .postgres)
             #expect(config.schema[type: "reading"]?.primaryKey == "id")
             #expect(config.schema[type: "reading_2024"] == nil)
             try DaemonProcess.edit(dir + "/adapter.json", replacing: #""store": "./realms""#, with: #""store": "\#(dir)/store""#)
-            config = try Configuration.load(file: dir + "/adapter.json", environment: [:])
+            config = try Configuration.load(file: dir + "/adapter.json", environment: [:], connectors: .postgres)
 
             let load = try ChildProcess.run(cli, ["load", "--config", dir + "/adapter.json"])
             #expect(load.status == 0, "\(load.stderr)")
@@ -138,7 +138,7 @@ extension PostgresIntegration.RealWorldSchemaTests {
                 try await pg.sql("SELECT id, value FROM reading ORDER BY id") == [["1", "11"], ["3", "30"]]
             }
             // A table the mapping does not know, put in the publication by hand: said once, not dropped silently.
-            _ = try await pg.sql("CREATE TABLE other (id int PRIMARY KEY); ALTER PUBLICATION \(config.database!.publication) ADD TABLE other")
+            _ = try await pg.sql("CREATE TABLE other (id int PRIMARY KEY); ALTER PUBLICATION \(config.database!.postgres.publication) ADD TABLE other")
             _ = try await pg.sql("INSERT INTO other VALUES (1); INSERT INTO other VALUES (2); INSERT INTO reading VALUES (4, '2024-01-02', 40)")
             try await eventually("row 4 in the Realm") { try store.object(of: "reading", identity: 4, in: path) != nil }
             #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))

@@ -124,7 +124,7 @@ extension PostgresIntegration.ReplicationTests {
             _ = try await pg.session { s in try s.query(#"INSERT INTO "Driver" (id) SELECT generate_series(1, 1000)"#) }
             try await PostgresConnector(configuration: config.database!, logger: .init(label: "test")).prepare(mapping)
             #expect(try await slotStart() == first, "without resetReplicationSlot the slot keeps its place")
-            config.database!.resetReplicationSlot = true
+            config.database!.postgres.resetReplicationSlot = true
             try await PostgresConnector(configuration: config.database!, logger: .init(label: "test")).prepare(mapping)
             let reset = try #require(try await slotStart())
             #expect(try #require(LSN(reset)) > (try #require(LSN(first))))

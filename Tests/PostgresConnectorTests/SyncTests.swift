@@ -38,7 +38,7 @@ struct SyncHarness {
              "database": {"type": "postgres", "host": "\(settings.host!)", "port": \(settings.port!), "user": "\(settings.user!)",
                           "database": "\(settings.database!)", "createSchema": \(createSchema), "slotName": "\(settings.database!)", "retry": {"attempts": 0, "delayMs": 50, "maxDelayMs": 500}},
              "schema": \(schema) \(extra)}
-            """), environment: [:])
+            """), environment: [:], connectors: .postgres)
     }
 
     /// Runs `body` with the daemon running; stops it gracefully afterwards.
@@ -296,10 +296,10 @@ extension PostgresIntegration.SyncTests {
             defer { try? FileManager.default.removeItem(atPath: dir) }
             var config = h.config
             config.realm.store = dir
-            config.database!.slotName = h.settings.database! + "_load"
+            config.database!.postgres.slotName = h.settings.database! + "_load"
             _ = try await LoadHarness.load(config)
             #expect(try RealmStore(directory: dir).object(of: "EmployeeRoute", identity: "1-2", in: "/SQLDemo")?.values["stops"] == [3, 1, 2])
-            _ = try await h.sql("SELECT pg_drop_replication_slot($1)", [config.database!.slotName])
+            _ = try await h.sql("SELECT pg_drop_replication_slot($1)", [config.database!.postgres.slotName])
 
             try h.store.write(to: "/SQLDemo", origin: "app") { tx in try tx.delete("EmployeeRoute", "1-2") }
             try await eventually("the join row and its list gone from the database") {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import PostgresConnector
 @testable import RealmAdapter
 
 @Suite struct ConfigurationTests {
@@ -7,7 +8,7 @@ import Testing
         .appendingPathComponent("../../examples/config").standardizedFileURL.path
 
     func decode(_ text: String, env: [String: String] = ["PGPASSWORD": "hunter2"]) throws -> Configuration {
-        try Configuration(json: try JSONValue(parsing: text), environment: env)
+        try Configuration(json: try JSONValue(parsing: text), environment: env, connectors: .postgres)
     }
 
     func minimal(_ extra: String = "", database: String = #""database": {"type": "postgres", "host": "db"}"#) -> String {
@@ -16,18 +17,18 @@ import Testing
     }
 
     @Test func loadsTheExamples() throws {
-        let bus = try Configuration.load(file: Self.examples + "/bus-postgres.json", environment: ["PGPASSWORD": "hunter2"])
+        let bus = try Configuration.load(file: Self.examples + "/bus-postgres.json", environment: ["PGPASSWORD": "hunter2"], connectors: .postgres)
         #expect(bus.schema.types.map(\.name) == ["Bus", "Driver", "Schedule", "Route"])
         #expect(bus.database?.password?.value == "hunter2")
-        #expect(bus.database?.kind == .postgres)
+        #expect(bus.database?.type == "postgres")
         #expect(bus.realm.store.hasSuffix("/demo-store") && bus.realm.store.hasPrefix("/"))
         #expect(bus.realm.effectivePathRegex == "^/SQLDemo$")
         #expect(bus.mapping.typeName(forTable: "driver") == "Driver")
         #expect(bus.mapping.tableName(forType: "Driver") == "driver")
-        let passports = try Configuration.load(file: Self.examples + "/realm-id-passports.json", environment: ["PGPASSWORD": "x"])
+        let passports = try Configuration.load(file: Self.examples + "/realm-id-passports.json", environment: ["PGPASSWORD": "x"], connectors: .postgres)
         let person = try Mapping(passports).table(forType: "Person")
         #expect(person?.keyColumn == "RealmId" && person?.databaseKey?.column == "PersonId" && person?.linkLists.first?.ownerKeyType == .int)
-        let tasks = try Configuration.load(file: Self.examples + "/per-user-tasks.json", environment: ["PGPASSWORD": "x"])
+        let tasks = try Configuration.load(file: Self.examples + "/per-user-tasks.json", environment: ["PGPASSWORD": "x"], connectors: .postgres)
         #expect(tasks.realm.path.fields == ["userID"])
         #expect(tasks.mapping.propertyName(forColumn: "task_title", ofType: "Task") == "title")
         #expect(tasks.mapping.columnName(forProperty: "title", ofType: "Task") == "task_title")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import PostgresConnector
 @testable import RealmAdapter
 
 @Suite struct MappingTests {
@@ -13,7 +14,7 @@ import Testing
          "mapping": {"tables": {"task": "Task", "person": "Person"}, "columns": {"Task": {"task_title": "title"}},
                      "convert": {"Task": {"cost": "decimal", "due": "epochSeconds"}},
                      "ignoreProperties": {"Task": ["local"]}}}
-        """), environment: [:])
+        """), environment: [:], connectors: .postgres)
     let mapping = try! Mapping(config)
 
     @Test func tablesAndColumnsFollowTheRenames() throws {

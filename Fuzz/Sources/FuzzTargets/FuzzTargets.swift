@@ -27,7 +27,7 @@ public enum FuzzTargets {
     /// A configuration file, and the mapping built from it.
     static func configuration(_ bytes: UnsafeRawBufferPointer) {
         guard let json = try? JSONValue(parsing: String(decoding: bytes, as: UTF8.self)),
-              let c = try? Configuration(json: json, environment: ["PGPASSWORD": "x"]) else { return }
+              let c = try? Configuration(json: json, environment: ["PGPASSWORD": "x"], connectors: .postgres) else { return }
         _ = try? Mapping(c)
     }
 

@@ -8,7 +8,7 @@ import Logging
 /// included, and the password is never printed: see ``DatabaseConfiguration/password``.
 ///
 /// ```swift
-/// let config = try Configuration.load(file: "adapter.json")
+/// let config = try Configuration.load(file: "adapter.json", connectors: connectors)
 /// ```
 public struct Configuration: Sendable {
     public var realm: RealmConfiguration
@@ -25,14 +25,17 @@ public struct Configuration: Sendable {
     public var logFile: String?
 
     /// Reads and checks a configuration file. Relative paths inside it (the store directory,
-    /// the log file) are resolved against the file's directory.
-    public static func load(file: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Configuration {
+    /// the log file) are resolved against the file's directory. `connectors` decode the
+    /// `database` section (a configuration without one needs none).
+    public static func load(file: String, environment: [String: String] = ProcessInfo.processInfo.environment,
+                            connectors: ConnectorRegistry = ConnectorRegistry()) throws -> Configuration {
         guard let data = FileManager.default.contents(atPath: file) else {
             throw RealmAdapterError(.invalidConfiguration, "Cannot read the configuration file '\(file)'. Check the path; `realm-adapter validate --help` shows an example.",
                                     context: ["file": file])
         }
         do {
-            var config = try Configuration(json: try JSONValue(parsing: data), environment: environment)
+            var config = try Configuration(json: try JSONValue(parsing: data), environment: environment,
+                                           connectors: connectors)
             let base = URL(fileURLWithPath: file).deletingLastPathComponent()
             config.realm.store = Self.resolve(config.realm.store, against: base)
             config.logFile = config.logFile.map { Self.resolve($0, against: base) }
@@ -46,13 +49,16 @@ public struct Configuration: Sendable {
         path.hasPrefix("/") ? path : base.appendingPathComponent(path).standardizedFileURL.path
     }
 
-    public init(json: JSONValue, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    public init(json: JSONValue, environment: [String: String] = ProcessInfo.processInfo.environment,
+                connectors: ConnectorRegistry = ConnectorRegistry()) throws {
         var r = try JSONObjectReader(json, path: "", code: .invalidConfiguration)
         guard let schemaJSON = r.value("schema") else { throw r.error("schema", "is required: the Realm object types to sync, in Realm JS model syntax.") }
         schema = try Schema(json: schemaJSON, path: "schema", code: .invalidConfiguration)
         guard let realmReader = try r.object("realm") else { throw r.error("realm", "is required (at least realm.path).") }
         realm = try RealmConfiguration(realmReader)
-        database = try r.object("database").map { try DatabaseConfiguration($0, environment: environment) }
+        database = try r.object("database").map {
+            try DatabaseConfiguration($0, environment: environment, connectors: connectors)
+        }
         mapping = try MappingConfiguration(try r.object("mapping"), schema: schema)
         loader = try LoaderConfiguration(try r.object("loader"))
         ignoreSQLErrors = try r.bool("ignoreSQLErrors") ?? false

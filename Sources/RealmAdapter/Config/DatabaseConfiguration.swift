@@ -10,19 +10,11 @@ public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
 }
 
 /// `database`: which database to sync with and how to reach it.
+///
+/// The members every connector shares are here; a connector's own (Postgres: `slotName`,
+/// `publication`, `sslmode`) are in ``settings``, decoded by the ``ConnectorFactory`` that
+/// `type` names.
 public struct DatabaseConfiguration: Sendable {
-    public enum Kind: String, Sendable, CaseIterable {
-        case postgres
-        case sqlserver
-    }
-
-    /// SSL use, as libpq names it.
-    public enum SSLMode: String, Sendable, CaseIterable {
-        case disable, allow, prefer, require
-        case verifyCA = "verify-ca"
-        case verifyFull = "verify-full"
-    }
-
     public struct Retry: Sendable, Hashable {
         /// Attempts before giving up (default 10; 0 means retry forever).
         public var attempts: Int = 10
@@ -43,7 +35,8 @@ public struct DatabaseConfiguration: Sendable {
         }
     }
 
-    public var kind: Kind
+    /// `database.type`: the ``ConnectorFactory`` that reads and syncs this database (`postgres`).
+    public var type: String
     /// A connection URL (`postgresql://user@host:5432/db?sslmode=require`) or libpq `key=value`
     /// pairs (``ConnectionString``); `database` and `sslmode` override its parts, and host, port
     /// and user cannot be given with it. A password in it is moved to ``password`` and removed.
@@ -57,9 +50,9 @@ public struct DatabaseConfiguration: Sendable {
     public var passwordEnv: String?
     /// The database name.
     public var database: String?
-    /// The database schema (namespace) of the synced tables: `public` (Postgres) or `dbo` (SQL Server) by default.
+    /// The database schema (namespace) of the synced tables (default: the connector's, such as
+    /// `public` for Postgres or `dbo` for SQL Server).
     public var schema: String
-    public var sslmode: SSLMode?
     /// Seconds to wait for a connection (default 10).
     public var connectTimeout: Int
     public var retry: Retry
@@ -69,39 +62,52 @@ public struct DatabaseConfiguration: Sendable {
     public var createSchema: Bool
     /// Legacy `applyRealmSchemaChangesToPostgres`: ADD_TYPE and ADD_PROPERTIES change the database too.
     public var applyRealmSchemaChanges: Bool
-    /// Legacy `resetPostgresReplicationSlot`: drop and recreate the slot (starts over).
-    public var resetReplicationSlot: Bool
-    /// Postgres: the logical replication slot (default `realm_adapter`).
-    public var slotName: String
-    /// Postgres: the publication (default `realm_adapter`).
-    public var publication: String
-    /// `status` warns when the slot retains more WAL than this (default 1 GiB).
-    public var walWarningBytes: Int64
     /// A database transaction with more row changes than this reaches the Realms in parts of
     /// this many (each its own Realm transaction, still exactly once), so that memory stays
     /// bounded however large a transaction is (default 20,000).
     public var largeTransactionChanges: Int
+    /// The connector's own settings, as its ``ConnectorFactory/settings(_:)`` decoded them.
+    public var settings: any ConnectorSettings
+    /// The port when neither ``port`` nor the URL gives one (the connector's).
+    public var defaultPort: Int
 
-    init(_ reader: JSONObjectReader, environment: [String: String]) throws {
+    init(_ reader: JSONObjectReader, environment: [String: String], connectors: ConnectorRegistry) throws {
         var r = reader
-        let type = try r.requiredString("type")
-        guard let k = Kind(rawValue: type) else {
-            throw r.error("type", "unknown database type '\(type)' (expected \(Kind.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or "))).")
+        type = try r.requiredString("type")
+        guard let factory = connectors.factory(forType: type) else {
+            let expected = connectors.factories.isEmpty ? "this program knows none" : "expected \(connectors.typeList)"
+            throw r.error("type", "unknown database type '\(type)' (\(expected)).")
         }
-        kind = k
+        defaultPort = factory.defaultPort
         url = try r.string("url")
         host = try r.string("host")
         port = try r.int("port", in: 1...65535)
         user = try r.string("user")
         database = try r.string("database")
-        schema = try r.string("schema") ?? (k == .postgres ? "public" : "dbo")
-        if let s = try r.string("sslmode") {
-            guard let m = SSLMode(rawValue: s) else {
-                throw r.error("sslmode", "unknown mode '\(s)' (expected \(SSLMode.allCases.map(\.rawValue).joined(separator: ", "))).")
-            }
-            sslmode = m
-        }
+        schema = try r.string("schema") ?? factory.defaultSchema
         connectTimeout = try r.int("connectTimeout", in: 1...3600) ?? 10
+        password = nil
+        passwordEnv = nil
+        retry = Retry()
+        createDatabase = false
+        createSchema = false
+        applyRealmSchemaChanges = false
+        largeTransactionChanges = 20_000
+        settings = try factory.settings(&r)
+        try readPassword(&r, environment: environment)
+        try readRetry(&r)
+        createDatabase = try r.bool("createDatabase") ?? false
+        createSchema = try r.bool("createSchema") ?? false
+        applyRealmSchemaChanges = try r.bool("applyRealmSchemaChanges") ?? false
+        largeTransactionChanges = try r.int("largeTransactionChanges", in: 1...100_000_000) ?? 20_000
+        try r.finish()
+        if url == nil && host == nil {
+            throw r.error(nil, "give url or host to say where the database is.")
+        }
+    }
+
+    /// `password`, `passwordEnv`, or the password in `url` (which is then removed from it).
+    private mutating func readPassword(_ r: inout JSONObjectReader, environment: [String: String]) throws {
         let literal = try r.string("password")
         passwordEnv = try r.string("passwordEnv")
         if literal != nil && passwordEnv != nil {
@@ -126,48 +132,30 @@ public struct DatabaseConfiguration: Sendable {
             password = Secret(inURL)
         } else if let env = passwordEnv {
             guard let v = environment[env] else {
-                throw r.error("passwordEnv", "the environment variable \(env) is not set. Export it before starting, or remove passwordEnv.")
+                throw r.error("passwordEnv", "the environment variable \(env) is not set. "
+                    + "Export it before starting, or remove passwordEnv.")
             }
             password = Secret(v)
         } else {
             password = literal.map(Secret.init)
         }
-        retry = Retry()
-        if var rr = try r.object("retry") {
-            retry.attempts = try rr.int("attempts", in: 0...1_000_000) ?? retry.attempts
-            retry.delayMs = try rr.int("delayMs", in: 0...3_600_000) ?? retry.delayMs
-            retry.backoff = try rr.double("backoff") ?? retry.backoff
-            retry.maxDelayMs = try rr.int("maxDelayMs", in: 0...3_600_000) ?? retry.maxDelayMs
-            guard retry.backoff >= 1 else { throw rr.error("backoff", "must be at least 1.") }
-            try rr.finish()
-        }
-        createDatabase = try r.bool("createDatabase") ?? false
-        createSchema = try r.bool("createSchema") ?? false
-        applyRealmSchemaChanges = try r.bool("applyRealmSchemaChanges") ?? false
-        resetReplicationSlot = try r.bool("resetReplicationSlot") ?? false
-        slotName = try r.string("slotName") ?? "realm_adapter"
-        // Postgres's own rule for slot names, checked before anything is created.
-        guard (1...63).contains(slotName.utf8.count), slotName.utf8.allSatisfy({ (97...122).contains($0) || (48...57).contains($0) || $0 == 95 }) else {
-            throw r.error("slotName", "'\(slotName)' is not a replication slot name: use 1 to 63 lower-case letters, digits and underscores.")
-        }
-        publication = try r.string("publication") ?? "realm_adapter"
-        // pgoutput reads publication_names as a list of identifiers: keep to names it reads back as they are.
-        guard (1...63).contains(publication.utf8.count), publication.utf8.allSatisfy({ (97...122).contains($0) || (48...57).contains($0) || $0 == 95 }) else {
-            throw r.error("publication", "'\(publication)' is not a publication name the replication stream reads back: use 1 to 63 lower-case letters, digits and underscores.")
-        }
-        walWarningBytes = Int64(try r.int("walWarningBytes", in: 0...Int64.max) ?? 1 << 30)
-        largeTransactionChanges = try r.int("largeTransactionChanges", in: 1...100_000_000) ?? 20_000
-        try r.finish()
-        if url == nil && host == nil {
-            throw r.error(nil, "give url or host to say where the database is.")
-        }
+    }
+
+    private mutating func readRetry(_ r: inout JSONObjectReader) throws {
+        guard var rr = try r.object("retry") else { return }
+        retry.attempts = try rr.int("attempts", in: 0...1_000_000) ?? retry.attempts
+        retry.delayMs = try rr.int("delayMs", in: 0...3_600_000) ?? retry.delayMs
+        retry.backoff = try rr.double("backoff") ?? retry.backoff
+        retry.maxDelayMs = try rr.int("maxDelayMs", in: 0...3_600_000) ?? retry.maxDelayMs
+        guard retry.backoff >= 1 else { throw rr.error("backoff", "must be at least 1.") }
+        try rr.finish()
     }
 
     /// Where the database is, for messages: `host:port/database` without credentials.
     public var displayTarget: String {
         let u = url.flatMap { try? ConnectionString($0) }
         let h = host ?? u?.host ?? "localhost"
-        let p = port ?? u?.port ?? (kind == .postgres ? 5432 : 1433)
+        let p = port ?? u?.port ?? defaultPort
         let d = database ?? u?.database ?? ""
         return "\(h):\(p)" + (d.isEmpty ? "" : "/\(d)")
     }

@@ -12,6 +12,10 @@ public protocol LoadSnapshot: AnyObject, Sendable {
     /// The table's row count as the database estimates it (planner statistics), or nil.
     func estimatedRows(_ table: String) throws -> Int?
 
+    /// The table's row count as the database's planner estimates it from the table's size, for
+    /// a table without statistics (never analyzed), or nil. The default is nil.
+    func sizeEstimate(_ table: String) throws -> Int?
+
     /// How many distinct combinations of `columns` the table holds (the Realms a routed table
     /// fans out to).
     func distinctCount(_ table: String, columns: [String]) throws -> Int
@@ -42,6 +46,8 @@ public protocol LoadSnapshot: AnyObject, Sendable {
 }
 
 extension LoadSnapshot {
+    public func sizeEstimate(_ table: String) throws -> Int? { nil }
+
     public func rows(_ table: String, columns: [String], orderedBy: [String], into receiver: FieldReceiver) throws {
         try rows(table, columns: columns, orderedBy: orderedBy) { values in
             for (j, v) in values.enumerated() { try receiver.value(v, at: j) }

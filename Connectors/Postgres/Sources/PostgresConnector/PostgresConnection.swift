@@ -24,7 +24,7 @@ public struct PostgresSettings: Sendable {
 
     public init(_ c: DatabaseConfiguration) {
         self.init(url: c.url, host: c.host, port: c.port, user: c.user, password: c.password, database: c.database,
-                  sslmode: c.sslmode?.rawValue, connectTimeout: c.connectTimeout)
+                  sslmode: c.postgres.sslmode?.rawValue, connectTimeout: c.connectTimeout)
     }
 
     /// `host:port/database`, for messages (no credentials).

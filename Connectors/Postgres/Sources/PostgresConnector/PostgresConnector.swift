@@ -12,6 +12,8 @@ import Synchronization
 /// `realm_adapter_dead_letter`, the changes the database rejected under `ignoreSQLErrors`.
 public final class PostgresConnector: RelationalConnector {
     public let configuration: DatabaseConfiguration
+    /// The Postgres members of ``configuration`` (slot, publication, …).
+    public let options: PostgresOptions
     public let settings: PostgresSettings
     public let customTypes: [String: ScalarType]
     let logger: Logger
@@ -20,7 +22,7 @@ public final class PostgresConnector: RelationalConnector {
     /// The origin that tags RealmIds written back to rows (``writeRealmIds(_:)``): a second
     /// one, because an origin is active in one session at a time.
     public var idsOriginName: String { originName + "_ids" }
-    public var sourceName: String { "postgres:\(configuration.slotName)" }
+    public var sourceName: String { "postgres:\(options.slotName)" }
     var schema: String { configuration.schema }
 
     private struct State {
@@ -44,10 +46,11 @@ public final class PostgresConnector: RelationalConnector {
 
     public init(configuration: DatabaseConfiguration, customTypes: [String: ScalarType] = [:], logger: Logger) {
         self.configuration = configuration
+        self.options = configuration.postgres
         self.settings = PostgresSettings(configuration)
         self.customTypes = customTypes
         self.logger = logger
-        self.originName = "realm_adapter_" + configuration.slotName
+        self.originName = "realm_adapter_" + options.slotName
     }
 
     static let stateTable = "realm_adapter_state"
@@ -77,7 +80,7 @@ public final class PostgresConnector: RelationalConnector {
         if configuration.createDatabase { try await createDatabaseIfMissing() }  // the lock needs the database
         try await lockDaemon()
         try await prepareDatabase(mapping)
-        let c = configuration
+        let c = options
         let admin = try await PostgresConnection.connect(settings, logger: logger)
         defer { admin.close() }
         let needsSlot = try await admin.session { s in try !PostgresReplicationSetup.slotExists(s, c.slotName) }
@@ -98,7 +101,7 @@ public final class PostgresConnector: RelationalConnector {
     func lockDaemon() async throws {
         if state.withLock({ $0.lockHolder?.isAlive == true }) { return }
         let holder = try await PostgresConnection.connect(settings, logger: logger)
-        let lockKey = String(Int64(bitPattern: PostgresSQL.fnv1a("realm-adapter daemon:" + configuration.slotName)))
+        let lockKey = String(Int64(bitPattern: PostgresSQL.fnv1a("realm-adapter daemon:" + options.slotName)))
         // A daemon that just stopped or crashed holds the lock until the server has seen its
         // connection end, a moment later: wait a little before calling it a second daemon.
         var locked = false
@@ -109,7 +112,7 @@ public final class PostgresConnector: RelationalConnector {
         }
         guard locked else {
             holder.close()
-            throw PostgresError(.replicationSlot, "Another realm-adapter daemon is running with slot \(configuration.slotName) (it holds the daemon lock). Stop it before starting this one: two daemons on one slot would each miss what the other reads.")
+            throw PostgresError(.replicationSlot, "Another realm-adapter daemon is running with slot \(options.slotName) (it holds the daemon lock). Stop it before starting this one: two daemons on one slot would each miss what the other reads.")
         }
         state.withLock { $0.lockHolder = holder }
     }
@@ -121,9 +124,9 @@ public final class PostgresConnector: RelationalConnector {
         if configuration.createDatabase { try await createDatabaseIfMissing() }
         let admin = try await PostgresConnection.connect(settings, logger: logger)
         defer { admin.close() }
-        let c = configuration, schema = self.schema, customTypes = self.customTypes
+        let c = options, createSchema = configuration.createSchema, schema = self.schema, customTypes = self.customTypes
         try await admin.session { s in
-            if c.createSchema { try PostgresSchema.create(mapping, schema: schema, s) }
+            if createSchema { try PostgresSchema.create(mapping, schema: schema, s) }
             let problems = try PostgresSchema.mismatches(mapping, schema: schema, customTypes: customTypes, s)
             guard problems.isEmpty else {
                 throw PostgresError(.schemaMismatch, "The database does not match the mapping:\n  - " + problems.joined(separator: "\n  - "))
@@ -176,7 +179,7 @@ public final class PostgresConnector: RelationalConnector {
         try PostgresSchema.checkNameLengths(mapping)
         let admin = try await PostgresConnection.connect(settings, logger: logger)
         defer { admin.close() }
-        let schema = self.schema, publication = configuration.publication, customTypes = self.customTypes
+        let schema = self.schema, publication = options.publication, customTypes = self.customTypes
         try await admin.session { s in
             try s.transaction {
                 try PostgresSchema.addMissingColumns(mapping, schema: schema, customTypes: customTypes, s)
@@ -258,7 +261,7 @@ public final class PostgresConnector: RelationalConnector {
 
     public func changes() async throws -> AsyncThrowingStream<DatabaseTransaction, Error> {
         state.withLock { $0.stream?.stop(); $0.stream = nil }
-        let stream = try await PostgresReplicationStream(settings: settings, slot: configuration.slotName, publication: configuration.publication,
+        let stream = try await PostgresReplicationStream(settings: settings, slot: options.slotName, publication: options.publication,
                                                          schema: schema, customTypes: customTypes, logger: logger)
         stream.partSize = configuration.largeTransactionChanges
         try stream.start()
@@ -341,7 +344,7 @@ public final class PostgresConnector: RelationalConnector {
     public func setAside(_ rows: [SetAsideRow]) throws {
         let sql = "INSERT INTO \(PostgresSQL.qualified(schema, Self.deadRowTable)) (slot, position, table_name, row_data, error) "
             + "VALUES ($1, $2, $3, $4, $5)"
-        let slot = configuration.slotName
+        let slot = options.slotName
         try idWriter().sessionSync { s in
             try s.transaction {
                 for r in rows { try s.query(sql, [slot, r.position, r.table, r.change.serialized(), r.error]) }
@@ -384,14 +387,14 @@ public final class PostgresConnector: RelationalConnector {
         do {
             let admin = try await PostgresConnection.connect(settings, logger: logger)
             defer { admin.close() }
-            let slot = configuration.slotName
+            let slot = options.slotName
             try await admin.session { s in try PostgresReplicationSetup.dropSlot(s, slot) }
             state.withLock { $0.createdSlot = false }
             logger.info("Dropped the replication slot this start created: the start failed before reading from it", metadata: ["pg.slot": "\(slot)"])
             return true
         } catch {
             logger.warning("Could not drop the replication slot this failed start created; drop it by hand (SELECT pg_drop_replication_slot(…)) or it keeps WAL",
-                           metadata: ["pg.slot": "\(configuration.slotName)", "error": "\(error)"])
+                           metadata: ["pg.slot": "\(options.slotName)", "error": "\(error)"])
             return false
         }
     }
@@ -415,43 +418,66 @@ public final class PostgresConnector: RelationalConnector {
     }
 }
 
-/// What `realm-adapter status` reports from the database side.
-public struct PostgresStatus: Sendable {
-    public var slotExists: Bool
-    public var confirmedLSN: LSN?
-    /// WAL the slot keeps the server from recycling.
-    public var retainedBytes: Int64
-    public var slotActive: Bool
-    /// Realm versions applied to the database, per path.
-    public var applied: [String: Int64]
-    public var deadLetters: Int
-    /// Database rows set aside (``RelationalConnector/setAside(_:)``).
-    public var deadRows: Int
-}
-
-extension PostgresConnector {
-    /// The slot's position and retained WAL, the applied versions and the dead-letter count.
-    public func status(adapter: String) async throws -> PostgresStatus {
+extension PostgresConnector: DatabaseConnector {
+    /// The applied versions, the dead-letter counts, and the slot: its confirmed position,
+    /// whether a daemon streams from it, and the WAL it retains (a warning above
+    /// `database.walWarningBytes`: an abandoned slot fills the disk).
+    public func statusReport(adapter: String) async throws -> DatabaseStatus {
         let pg = try await PostgresConnection.connect(settings, logger: logger)
         defer { pg.close() }
-        let slot = configuration.slotName, schema = self.schema
-        return try await pg.session { s in
+        let slot = options.slotName, schema = self.schema
+        let (slotStatus, applied, deadLetters, deadRows) = try await pg.session { s in
             let slotStatus = try PostgresReplicationSetup.slotStatus(s, slot)
-            let hasState = try s.query("SELECT to_regclass($1) IS NOT NULL", [PostgresSQL.qualified(schema, Self.stateTable)]).rows == [["t"]]
+            let state = PostgresSQL.qualified(schema, Self.stateTable)
             var applied: [String: Int64] = [:]
             var deadLetters = 0, deadRows = 0
-            if hasState {
-                for r in try s.query("SELECT path, version FROM \(PostgresSQL.qualified(schema, Self.stateTable)) WHERE adapter = $1", [adapter]).rows {
+            if try s.query("SELECT to_regclass($1) IS NOT NULL", [state]).rows == [["t"]] {
+                for r in try s.query("SELECT path, version FROM \(state) WHERE adapter = $1", [adapter]).rows {
                     if let p = r[0], let v = r[1].flatMap(Int64.init) { applied[p] = v }
                 }
-                deadLetters = Int(try s.query("SELECT count(*) FROM \(PostgresSQL.qualified(schema, Self.deadLetterTable)) WHERE adapter = $1", [adapter]).rows[0][0] ?? "0") ?? 0
-                if try s.query("SELECT to_regclass($1) IS NOT NULL", [PostgresSQL.qualified(schema, Self.deadRowTable)]).rows == [["t"]] {
-                    deadRows = Int(try s.query("SELECT count(*) FROM \(PostgresSQL.qualified(schema, Self.deadRowTable)) WHERE slot = $1", [slot]).rows[0][0] ?? "0") ?? 0
+                let letters = PostgresSQL.qualified(schema, Self.deadLetterTable)
+                deadLetters = try Self.count(s, "SELECT count(*) FROM \(letters) WHERE adapter = $1", [adapter])
+                let rows = PostgresSQL.qualified(schema, Self.deadRowTable)
+                if try s.query("SELECT to_regclass($1) IS NOT NULL", [rows]).rows == [["t"]] {
+                    deadRows = try Self.count(s, "SELECT count(*) FROM \(rows) WHERE slot = $1", [slot])
                 }
             }
-            return PostgresStatus(slotExists: slotStatus != nil, confirmedLSN: slotStatus?.confirmed, retainedBytes: slotStatus?.retainedBytes ?? 0,
-                                  slotActive: slotStatus?.active ?? false, applied: applied, deadLetters: deadLetters, deadRows: deadRows)
+            return (slotStatus, applied, deadLetters, deadRows)
         }
+        var stream: [String] = [], warnings: [String] = []
+        if let slotStatus {
+            let state = slotStatus.active ? "streaming" : "idle (no daemon connected)"
+            stream.append("Slot \(slot): confirmed \(slotStatus.confirmed?.description ?? "-"), \(state), "
+                + "retains \(Self.bytes(slotStatus.retainedBytes)) of WAL")
+            if slotStatus.retainedBytes > options.walWarningBytes {
+                warnings.append("the slot retains \(Self.bytes(slotStatus.retainedBytes)), more than "
+                    + "database.walWarningBytes (\(Self.bytes(options.walWarningBytes))). Start the daemon so it "
+                    + "catches up, or drop the slot (SELECT pg_drop_replication_slot('\(slot)')) and load again; "
+                    + "an abandoned slot fills the disk.")
+            }
+        } else {
+            stream.append("Slot \(slot): does not exist (the daemon creates it; `realm-adapter load` will too)")
+        }
+        return DatabaseStatus(applied: applied, deadLetters: deadLetters, deadRows: deadRows,
+                              streaming: slotStatus?.active ?? false, streamName: "slot \(slot)", stream: stream,
+                              warnings: warnings)
+    }
+
+    static func count(_ s: PostgresSession, _ sql: String, _ parameters: [String?]) throws -> Int {
+        Int(try s.query(sql, parameters).rows[0][0] ?? "0") ?? 0
+    }
+
+    /// `1.5 GiB`.
+    static func bytes(_ n: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var v = Double(n), i = 0
+        while v >= 1024 && i < units.count - 1 { v /= 1024; i += 1 }
+        return i == 0 ? "\(n) B" : String(format: "%.1f", v) + " " + units[i]
+    }
+
+    /// The LSN (`0/16B3748`).
+    public func describe(position: String) -> String {
+        Self.lsn(fromPosition: position)?.description ?? position
     }
 
     /// An LSN from a position string written by this connector.

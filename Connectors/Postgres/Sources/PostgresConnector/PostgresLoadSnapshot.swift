@@ -47,7 +47,7 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
 
     /// The planner's row estimate (`EXPLAIN`): for a table never analyzed, a guess from its
     /// size on disk.
-    public func plannerEstimate(_ table: String) throws -> Int? {
+    public func sizeEstimate(_ table: String) throws -> Int? {
         let sql = "EXPLAIN (FORMAT JSON) SELECT * FROM \(PostgresSQL.qualified(schema, table))"
         let plan = try reader.sessionSync { s in try s.query(sql).rows.first?[0] }
         guard let plan, case .array(let plans) = try JSONValue(parsing: plan),
@@ -172,7 +172,7 @@ extension PostgresConnector: LoadableConnector {
     /// - Throws: `replicationSlot` if the slot is in use (a daemon is running).
     public func loadSnapshot(_ mapping: Mapping, partial: Bool) async throws -> LoadSnapshot {
         try await prepareDatabase(mapping)
-        let c = configuration, schema = self.schema, customTypes = self.customTypes
+        let c = options, schema = self.schema, customTypes = self.customTypes
         let admin = try await PostgresConnection.connect(settings, logger: logger)
         defer { admin.close() }
         let status = try await admin.session { s in
@@ -212,7 +212,7 @@ extension PostgresConnector: LoadableConnector {
     }
 
     /// A read for `load --dry-run`: no slot, no writes; checks that the database matches the mapping.
-    public func dryRunSnapshot(_ mapping: Mapping) async throws -> PostgresLoadSnapshot {
+    public func dryRunSnapshot(_ mapping: Mapping) async throws -> LoadSnapshot {
         let reader = try await PostgresConnection.connect(settings, logger: logger)
         let schema = self.schema, customTypes = self.customTypes
         let columns = try await reader.session { s in

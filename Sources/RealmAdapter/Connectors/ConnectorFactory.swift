@@ -1,0 +1,97 @@
+import Logging
+
+/// One kind of database the adapter syncs with, chosen by `database.type` through a
+/// ``ConnectorRegistry`` (ARCHITECTURE.md: Layers).
+///
+/// It decodes its own settings of the `database` section and builds, from the section, what
+/// the commands need: the connector (the daemon's two directions, the loader's snapshot,
+/// `status`) and the description of an existing database that `init` turns into a starting
+/// configuration. Adding a connector means a module with one of these and one registration
+/// line (`Sources/realm-adapter/Connectors.swift`).
+public protocol ConnectorFactory: Sendable {
+    /// `database.type` (`postgres`).
+    var type: String { get }
+    /// The database schema (namespace) of the synced tables when `database.schema` is absent.
+    var defaultSchema: String { get }
+    /// The server's port when neither `database.port` nor the URL gives one.
+    var defaultPort: Int { get }
+    /// URL schemes that name this kind of database (`postgresql`), for `init --database`.
+    var urlSchemes: [String] { get }
+
+    /// Reads this connector's own members of the `database` section; the common ones
+    /// (``DatabaseConfiguration``) are read already. The caller rejects the members that
+    /// nobody read, naming their JSON path.
+    func settings(_ reader: inout JSONObjectReader) throws -> any ConnectorSettings
+
+    /// The connector for a configuration's database section (of this factory's type).
+    func connector(_ database: DatabaseConfiguration, customTypes: [String: ScalarType],
+                   logger: Logger) throws -> any DatabaseConnector
+
+    /// Reads the tables of `schema` in an existing database (`realm-adapter init`).
+    func describe(_ connection: ConnectionString, password: Secret?, schema: String,
+                  logger: Logger) async throws -> DatabaseDescription
+
+    /// This connector's members of a starting configuration for the database named `name`
+    /// (Postgres: a slot and a publication of its own).
+    func startingSettings(databaseName name: String) -> [JSONValue.Member]
+}
+
+extension ConnectorFactory {
+    public var urlSchemes: [String] { [type] }
+    public func startingSettings(databaseName name: String) -> [JSONValue.Member] { [] }
+}
+
+/// A connector's own settings of the `database` section (Postgres: slot, publication, sslmode).
+public protocol ConnectorSettings: Sendable {
+    /// The settings worth showing in `realm-adapter validate`, one phrase each (flags that are
+    /// on, names that differ from their defaults).
+    var summary: [String] { get }
+}
+
+/// A connector as the commands use it: both sync directions (``RelationalConnector``), the
+/// loader's snapshot (``LoadableConnector``), and what `status` and `load --dry-run` show.
+public protocol DatabaseConnector: RelationalConnector, LoadableConnector {
+    /// What the database holds of the sync: the Realm versions applied, the dead letters, and
+    /// the change stream's state.
+    func statusReport(adapter: String) async throws -> DatabaseStatus
+
+    /// A read-only snapshot for `load --dry-run`: it checks the mapping, creates nothing and
+    /// writes nothing.
+    func dryRunSnapshot(_ mapping: Mapping) async throws -> LoadSnapshot
+
+    /// A source position as people read it (Postgres: the LSN).
+    func describe(position: String) -> String
+}
+
+extension DatabaseConnector {
+    public func describe(position: String) -> String { position }
+}
+
+/// What `realm-adapter status` shows of the database side.
+public struct DatabaseStatus: Sendable {
+    /// Realm versions applied to the database, per path.
+    public var applied: [String: Int64]
+    /// Realm transactions the database rejected, kept aside (`ignoreSQLErrors`, `dead-letter`).
+    public var deadLetters: Int
+    /// Database row changes that no Realm could hold, kept aside (``RelationalConnector/setAside(_:)``).
+    public var deadRows: Int
+    /// Whether a daemon reads the change stream now (`dead-letter` refuses then).
+    public var streaming: Bool
+    /// The change stream as messages name it (`slot realm_adapter`).
+    public var streamName: String
+    /// Lines about the change stream (Postgres: the slot's position and retained WAL).
+    public var stream: [String]
+    /// Conditions that need someone's attention (`status` exits with code 2).
+    public var warnings: [String]
+
+    public init(applied: [String: Int64], deadLetters: Int, deadRows: Int, streaming: Bool, streamName: String,
+                stream: [String], warnings: [String]) {
+        self.applied = applied
+        self.deadLetters = deadLetters
+        self.deadRows = deadRows
+        self.streaming = streaming
+        self.streamName = streamName
+        self.stream = stream
+        self.warnings = warnings
+    }
+}
