@@ -45,8 +45,8 @@ struct Init: AsyncParsableCommand {
         try await reportingErrors {
             let logger = global.bootstrap()
             // The password never reaches the written file or a message: PGPASSWORD names it there.
-            let connection = try ConnectionString(database)
             let factory = try Self.factory(type: type, url: database)
+            let connection = try ConnectionString(database)
             let password = connection.password.map(Secret.init)
             let description = try await factory.describe(connection, password: password, schema: schema ?? factory.defaultSchema,
                                                          logger: logger)

@@ -78,6 +78,22 @@ enum CLI {
         #expect(bad.status == 1)
         #expect(bad.stderr.contains("database.port: expected an integer, found a string."))
     }
+
+    /// The connector is chosen by name through the registry: an unknown name is refused before
+    /// anything connects, naming the known ones; the connector's own members show in the summary.
+    @Test func theDatabaseTypeChoosesTheConnector() throws {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let file = dir + "/typed.json"
+        let database = #""database": {"type": "postgres", "host": "h", "slotName": "shop", "sslmode": "require"}"#
+        let schema = #""schema": [{"name": "A", "primaryKey": "id", "properties": {"id": "int"}}]"#
+        try #"{"realm": {"path": "/a"}, \#(schema), \#(database)}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        let ok = try CLI.run(["validate", "-c", file])
+        #expect(ok.status == 0 && ok.stdout.contains("postgres at h:5432") && ok.stdout.contains("slot shop, sslmode require"),
+                "\(ok.stdout)\(ok.stderr)")
+        let initialized = try CLI.run(["init", "--database", "oracle://db/x", "--type", "oracle"])
+        #expect(initialized.status != 0 && initialized.stderr.contains(#"unknown database type 'oracle' (expected "postgres")"#),
+                "\(initialized.stderr)")
+    }
 }
 
 extension CLITests {
