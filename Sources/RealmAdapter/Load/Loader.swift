@@ -144,7 +144,7 @@ public final class Loader: @unchecked Sendable {
         subscript(i: Int) -> Entry { batch[positions?[i] ?? i] }
     }
 
-    private func loadObjects(_ t: TableMapping, deferring: [String], _ snapshot: LoadSnapshot, _ run: LoadRun,
+    func loadObjects(_ t: TableMapping, deferring: [String], _ snapshot: LoadSnapshot, _ run: LoadRun,
                              _ summary: inout LoadSummary.Table, _ report: (Int) -> Void) throws {
         let layout = RowLayout(t.columns.map(\.column) + t.pathColumns, t)
         let skipping = Set(deferring), mapping = self.mapping, order = routeOrder(t)
@@ -190,7 +190,7 @@ public final class Loader: @unchecked Sendable {
     }
 
     /// Writes a batch of a type's rows (``loadObjects``).
-    private func writeObjects(_ batch: ObjectBatch, _ t: TableMapping, hasLinks: Bool, _ decisions: MergeDecisions, _ run: LoadRun,
+    func writeObjects(_ batch: ObjectBatch, _ t: TableMapping, hasLinks: Bool, _ decisions: MergeDecisions, _ run: LoadRun,
                               _ summary: inout LoadSummary.Table, _ report: (Int) -> Void) throws {
         let type = t.type.name
         try write(paths: batch.paths, batch.entries) { path, entries, tx in
@@ -226,10 +226,10 @@ public final class Loader: @unchecked Sendable {
     /// The order rows of a routed table are read in: by the columns that route them, so each
     /// Realm's rows come together and a batch writes to as few Realms as it can (read in the
     /// table's order, a batch of rows of thousands of users would write one transaction each).
-    private func routeOrder(_ t: TableMapping) -> [String] { mapping.path.isLiteral ? [] : mapping.path.fields }
+    func routeOrder(_ t: TableMapping) -> [String] { mapping.path.isLiteral ? [] : mapping.path.fields }
 
     /// The second pass over a table: its links into types loaded after it (or into itself).
-    private func loadLinks(_ t: TableMapping, _ properties: [String], _ snapshot: LoadSnapshot, _ run: LoadRun,
+    func loadLinks(_ t: TableMapping, _ properties: [String], _ snapshot: LoadSnapshot, _ run: LoadRun,
                            _ summary: inout LoadSummary.Table, _ report: (Int) -> Void) throws {
         let wanted = Set(properties)
         let linkColumns = t.columns.filter { wanted.contains($0.property.name) }.map(\.column)
@@ -256,7 +256,7 @@ public final class Loader: @unchecked Sendable {
     }
 
     /// A list of links from its link table, read in (owner, index) order: one entry per owner.
-    private func loadList(_ t: TableMapping, _ list: LinkListMapping, _ snapshot: LoadSnapshot, _ run: LoadRun,
+    func loadList(_ t: TableMapping, _ list: LinkListMapping, _ snapshot: LoadSnapshot, _ run: LoadRun,
                           _ summary: inout LoadSummary.Table, _ report: (Int) -> Void) throws {
         let type = t.type.name, property = list.property.name, kind = "\(type).\(property)"
         let mapping = self.mapping, fields = mapping.path.fields, dangling = configuration.danglingForeignKeys
@@ -326,312 +326,4 @@ public final class Loader: @unchecked Sendable {
             report(rows)
         })
     }
-
-    // MARK: Removing what the snapshot does not have
-
-    /// Deletes, from Realms that had objects of the type before, those the load did not write.
-    private func sweepObjects(_ t: TableMapping, _ run: LoadRun) throws -> Int {
-        let type = t.type.name
-        let deleted = try sweep(type, run) { tx, after, limit in
-            tx.schema[type: type] == nil ? (0, nil) : try tx.deleteNotLoaded(type, after: after, limit: limit)
-        }
-        if deleted > 0 { logger.info("Deleted objects the database no longer has", metadata: ["type": "\(type)", "count": "\(deleted)"]) }
-        return deleted
-    }
-
-    /// Empties, in Realms that had objects of the owner type before, the lists the load did not write.
-    private func sweepLists(_ t: TableMapping, _ list: LinkListMapping, _ run: LoadRun) throws -> Int {
-        let type = t.type.name, property = list.property.name
-        return try sweep(type, run) { tx, after, limit in
-            tx.schema[type: type]?[property: property] == nil ? (0, nil) : try tx.clearListsNotLoaded(type, property, after: after, limit: limit)
-        }
-    }
-
-    /// In each Realm that had objects of `type` before the load, runs `step` (remove up to
-    /// `limit` things after a key; say how many and the last key) in transactions of
-    /// `loader.batchSize` until nothing is left. Returns how many it removed.
-    private func sweep(_ type: String, _ run: LoadRun,
-                       _ step: (inout WriteTransaction, _ after: Value?, _ limit: Int) throws -> (Int, Value?)) throws -> Int {
-        let limit = configuration.batchSize
-        var removed = 0
-        for path in try mappedPaths() where !run.fresh(type, path) {
-            var after: Value?
-            while true {
-                let (n, last) = try store.write(to: path, origin: adapter.origin) { tx in try step(&tx, after, limit) }.result
-                removed += n
-                guard let last, n == limit else { break }
-                after = last
-            }
-        }
-        return removed
-    }
-
-    // MARK: Writing
-
-    /// Writes a batch as one store transaction (one Realm transaction per Realm it touches):
-    /// `body` runs once per Realm with the batch's entries for it, in order.
-    private func write(_ batch: [Entry], _ body: (String, EntriesOfPath, inout WriteTransaction) throws -> Void) throws {
-        try write(paths: mapping.path.isLiteral ? [mapping.path.template] : Self.paths(of: batch), batch, body)
-    }
-
-    /// The Realms `entries` are for, in the order they first come.
-    static func paths(of entries: [Entry]) -> [String] {
-        var seen = Set<String>(), paths: [String] = []
-        for e in entries where seen.insert(e.path).inserted { paths.append(e.path) }
-        return paths
-    }
-
-    /// The same for the Realms at `paths` (some may have no entries).
-    private func write(paths: [String], _ batch: [Entry], _ body: (String, EntriesOfPath, inout WriteTransaction) throws -> Void) throws {
-        var byPath: [String: [Int]] = [:]
-        if !mapping.path.isLiteral {
-            for (i, e) in batch.enumerated() { byPath[e.path, default: []].append(i) }
-        }
-        let schema = mapping.schema
-        try store.write(toEach: paths, origin: adapter.origin) { path, tx in
-            try tx.adopt(schema)
-            try body(path, EntriesOfPath(batch: batch, positions: mapping.path.isLiteral ? nil : byPath[path] ?? []), &tx)
-        }
-        try Failpoint.loadAfterBatch.hit()
-    }
-
-    /// Checks that every link of `values` finds its target in the Realm; a missing target is an
-    /// error naming table, column and key, or (`danglingForeignKeys: nullify`) a null link.
-    /// Returns how many links it set to null.
-    private func checkLinks(_ values: inout PropertyValues, of identity: Value, _ t: TableMapping, _ tx: WriteTransaction) throws -> Int {
-        var nulled = 0
-        let keyLinks = mapping.linksByDatabaseKey[t.type.name]
-        for (i, e) in values.enumerated() {
-            guard !e.value.isNull, let c = t.column(forProperty: e.name), case .link(let target, _) = c.kind else { continue }
-            if let tt = keyLinks?[e.name] {
-                // A database key: the target is the object that has it.
-                if let id = try tx.identity(of: target, where: mapping.tables[tt].databaseKey!.property, equals: e.value) {
-                    values.setValue(id, at: i)
-                    continue
-                }
-            } else if try tx.exists(target, e.value) {
-                continue
-            }
-            guard configuration.danglingForeignKeys == .nullify else {
-                throw danglingError(t.table, c.column, key: identity, refersTo: target, e.value)
-            }
-            values.setValue(.null, at: i)
-            nulled += 1
-        }
-        return nulled
-    }
-
-    private func danglingError(_ table: String, _ column: String, key: Value?, refersTo target: String, _ value: Value) -> RealmAdapterError {
-        RealmAdapterError(.danglingForeignKey,
-                          "Table \(table), column \(column)\(key.map { ", row with key \(Mapping.keyText($0))" } ?? ""): the foreign key refers to a \(target) with key \(Mapping.keyText(value)), which the Realm does not have (the row is missing from the database, or its table was left out of --tables). Fix the row, or set loader.danglingForeignKeys to \"nullify\" to load it with a null link.",
-                          context: ["db.table": table, "db.column": column])
-    }
-
-    /// Runs `produce` on a thread of its own, in batches of `loader.batchSize`, while this
-    /// thread runs `consume` on each batch; at most two batches wait in between.
-    private func pipeline(produce: (_ emit: (Entry) throws -> Void) throws -> Void, consume: ([Entry]) throws -> Void) throws {
-        let size = configuration.batchSize
-        try pipeline(empty: { var b: [Entry] = []; b.reserveCapacity(size); return b }, produce: { add in
-            try withoutActuallyEscaping(add) { add in try produce { e in try add { $0.append(e) } } }
-        }, consume: consume)
-    }
-
-    /// The same with batches of any form: `produce` adds each row to the batch being filled
-    /// with `add` (on the reading thread); a batch of `loader.batchSize` rows goes to `consume`.
-    private func pipeline<Batch>(empty: @escaping () throws -> Batch, produce: (_ add: ((inout Batch) throws -> Void) throws -> Void) throws -> Void,
-                                 consume: (Batch) throws -> Void) throws {
-        let queue = BoundedQueue<Batch>(capacity: 2)
-        let size = configuration.batchSize
-        let done = DispatchSemaphore(value: 0)
-        try withoutActuallyEscaping(produce) { produce in
-            // The thread gets `produce` through a box it empties: the Thread object may keep its
-            // block (and what the block holds) a little after the work is done, and `produce`
-            // must be gone by the end of `withoutActuallyEscaping` (a runtime check, seen to fail).
-            let producer = Handoff(produce), batches = UncheckedBox(empty)
-            let thread = Thread {
-                Self.produceBatches(producer.take(), empty: batches.value, size: size, into: queue)
-                done.signal()
-            }
-            thread.stackSize = 4 << 20
-            thread.start()
-            defer { done.wait() }
-            do {
-                while let batch = try queue.take() {
-                    try consume(batch)
-                    // Freeing a batch (and the values its transaction shares with it) is real
-                    // work: leave it to another thread, so that this one goes on writing. The
-                    // batch is handed over, not copied, so that the last release is not here.
-                    Self.dispose(consume batch)
-                }
-            } catch {
-                queue.cancel()
-                throw error
-            }
-        }
-    }
-
-    /// The reading thread's part of ``pipeline(empty:produce:consume:)``.
-    private static func produceBatches<Batch>(_ produce: (_ add: ((inout Batch) throws -> Void) throws -> Void) throws -> Void,
-                                              empty: @escaping () throws -> Batch, size: Int, into queue: BoundedQueue<Batch>) {
-        do {
-            var batch = try empty()
-            var rows = 0
-            try produce { add in
-                try add(&batch)
-                rows += 1
-                if rows == size {
-                    try queue.put(batch)
-                    batch = try empty()
-                    rows = 0
-                }
-            }
-            if rows > 0 { try queue.put(batch) }
-            queue.finish()
-        } catch {
-            queue.finish(error)
-        }
-    }
-}
-
-extension Loader {
-    static let disposal = DispatchQueue(label: "realm-adapter.load.disposal")
-
-    /// Frees `value` on the disposal queue.
-    static func dispose<T>(_ value: consuming T) {
-        let box = UncheckedBox(value)
-        disposal.async { withExtendedLifetime(box) {} }
-    }
-}
-
-private struct UncheckedBox<T>: @unchecked Sendable {
-    let value: T
-    init(_ value: T) { self.value = value }
-}
-
-/// A value handed to another thread once: ``take()`` leaves nothing behind in the box.
-private final class Handoff<T>: @unchecked Sendable {
-    // @unchecked: written before the thread starts, taken once by that thread.
-    private var value: T?
-    init(_ value: T) { self.value = value }
-    func take() -> T {
-        defer { value = nil }
-        return value!
-    }
-}
-
-/// Where each type's load found its Realms: empty of that type (objects are created) or not
-/// (rows are merged, and objects the load did not write are removed at the end).
-final class LoadRun {
-    private var mode: [String: [String: Bool]] = [:]
-    var written = Set<String>()
-
-    /// Whether rows of `type` are merged into the Realm at `path`; decided at the first batch.
-    func merges(_ type: String, _ path: String, _ hasObjects: () throws -> Bool) throws -> Bool {
-        if let m = mode[type]?[path] { return m }
-        let m = try hasObjects()
-        mode[type, default: [:]][path] = m
-        return m
-    }
-
-    func merged(_ type: String, _ path: String) -> Bool { mode[type]?[path] ?? true }
-    func fresh(_ type: String, _ path: String) -> Bool { mode[type]?[path] == false }
-}
-
-/// Which requested column each of a table's mapped columns is.
-final class RowLayout: Sendable {
-    let columns: [String]
-    /// Per `TableMapping.columns` index: the position in `columns`, or nil if not requested.
-    let positions: [Int?]
-
-    init(_ columns: [String], _ t: TableMapping) {
-        var unique: [String] = []
-        for c in columns where !unique.contains(c) { unique.append(c) }
-        self.columns = unique
-        positions = t.columns.map { c in unique.firstIndex(of: c.column) }
-    }
-}
-
-/// A row of a snapshot, positional. It borrows the row's values (``RowLayout/read(_:_:)``):
-/// reading one per column costs no reference counting.
-struct LoadedRow: ColumnValues {
-    let values: UnsafeBufferPointer<Value>
-    let positions: UnsafeBufferPointer<Int?>
-    unowned(unsafe) let layout: RowLayout
-
-    func value(column: String) -> Value? { layout.columns.firstIndex(of: column).map { values[$0] } }
-    func value(at index: Int, of t: TableMapping) -> Value? {
-        guard let p = positions[index] else { return nil }
-        return values[p]
-    }
-}
-
-extension RowLayout {
-    /// Runs `body` with `values`, a row read in this layout, as a ``LoadedRow`` valid during the call.
-    func read<T>(_ values: [Value], _ body: (LoadedRow) throws -> T) rethrows -> T {
-        try values.withUnsafeBufferPointer { v in
-            try positions.withUnsafeBufferPointer { p in try body(LoadedRow(values: v, positions: p, layout: self)) }
-        }
-    }
-}
-
-extension LoadPlan.Step {
-    /// The database table the step reads.
-    public var table: String {
-        switch self {
-        case .objects(let t, _), .links(let t, _): t.table
-        case .list(_, let l): l.table
-        }
-    }
-
-    /// What the step loads, for people: `Bus`, `Bus links (driver)`, `Bus.stops`.
-    public var what: String {
-        switch self {
-        case .objects(let t, _): t.type.name
-        case .links(let t, let properties): "\(t.type.name) links (\(properties.joined(separator: ", ")))"
-        case .list(let t, let l): "\(t.type.name).\(l.property.name)"
-        }
-    }
-}
-
-/// How far a load step is, reported after every batch.
-public struct LoadProgress: Sendable {
-    public var step: LoadPlan.Step
-    public var rows: Int
-    public var estimatedRows: Int?
-    public var elapsed: Duration
-    public var done: Bool
-
-    /// Rows per second so far.
-    public var rate: Double {
-        let s = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return s > 0 ? Double(rows) / s : 0
-    }
-
-    /// Time left at the current rate, if the estimate allows one.
-    public var remaining: Duration? {
-        guard let estimatedRows, rate > 0, estimatedRows > rows else { return nil }
-        return .milliseconds(Int64(Double(estimatedRows - rows) / rate * 1000))
-    }
-}
-
-/// What a load did.
-public struct LoadSummary: Sendable {
-    public struct Table: Sendable {
-        public var table: String
-        public var what: String
-        /// Rows read (link-table rows for a list).
-        public var rows: Int
-        /// Objects deleted (lists emptied) because the snapshot no longer has them.
-        public var deleted: Int
-        /// Links set to null, or list elements left out, because their target is missing.
-        public var danglingLinks: Int
-    }
-
-    public var tables: [Table]
-    /// The Realms that received rows.
-    public var realms: [String]
-    public var duration: Duration
-    public var handOffPosition: String?
-
-    public var rows: Int { tables.reduce(0) { $0 + $1.rows } }
 }
