@@ -16,7 +16,7 @@ extension PostgresIntegration {
             try await pg.session { s in try s.query("SELECT * FROM no_such_table") }
         } throws: { error in
             let e = error as! PostgresError
-            return e.code == .queryFailed && e.sqlState == "42P01" && e.message.contains("no_such_table")
+            return e.code == .queryFailed && e.sqlState == .undefinedTable && e.message.contains("no_such_table")
         }
         // The connection is still usable after an error.
         #expect(try await pg.session { s in try s.query("SELECT 1").rows } == [["1"]])

@@ -272,7 +272,7 @@ public struct PostgresResult: Sendable {
             let message = field(Int32(UInt8(ascii: "M"))) ?? String(cString: PQresultErrorMessage(result)).trimmingCharacters(in: .whitespacesAndNewlines)
             let lost = PQstatus(connection) != CONNECTION_OK
             throw PostgresError(lost ? .connectionLost : .queryFailed, message.isEmpty ? "The statement failed." : message,
-                                sqlState: field(Int32(UInt8(ascii: "C"))), detail: field(Int32(UInt8(ascii: "D"))),
+                                sqlState: field(Int32(UInt8(ascii: "C"))).map { SQLState($0) }, detail: field(Int32(UInt8(ascii: "D"))),
                                 hint: field(Int32(UInt8(ascii: "H"))), query: sql)
         }
         let nCols = Int(PQnfields(result)), nRows = Int(PQntuples(result))

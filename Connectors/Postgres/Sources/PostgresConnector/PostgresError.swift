@@ -30,14 +30,14 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
     public var code: Code
     /// What happened and what to do.
     public var message: String
-    /// The five-character SQLSTATE, when the server sent one (`23505`: unique violation).
-    public var sqlState: String?
+    /// The SQLSTATE, when the server sent one (``SQLState/uniqueViolation``).
+    public var sqlState: SQLState?
     public var detail: String?
     public var hint: String?
     /// The statement's text (parameters are `$1`, `$2`: their values are never kept).
     public var query: String?
 
-    public init(_ code: Code, _ message: String, sqlState: String? = nil, detail: String? = nil, hint: String? = nil, query: String? = nil) {
+    public init(_ code: Code, _ message: String, sqlState: SQLState? = nil, detail: String? = nil, hint: String? = nil, query: String? = nil) {
         self.code = code
         self.message = message
         self.sqlState = sqlState
@@ -63,6 +63,7 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
     public var isTransient: Bool {
         if code == .connectionFailed || code == .connectionLost { return true }
         guard let s = sqlState else { return false }
-        return s.hasPrefix("08") || s == "57P01" || s == "57P02" || s == "57P03" || s == "40001" || s == "40P01"
+        return s.isConnectionException
+            || [.adminShutdown, .crashShutdown, .cannotConnectNow, .serializationFailure, .deadlockDetected].contains(s)
     }
 }

@@ -73,10 +73,10 @@ public final class PostgresReplicationStream: @unchecked Sendable {
             do {
                 try s.query(sql)
             } catch var e as PostgresError {
-                if e.sqlState == "42704" {
+                if e.sqlState == .undefinedObject {
                     e = PostgresError(.replicationSlot, "The replication slot \(slot) does not exist: it was dropped behind the adapter's back, so changes made since may be lost. Run `realm-adapter load` again to start from a fresh snapshot (it recreates the slot).",
                                       sqlState: e.sqlState, query: sql)
-                } else if e.sqlState == "55006" {
+                } else if e.sqlState == .objectInUse {
                     e = PostgresError(.replicationSlot, "The replication slot \(slot) is in use by another process. Is another realm-adapter running with this configuration?",
                                       sqlState: e.sqlState, query: sql)
                 }
