@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "RealmAdapter", targets: ["RealmAdapter"]),
         .library(name: "PostgresConnector", targets: ["PostgresConnector"]),
+        .library(name: "SQLiteConnector", targets: ["SQLiteConnector"]),
         .executable(name: "realm-adapter", targets: ["realm-adapter"]),
         .executable(name: "realm-adapter-bench", targets: ["realm-adapter-bench"]),
     ],
@@ -46,11 +47,23 @@ let package = Package(
             ],
             path: "Connectors/Postgres/Sources/PostgresConnector"
         ),
+        // A relational connector for an app's SQLite database: the example of writing one, and
+        // what the core's scenarios run against in plain `swift test`.
+        .target(
+            name: "SQLiteConnector",
+            dependencies: [
+                "RealmAdapter",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "examples/sqlite-connector/Sources/SQLiteConnector"
+        ),
         .executableTarget(
             name: "realm-adapter",
             dependencies: [
                 "RealmAdapter",
                 "PostgresConnector",
+                "SQLiteConnector",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -108,6 +121,16 @@ let package = Package(
             dependencies: ["FuzzTargets"],
             path: "Fuzz/Sources/realm-adapter-fuzz"
         ),
+        // The core's sync scenarios, described once and run against every connector.
+        .target(
+            name: "ConnectorScenarios",
+            dependencies: [
+                "RealmAdapter",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/Support/ConnectorScenarios"
+        ),
         // Helpers shared by the test targets (child processes).
         .target(
             name: "TestSupport",
@@ -122,11 +145,17 @@ let package = Package(
         .testTarget(
             name: "PostgresConnectorTests",
             dependencies: [
-                "PostgresConnector", "RealmAdapter", "CLibPQ", "TestSupport", "FuzzTargets",
+                "PostgresConnector", "RealmAdapter", "CLibPQ", "TestSupport", "FuzzTargets", "ConnectorScenarios",
                 // The crash and restart tests run the real daemon binary.
                 "realm-adapter",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
+        ),
+        .testTarget(
+            name: "SQLiteConnectorTests",
+            dependencies: ["SQLiteConnector", "ConnectorScenarios", "RealmAdapter",
+                           .product(name: "GRDB", package: "GRDB.swift")],
+            path: "examples/sqlite-connector/Tests/SQLiteConnectorTests"
         ),
         .testTarget(
             name: "JSONLinesMirrorTests",

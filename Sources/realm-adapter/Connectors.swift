@@ -1,8 +1,10 @@
 import PostgresConnector
+import SQLiteConnector
 import RealmAdapter
 
 /// The database types this program syncs with, by `database.type`. The only place the CLI names
 /// a concrete connector: adding one means its module and one line here.
 let connectors = ConnectorRegistry([
     PostgresConnectorFactory(),
+    SQLiteConnectorFactory(),
 ])

@@ -101,7 +101,7 @@ public struct DatabaseConfiguration: Sendable {
         applyRealmSchemaChanges = try r.bool("applyRealmSchemaChanges") ?? false
         largeTransactionChanges = try r.int("largeTransactionChanges", in: 1...100_000_000) ?? 20_000
         try r.finish()
-        if url == nil && host == nil {
+        if factory.needsServer && url == nil && host == nil {
             throw r.error(nil, "give url or host to say where the database is.")
         }
     }
@@ -153,6 +153,7 @@ public struct DatabaseConfiguration: Sendable {
 
     /// Where the database is, for messages: `host:port/database` without credentials.
     public var displayTarget: String {
+        if let location = settings.location { return location }
         let u = url.flatMap { try? ConnectionString($0) }
         let h = host ?? u?.host ?? "localhost"
         let p = port ?? u?.port ?? defaultPort

@@ -17,6 +17,9 @@ public protocol ConnectorFactory: Sendable {
     var defaultPort: Int { get }
     /// URL schemes that name this kind of database (`postgresql`), for `init --database`.
     var urlSchemes: [String] { get }
+    /// Whether the database is a server, reached through `url` or `host` (one of them is then
+    /// required); a database in a file says where it is in settings of its own.
+    var needsServer: Bool { get }
 
     /// Reads this connector's own members of the `database` section; the common ones
     /// (``DatabaseConfiguration``) are read already. The caller rejects the members that
@@ -38,6 +41,7 @@ public protocol ConnectorFactory: Sendable {
 
 extension ConnectorFactory {
     public var urlSchemes: [String] { [type] }
+    public var needsServer: Bool { true }
     public func startingSettings(databaseName name: String) -> [JSONValue.Member] { [] }
 }
 
@@ -46,6 +50,12 @@ public protocol ConnectorSettings: Sendable {
     /// The settings worth showing in `realm-adapter validate`, one phrase each (flags that are
     /// on, names that differ from their defaults).
     var summary: [String] { get }
+    /// Where the database is, for messages, when it is not a server (a file); nil for servers.
+    var location: String? { get }
+}
+
+extension ConnectorSettings {
+    public var location: String? { nil }
 }
 
 /// A connector as the commands use it: both sync directions (``RelationalConnector``), the

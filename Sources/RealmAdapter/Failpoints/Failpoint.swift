@@ -35,8 +35,20 @@ public struct Failpoint: Sendable, Hashable, CustomStringConvertible {
     /// Takes the action configured for this point, if any (debug builds only).
     public func hit() throws {
         #if DEBUG
-        guard let action = Self.registry.next(name) else { return }
+        guard let action = (Self.scoped ?? Self.registry).next(name) else { return }
         try action.perform(at: name)
+        #endif
+    }
+
+    /// Runs `body` with failpoints configured by `specification` (the environment's syntax)
+    /// for the hits in its task and the tasks it starts, instead of the environment's: tests in
+    /// one process (the connector scenarios) open crash windows with `error` without touching
+    /// each other. A debug build's feature; a release build runs `body` as it is.
+    package static func with<T>(_ specification: String, _ body: () async throws -> T) async rethrows -> T {
+        #if DEBUG
+        try await $scoped.withValue(FailpointRegistry(specification), operation: body)
+        #else
+        try await body()
         #endif
     }
 
@@ -54,6 +66,7 @@ public struct Failpoint: Sendable, Hashable, CustomStringConvertible {
 
     #if DEBUG
     static let registry = FailpointRegistry(ProcessInfo.processInfo.environment[environmentVariable] ?? "")
+    @TaskLocal static var scoped: FailpointRegistry?
     #endif
 }
 

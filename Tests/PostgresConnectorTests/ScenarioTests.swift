@@ -1,0 +1,36 @@
+import ConnectorScenarios
+import Foundation
+import PostgresConnector
+import RealmAdapter
+import Testing
+
+/// A fresh Postgres database, written to as an app would (a connection of its own).
+struct PostgresScenarioDatabase: ScenarioDatabase {
+    let settings: PostgresSettings
+    let app: PostgresConnection
+
+    var connectors: ConnectorRegistry { .postgres }
+    var databaseSection: String {
+        #"{"type": "postgres", "host": "\#(settings.host!)", "port": \#(settings.port!), "#
+            + #""user": "\#(settings.user!)", "database": "\#(settings.database!)", "#
+            + #""slotName": "\#(settings.database!)", "createSchema": true, "#
+            + #""retry": {"attempts": 0, "delayMs": 50, "maxDelayMs": 500}}"#
+    }
+
+    func sql(_ text: String) async throws -> [[String?]] { try await app.sql(text) }
+}
+
+extension PostgresIntegration {
+    /// The core's scenarios (the same ones the SQLite connector runs in plain `swift test`) against Postgres.
+    @Suite struct ScenarioTests {
+        @Test(.timeLimit(.minutes(2)), arguments: Scenarios.all(PostgresScenarioDatabase.self).map(\.0))
+        func scenario(_ name: String) async throws {
+            let run = Scenarios.all(PostgresScenarioDatabase.self).first { $0.0 == name }!.1
+            try await TestServer.withFreshDatabase("scenario_\(abs(name.hashValue) % 100_000)") { settings in
+                let app = try await PostgresConnection.connect(settings)
+                defer { app.close() }
+                try await run(PostgresScenarioDatabase(settings: settings, app: app))
+            }
+        }
+    }
+}

@@ -1,0 +1,183 @@
+import Foundation
+import Logging
+import RealmAdapter
+import ServiceLifecycle
+
+/// A database the core's scenarios run against, through its connector: each connector's tests
+/// provide one (a fresh SQLite file, a fresh Postgres database) and run the same ``Scenarios``.
+public protocol ScenarioDatabase: Sendable {
+    /// The registry that knows this database's type.
+    var connectors: ConnectorRegistry { get }
+    /// The `database` section, as JSON text, with `createSchema` on.
+    var databaseSection: String { get }
+    /// Runs SQL as an app would (not through the connector): the rows of the last statement, as text.
+    func sql(_ text: String) async throws -> [[String?]]
+}
+
+/// A scenario's expectation that did not hold.
+public struct ScenarioFailure: Error, CustomStringConvertible {
+    public let description: String
+}
+
+func require(_ condition: Bool, _ message: @autoclosure () -> String) throws {
+    guard condition else { throw ScenarioFailure(description: message()) }
+}
+
+/// Polls `condition` until it holds, or fails naming `what`.
+func eventually(_ what: String, timeout: Duration = .seconds(20), _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    throw ScenarioFailure(description: "timed out waiting for: \(what)")
+}
+
+/// A store, a configuration and the daemon's two services over a ``ScenarioDatabase``.
+struct ScenarioHarness<Database: ScenarioDatabase> {
+    let database: Database
+    let config: Configuration
+    let mapping: Mapping
+    let store: RealmStore
+    let logger: Logger
+
+    static var schema: String {
+        """
+        [{"name": "Item", "primaryKey": "id", "properties": {"id": "int", "n": "int", "note": "string?"}}]
+        """
+    }
+
+    init(_ database: Database, directory: String) throws {
+        self.database = database
+        config = try Configuration(
+            json: try JSONValue(
+                parsing: """
+                    {"realm": {"store": "\(directory)", "path": "/items", "adapterName": "scenario"},
+                     "database": \(database.databaseSection), "schema": \(Self.schema)}
+                    """), environment: [:], connectors: database.connectors)
+        mapping = try Mapping(config)
+        store = try RealmStore(directory: directory)
+        var logger = Logger(label: "scenario")
+        logger.logLevel = ProcessInfo.processInfo.environment["REALM_ADAPTER_TEST_DEBUG"] != nil ? .debug : .warning
+        self.logger = logger
+    }
+
+    static func run(_ database: Database, _ body: (ScenarioHarness) async throws -> Void) async throws {
+        let dir = NSTemporaryDirectory() + "realm-adapter-scenario-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try await body(try ScenarioHarness(database, directory: dir))
+    }
+
+    func connector() throws -> any DatabaseConnector { try database.connectors.connector(config, logger: logger) }
+
+    /// How a daemon run ends once its body is done.
+    enum Ending {
+        /// SIGTERM's way: the transaction in flight finishes and is confirmed.
+        case graceful
+        /// Abruptly: its tasks cancelled, nothing confirmed or tidied on the way out, as close
+        /// to a kill as one process gets.
+        case crash
+        /// When it stops by itself (a failpoint's error); that error is returned.
+        case whenItStops
+    }
+
+    /// Runs `body` while the daemon runs, and ends it as `ending` says.
+    @discardableResult
+    func withDaemon(_ ending: Ending = .graceful, _ body: () async throws -> Void) async throws -> Error? {
+        let connector = try connector()
+        let start = try await connector.prepare(mapping)
+        try DatabaseToRealmService.requireStoreFollows(store, source: connector.sourceName, start: start)
+        let adapter = try Adapter(
+            store: store, name: config.realm.adapterName, pathRegex: config.realm.effectivePathRegex)
+        let mappings = SharedMapping(mapping)
+        let applier = RealmApplier(
+            store: store, mappings: mappings, origin: adapter.origin, source: connector.sourceName)
+        let retry = config.database!.retry
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [
+                    .init(
+                        service: try DatabaseToRealmService(
+                            connector: connector, applier: applier, adapter: adapter, retry: retry,
+                            logger: logger)),
+                    .init(
+                        service: RealmToDatabaseService(
+                            connector: connector, adapter: adapter, mappings: mappings, retry: retry,
+                            ignoreSQLErrors: false, applyRealmSchemaChanges: false, logger: logger)),
+                ], logger: logger))
+        return try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            defer { tasks.cancelAll() }
+            do {
+                try await body()
+            } catch {
+                await group.triggerGracefulShutdown()
+                try? await tasks.waitForAll()
+                await connector.shutdown()
+                throw error
+            }
+            switch ending {
+            case .graceful:
+                await group.triggerGracefulShutdown()
+                try await tasks.waitForAll()
+                await connector.shutdown()
+                return nil
+            case .crash:
+                tasks.cancelAll()
+                try? await tasks.waitForAll()
+                return nil
+            case .whenItStops:
+                do {
+                    try await tasks.waitForAll()
+                } catch {
+                    return error
+                }
+                throw ScenarioFailure(description: "the daemon stopped without an error")
+            }
+        }
+    }
+
+    /// `realm-adapter load`, in process.
+    func load() async throws -> LoadSummary {
+        let connector = try connector()
+        let adapter = try Adapter(
+            store: store, name: config.realm.adapterName, pathRegex: config.realm.effectivePathRegex)
+        let loader = Loader(
+            store: store, mapping: mapping, adapter: adapter, source: connector.sourceName,
+            configuration: config.loader, logger: logger)
+        defer { Task { await connector.shutdown() } }
+        return try await loader.load(from: connector, plan: try LoadPlan(mapping, only: nil), partial: false)
+    }
+
+    /// Item objects of the Realm as (id, n, note), by id; empty while the Realm does not exist.
+    func realmItems() throws -> [[String?]] {
+        guard try store.contains("/items") else { return [] }
+        return try store.objects(of: "Item", in: "/items").map { o -> [String?] in
+            ["id", "n", "note"].map { o.values[$0].flatMap(Self.text) }
+        }.sorted { Int($0[0]!)! < Int($1[0]!)! }
+    }
+
+    /// Item rows of the database as (id, n, note), by id.
+    func databaseItems() async throws -> [[String?]] {
+        try await database.sql(#"SELECT id, n, note FROM "Item" ORDER BY id"#)
+    }
+
+    static func text(_ v: Value) -> String? {
+        switch v {
+        case .int(let i): String(i)
+        case .string(let s): s
+        case .null: nil
+        default: v.description
+        }
+    }
+
+    /// Applies instructions to the Realm as an app would (origin `app`).
+    func realmWrite(_ instructions: [Instruction]) throws {
+        try store.apply(instructions, to: "/items", origin: "app")
+    }
+
+    /// The Realm's history as (origin, instruction count) per version.
+    func history() throws -> [RealmTransaction] {
+        try store.history(of: "/items")
+    }
+}
