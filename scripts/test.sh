@@ -19,6 +19,12 @@ for p in scripts/mutations/*.patch; do
   git apply --check "$p" || { echo "test.sh: $p no longer applies; update it to the code (see scripts/mutations.sh)" >&2; exit 1; }
 done
 
+# Formatting (.swift-format: line length 120). The paths formatted so far; the rest of the tree
+# joins in a commit of its own, with the mutation patches brought up to the reformatted code.
+echo "==> Checking the formatting (swift format lint --strict)"
+swift format lint --strict --recursive Sources/RealmAdapter/Connectors Sources/RealmAdapter/Introspection \
+  examples/sqlite-connector Tests/Support/ConnectorScenarios
+
 echo "==> Building (debug, with tests)"
 swift build --build-tests
 

@@ -27,12 +27,16 @@ public protocol ConnectorFactory: Sendable {
     func settings(_ reader: inout JSONObjectReader) throws -> any ConnectorSettings
 
     /// The connector for a configuration's database section (of this factory's type).
-    func connector(_ database: DatabaseConfiguration, customTypes: [String: ScalarType],
-                   logger: Logger) throws -> any DatabaseConnector
+    func connector(
+        _ database: DatabaseConfiguration, customTypes: [String: ScalarType],
+        logger: Logger
+    ) throws -> any DatabaseConnector
 
     /// Reads the tables of `schema` in an existing database (`realm-adapter init`).
-    func describe(_ connection: ConnectionString, password: Secret?, schema: String,
-                  logger: Logger) async throws -> DatabaseDescription
+    func describe(
+        _ connection: ConnectionString, password: Secret?, schema: String,
+        logger: Logger
+    ) async throws -> DatabaseDescription
 
     /// This connector's members of a starting configuration for the database named `name`
     /// (Postgres: a slot and a publication of its own).
@@ -94,8 +98,10 @@ public struct DatabaseStatus: Sendable {
     /// Conditions that need someone's attention (`status` exits with code 2).
     public var warnings: [String]
 
-    public init(applied: [String: Int64], deadLetters: Int, deadRows: Int, streaming: Bool, streamName: String,
-                stream: [String], warnings: [String]) {
+    public init(
+        applied: [String: Int64], deadLetters: Int, deadRows: Int, streaming: Bool, streamName: String,
+        stream: [String], warnings: [String]
+    ) {
         self.applied = applied
         self.deadLetters = deadLetters
         self.deadRows = deadRows

@@ -46,12 +46,16 @@ public struct ConnectorRegistry: Sendable {
 
 extension RealmAdapterError {
     static func noDatabaseSection() -> RealmAdapterError {
-        RealmAdapterError(.invalidConfiguration, "The configuration has no database section, so there is nothing "
-            + "to sync with. Add one (see `realm-adapter validate --help`).")
+        RealmAdapterError(
+            .invalidConfiguration,
+            "The configuration has no database section, so there is nothing "
+                + "to sync with. Add one (see `realm-adapter validate --help`).")
     }
 
     static func unknownDatabaseType(_ type: String, known: String) -> RealmAdapterError {
-        RealmAdapterError(.invalidConfiguration, "This program knows no database type '\(type)'"
-            + (known.isEmpty ? "." : " (it knows \(known))."))
+        RealmAdapterError(
+            .invalidConfiguration,
+            "This program knows no database type '\(type)'"
+                + (known.isEmpty ? "." : " (it knows \(known))."))
     }
 }

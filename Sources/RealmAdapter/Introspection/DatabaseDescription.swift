@@ -20,8 +20,10 @@ public struct DatabaseDescription: Sendable, Hashable {
         /// The database gives it its value (an identity column, a serial, a default sequence).
         public var isGenerated: Bool
 
-        public init(name: String, databaseType: String, type: ColumnType?, isNullable: Bool, isText: Bool,
-                    isGenerated: Bool = false) {
+        public init(
+            name: String, databaseType: String, type: ColumnType?, isNullable: Bool, isText: Bool,
+            isGenerated: Bool = false
+        ) {
             self.name = name
             self.databaseType = databaseType
             self.type = type
@@ -55,8 +57,10 @@ public struct DatabaseDescription: Sendable, Hashable {
         public var partitionColumns: Set<String>
         public var foreignKeys: [ForeignKey]
 
-        public init(name: String, columns: [Column], primaryKey: [String], partitionColumns: Set<String> = [],
-                    foreignKeys: [ForeignKey] = []) {
+        public init(
+            name: String, columns: [Column], primaryKey: [String], partitionColumns: Set<String> = [],
+            foreignKeys: [ForeignKey] = []
+        ) {
             self.name = name
             self.columns = columns
             self.primaryKey = primaryKey

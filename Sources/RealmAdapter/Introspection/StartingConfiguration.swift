@@ -60,8 +60,9 @@ public struct StartingConfiguration: Sendable {
         case .scalar(let s)?: return s.rawValue
         case .array(let s)?: return s.rawValue + "[]"
         case nil:
-            notes.append("\(table).\(c.name): type \(c.databaseType) is not mapped; left out "
-                + "(add it to mapping.customTypes and schema to sync it)")
+            notes.append(
+                "\(table).\(c.name): type \(c.databaseType) is not mapped; left out "
+                    + "(add it to mapping.customTypes and schema to sync it)")
             return nil
         }
     }
@@ -69,32 +70,45 @@ public struct StartingConfiguration: Sendable {
     /// A foreign key that makes a link: to a table keyed by the referenced column alone.
     static func link(_ column: String, of t: DatabaseDescription.Table, in d: DatabaseDescription) -> String? {
         guard let fk = t.foreignKeys.first(where: { $0.column == column }),
-              let target = d.table(fk.table), key(target) == [fk.referencedColumn] else { return nil }
+            let target = d.table(fk.table), key(target) == [fk.referencedColumn]
+        else { return nil }
         return fk.table
     }
 
-    static func objectType(_ t: DatabaseDescription.Table, in d: DatabaseDescription, compound: inout [JSONValue.Member],
-                           notes: inout [String]) -> JSONValue? {
+    static func objectType(
+        _ t: DatabaseDescription.Table, in d: DatabaseDescription, compound: inout [JSONValue.Member],
+        notes: inout [String]
+    ) -> JSONValue? {
         let pk = key(t)
         let fks = Dictionary(t.foreignKeys.map { ($0.column, $0) }, uniquingKeysWith: { a, _ in a })
         var properties: [JSONValue.Member] = []
         let isJoin = pk.count == 2 && pk.allSatisfy { fks[$0] != nil }
         if isJoin {
             properties.append(.init("id", "string"))
-            compound.append(.init(t.name, .array(pk.map { c in
-                let fk = fks[c]!
-                let targetKey = d.table(fk.table)?.column(fk.referencedColumn)
-                let type = targetKey.flatMap { realmType(t.name, $0, notes: &notes) } ?? "int"
-                return .object([.init("property", .string(c)), .init("dbColumn", .string(c)), .init("type", .string(type))])
-            })))
+            compound.append(
+                .init(
+                    t.name,
+                    .array(
+                        pk.map { c in
+                            let fk = fks[c]!
+                            let targetKey = d.table(fk.table)?.column(fk.referencedColumn)
+                            let type = targetKey.flatMap { realmType(t.name, $0, notes: &notes) } ?? "int"
+                            return .object([
+                                .init("property", .string(c)), .init("dbColumn", .string(c)),
+                                .init("type", .string(type)),
+                            ])
+                        })))
         } else if pk.count != 1 {
             let why = pk.isEmpty ? "no primary key" : "a compound primary key that is not two foreign keys"
             notes.append("\(t.name): left out, because it has \(why); synced types need one")
             return nil
         }
-        let realmId = isJoin ? nil : t.columns.first { c in
-            c.name.lowercased() == "realmid" && c.name != pk[0] && c.isText
-        }?.name
+        let realmId =
+            isJoin
+            ? nil
+            : t.columns.first { c in
+                c.name.lowercased() == "realmid" && c.name != pk[0] && c.isText
+            }?.name
         for c in t.columns {
             if let target = link(c.name, of: t, in: d) {
                 properties.append(.init(c.name, .string(target + "?")))
@@ -103,8 +117,9 @@ public struct StartingConfiguration: Sendable {
             guard var type = realmType(t.name, c, notes: &notes) else { continue }
             if !isJoin && c.name == pk.first {
                 guard keyTypes.contains(type) else {
-                    notes.append("\(t.name): left out, because its primary key \(c.name) is \(c.databaseType); "
-                        + "keys must be integer, text or uuid")
+                    notes.append(
+                        "\(t.name): left out, because its primary key \(c.name) is \(c.databaseType); "
+                            + "keys must be integer, text or uuid")
                     return nil
                 }
                 // The database key: objects created in a Realm have none until the database gives them one.
@@ -122,10 +137,12 @@ public struct StartingConfiguration: Sendable {
         ]
         if let realmId {
             members.append(.init("databasePrimaryKey", .string(pk[0])))
-            var note = "\(t.name): keyed by \(realmId) in the Realm, \(pk[0]) is the databasePrimaryKey; "
+            var note =
+                "\(t.name): keyed by \(realmId) in the Realm, \(pk[0]) is the databasePrimaryKey; "
                 + "it must be generated (IDENTITY or serial) and \(realmId) unique"
             if t.column(pk[0])?.isGenerated == false {
-                note += "; \(pk[0]) is not generated now: give it an identity or a default, or rows created in a Realm "
+                note +=
+                    "; \(pk[0]) is not generated now: give it an identity or a default, or rows created in a Realm "
                     + "cannot be inserted"
             }
             notes.append(note)
@@ -139,7 +156,8 @@ public struct StartingConfiguration: Sendable {
         let scalars = Set(ScalarType.allCases.map(\.rawValue))
         return types.map { t in
             guard case .object(var members) = t, case .object(let props)? = t["properties"],
-                  case .string(let name)? = t["name"] else { return t }
+                case .string(let name)? = t["name"]
+            else { return t }
             let filtered = props.filter { p in
                 guard case .string(let s) = p.value, s.hasSuffix("?"), !scalars.contains(String(s.dropLast())) else {
                     return true
