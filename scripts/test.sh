@@ -28,6 +28,9 @@ swift format lint --strict --recursive Sources/RealmAdapter/Connectors Sources/R
 echo "==> Building (debug, with tests)"
 swift build --build-tests
 
+echo "==> Building the documentation (scripts/docs.sh: a stale symbol link fails it)"
+scripts/docs.sh
+
 echo "==> Running the tests"
 swift test --skip-build "$@"
 

@@ -311,7 +311,7 @@ public struct AdapterRealm: Sendable {
     public let adapter: Adapter
     public let path: String
 
-    /// Applies instructions with the adapter's origin; see ``RealmStore/apply(_:to:origin:sourcePosition:)``.
+    /// Applies instructions with the adapter's origin; see `RealmStore.apply(_:to:origin:sourcePosition:)`.
     @discardableResult
     public func apply(_ instructions: [Instruction], sourcePosition: SourcePosition? = nil) throws -> Int64 {
         try adapter.store.apply(instructions, to: path, origin: adapter.origin, sourcePosition: sourcePosition)

@@ -3,7 +3,7 @@
 /// A transaction is an ordered list of instructions. `identity` is the object's primary key
 /// value, or its row key (an `int`) for a type without a primary key. In the LIST_* instructions
 /// `value` is the target object's identity for lists of links, or the element itself for lists
-/// of primitives (JSON field `object_identity` or `value`; see ``Instruction/json``).
+/// of primitives (JSON field `object_identity` or `value`; see ``Instruction/json(schema:)``).
 public enum Instruction: Hashable, Sendable {
     case insert(objectType: String, identity: Value, values: PropertyValues)
     /// Only the properties that changed.

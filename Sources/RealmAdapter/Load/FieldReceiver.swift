@@ -1,7 +1,7 @@
 import Foundation
 
 /// Receives a table's rows field by field, typed as the connector reads them
-/// (``LoadSnapshot/rows(_:columns:into:)``), and makes each row a prepared INSERT
+/// (``LoadSnapshot/rows(_:columns:orderedBy:into:)``), and makes each row a prepared INSERT
 /// (``PreparedInserts``): the loader's path for types whose rows alone give their identity.
 ///
 /// A field whose column maps, without a converter, to a property of the type it is read as is

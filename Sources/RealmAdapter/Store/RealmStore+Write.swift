@@ -58,7 +58,7 @@ extension RealmStore {
         }
     }
 
-    /// ``apply(_:to:origin:sourcePosition:)`` without blocking the caller's thread.
+    /// `apply(_:to:origin:sourcePosition:)` without blocking the caller's thread.
     @discardableResult
     public func apply(_ instructions: [Instruction], to path: String, origin: String,
                       sourcePosition: SourcePosition? = nil) async throws -> Int64 {
