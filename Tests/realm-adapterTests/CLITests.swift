@@ -91,7 +91,7 @@ enum CLI {
         #expect(ok.status == 0 && ok.stdout.contains("postgres at h:5432") && ok.stdout.contains("slot shop, sslmode require"),
                 "\(ok.stdout)\(ok.stderr)")
         let initialized = try CLI.run(["init", "--database", "oracle://db/x", "--type", "oracle"])
-        #expect(initialized.status != 0 && initialized.stderr.contains(#"unknown database type 'oracle' (expected "postgres")"#),
+        #expect(initialized.status != 0 && initialized.stderr.contains(#"unknown database type 'oracle' (expected "postgres" or "sqlite")"#),
                 "\(initialized.stderr)")
     }
 }
