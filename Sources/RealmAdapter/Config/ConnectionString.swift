@@ -28,7 +28,7 @@ public struct ConnectionString: Sendable, Equatable {
 
     private init(url text: String) throws {
         guard var parts = URLComponents(string: text), let scheme = parts.scheme,
-              ["postgres", "postgresql", "sqlserver", "mssql"].contains(scheme.lowercased()) else {
+              ["postgres", "postgresql", "sqlserver", "mssql", "sqlite"].contains(scheme.lowercased()) else {
             throw RealmAdapterError.invalidConnectionString(
                 "not a URL of the form postgresql://user@host:port/database")
         }

@@ -38,15 +38,15 @@ public protocol ConnectorFactory: Sendable {
         logger: Logger
     ) async throws -> DatabaseDescription
 
-    /// This connector's members of a starting configuration for the database named `name`
-    /// (Postgres: a slot and a publication of its own).
-    func startingSettings(databaseName name: String) -> [JSONValue.Member]
+    /// This connector's members of a starting configuration for `database` (Postgres: a slot and a
+    /// publication of its own; a file database: its file).
+    func startingSettings(for database: DatabaseDescription) -> [JSONValue.Member]
 }
 
 extension ConnectorFactory {
     public var urlSchemes: [String] { [type] }
     public var needsServer: Bool { true }
-    public func startingSettings(databaseName name: String) -> [JSONValue.Member] { [] }
+    public func startingSettings(for database: DatabaseDescription) -> [JSONValue.Member] { [] }
 }
 
 /// A connector's own settings of the `database` section (Postgres: slot, publication, sslmode).

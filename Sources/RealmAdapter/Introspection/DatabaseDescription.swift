@@ -76,11 +76,14 @@ public struct DatabaseDescription: Sendable, Hashable {
     /// The schema (namespace) the tables are in.
     public var schema: String
     public var tables: [Table]
+    /// The file, for a database in a file (nil for a server's).
+    public var file: String?
 
-    public init(name: String, schema: String, tables: [Table]) {
+    public init(name: String, schema: String, tables: [Table], file: String? = nil) {
         self.name = name
         self.schema = schema
         self.tables = tables
+        self.file = file
     }
 
     public func table(_ name: String) -> Table? { tables.first { $0.name == name } }

@@ -31,8 +31,8 @@ public struct StartingConfiguration: Sendable {
         }
         types = Self.droppingLinksToLeftOutTypes(types, notes: &notes)
         var database: [JSONValue.Member] = [.init("type", .string(factory.type))]
-        if let url { database.append(.init("url", .string(url))) }
-        database += factory.startingSettings(databaseName: d.name)
+        if let url, factory.needsServer { database.append(.init("url", .string(url))) }
+        database += factory.startingSettings(for: d)
         if let passwordEnv { database.append(.init("passwordEnv", .string(passwordEnv))) }
         if d.schema != factory.defaultSchema { database.append(.init("schema", .string(d.schema))) }
         var config: [JSONValue.Member] = [

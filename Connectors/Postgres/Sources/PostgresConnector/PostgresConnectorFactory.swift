@@ -30,8 +30,8 @@ public struct PostgresConnectorFactory: ConnectorFactory {
     }
 
     /// Slots and publications are per server and per database: names of this database's own.
-    public func startingSettings(databaseName name: String) -> [JSONValue.Member] {
-        let own = Self.ownName(for: name)
+    public func startingSettings(for database: DatabaseDescription) -> [JSONValue.Member] {
+        let own = Self.ownName(for: database.name)
         return [.init("slotName", .string(own)), .init("publication", .string(own))]
     }
 

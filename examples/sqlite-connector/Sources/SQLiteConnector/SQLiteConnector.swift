@@ -259,6 +259,11 @@ public final class SQLiteConnector: DatabaseConnector {
         }
     }
 
+    /// `change 42`: the change log's sequence number.
+    public func describe(position: String) -> String {
+        Int64(position).map { "change \($0)" } ?? position
+    }
+
     public func isTransient(_ error: Error) -> Bool {
         guard let e = error as? DatabaseError else { return false }
         return e.resultCode == .SQLITE_BUSY || e.resultCode == .SQLITE_LOCKED

@@ -31,8 +31,12 @@ public struct SQLiteConnectorFactory: ConnectorFactory {
         _ connection: ConnectionString, password: Secret?, schema: String,
         logger: Logger
     ) async throws -> DatabaseDescription {
-        throw RealmAdapterError(
-            .invalidConfiguration, "init does not read SQLite databases yet; write the schema by hand.")
+        try SQLiteIntrospection.describe(file: try SQLiteIntrospection.file(of: connection))
+    }
+
+    /// The file (there is no server to name).
+    public func startingSettings(for database: DatabaseDescription) -> [JSONValue.Member] {
+        [.init("file", .string(database.file ?? ""))]
     }
 }
 

@@ -45,7 +45,9 @@ final class SQLiteLoadSnapshot: LoadSnapshot, @unchecked Sendable {
     }
 
     func writeRealmIds(_ assignments: [RealmIdAssignment]) throws {
-        throw RealmAdapterError(.invalidConfiguration, "The sqlite connector does not support databasePrimaryKey.")
+        guard assignments.isEmpty else {
+            throw RealmAdapterError(.invalidConfiguration, "The sqlite connector does not support databasePrimaryKey.")
+        }
     }
 
     func finish() throws {}
