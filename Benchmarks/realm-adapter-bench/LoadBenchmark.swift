@@ -30,14 +30,17 @@ struct LoadBenchmark: AsyncParsableCommand {
     @Option(help: "Row counts, comma-separated.") var counts = "1000000"
     @Option(help: "loader.batchSize for the load.") var batch = 10_000
     @Option(help: "Rounds; each measure keeps its best time (the machine is shared and noisy).") var rounds = 2
-    @Option(help: "Scratch directory (removed afterwards).") var scratch = NSTemporaryDirectory() + "realm-adapter-load-bench"
+    @Option(help: "Scratch directory (removed afterwards).") var scratch =
+        NSTemporaryDirectory() + "realm-adapter-load-bench"
 
     func run() async throws {
         let env = ProcessInfo.processInfo.environment
         guard let port = env["REALM_ADAPTER_PG_PORT"].flatMap(Int.init) else {
             throw ValidationError("Start Postgres first: eval \"$(scripts/pg.sh start)\"")
         }
-        let admin = PostgresSettings(host: env["REALM_ADAPTER_PG_HOST"] ?? "127.0.0.1", port: port, user: env["REALM_ADAPTER_PG_USER"] ?? "postgres", database: "postgres")
+        let admin = PostgresSettings(
+            host: env["REALM_ADAPTER_PG_HOST"] ?? "127.0.0.1", port: port,
+            user: env["REALM_ADAPTER_PG_USER"] ?? "postgres", database: "postgres")
         let cli = ChildProcess.built("realm-adapter")
         guard FileManager.default.isExecutableFile(atPath: cli) else {
             throw ValidationError("Build the command first: swift build -c release --product realm-adapter")
@@ -45,7 +48,11 @@ struct LoadBenchmark: AsyncParsableCommand {
         let peer = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("peer/psycopg2_sqlite_loader.py").path
         print("realm-adapter load benchmark (loader.batchSize \(batch))")
-        print(Self.columns(["rows", "COPY rows/s", "bare rows/s", "peer rows/s", "load rows/s", "÷ peer", "÷ bare", "per round", "peak MB"]))
+        print(
+            Self.columns([
+                "rows", "COPY rows/s", "bare rows/s", "peer rows/s", "load rows/s", "÷ peer", "÷ bare", "per round",
+                "peak MB",
+            ]))
         fflush(nil)
         for n in counts.split(separator: ",").compactMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) {
             try await measure(n, admin: admin, cli: cli, peer: peer)
@@ -60,7 +67,8 @@ struct LoadBenchmark: AsyncParsableCommand {
         let pg = try await PostgresConnection.connect(settings)
         defer { pg.close() }
         try await pg.session { s in
-            try s.execute("""
+            try s.execute(
+                """
                 CREATE TABLE item (id bigint PRIMARY KEY, n bigint NOT NULL, label text NOT NULL, price double precision NOT NULL,
                                    active boolean NOT NULL, created timestamptz NOT NULL, code uuid NOT NULL, note text);
                 INSERT INTO item SELECT i, i * 3, 'label ' || i, i * 1.5, i % 2 = 0, timestamptz '2026-01-01' - i * interval '1 second',
@@ -72,30 +80,41 @@ struct LoadBenchmark: AsyncParsableCommand {
 
         let config = dir + "/adapter.json"
         try """
-            {"realm": {"store": "\(dir)/store", "path": "/items", "adapterName": "bench"},
-             "database": {"type": "postgres", "host": "\(settings.host!)", "port": \(port(settings)), "user": "\(settings.user!)",
-                          "database": "\(dbName)", "slotName": "\(dbName)"},
-             "schema": [{"name": "Item", "primaryKey": "id", "properties": {"id": "int", "n": "int", "label": "string", "price": "double",
-                         "active": "bool", "created": "date", "code": "uuid", "note": "string?"}}],
-             "mapping": {"tables": {"item": "Item"}}, "loader": {"batchSize": \(batch)}}
-            """.write(toFile: config, atomically: true, encoding: .utf8)
-        var copyTime = Duration.seconds(1e9), bareTime = copyTime, peerTime = copyTime, loadTime = copyTime
+        {"realm": {"store": "\(dir)/store", "path": "/items", "adapterName": "bench"},
+         "database": {"type": "postgres", "host": "\(settings.host!)", "port": \(port(settings)), "user": "\(settings.user!)",
+                      "database": "\(dbName)", "slotName": "\(dbName)"},
+         "schema": [{"name": "Item", "primaryKey": "id", "properties": {"id": "int", "n": "int", "label": "string", "price": "double",
+                     "active": "bool", "created": "date", "code": "uuid", "note": "string?"}}],
+         "mapping": {"tables": {"item": "Item"}}, "loader": {"batchSize": \(batch)}}
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        var copyTime = Duration.seconds(1e9)
+        var bareTime = copyTime
+        var peerTime = copyTime
+        var loadTime = copyTime
         var peak = 0
         var roundRatios: [Double] = []
         for _ in 0..<rounds {
             // The read limit: COPY of the same columns, rows discarded.
-            copyTime = min(copyTime, try ContinuousClock().measure {
-                try pg.sessionSync { s in
-                    try s.copyOut("COPY (SELECT id, n, label, price, active, created, code, note FROM item) TO STDOUT") { _ in }
-                }
-            })
+            copyTime = min(
+                copyTime,
+                try ContinuousClock().measure {
+                    try pg.sessionSync { s in
+                        try s.copyOut(
+                            "COPY (SELECT id, n, label, price, active, created, code, note FROM item) TO STDOUT"
+                        ) { _ in }
+                    }
+                })
             // The peer.
             try? FileManager.default.removeItem(atPath: dir + "/peer.sqlite")
-            let p = try ChildProcess.run("/usr/bin/python3", [peer, settings.host!, String(port(settings)), settings.user!, dbName, "item", dir + "/peer.sqlite"])
+            let p = try ChildProcess.run(
+                "/usr/bin/python3",
+                [peer, settings.host!, String(port(settings)), settings.user!, dbName, "item", dir + "/peer.sqlite"])
             guard p.status == 0, let line = p.stdout.split(separator: "\n").last,
-                  case .object(let members)? = try? JSONValue(parsing: String(line)),
-                  case .double(let peerSeconds)? = members.first(where: { $0.key == "seconds" })?.value else {
-                throw ValidationError("the Python peer failed (needs python3-psycopg2: scripts/install-deps.sh):\n\(p.stderr)")
+                case .object(let members)? = try? JSONValue(parsing: String(line)),
+                case .double(let peerSeconds)? = members.first(where: { $0.key == "seconds" })?.value
+            else {
+                throw ValidationError(
+                    "the Python peer failed (needs python3-psycopg2: scripts/install-deps.sh):\n\(p.stderr)")
             }
             peerTime = min(peerTime, .milliseconds(Int64(peerSeconds * 1000)))
             // The write limit: the same rows into bare SQLite.
@@ -105,9 +124,13 @@ struct LoadBenchmark: AsyncParsableCommand {
             // The loader: the real command on a fresh store, start to exit.
             try? FileManager.default.removeItem(atPath: dir + "/store")
             let started = ContinuousClock.now
-            let load = try ChildProcess(cli, ["load", "--config", config, "--log-level", "warning"], stdout: dir + "/load.out", stderr: dir + "/load.err")
+            let load = try ChildProcess(
+                cli, ["load", "--config", config, "--log-level", "warning"], stdout: dir + "/load.out",
+                stderr: dir + "/load.err")
             guard load.wait() == 0 else {
-                throw ValidationError("realm-adapter load failed:\n" + ((try? String(contentsOfFile: dir + "/load.err", encoding: .utf8)) ?? ""))
+                throw ValidationError(
+                    "realm-adapter load failed:\n"
+                        + ((try? String(contentsOfFile: dir + "/load.err", encoding: .utf8)) ?? ""))
             }
             let loaded = ContinuousClock.now - started
             loadTime = min(loadTime, loaded)
@@ -116,20 +139,30 @@ struct LoadBenchmark: AsyncParsableCommand {
         }
 
         func rate(_ d: Duration) -> Double { Double(n) / Self.seconds(d) }
-        let loadRate = rate(loadTime), bareRate = rate(bareTime), peerRate = rate(peerTime)
-        print(Self.columns([String(n), String(format: "%.0f", rate(copyTime)), String(format: "%.0f", bareRate), String(format: "%.0f", peerRate),
-                            String(format: "%.0f", loadRate), String(format: "%.2f", loadRate / peerRate), String(format: "%.2f", loadRate / bareRate),
-                            String(format: "%.2f-%.2f", roundRatios.min()!, roundRatios.max()!), String(peak >> 20)]))
+        let loadRate = rate(loadTime)
+        let bareRate = rate(bareTime)
+        let peerRate = rate(peerTime)
+        print(
+            Self.columns([
+                String(n), String(format: "%.0f", rate(copyTime)), String(format: "%.0f", bareRate),
+                String(format: "%.0f", peerRate),
+                String(format: "%.0f", loadRate), String(format: "%.2f", loadRate / peerRate),
+                String(format: "%.2f", loadRate / bareRate),
+                String(format: "%.2f-%.2f", roundRatios.min()!, roundRatios.max()!), String(peak >> 20),
+            ]))
         fflush(nil)
     }
 
     func port(_ s: PostgresSettings) -> Int { s.port ?? 5432 }
 
-    static func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
+    static func seconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    }
 
     static func columns(_ cells: [String]) -> String {
         let widths = [10, 12, 12, 12, 12, 7, 7, 10, 8]
-        return zip(cells, widths).map { String(repeating: " ", count: max(0, $1 - $0.count)) + $0 }.joined(separator: " ")
+        return zip(cells, widths).map { String(repeating: " ", count: max(0, $1 - $0.count)) + $0 }.joined(
+            separator: " ")
     }
 
     /// The same values as the table's generator, inserted with one prepared statement in one
@@ -138,7 +171,9 @@ struct LoadBenchmark: AsyncParsableCommand {
         var db: OpaquePointer?
         guard sqlite3_open(file, &db) == SQLITE_OK else { throw ValidationError("cannot open bare SQLite") }
         defer { sqlite3_close(db) }
-        sqlite3_exec(db, """
+        sqlite3_exec(
+            db,
+            """
             PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;
             CREATE TABLE item (id INTEGER PRIMARY KEY, n INTEGER, label TEXT, price REAL, active INTEGER, created INTEGER, code BLOB, note TEXT)
             """, nil, nil, nil)
@@ -153,12 +188,21 @@ struct LoadBenchmark: AsyncParsableCommand {
             var label = Array("label ".utf8) + [UInt8](repeating: 0, count: 20)
             var note = Array("note number ".utf8) + [UInt8](repeating: 0, count: 20)
             func text(_ buffer: inout [UInt8], prefix: Int, _ v: Int64, column: Int32) {
-                var digits = 0, x = v
-                repeat { digits += 1; x /= 10 } while x > 0
+                var digits = 0
+                var x = v
+                repeat {
+                    digits += 1
+                    x /= 10
+                } while x > 0
                 x = v
-                for k in stride(from: prefix + digits - 1, through: prefix, by: -1) { buffer[k] = UInt8(48 + x % 10); x /= 10 }
+                for k in stride(from: prefix + digits - 1, through: prefix, by: -1) {
+                    buffer[k] = UInt8(48 + x % 10)
+                    x /= 10
+                }
                 buffer.withUnsafeBufferPointer { p in
-                    p.withMemoryRebound(to: CChar.self) { _ = sqlite3_bind_text(stmt, column, $0.baseAddress, Int32(prefix + digits), transient) }
+                    p.withMemoryRebound(to: CChar.self) {
+                        _ = sqlite3_bind_text(stmt, column, $0.baseAddress, Int32(prefix + digits), transient)
+                    }
                 }
             }
             for k in 1...n {
@@ -169,7 +213,12 @@ struct LoadBenchmark: AsyncParsableCommand {
                 sqlite3_bind_double(stmt, 4, Double(i) * 1.5)
                 sqlite3_bind_int64(stmt, 5, i % 2 == 0 ? 1 : 0)
                 sqlite3_bind_int64(stmt, 6, base - i * 1_000_000_000)
-                withUnsafeBytes(of: i.bigEndian) { for j in 0..<8 { uuid[j] = $0[j]; uuid[j + 8] = $0[7 - j] } }
+                withUnsafeBytes(of: i.bigEndian) {
+                    for j in 0..<8 {
+                        uuid[j] = $0[j]
+                        uuid[j + 8] = $0[7 - j]
+                    }
+                }
                 sqlite3_bind_blob(stmt, 7, uuid, 16, transient)
                 if i % 5 == 0 { sqlite3_bind_null(stmt, 8) } else { text(&note, prefix: 12, i, column: 8) }
                 guard sqlite3_step(stmt) == SQLITE_DONE else { throw ValidationError("bare insert failed") }

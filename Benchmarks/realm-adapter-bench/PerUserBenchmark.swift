@@ -10,7 +10,8 @@ import TestSupport
 struct PerUserBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "peruser",
-        abstract: "The same rows loaded into one Realm and routed to many (`/{owner}/todos`), then updates spread over the Realms.",
+        abstract:
+            "The same rows loaded into one Realm and routed to many (`/{owner}/todos`), then updates spread over the Realms.",
         discussion: """
             Needs Postgres: run `eval "$(scripts/pg.sh start)"` first, and the release build of \
             realm-adapter. For each Realm count it creates a table of --rows rows (id, owner, title, \
@@ -29,7 +30,8 @@ struct PerUserBenchmark: AsyncParsableCommand {
     @Option(help: "Realm counts, comma-separated; the first is the reference (1).") var realms = "1,1000,10000,100000"
     @Option(help: "Row updates applied by the daemon, spread over the Realms.") var updates = 10_000
     @Option(help: "loader.batchSize for the load.") var batch = 10_000
-    @Option(help: "Scratch directory (removed afterwards).") var scratch = NSTemporaryDirectory() + "realm-adapter-peruser-bench"
+    @Option(help: "Scratch directory (removed afterwards).") var scratch =
+        NSTemporaryDirectory() + "realm-adapter-peruser-bench"
 
     struct Figures {
         var loadRate: Double
@@ -44,28 +46,36 @@ struct PerUserBenchmark: AsyncParsableCommand {
         guard let port = env["REALM_ADAPTER_PG_PORT"].flatMap(Int.init) else {
             throw ValidationError("Start Postgres first: eval \"$(scripts/pg.sh start)\"")
         }
-        let admin = PostgresSettings(host: env["REALM_ADAPTER_PG_HOST"] ?? "127.0.0.1", port: port,
-                                     user: env["REALM_ADAPTER_PG_USER"] ?? "postgres", database: "postgres")
+        let admin = PostgresSettings(
+            host: env["REALM_ADAPTER_PG_HOST"] ?? "127.0.0.1", port: port,
+            user: env["REALM_ADAPTER_PG_USER"] ?? "postgres", database: "postgres")
         let cli = ChildProcess.built("realm-adapter")
         guard FileManager.default.isExecutableFile(atPath: cli) else {
             throw ValidationError("Build the command first: swift build -c release --product realm-adapter")
         }
         print("realm-adapter per-user Realms benchmark (\(rows) rows, loader.batchSize \(batch), \(updates) updates)")
-        print(LoadBenchmark.columns(["Realms", "load rows/s", "÷ 1", "peak MB", "store MB", "÷ 1", "list s", "updates/s", "÷ 1"]))
+        print(
+            LoadBenchmark.columns([
+                "Realms", "load rows/s", "÷ 1", "peak MB", "store MB", "÷ 1", "list s", "updates/s", "÷ 1",
+            ]))
         fflush(nil)
         var reference: Figures?
         for count in realms.split(separator: ",").compactMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) {
             let f = try await measure(count, admin: admin, cli: cli)
             let r = reference ?? f
             reference = r
-            print(LoadBenchmark.columns([
-                String(count), String(format: "%.0f", f.loadRate), String(format: "%.2f", f.loadRate / r.loadRate), String(f.peakMB),
-                String(format: "%.0f", f.storeMB), String(format: "%.2f", f.storeMB / r.storeMB), String(format: "%.2f", f.list),
-                String(format: "%.0f", f.updateRate), String(format: "%.2f", f.updateRate / r.updateRate),
-            ]))
+            print(
+                LoadBenchmark.columns([
+                    String(count), String(format: "%.0f", f.loadRate), String(format: "%.2f", f.loadRate / r.loadRate),
+                    String(f.peakMB),
+                    String(format: "%.0f", f.storeMB), String(format: "%.2f", f.storeMB / r.storeMB),
+                    String(format: "%.2f", f.list),
+                    String(format: "%.0f", f.updateRate), String(format: "%.2f", f.updateRate / r.updateRate),
+                ]))
             fflush(nil)
         }
-        print("targets at 100,000 Realms: load ÷ 1 ≥ 0.5, peak < 200 MB, store ÷ 1 ≤ 1.5, list < 1 s, updates ÷ 1 ≥ 0.5")
+        print(
+            "targets at 100,000 Realms: load ÷ 1 ≥ 0.5, peak < 200 MB, store ÷ 1 ≤ 1.5, list < 1 s, updates ÷ 1 ≥ 0.5")
     }
 
     func measure(_ realmCount: Int, admin: PostgresSettings, cli: String) async throws -> Figures {
@@ -75,7 +85,8 @@ struct PerUserBenchmark: AsyncParsableCommand {
         let pg = try await PostgresConnection.connect(settings)
         defer { pg.close() }
         try await pg.session { s in
-            try s.execute("""
+            try s.execute(
+                """
                 CREATE TABLE todo (id bigint PRIMARY KEY, owner text NOT NULL, title text NOT NULL, done boolean NOT NULL);
                 INSERT INTO todo SELECT i, 'u' || (i % \(realmCount)), 'todo number ' || i, i % 3 = 0 FROM generate_series(0, \(rows - 1)) i
                 """)
@@ -84,23 +95,28 @@ struct PerUserBenchmark: AsyncParsableCommand {
         let path = realmCount == 1 ? "/u0/todos" : "/{owner}/todos"
         let config = dir + "/adapter.json"
         try """
-            {"realm": {"store": "\(dir)/store", "path": "\(path)", "adapterName": "bench"},
-             "database": {"type": "postgres", "host": "\(settings.host!)", "port": \(settings.port ?? 5432), "user": "\(settings.user!)",
-                          "database": "\(dbName)", "slotName": "\(dbName)"},
-             "schema": [{"name": "Todo", "primaryKey": "id", "properties": {"id": "int", "owner": "string", "title": "string", "done": "bool"}}],
-             "mapping": {"tables": {"todo": "Todo"}}, "loader": {"batchSize": \(batch)}}
-            """.write(toFile: config, atomically: true, encoding: .utf8)
+        {"realm": {"store": "\(dir)/store", "path": "\(path)", "adapterName": "bench"},
+         "database": {"type": "postgres", "host": "\(settings.host!)", "port": \(settings.port ?? 5432), "user": "\(settings.user!)",
+                      "database": "\(dbName)", "slotName": "\(dbName)"},
+         "schema": [{"name": "Todo", "primaryKey": "id", "properties": {"id": "int", "owner": "string", "title": "string", "done": "bool"}}],
+         "mapping": {"tables": {"todo": "Todo"}}, "loader": {"batchSize": \(batch)}}
+        """.write(toFile: config, atomically: true, encoding: .utf8)
 
         let started = ContinuousClock.now
-        let load = try ChildProcess(cli, ["load", "--config", config, "--log-level", "warning"], stdout: dir + "/load.out", stderr: dir + "/load.err")
+        let load = try ChildProcess(
+            cli, ["load", "--config", config, "--log-level", "warning"], stdout: dir + "/load.out",
+            stderr: dir + "/load.err")
         guard load.wait() == 0 else {
-            throw ValidationError("realm-adapter load failed:\n" + ((try? String(contentsOfFile: dir + "/load.err", encoding: .utf8)) ?? ""))
+            throw ValidationError(
+                "realm-adapter load failed:\n"
+                    + ((try? String(contentsOfFile: dir + "/load.err", encoding: .utf8)) ?? ""))
         }
         let loadTime = LoadBenchmark.seconds(ContinuousClock.now - started)
         // The store's size with its write-ahead log folded in (its size otherwise depends on timing).
         var file: OpaquePointer?
         guard sqlite3_open(dir + "/store/realms.sqlite", &file) == SQLITE_OK,
-              sqlite3_exec(file, "PRAGMA wal_checkpoint(TRUNCATE)", nil, nil, nil) == SQLITE_OK else {
+            sqlite3_exec(file, "PRAGMA wal_checkpoint(TRUNCATE)", nil, nil, nil) == SQLITE_OK
+        else {
             throw ValidationError("cannot checkpoint the store: \(String(cString: sqlite3_errmsg(file)))")
         }
         sqlite3_close(file)
@@ -116,12 +132,18 @@ struct PerUserBenchmark: AsyncParsableCommand {
 
         // The daemon, then updates spread over up to `updates` Realms, and a last row whose arrival
         // in /u0/todos says that everything before it was applied (the stream keeps commit order).
-        let daemon = try ChildProcess(cli, ["run", "--config", config, "--log-level", "info"], stdout: dir + "/run.log", stderr: dir + "/run.log")
-        defer { daemon.signal(SIGTERM); _ = daemon.wait() }
+        let daemon = try ChildProcess(
+            cli, ["run", "--config", config, "--log-level", "info"], stdout: dir + "/run.log", stderr: dir + "/run.log")
+        defer {
+            daemon.signal(SIGTERM)
+            _ = daemon.wait()
+        }
         let deadline = ContinuousClock.now + .seconds(120)
         while !((try? String(contentsOfFile: dir + "/run.log", encoding: .utf8))?.contains("Syncing") ?? false) {
             guard ContinuousClock.now < deadline, daemon.isRunning else {
-                throw ValidationError("the daemon did not start:\n" + ((try? String(contentsOfFile: dir + "/run.log", encoding: .utf8)) ?? ""))
+                throw ValidationError(
+                    "the daemon did not start:\n"
+                        + ((try? String(contentsOfFile: dir + "/run.log", encoding: .utf8)) ?? ""))
             }
             try await Task.sleep(for: .milliseconds(20))
         }
@@ -133,18 +155,23 @@ struct PerUserBenchmark: AsyncParsableCommand {
             // Row i belongs to Realm i % realmCount: ids 0..<spread hit `spread` Realms, then again.
             for first in stride(from: 0, to: updates, by: 100) {
                 let ids = (first..<min(first + 100, updates)).map { ($0 % spread) + ($0 / spread) * realmCount }
-                try s.execute("UPDATE todo SET done = NOT done, title = title || '.' WHERE id IN (\(ids.map(String.init).joined(separator: ",")))")
+                try s.execute(
+                    "UPDATE todo SET done = NOT done, title = title || '.' WHERE id IN (\(ids.map(String.init).joined(separator: ",")))"
+                )
             }
             try s.execute("INSERT INTO todo VALUES (\(sentinel), 'u0', 'last', false)")
         }
         while try store.object(of: "Todo", identity: .int(sentinel), in: "/u0/todos") == nil {
             guard ContinuousClock.now < updateStarted + .seconds(600), daemon.isRunning else {
-                throw ValidationError("the updates did not arrive:\n" + ((try? String(contentsOfFile: dir + "/run.log", encoding: .utf8)) ?? ""))
+                throw ValidationError(
+                    "the updates did not arrive:\n"
+                        + ((try? String(contentsOfFile: dir + "/run.log", encoding: .utf8)) ?? ""))
             }
             try await Task.sleep(for: .milliseconds(2))
         }
         let updateTime = LoadBenchmark.seconds(ContinuousClock.now - updateStarted)
-        return Figures(loadRate: Double(rows) / loadTime, peakMB: (load.peakMemory ?? 0) >> 20, storeMB: Double(storeBytes) / 1e6,
-                       list: listTime, updateRate: Double(updates) / updateTime)
+        return Figures(
+            loadRate: Double(rows) / loadTime, peakMB: (load.peakMemory ?? 0) >> 20, storeMB: Double(storeBytes) / 1e6,
+            list: listTime, updateRate: Double(updates) / updateTime)
     }
 }

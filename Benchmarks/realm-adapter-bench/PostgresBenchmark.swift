@@ -9,7 +9,8 @@ import ServiceLifecycle
 struct PostgresBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "postgres",
-        abstract: "Postgres → Realm and Realm → Postgres rates, and end-to-end latency, against pg_recvlogical and COPY.",
+        abstract:
+            "Postgres → Realm and Realm → Postgres rates, and end-to-end latency, against pg_recvlogical and COPY.",
         discussion: """
             Needs a Postgres with wal_level=logical: run `eval "$(scripts/pg.sh start)"` first (the \
             connection comes from REALM_ADAPTER_PG_HOST/PORT/USER, pg_recvlogical from \
@@ -37,14 +38,18 @@ struct PostgresBenchmark: AsyncParsableCommand {
         let bin = env["REALM_ADAPTER_PG_BIN"] ?? "/usr/lib/postgresql/15/bin"
         var logger = Logger(label: "bench")
         logger.logLevel = .warning
-        let admin = PostgresSettings(host: env["REALM_ADAPTER_PG_HOST"] ?? "127.0.0.1", port: port, user: env["REALM_ADAPTER_PG_USER"] ?? "postgres", database: "postgres")
-        let db = try await ScratchDatabase.create("bench", admin: admin, scratch: NSTemporaryDirectory() + "realm-adapter-postgres-bench")
+        let admin = PostgresSettings(
+            host: env["REALM_ADAPTER_PG_HOST"] ?? "127.0.0.1", port: port,
+            user: env["REALM_ADAPTER_PG_USER"] ?? "postgres", database: "postgres")
+        let db = try await ScratchDatabase.create(
+            "bench", admin: admin, scratch: NSTemporaryDirectory() + "realm-adapter-postgres-bench")
         defer { db.drop() }
         let (dbName, scratch, settings) = (db.name, db.directory, db.settings)
         let pg = try await PostgresConnection.connect(settings)
         defer { pg.close() }
         try await pg.session { s in
-            try s.execute("""
+            try s.execute(
+                """
                 CREATE TABLE item (id integer PRIMARY KEY, name text NOT NULL, qty integer NOT NULL, price double precision NOT NULL, active boolean NOT NULL);
                 CREATE TABLE item_copy (LIKE item INCLUDING ALL);
                 CREATE PUBLICATION pub FOR TABLE item;
@@ -60,31 +65,40 @@ struct PostgresBenchmark: AsyncParsableCommand {
         let (rows, batch) = (self.rows, self.batch)
         try await pg.session { s in
             for start in stride(from: 0, to: rows, by: batch) {
-                try s.query("INSERT INTO item SELECT g, 'item-' || g, g % 1000, (g % 10000) / 100.0, g % 3 = 0 FROM generate_series($1::int, $2::int) g",
-                            [String(start), String(min(rows, start + batch) - 1)])
+                try s.query(
+                    "INSERT INTO item SELECT g, 'item-' || g, g % 1000, (g % 10000) / 100.0, g % 3 = 0 FROM generate_series($1::int, $2::int) g",
+                    [String(start), String(min(rows, start + batch) - 1)])
             }
         }
         let end = try await pg.session { s in try s.query("SELECT pg_current_wal_lsn()::text").rows[0][0]! }
         let recvTime = try ContinuousClock().measure {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: bin + "/pg_recvlogical")
-            p.arguments = ["-h", settings.host!, "-p", String(port), "-U", settings.user!, "-d", dbName, "--slot", dbName + "_recv", "--start",
-                           "-o", "proto_version=1", "-o", "publication_names=pub", "-E", end, "-f", "/dev/null"]
+            p.arguments = [
+                "-h", settings.host!, "-p", String(port), "-U", settings.user!, "-d", dbName, "--slot",
+                dbName + "_recv", "--start",
+                "-o", "proto_version=1", "-o", "publication_names=pub", "-E", end, "-f", "/dev/null",
+            ]
             try p.run()
             p.waitUntilExit()
-            guard p.terminationStatus == 0 else { throw ValidationError("pg_recvlogical failed (\(p.terminationStatus))") }
+            guard p.terminationStatus == 0 else {
+                throw ValidationError("pg_recvlogical failed (\(p.terminationStatus))")
+            }
         }
         let drainConfig = try config(settings, store: scratch + "/drain", slot: "ours")
         let store = try RealmStore(directory: drainConfig.realm.store)
         let mapping = try Mapping(drainConfig)
         let applier = RealmApplier(store: store, mapping: mapping, origin: "adapter:bench", source: "postgres:ours")
-        let stream = try await PostgresReplicationStream(settings: settings, slot: dbName + "_ours", publication: "pub", logger: logger)
+        let stream = try await PostgresReplicationStream(
+            settings: settings, slot: dbName + "_ours", publication: "pub", logger: logger)
         let endLSN = LSN(end)!
         var drained = 0
         let drainTime = try await ContinuousClock().measure {
             try stream.start()
             for try await tx in stream.transactions {
-                let dtx = DatabaseTransaction(position: String(tx.endLSN.value, radix: 16), isOwn: false, changes: tx.changes, token: tx.endLSN.value)
+                let dtx = DatabaseTransaction(
+                    position: String(tx.endLSN.value, radix: 16), isOwn: false, changes: tx.changes,
+                    token: tx.endLSN.value)
                 try applier.apply(dtx)
                 drained += tx.changes.count
                 stream.processed(tx)
@@ -92,9 +106,15 @@ struct PostgresBenchmark: AsyncParsableCommand {
             }
         }
         stream.stop()
-        guard drained == rows, try store.count(of: "Item", in: "/bench") == rows else { throw ValidationError("drained \(drained) of \(rows)") }
-        let recvRate = rate(rows, recvTime), drainRate = rate(rows, drainTime)
-        print(String(format: "  Postgres → Realm   %9.0f changes/s   pg_recvlogical %9.0f changes/s   ratio %.2f", drainRate, recvRate, drainRate / recvRate))
+        guard drained == rows, try store.count(of: "Item", in: "/bench") == rows else {
+            throw ValidationError("drained \(drained) of \(rows)")
+        }
+        let recvRate = rate(rows, recvTime)
+        let drainRate = rate(rows, drainTime)
+        print(
+            String(
+                format: "  Postgres → Realm   %9.0f changes/s   pg_recvlogical %9.0f changes/s   ratio %.2f", drainRate,
+                recvRate, drainRate / recvRate))
         fflush(nil)
 
         // 2. Realm → Postgres.
@@ -104,8 +124,10 @@ struct PostgresBenchmark: AsyncParsableCommand {
         for start in stride(from: 0, to: rows, by: batch) {
             var instructions: [Instruction] = []
             for g in start..<min(rows, start + batch) {
-                let values: PropertyValues = ["id": .int(Int64(g)), "name": .string("item-\(g)"), "qty": .int(Int64(g % 1000)),
-                                              "price": .double(Double(g % 10000) / 100), "active": .bool(g % 3 == 0)]
+                let values: PropertyValues = [
+                    "id": .int(Int64(g)), "name": .string("item-\(g)"), "qty": .int(Int64(g % 1000)),
+                    "price": .double(Double(g % 10000) / 100), "active": .bool(g % 3 == 0),
+                ]
                 instructions.append(.insert(objectType: "Item", identity: .int(Int64(g)), values: values))
             }
             try await source.apply(instructions, to: "/bench", origin: "app")
@@ -114,7 +136,9 @@ struct PostgresBenchmark: AsyncParsableCommand {
         let connector = PostgresConnector(configuration: applyConfig.database!, logger: logger)
         try await connector.prepare(try Mapping(applyConfig))
         let adapter = try Adapter(store: source, name: "bench", pathRegex: "^/bench$", compactionInterval: .max)
-        let service = RealmToDatabaseService(connector: connector, adapter: adapter, mapping: try Mapping(applyConfig), retry: .init(), ignoreSQLErrors: false, logger: logger)
+        let service = RealmToDatabaseService(
+            connector: connector, adapter: adapter, mapping: try Mapping(applyConfig), retry: .init(),
+            ignoreSQLErrors: false, logger: logger)
         let applyTime = try await ContinuousClock().measure { try await service.drain("/bench") }
         let applied = try await pg.session { s in try s.query("SELECT count(*) FROM item").rows[0][0]! }
         guard applied == String(rows) else { throw ValidationError("applied \(applied) of \(rows)") }
@@ -122,14 +146,20 @@ struct PostgresBenchmark: AsyncParsableCommand {
             _ = try await pg.session { s -> Int in
                 try s.copyIn("COPY item_copy FROM STDIN") { write in
                     for g in 0..<rows {
-                        let line = "\(g)\titem-\(g)\t\(g % 1000)\t\(Double(g % 10000) / 100)\t" + (g % 3 == 0 ? "t" : "f") + "\n"
+                        let line =
+                            "\(g)\titem-\(g)\t\(g % 1000)\t\(Double(g % 10000) / 100)\t" + (g % 3 == 0 ? "t" : "f")
+                            + "\n"
                         try write(line)
                     }
                 }
             }
         }
-        let applyRate = rate(rows, applyTime), copyRate = rate(rows, copyTime)
-        print(String(format: "  Realm → Postgres   %9.0f instr/s     COPY           %9.0f rows/s      ratio %.2f", applyRate, copyRate, applyRate / copyRate))
+        let applyRate = rate(rows, applyTime)
+        let copyRate = rate(rows, copyTime)
+        print(
+            String(
+                format: "  Realm → Postgres   %9.0f instr/s     COPY           %9.0f rows/s      ratio %.2f", applyRate,
+                copyRate, applyRate / copyRate))
         fflush(nil)
         await connector.shutdown()
 
@@ -140,16 +170,20 @@ struct PostgresBenchmark: AsyncParsableCommand {
         print(String(format: "  max RSS %.0f MB", Double(usage.ru_maxrss) / 1024))
     }
 
-    func rate(_ n: Int, _ d: Duration) -> Double { Double(n) / (Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18) }
+    func rate(_ n: Int, _ d: Duration) -> Double {
+        Double(n) / (Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18)
+    }
 
     func config(_ s: PostgresSettings, store: String, slot: String) throws -> Configuration {
-        try Configuration(json: try JSONValue(parsing: """
-            {"realm": {"store": "\(store)", "path": "/bench", "adapterName": "bench"},
-             "database": {"type": "postgres", "host": "\(s.host!)", "port": \(s.port!), "user": "\(s.user!)", "database": "\(s.database!)",
-                          "slotName": "\(s.database!)_\(slot)", "publication": "\(s.database!)_\(slot)"},
-             "schema": [{"name": "Item", "primaryKey": "id", "properties": {"id": "int", "name": "string", "qty": "int", "price": "double", "active": "bool"}}],
-             "mapping": {"tables": {"item": "Item"}}}
-            """), environment: [:], connectors: .postgres)
+        try Configuration(
+            json: try JSONValue(
+                parsing: """
+                    {"realm": {"store": "\(store)", "path": "/bench", "adapterName": "bench"},
+                     "database": {"type": "postgres", "host": "\(s.host!)", "port": \(s.port!), "user": "\(s.user!)", "database": "\(s.database!)",
+                                  "slotName": "\(s.database!)_\(slot)", "publication": "\(s.database!)_\(slot)"},
+                     "schema": [{"name": "Item", "primaryKey": "id", "properties": {"id": "int", "name": "string", "qty": "int", "price": "double", "active": "bool"}}],
+                     "mapping": {"tables": {"item": "Item"}}}
+                    """), environment: [:], connectors: .postgres)
     }
 
     /// Commit-to-commit latency each way at a steady rate, from the commit times each side records.
@@ -161,7 +195,8 @@ struct PostgresBenchmark: AsyncParsableCommand {
         let pg = try await PostgresConnection.connect(settings)
         defer { pg.close() }
         try await pg.session { s in
-            try s.execute("""
+            try s.execute(
+                """
                 TRUNCATE item;
                 ALTER TABLE item ADD COLUMN IF NOT EXISTS committed_at timestamptz;
                 CREATE OR REPLACE FUNCTION stamp() RETURNS trigger AS $$ BEGIN NEW.committed_at := clock_timestamp(); RETURN NEW; END $$ LANGUAGE plpgsql;
@@ -170,12 +205,20 @@ struct PostgresBenchmark: AsyncParsableCommand {
         }
         try await connector.prepare(mapping)
         let adapter = try Adapter(store: store, name: "bench", pathRegex: "^/bench$")
-        _ = try Adapter(store: store, name: "bench-history", pathRegex: "^/bench$")  // keeps the history for the commit times
+        // keeps the history for the commit times
+        _ = try Adapter(store: store, name: "bench-history", pathRegex: "^/bench$")
         let applier = RealmApplier(store: store, mapping: mapping, origin: adapter.origin, source: connector.sourceName)
-        let group = ServiceGroup(configuration: .init(services: [
-            .init(service: try DatabaseToRealmService(connector: connector, applier: applier, adapter: adapter, retry: .init(), logger: logger)),
-            .init(service: RealmToDatabaseService(connector: connector, adapter: adapter, mapping: mapping, retry: .init(), ignoreSQLErrors: false, logger: logger)),
-        ], logger: logger))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [
+                    .init(
+                        service: try DatabaseToRealmService(
+                            connector: connector, applier: applier, adapter: adapter, retry: .init(), logger: logger)),
+                    .init(
+                        service: RealmToDatabaseService(
+                            connector: connector, adapter: adapter, mapping: mapping, retry: .init(),
+                            ignoreSQLErrors: false, logger: logger)),
+                ], logger: logger))
         let total = rate * seconds
         let interval = Duration.seconds(1) / rate
         try await withThrowingTaskGroup(of: Void.self) { tasks in
@@ -184,24 +227,33 @@ struct PostgresBenchmark: AsyncParsableCommand {
             let writer = try await PostgresConnection.connect(settings)
             var next = ContinuousClock.now
             for i in 0..<total {
-                _ = try await writer.session { s in try s.query("INSERT INTO item (id, name, qty, price, active) VALUES ($1, 'x', 0, 0, false)", [String(i)]) }
+                _ = try await writer.session { s in
+                    try s.query(
+                        "INSERT INTO item (id, name, qty, price, active) VALUES ($1, 'x', 0, 0, false)", [String(i)])
+                }
                 next += interval
                 try await Task.sleep(until: next)
             }
             writer.close()
-            while try !store.contains("/bench") || store.count(of: "Item", in: "/bench") < total { try await Task.sleep(for: .milliseconds(50)) }
+            while try !store.contains("/bench") || store.count(of: "Item", in: "/bench") < total {
+                try await Task.sleep(for: .milliseconds(50))
+            }
             // Realm → Postgres: ids 1_000_000..., one per Realm transaction.
             next = ContinuousClock.now
             for i in 0..<total {
                 _ = try await store.perform {
                     try store.write(to: "/bench", origin: "app") { tx in
-                        _ = try tx.create("Item", ["id": .int(Int64(1_000_000 + i)), "name": "y", "qty": 0, "price": 0.0, "active": false])
+                        _ = try tx.create(
+                            "Item",
+                            ["id": .int(Int64(1_000_000 + i)), "name": "y", "qty": 0, "price": 0.0, "active": false])
                     }
                 }
                 next += interval
                 try await Task.sleep(until: next)
             }
-            while try await pg.session({ s in try s.query("SELECT count(*) FROM item").rows[0][0]! }) != String(2 * total) {
+            while try await pg.session({ s in try s.query("SELECT count(*) FROM item").rows[0][0]! })
+                != String(2 * total)
+            {
                 try await Task.sleep(for: .milliseconds(50))
             }
             await group.triggerGracefulShutdown()
@@ -214,8 +266,11 @@ struct PostgresBenchmark: AsyncParsableCommand {
             try s.query("SELECT id, extract(epoch FROM committed_at)::float8 FROM item").rows
         }
         var database: [Int64: Double] = [:]
-        for r in dbTimes { if let id = r[0].flatMap(Int64.init), let t = r[1].flatMap(Double.init) { database[id] = t } }
-        var toRealm: [Double] = [], toDatabase: [Double] = []
+        for r in dbTimes {
+            if let id = r[0].flatMap(Int64.init), let t = r[1].flatMap(Double.init) { database[id] = t }
+        }
+        var toRealm: [Double] = []
+        var toDatabase: [Double] = []
         for tx in try store.history(of: "/bench") {
             let realmTime = Double(tx.committedAt.seconds) + Double(tx.committedAt.nanoseconds) / 1e9
             for case .insert("Item", .int(let id), _) in tx.instructions {
@@ -223,8 +278,14 @@ struct PostgresBenchmark: AsyncParsableCommand {
                 if id >= 1_000_000 { toDatabase.append(dbTime - realmTime) } else { toRealm.append(realmTime - dbTime) }
             }
         }
-        func pct(_ xs: [Double], _ p: Double) -> Double { let s = xs.sorted(); return s.isEmpty ? .nan : s[min(s.count - 1, Int(Double(s.count) * p))] * 1000 }
-        print(String(format: "  latency at %d commits/s: Postgres → Realm p50 %.1f ms, p99 %.1f ms; Realm → Postgres p50 %.1f ms, p99 %.1f ms",
-                     rate, pct(toRealm, 0.5), pct(toRealm, 0.99), pct(toDatabase, 0.5), pct(toDatabase, 0.99)))
+        func pct(_ xs: [Double], _ p: Double) -> Double {
+            let s = xs.sorted()
+            return s.isEmpty ? .nan : s[min(s.count - 1, Int(Double(s.count) * p))] * 1000
+        }
+        print(
+            String(
+                format:
+                    "  latency at %d commits/s: Postgres → Realm p50 %.1f ms, p99 %.1f ms; Realm → Postgres p50 %.1f ms, p99 %.1f ms",
+                rate, pct(toRealm, 0.5), pct(toRealm, 0.99), pct(toDatabase, 0.5), pct(toDatabase, 0.99)))
     }
 }

@@ -11,7 +11,9 @@ struct ScratchDatabase {
     private let admin: PostgresConnection
 
     /// Creates a database named `prefix` and a random number, and `scratch/<name>`.
-    static func create(_ prefix: String, admin settings: PostgresSettings, scratch: String) async throws -> ScratchDatabase {
+    static func create(_ prefix: String, admin settings: PostgresSettings, scratch: String) async throws
+        -> ScratchDatabase
+    {
         let name = "\(prefix)_\(UInt32.random(in: 0...UInt32.max))"
         let directory = scratch + "/" + name
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -25,10 +27,12 @@ struct ScratchDatabase {
     func drop() {
         try? FileManager.default.removeItem(atPath: directory)
         _ = try? admin.sessionSync { s in
-            try s.query("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1", [name])
+            try s.query(
+                "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1", [name])
             try s.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
-            try s.query("SELECT pg_replication_origin_drop(roname) FROM pg_replication_origin WHERE roname LIKE $1",
-                        ["realm_adapter_\(name)%"])
+            try s.query(
+                "SELECT pg_replication_origin_drop(roname) FROM pg_replication_origin WHERE roname LIKE $1",
+                ["realm_adapter_\(name)%"])
         }
         admin.close()
     }

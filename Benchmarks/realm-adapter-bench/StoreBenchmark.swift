@@ -32,8 +32,11 @@ struct StoreBenchmark: ParsableCommand {
 
     @Option(help: "Object counts to run, comma-separated.") var counts = "250000,1000000"
     @Option(help: "Instructions per apply transaction.") var batch = 10_000
-    @Option(help: "Scratch directory (removed afterwards).") var scratch = NSTemporaryDirectory() + "realm-adapter-bench"
-    @Flag(inversion: .prefixedNo, help: "Store commits with synchronous=FULL, as the store does by default (--no-durable: NORMAL).")
+    @Option(help: "Scratch directory (removed afterwards).") var scratch =
+        NSTemporaryDirectory() + "realm-adapter-bench"
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Store commits with synchronous=FULL, as the store does by default (--no-durable: NORMAL).")
     var durable = true
     @Flag(help: .hidden) var child = false
     @Flag(help: .hidden) var profileApply = false
@@ -51,15 +54,21 @@ struct StoreBenchmark: ParsableCommand {
             return
         }
         print("realm-adapter store benchmark (batch \(batch))")
-        print(Self.columns(["objects", "bare inserts/s", "apply instr/s", "replay instr/s", "apply ratio", "replay", "max RSS"]))
+        print(
+            Self.columns([
+                "objects", "bare inserts/s", "apply instr/s", "replay instr/s", "apply ratio", "replay", "max RSS",
+            ]))
         fflush(nil)
         for n in list {
             let p = Process()
-            p.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.resolvingSymlinksInPath()
+            p.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+                .resolvingSymlinksInPath()
             if !FileManager.default.isExecutableFile(atPath: p.executableURL!.path) {
                 p.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
             }
-            p.arguments = ["store", "--child", "--counts", String(n), "--batch", String(batch), "--scratch", scratch] + (durable ? [] : ["--no-durable"])
+            p.arguments =
+                ["store", "--child", "--counts", String(n), "--batch", String(batch), "--scratch", scratch]
+                + (durable ? [] : ["--no-durable"])
             try p.run()
             p.waitUntilExit()
             guard p.terminationStatus == 0 else { throw ExitCode(p.terminationStatus) }
@@ -69,7 +78,8 @@ struct StoreBenchmark: ParsableCommand {
 
     static func columns(_ cells: [String]) -> String {
         let widths = [10, 15, 15, 15, 12, 10, 9]
-        return zip(cells, widths).map { String(repeating: " ", count: max(0, $1 - $0.count)) + $0 }.joined(separator: " ")
+        return zip(cells, widths).map { String(repeating: " ", count: max(0, $1 - $0.count)) + $0 }.joined(
+            separator: " ")
     }
 
     func row(_ i: Int) -> (Int64, String, Int64, Double, Bool) {
@@ -81,12 +91,16 @@ struct StoreBenchmark: ParsableCommand {
         var db: OpaquePointer?
         guard sqlite3_open(file, &db) == SQLITE_OK else { throw ValidationError("cannot open bare SQLite") }
         defer { sqlite3_close(db) }
-        sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT NOT NULL, qty INTEGER NOT NULL, price REAL NOT NULL, active INTEGER NOT NULL)", nil, nil, nil)
+        sqlite3_exec(
+            db,
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT NOT NULL, qty INTEGER NOT NULL, price REAL NOT NULL, active INTEGER NOT NULL)",
+            nil, nil, nil)
         let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
         return try ContinuousClock().measure {
             var stmt: OpaquePointer?
             sqlite3_exec(db, "BEGIN", nil, nil, nil)
-            sqlite3_prepare_v2(db, "INSERT INTO item (id, name, qty, price, active) VALUES (?, ?, ?, ?, ?)", -1, &stmt, nil)
+            sqlite3_prepare_v2(
+                db, "INSERT INTO item (id, name, qty, price, active) VALUES (?, ?, ?, ?, ?)", -1, &stmt, nil)
             for i in 0..<n {
                 let r = row(i)
                 sqlite3_bind_int64(stmt, 1, r.0)
@@ -105,18 +119,28 @@ struct StoreBenchmark: ParsableCommand {
     /// Store apply of the same rows as INSERT instructions, in large transactions, generated
     /// batch by batch (never all in memory). Only `apply` itself is timed.
     func storeApply(_ n: Int, store: RealmStore) throws -> Duration {
-        try store.apply([.addType(ObjectSchema(name: "Item", primaryKey: "id", properties: [
-            Property(name: "id", type: .scalar(.int)), Property(name: "name", type: .scalar(.string)),
-            Property(name: "qty", type: .scalar(.int)), Property(name: "price", type: .scalar(.double)),
-            Property(name: "active", type: .scalar(.bool)),
-        ]))], to: "/bench", origin: "bench")
+        try store.apply(
+            [
+                .addType(
+                    ObjectSchema(
+                        name: "Item", primaryKey: "id",
+                        properties: [
+                            Property(name: "id", type: .scalar(.int)), Property(name: "name", type: .scalar(.string)),
+                            Property(name: "qty", type: .scalar(.int)), Property(name: "price", type: .scalar(.double)),
+                            Property(name: "active", type: .scalar(.bool)),
+                        ]))
+            ], to: "/bench", origin: "bench")
         var elapsed = Duration.zero
         var i = 0
         while i < n {
             let batch = (i..<min(n, i + self.batch)).map { k -> Instruction in
                 let r = row(k)
-                return .insert(objectType: "Item", identity: .int(r.0),
-                               values: ["id": .int(r.0), "name": .string(r.1), "qty": .int(r.2), "price": .double(r.3), "active": .bool(r.4)])
+                return .insert(
+                    objectType: "Item", identity: .int(r.0),
+                    values: [
+                        "id": .int(r.0), "name": .string(r.1), "qty": .int(r.2), "price": .double(r.3),
+                        "active": .bool(r.4),
+                    ])
             }
             elapsed += try ContinuousClock().measure { try store.apply(batch, to: "/bench", origin: "bench") }
             i += self.batch
@@ -131,7 +155,8 @@ struct StoreBenchmark: ParsableCommand {
 
         // The machine is shared and noisy: run the limit and the store alternately, three
         // rounds on fresh files, and keep the best time of each.
-        var bareTime = Duration.seconds(1_000_000), applyTime = Duration.seconds(1_000_000)
+        var bareTime = Duration.seconds(1_000_000)
+        var applyTime = Duration.seconds(1_000_000)
         var store: RealmStore!
         for round in 0..<3 {
             bareTime = min(bareTime, try bareInsert(n, file: dir + "/bare\(round).sqlite"))
@@ -153,15 +178,24 @@ struct StoreBenchmark: ParsableCommand {
             }
         }
         replayed -= 1  // the ADD_TYPE
-        guard replayed == n, try store.count(of: "Item", in: "/bench") == n else { throw ValidationError("counts do not match") }
+        guard replayed == n, try store.count(of: "Item", in: "/bench") == n else {
+            throw ValidationError("counts do not match")
+        }
 
-        func rate(_ d: Duration) -> Double { Double(n) / (Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18) }
+        func rate(_ d: Duration) -> Double {
+            Double(n) / (Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18)
+        }
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
-        let bare = rate(bareTime), apply = rate(applyTime), replay = rate(replayTime)
-        print(Self.columns([String(n), String(format: "%.0f", bare), String(format: "%.0f", apply), String(format: "%.0f", replay),
-                            String(format: "%.2f", apply / bare), replay >= 1_000_000 ? "≥1M ok" : "below 1M",
-                            String(format: "%.0f MB", Double(usage.ru_maxrss) / 1024)]))
+        let bare = rate(bareTime)
+        let apply = rate(applyTime)
+        let replay = rate(replayTime)
+        print(
+            Self.columns([
+                String(n), String(format: "%.0f", bare), String(format: "%.0f", apply), String(format: "%.0f", replay),
+                String(format: "%.2f", apply / bare), replay >= 1_000_000 ? "≥1M ok" : "below 1M",
+                String(format: "%.0f MB", Double(usage.ru_maxrss) / 1024),
+            ]))
         fflush(nil)
     }
 }

@@ -1,6 +1,6 @@
 import PostgresConnector
-import SQLiteConnector
 import RealmAdapter
+import SQLiteConnector
 
 /// The database types this program syncs with, by `database.type`. The only place the CLI names
 /// a concrete connector: adding one means its module and one line here.

@@ -61,8 +61,10 @@ struct DeadLetter: AsyncParsableCommand {
 
 extension RealmAdapterError {
     static func daemonRunning(stream: String) -> RealmAdapterError {
-        RealmAdapterError(.invalidState, "A daemon is streaming from \(stream): stop it first, then move the transaction "
-            + "aside.")
+        RealmAdapterError(
+            .invalidState,
+            "A daemon is streaming from \(stream): stop it first, then move the transaction "
+                + "aside.")
     }
 
     static func nothingBlocked(_ path: String) -> RealmAdapterError {
@@ -70,7 +72,9 @@ extension RealmAdapterError {
     }
 
     static func notTheBlockedVersion(_ path: String, oldest: Int64, given: Int64) -> RealmAdapterError {
-        RealmAdapterError(.invalidState, "The oldest unsent transaction of \(path) is version \(oldest), not \(given); "
-            + "run `realm-adapter status` again.")
+        RealmAdapterError(
+            .invalidState,
+            "The oldest unsent transaction of \(path) is version \(oldest), not \(given); "
+                + "run `realm-adapter status` again.")
     }
 }

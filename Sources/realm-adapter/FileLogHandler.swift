@@ -10,7 +10,8 @@ struct FileLogHandler: LogHandler {
         let lock = NSLock()
         init(_ handle: FileHandle) { self.handle = handle }
         func write(_ line: String) {
-            lock.lock(); defer { lock.unlock() }
+            lock.lock()
+            defer { lock.unlock() }
             handle.write(Data(line.utf8))
         }
     }
@@ -32,7 +33,9 @@ struct FileLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         let all = metadata.merging(event.metadata ?? [:]) { _, new in new }
-        let meta = all.isEmpty ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        let meta =
+            all.isEmpty
+            ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         sink.write("\(Timestamp(Date()).iso8601) \(event.level) \(label):\(meta) \(event.message)\n")
     }
 }

@@ -24,19 +24,24 @@ struct Init: AsyncParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The database: a URL (postgresql://user@host:port/name) or libpq key=value pairs "
-                               + "(\"host=… dbname=…\"). A password in it is used, never written to the file.",
-                               valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "The database: a URL (postgresql://user@host:port/name) or libpq key=value pairs "
+                + "(\"host=… dbname=…\"). A password in it is used, never written to the file.",
+            valueName: "url"))
     var database: String
 
-    @Option(help: ArgumentHelp("The database type: \(connectors.factories.map(\.type).joined(separator: ", ")). "
-                               + "Default: from the URL's scheme.", valueName: "type"))
+    @Option(
+        help: ArgumentHelp(
+            "The database type: \(connectors.factories.map(\.type).joined(separator: ", ")). "
+                + "Default: from the URL's scheme.", valueName: "type"))
     var type: String?
 
     @Option(help: "The database schema (namespace) to read. Default: the database type's (public for postgres).")
     var schema: String?
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Write to this file instead of standard output.", valueName: "file"))
+    @Option(
+        name: .shortAndLong, help: ArgumentHelp("Write to this file instead of standard output.", valueName: "file"))
     var output: String?
 
     @OptionGroup var global: GlobalOptions
@@ -48,18 +53,24 @@ struct Init: AsyncParsableCommand {
             let factory = try Self.factory(type: type, url: database)
             let connection = try ConnectionString(database)
             let password = connection.password.map(Secret.init)
-            let description = try await factory.describe(connection, password: password, schema: schema ?? factory.defaultSchema,
-                                                         logger: logger)
+            let description = try await factory.describe(
+                connection, password: password, schema: schema ?? factory.defaultSchema,
+                logger: logger)
             // A password given now will be needed later too: from PGPASSWORD, never from the file.
-            let passwordEnv = password != nil || ProcessInfo.processInfo.environment["PGPASSWORD"] != nil ? "PGPASSWORD" : nil
-            let starting = StartingConfiguration(description, factory: factory, url: connection.withoutPassword,
-                                                 passwordEnv: passwordEnv)
+            let passwordEnv =
+                password != nil || ProcessInfo.processInfo.environment["PGPASSWORD"] != nil ? "PGPASSWORD" : nil
+            let starting = StartingConfiguration(
+                description, factory: factory, url: connection.withoutPassword,
+                passwordEnv: passwordEnv)
             let (json, notes) = (starting.json, starting.notes)
             for n in notes { FileHandle.standardError.write(Data("note: \(n)\n".utf8)) }
             let text = json.serialized(pretty: true) + "\n"
             if let output {
                 try text.write(toFile: output, atomically: true, encoding: .utf8)
-                FileHandle.standardError.write(Data("Wrote \(output). Check it with `realm-adapter validate --config \(output)`, seed the Realms with `realm-adapter load --config \(output)`, then start `realm-adapter run --config \(output)`.\n".utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        "Wrote \(output). Check it with `realm-adapter validate --config \(output)`, seed the Realms with `realm-adapter load --config \(output)`, then start `realm-adapter run --config \(output)`.\n"
+                            .utf8))
             } else {
                 print(text, terminator: "")
             }

@@ -34,8 +34,11 @@ struct Load: AsyncParsableCommand {
 
     @OptionGroup var options: ConfigOptions
 
-    @Option(name: .long, parsing: .singleValue,
-            help: ArgumentHelp("Load only these tables (or types); comma-separated or repeated. The slot keeps its place if it exists.", valueName: "names"))
+    @Option(
+        name: .long, parsing: .singleValue,
+        help: ArgumentHelp(
+            "Load only these tables (or types); comma-separated or repeated. The slot keeps its place if it exists.",
+            valueName: "names"))
     var tables: [String] = []
 
     @Flag(name: .long, help: "Show what would be loaded (tables, estimated rows, target Realms) and write nothing.")
@@ -45,7 +48,8 @@ struct Load: AsyncParsableCommand {
         try await reportingErrors {
             let (c, logger) = try options.load()
             let (database, mapping, connector) = try Wiring.connector(c, logger: logger)
-            let only = tables.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }.filter { !$0.isEmpty }
+            let only = tables.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+                .filter { !$0.isEmpty }
             let plan = try LoadPlan(mapping, only: only.isEmpty ? nil : only)
             if dryRun {
                 try await dryRun(plan, mapping, connector, c)
@@ -55,26 +59,41 @@ struct Load: AsyncParsableCommand {
             var storeOptions = RealmStore.Options()
             storeOptions.durable = false
             let store = try RealmStore(directory: c.realm.store, options: storeOptions, logger: logger)
-            let adapter = try Adapter(store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)
-            let loader = Loader(store: store, mapping: mapping, adapter: adapter, source: connector.sourceName, configuration: c.loader, logger: logger)
-            logger.info("Loading", metadata: ["db.target": "\(database.displayTarget)", "realm.store": "\(c.realm.store)", "realm.path": "\(c.realm.path)"])
+            let adapter = try Adapter(
+                store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)
+            let loader = Loader(
+                store: store, mapping: mapping, adapter: adapter, source: connector.sourceName, configuration: c.loader,
+                logger: logger)
+            logger.info(
+                "Loading",
+                metadata: [
+                    "db.target": "\(database.displayTarget)", "realm.store": "\(c.realm.store)",
+                    "realm.path": "\(c.realm.path)",
+                ])
             let display = ProgressDisplay(logger: logger)
-            let summary = try await loader.load(from: connector, plan: plan, partial: !only.isEmpty, progress: display.update)
+            let summary = try await loader.load(
+                from: connector, plan: plan, partial: !only.isEmpty, progress: display.update)
             print(Self.report(summary, connector: connector))
         }
     }
 
-    func dryRun(_ plan: LoadPlan, _ mapping: Mapping, _ connector: any DatabaseConnector, _ c: Configuration) async throws {
+    func dryRun(_ plan: LoadPlan, _ mapping: Mapping, _ connector: any DatabaseConnector, _ c: Configuration)
+        async throws
+    {
         let snapshot = try await connector.dryRunSnapshot(mapping)
         defer { try? snapshot.finish() }
         let rows = try await Task.detached { () -> [[String]] in
             try plan.steps.map { step in
-                let estimate = try snapshot.estimatedRows(step.table).map(Self.count)
-                    ?? snapshot.sizeEstimate(step.table).map { "~\(Self.count($0)) (planner, from its size: never analyzed)" }
+                let estimate =
+                    try snapshot.estimatedRows(step.table).map(Self.count)
+                    ?? snapshot.sizeEstimate(step.table).map {
+                        "~\(Self.count($0)) (planner, from its size: never analyzed)"
+                    }
                     ?? "unknown (ANALYZE the table for one)"
                 var target = mapping.path.template
                 if case .objects(let t, _) = step, !mapping.path.isLiteral {
-                    target = "\(Self.count(try snapshot.distinctCount(t.table, columns: mapping.path.fields))) Realms (\(mapping.path.template))"
+                    target =
+                        "\(Self.count(try snapshot.distinctCount(t.table, columns: mapping.path.fields))) Realms (\(mapping.path.template))"
                 }
                 return [step.table, step.what, estimate, target]
             }
@@ -85,18 +104,23 @@ struct Load: AsyncParsableCommand {
 
     static func report(_ s: LoadSummary, connector: any DatabaseConnector) -> String {
         let seconds = Double(s.duration.components.seconds) + Double(s.duration.components.attoseconds) / 1e18
-        var lines = ["Loaded \(count(s.rows)) rows in \(String(format: "%.1f", seconds)) s (\(count(Int(Double(s.rows) / max(seconds, 0.001)))) rows/s) into \(s.realms.count) Realm\(s.realms.count == 1 ? "" : "s")."]
+        var lines = [
+            "Loaded \(count(s.rows)) rows in \(String(format: "%.1f", seconds)) s (\(count(Int(Double(s.rows) / max(seconds, 0.001)))) rows/s) into \(s.realms.count) Realm\(s.realms.count == 1 ? "" : "s")."
+        ]
         var rows = [["table", "loaded as", "rows", "deleted", "dangling links"]]
         for t in s.tables { rows.append([t.table, t.what, count(t.rows), count(t.deleted), count(t.danglingLinks)]) }
         lines.append(Status.table(rows))
         if let p = s.handOffPosition {
             lines.append("Hand-off at \(connector.describe(position: p)): `realm-adapter run` continues from there.")
         } else {
-            lines.append("The change stream kept its place: `realm-adapter run` replays changes since then over the "
-                + "loaded rows.")
+            lines.append(
+                "The change stream kept its place: `realm-adapter run` replays changes since then over the "
+                    + "loaded rows.")
         }
         if s.tables.contains(where: { $0.danglingLinks > 0 }) {
-            lines.append("warning: some links pointed to rows the database does not have and were loaded as null (loader.danglingForeignKeys).")
+            lines.append(
+                "warning: some links pointed to rows the database does not have and were loaded as null (loader.danglingForeignKeys)."
+            )
         }
         return lines.joined(separator: "\n")
     }
@@ -129,7 +153,8 @@ final class ProgressDisplay: @unchecked Sendable {
         last = now
         let of = p.estimatedRows.map { " of ~\(Load.count(max($0, p.rows)))" } ?? ""
         let eta = p.remaining.map { " · \(Int(Double($0.components.seconds) + 0.5)) s left" } ?? ""
-        let line = "\(p.step.what) (\(p.step.table)): \(Load.count(p.rows))\(of) rows · \(Load.count(Int(p.rate))) rows/s\(p.done ? " · done" : eta)"
+        let line =
+            "\(p.step.what) (\(p.step.table)): \(Load.count(p.rows))\(of) rows · \(Load.count(Int(p.rate))) rows/s\(p.done ? " · done" : eta)"
         if isTerminal {
             FileHandle.standardError.write(Data("\r\u{1B}[K  \(line)\(p.done ? "\n" : "")".utf8))
         } else if p.done || p.rows > 0 {

@@ -26,16 +26,22 @@ struct RealmAdapterCommand: AsyncParsableCommand {
 
 /// Options every command takes.
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical (default: the config's logLevel, else info).",
-                                            valueName: "level"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Log level: trace, debug, info, notice, warning, error, critical (default: the config's logLevel, else info).",
+            valueName: "level"))
     var logLevel: String?
 
-    @Option(name: .long, help: ArgumentHelp("Also write logs to this file (default: the config's logFile).", valueName: "file"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Also write logs to this file (default: the config's logFile).", valueName: "file"))
     var logFile: String?
 
     func validate() throws {
         if let logLevel, Configuration.logLevel(logLevel) == nil {
-            throw ValidationError("Unknown log level '\(logLevel)'. Use trace, debug, info, notice, warning, error or critical.")
+            throw ValidationError(
+                "Unknown log level '\(logLevel)'. Use trace, debug, info, notice, warning, error or critical.")
         }
     }
 
@@ -58,9 +64,12 @@ enum LoggingBootstrap {
         guard !done else { return }
         done = true
         let fileHandle = file.flatMap { path -> FileHandle? in
-            if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
+            if !FileManager.default.fileExists(atPath: path) {
+                _ = FileManager.default.createFile(atPath: path, contents: nil)
+            }
             guard let h = FileHandle(forWritingAtPath: path) else {
-                FileHandle.standardError.write(Data("warning: cannot open the log file \(path); logging to standard error only\n".utf8))
+                FileHandle.standardError.write(
+                    Data("warning: cannot open the log file \(path); logging to standard error only\n".utf8))
                 return nil
             }
             h.seekToEndOfFile()

@@ -26,7 +26,9 @@ struct StoreOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The store directory.", valueName: "dir"))
     var store: String?
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Take the store directory from this configuration's realm.store.", valueName: "file"))
+    @Option(
+        name: .shortAndLong,
+        help: ArgumentHelp("Take the store directory from this configuration's realm.store.", valueName: "file"))
     var config: String?
 
     @OptionGroup var global: GlobalOptions
@@ -37,8 +39,13 @@ struct StoreOptions: ParsableArguments {
         let configuration = try config.map { try Configuration.load(file: $0, connectors: connectors) }
         let logger = global.bootstrap(config: configuration)
         let directory = store ?? configuration?.realm.store ?? "./realms"
-        if !creating && !FileManager.default.fileExists(atPath: (directory as NSString).appendingPathComponent("realms.sqlite")) {
-            throw RealmAdapterError(.storeUnavailable, "There is no Realm store in '\(directory)'. Give the right --store (or --config), or write to it first with `realm-adapter realm apply`.")
+        if !creating
+            && !FileManager.default.fileExists(atPath: (directory as NSString).appendingPathComponent("realms.sqlite"))
+        {
+            throw RealmAdapterError(
+                .storeUnavailable,
+                "There is no Realm store in '\(directory)'. Give the right --store (or --config), or write to it first with `realm-adapter realm apply`."
+            )
         }
         logger.debug("Opening store", metadata: ["store": "\(directory)"])
         return (try RealmStore(directory: directory, logger: logger), logger)
@@ -47,7 +54,8 @@ struct StoreOptions: ParsableArguments {
 
 extension RealmCommand {
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the Realms in a store, with their versions and types.")
+        static let configuration = CommandConfiguration(
+            abstract: "List the Realms in a store, with their versions and types.")
 
         @OptionGroup var options: StoreOptions
 
@@ -55,18 +63,24 @@ extension RealmCommand {
             try await reportingErrors {
                 let (store, _) = try options.open()
                 let realms = try store.summaries()
-                if realms.isEmpty { print("(no Realms)"); return }
+                if realms.isEmpty {
+                    print("(no Realms)")
+                    return
+                }
                 for r in realms {
                     let counts = r.counts.map { "\($0.type) \($0.count)" }
-                    print("\(r.path)  version \(r.version)  \(counts.isEmpty ? "(no types)" : counts.joined(separator: ", "))")
+                    print(
+                        "\(r.path)  version \(r.version)  \(counts.isEmpty ? "(no types)" : counts.joined(separator: ", "))"
+                    )
                 }
             }
         }
     }
 
     struct ShowSchema: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "schema", abstract: "Show a Realm's schema.",
-                                                        discussion: "With --json, prints it in the Realm JS model syntax a configuration's \"schema\" takes.")
+        static let configuration = CommandConfiguration(
+            commandName: "schema", abstract: "Show a Realm's schema.",
+            discussion: "With --json, prints it in the Realm JS model syntax a configuration's \"schema\" takes.")
 
         @Argument(help: "The Realm's path, e.g. /SQLDemo.") var path: String
         @Flag(help: "Print JSON (Realm JS model syntax) instead of text.") var json = false
@@ -76,7 +90,10 @@ extension RealmCommand {
             try await reportingErrors {
                 let (store, _) = try options.open()
                 let schema = try store.schema(of: path)
-                if json { print(schema.json.serialized(pretty: true)); return }
+                if json {
+                    print(schema.json.serialized(pretty: true))
+                    return
+                }
                 for t in schema.types {
                     print("\(t.name)" + (t.primaryKey.map { " (primary key \($0))" } ?? " (no primary key)"))
                     for p in t.properties {
@@ -86,7 +103,9 @@ extension RealmCommand {
                         if case .linkingObjects(let o, let prop) = p.type {
                             print("  \(p.name): linkingObjects from \(o).\(prop)")
                         } else {
-                            print("  \(p.name): \(p.typeString)" + (extras.isEmpty ? "" : "  (\(extras.joined(separator: ", ")))"))
+                            print(
+                                "  \(p.name): \(p.typeString)"
+                                    + (extras.isEmpty ? "" : "  (\(extras.joined(separator: ", ")))"))
                         }
                     }
                 }
@@ -112,7 +131,9 @@ extension RealmCommand {
                 let schema = try store.schema(of: path)
                 let types = type.isEmpty ? schema.types.map(\.name) : type
                 for t in types where schema[type: t] == nil {
-                    throw RealmAdapterError(.schemaViolation, "\(path) has no type '\(t)'. Its types: \(schema.types.map(\.name).joined(separator: ", ")).")
+                    throw RealmAdapterError(
+                        .schemaViolation,
+                        "\(path) has no type '\(t)'. Its types: \(schema.types.map(\.name).joined(separator: ", ")).")
                 }
                 var out = FileHandleOutputStream.standardOutput
                 print("{", to: &out)
@@ -190,7 +211,9 @@ extension RealmCommand {
                 """)
 
         @Argument(help: "The Realm's path.") var path: String
-        @Option(name: .shortAndLong, help: ArgumentHelp("The instructions file, or - for standard input.", valueName: "file"))
+        @Option(
+            name: .shortAndLong,
+            help: ArgumentHelp("The instructions file, or - for standard input.", valueName: "file"))
         var file: String
         @Option(help: "The origin tag recorded with the transaction.") var origin = "cli"
         @OptionGroup var options: StoreOptions
@@ -212,8 +235,14 @@ extension RealmCommand {
                 let schema = try store.contains(path) ? try store.schema(of: path) : .empty
                 let instructions = try Instruction.decodeTransaction(json, schema: schema)
                 let version = try store.apply(instructions, to: path, origin: origin)
-                logger.debug("Applied a transaction", metadata: ["realm.path": "\(path)", "instructions": "\(instructions.count)", "version": "\(version)"])
-                print("Applied \(instructions.count) instruction\(instructions.count == 1 ? "" : "s") to \(path); it is now at version \(version).")
+                logger.debug(
+                    "Applied a transaction",
+                    metadata: [
+                        "realm.path": "\(path)", "instructions": "\(instructions.count)", "version": "\(version)",
+                    ])
+                print(
+                    "Applied \(instructions.count) instruction\(instructions.count == 1 ? "" : "s") to \(path); it is now at version \(version)."
+                )
             }
         }
     }

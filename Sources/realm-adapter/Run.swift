@@ -45,8 +45,9 @@ struct Daemon {
     static func start(_ c: Configuration, logger: Logger) async throws -> Daemon {
         let (database, mapping, connector) = try Wiring.connector(c, logger: logger)
         let store = try RealmStore(directory: c.realm.store, logger: logger)
-        logger.info("Preparing the database",
-                    metadata: ["db.target": "\(database.displayTarget)", "db.source": "\(connector.sourceName)"])
+        logger.info(
+            "Preparing the database",
+            metadata: ["db.target": "\(database.displayTarget)", "db.source": "\(connector.sourceName)"])
         // Retried while the database is unreachable (it may still be starting).
         let start = try await withRetries(database.retry, connector: connector, logger: logger, what: "start") {
             try await connector.prepare(mapping)
@@ -61,26 +62,36 @@ struct Daemon {
     }
 
     /// The services of a daemon whose database is prepared.
-    static func assemble(_ c: Configuration, store: RealmStore, connector: any DatabaseConnector, mapping: Mapping,
-                         start: StreamStart, logger: Logger) throws -> Daemon {
+    static func assemble(
+        _ c: Configuration, store: RealmStore, connector: any DatabaseConnector, mapping: Mapping,
+        start: StreamStart, logger: Logger
+    ) throws -> Daemon {
         let database = c.database!
         if start == .restarted {
-            logger.warning("Started the change stream over, as configured: changes made while no daemon ran are not in the Realms",
-                           metadata: ["db.source": "\(connector.sourceName)"])
+            logger.warning(
+                "Started the change stream over, as configured: changes made while no daemon ran are not in the Realms",
+                metadata: ["db.source": "\(connector.sourceName)"])
         }
         try DatabaseToRealmService.requireStoreFollows(store, source: connector.sourceName, start: start)
-        let adapter = try Adapter(store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)
+        let adapter = try Adapter(
+            store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)
         // One mapping for both directions: it grows when Realm schema changes are applied.
         let mappings = SharedMapping(mapping)
-        let applier = RealmApplier(store: store, mappings: mappings, origin: adapter.origin, source: connector.sourceName)
+        let applier = RealmApplier(
+            store: store, mappings: mappings, origin: adapter.origin, source: connector.sourceName)
         let services: [any Service] = [
-            try DatabaseToRealmService(connector: connector, applier: applier, adapter: adapter, retry: database.retry,
-                                       ignoreSQLErrors: c.ignoreSQLErrors, logger: logger),
-            RealmToDatabaseService(connector: connector, adapter: adapter, mappings: mappings, retry: database.retry,
-                                   ignoreSQLErrors: c.ignoreSQLErrors, applyRealmSchemaChanges: database.applyRealmSchemaChanges, logger: logger),
+            try DatabaseToRealmService(
+                connector: connector, applier: applier, adapter: adapter, retry: database.retry,
+                ignoreSQLErrors: c.ignoreSQLErrors, logger: logger),
+            RealmToDatabaseService(
+                connector: connector, adapter: adapter, mappings: mappings, retry: database.retry,
+                ignoreSQLErrors: c.ignoreSQLErrors, applyRealmSchemaChanges: database.applyRealmSchemaChanges,
+                logger: logger),
         ]
-        let group = ServiceGroup(configuration: .init(services: services.map { .init(service: $0) },
-                                                      gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: services.map { .init(service: $0) },
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         // "Syncing" is said by the database → Realm service once its stream runs: by then the
         // group handles SIGTERM (said here, a SIGTERM right after it would kill the process).
         return Daemon(connector: connector, group: group)
@@ -103,7 +114,8 @@ enum Wiring {
     /// The database section, the mapping (every property supported) and the connector
     /// that `database.type` names.
     static func connector(_ c: Configuration, logger: Logger) throws
-        -> (DatabaseConfiguration, Mapping, any DatabaseConnector) {
+        -> (DatabaseConfiguration, Mapping, any DatabaseConnector)
+    {
         let connector = try connectors.connector(c, logger: logger)
         return (c.database!, try Mapping(c), connector)
     }

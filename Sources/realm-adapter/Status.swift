@@ -26,7 +26,8 @@ struct Status: AsyncParsableCommand {
             let (database, _, connector) = try Wiring.connector(c, logger: logger)
             let db = try await connector.statusReport(adapter: c.realm.adapterName)
             let store = try RealmStore(directory: c.realm.store, logger: logger)
-            let adapter = try Adapter(store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)
+            let adapter = try Adapter(
+                store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)
             // Per-user Realms run to the hundreds of thousands: with more than a screenful, the
             // table shows those with unsent changes (found by one query), and a count of the rest.
             let paths = try adapter.paths()
@@ -39,35 +40,51 @@ struct Status: AsyncParsableCommand {
             var rows: [[String]] = []
             var blocked: [BlockedTransaction] = []
             for path in shown {
-                if pending[path] != nil, let b = try BlockedTransaction.current(in: store, adapter: adapter, path: path),
-                   (db.applied[path] ?? 0) < b.version {
+                if pending[path] != nil,
+                    let b = try BlockedTransaction.current(in: store, adapter: adapter, path: path),
+                    (db.applied[path] ?? 0) < b.version
+                {
                     blocked.append(b)
                 }
                 let version = try store.version(of: path)
-                let position = try store.sourcePosition(connector.sourceName, of: path).map(connector.describe(position:))
-                rows.append([path, String(version), String(pending[path] ?? 0), db.applied[path].map(String.init) ?? "-",
-                             position ?? "-"])
+                let position = try store.sourcePosition(connector.sourceName, of: path).map(
+                    connector.describe(position:))
+                rows.append([
+                    path, String(version), String(pending[path] ?? 0), db.applied[path].map(String.init) ?? "-",
+                    position ?? "-",
+                ])
             }
-            if paths.isEmpty { print("(no synced Realms yet)") } else if !rows.isEmpty { print(Self.table([header] + rows)) }
+            if paths.isEmpty {
+                print("(no synced Realms yet)")
+            } else if !rows.isEmpty {
+                print(Self.table([header] + rows))
+            }
             if shown.count < paths.count {
-                print("\(paths.count) Realms; \(pending.count) with unsent changes\(rows.isEmpty ? "" : " (above)"), the others caught up.")
+                print(
+                    "\(paths.count) Realms; \(pending.count) with unsent changes\(rows.isEmpty ? "" : " (above)"), the others caught up."
+                )
             }
             print("")
             for line in db.stream { print(line) }
             for w in db.warnings { print("warning: \(w)") }
             var warned = !db.warnings.isEmpty
             if db.deadLetters > 0 {
-                print("warning: \(db.deadLetters) change(s) in the dead-letter table realm_adapter_dead_letter (ignoreSQLErrors)")
+                print(
+                    "warning: \(db.deadLetters) change(s) in the dead-letter table realm_adapter_dead_letter (ignoreSQLErrors)"
+                )
                 warned = true
             }
             if db.deadRows > 0 {
-                print("warning: \(db.deadRows) database row change(s) no Realm could hold, set aside in realm_adapter_dead_row (ignoreSQLErrors)")
+                print(
+                    "warning: \(db.deadRows) database row change(s) no Realm could hold, set aside in realm_adapter_dead_row (ignoreSQLErrors)"
+                )
                 warned = true
             }
             for b in blocked {
                 print("blocked: \(b.path) version \(b.version) was rejected by the database: \(b.error)")
-                print("  Fix the database and start `realm-adapter run` again (it retries), or move it aside with "
-                    + "`realm-adapter dead-letter \(b.path) --version \(b.version) --config \(options.config)`.")
+                print(
+                    "  Fix the database and start `realm-adapter run` again (it retries), or move it aside with "
+                        + "`realm-adapter dead-letter \(b.path) --version \(b.version) --config \(options.config)`.")
             }
             if !blocked.isEmpty { throw ExitCode(3) }
             if warned { throw ExitCode(2) }
@@ -79,7 +96,9 @@ struct Status: AsyncParsableCommand {
 
     static func table(_ rows: [[String]]) -> String {
         let widths = rows[0].indices.map { c in rows.map { $0[c].count }.max() ?? 0 }
-        return rows.map { r in r.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ") }
-            .joined(separator: "\n")
+        return rows.map { r in
+            r.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ")
+        }
+        .joined(separator: "\n")
     }
 }

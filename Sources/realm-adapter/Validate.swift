@@ -36,11 +36,16 @@ struct Validate: AsyncParsableCommand {
     static func summary(_ c: Configuration, file: String) -> String {
         var out: [String] = ["\(file): OK", ""]
         out.append("Realm store:     \(c.realm.store)")
-        out.append("Realm path:      \(c.realm.path)" + (c.realm.path.isLiteral ? "" : "  (one Realm per \(c.realm.path.fields.joined(separator: ", ")))"))
-        out.append("Realms synced:   \(c.realm.effectivePathRegex)" + (c.realm.pathRegex == nil ? "  (derived from the path)" : ""))
+        out.append(
+            "Realm path:      \(c.realm.path)"
+                + (c.realm.path.isLiteral ? "" : "  (one Realm per \(c.realm.path.fields.joined(separator: ", ")))"))
+        out.append(
+            "Realms synced:   \(c.realm.effectivePathRegex)"
+                + (c.realm.pathRegex == nil ? "  (derived from the path)" : ""))
         out.append("Adapter name:    \(c.realm.adapterName)")
         if let d = c.database {
-            let password = d.passwordEnv.map { "password from $\($0)" } ?? (d.password == nil ? "no password" : "password set")
+            let password =
+                d.passwordEnv.map { "password from $\($0)" } ?? (d.password == nil ? "no password" : "password set")
             out.append("Database:        \(d.type) at \(d.displayTarget), schema \(d.schema), \(password)")
             var flags: [String] = []
             if d.createDatabase { flags.append("createDatabase") }
@@ -48,12 +53,18 @@ struct Validate: AsyncParsableCommand {
             if d.applyRealmSchemaChanges { flags.append("applyRealmSchemaChanges") }
             flags += d.settings.summary
             if !flags.isEmpty { out.append("                 \(flags.joined(separator: ", "))") }
-            out.append("Retry:           \(d.retry.attempts == 0 ? "forever" : "\(d.retry.attempts) attempts"), \(d.retry.delayMs) ms doubling by \(d.retry.backoff) up to \(d.retry.maxDelayMs) ms")
+            out.append(
+                "Retry:           \(d.retry.attempts == 0 ? "forever" : "\(d.retry.attempts) attempts"), \(d.retry.delayMs) ms doubling by \(d.retry.backoff) up to \(d.retry.maxDelayMs) ms"
+            )
         } else {
             out.append("Database:        none (embedded store only)")
         }
-        out.append("Loader:          batches of \(c.loader.batchSize) rows; dangling foreign keys: \(c.loader.danglingForeignKeys.rawValue)")
-        out.append("On SQL errors:   \(c.ignoreSQLErrors ? "log, keep in the dead-letter record, go on" : "stop, keeping the change for retry")")
+        out.append(
+            "Loader:          batches of \(c.loader.batchSize) rows; dangling foreign keys: \(c.loader.danglingForeignKeys.rawValue)"
+        )
+        out.append(
+            "On SQL errors:   \(c.ignoreSQLErrors ? "log, keep in the dead-letter record, go on" : "stop, keeping the change for retry")"
+        )
         out.append("")
         out.append("Types (\(c.schema.types.count)):")
         for t in c.schema.types {
@@ -61,7 +72,9 @@ struct Validate: AsyncParsableCommand {
             var head = "  \(t.name)  ⇄  table \(table)"
             if let pk = t.primaryKey { head += ", primary key \(pk)" } else { head += ", no primary key (row keys)" }
             if let dpk = t.databasePrimaryKey { head += ", database key \(dpk)" }
-            if let parts = c.mapping.compoundPrimaryKeys[t.name] { head += ", compound key (\(parts.map(\.dbColumn).joined(separator: ", ")))" }
+            if let parts = c.mapping.compoundPrimaryKeys[t.name] {
+                head += ", compound key (\(parts.map(\.dbColumn).joined(separator: ", ")))"
+            }
             out.append(head)
             let ignored = c.mapping.ignoreProperties[t.name] ?? []
             for p in t.properties {
@@ -72,7 +85,8 @@ struct Validate: AsyncParsableCommand {
                 case .link(let target): line += "  ⇄ foreign key \(column) → \(c.mapping.tableName(forType: target))"
                 case .list(.link): line += "  ⇄ link table (oid, idx, target)"
                 case .list(.scalar): line += "  ⇄ array column \(column)"
-                case .linkingObjects(let o, let prop): line = "    \(p.name): backlinks from \(o).\(prop) (computed, not synced)"
+                case .linkingObjects(let o, let prop):
+                    line = "    \(p.name): backlinks from \(o).\(prop) (computed, not synced)"
                 }
                 if let conv = c.mapping.convert[t.name]?[p.name] { line += "  [convert: \(conv.rawValue)]" }
                 if ignored.contains(p.name) { line += "  [ignored: Realm only]" }
@@ -81,7 +95,10 @@ struct Validate: AsyncParsableCommand {
         }
         if !c.mapping.customTypes.isEmpty {
             out.append("")
-            out.append("Custom database types: " + c.mapping.customTypes.sorted { $0.key < $1.key }.map { "\($0.key) → \($0.value.rawValue)" }.joined(separator: ", "))
+            out.append(
+                "Custom database types: "
+                    + c.mapping.customTypes.sorted { $0.key < $1.key }.map { "\($0.key) → \($0.value.rawValue)" }
+                    .joined(separator: ", "))
         }
         return out.joined(separator: "\n")
     }

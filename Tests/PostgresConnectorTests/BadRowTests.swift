@@ -1,98 +1,122 @@
 import Foundation
 import PostgresConnector
 import RealmAdapter
-import Testing
 import TestSupport
+import Testing
 
 extension PostgresIntegration {
-/// One bad row never halts sync for good.
-@Suite struct BadRowTests {
-    static let schema = """
-        [{"name": "Task", "primaryKey": "id", "properties": {"id": "int", "owner": "string", "tags": "string[]"}}]
-        """
+    /// One bad row never halts sync for good.
+    @Suite struct BadRowTests {
+        static let schema = """
+            [{"name": "Task", "primaryKey": "id", "properties": {"id": "int", "owner": "string", "tags": "string[]"}}]
+            """
 
-    /// Database → Realm: a row no Realm can hold (a NULL in a text[] for a string[] property, a
-    /// routing column with '/') stops the daemon with an error naming table, column, key and
-    /// reason; with ignoreSQLErrors it goes to realm_adapter_dead_row and sync goes on.
-    @Test(.timeLimit(.minutes(1)))
-    func aRowNoRealmCanHoldStopsWithItsReasonOrIsSetAside() async throws {
-        try await TestServer.withFreshDatabase { settings in
-            let (dir, config) = try DaemonProcess.workspace(settings, schema: Self.schema)
-            defer { try? FileManager.default.removeItem(atPath: dir) }
-            try DaemonProcess.edit(config, replacing: #""path": "/SQLDemo""#, with: #""path": "/{owner}/tasks""#)
-            let pg = try await PostgresConnection.connect(settings)
-            defer { pg.close() }
-            var daemon = try DaemonProcess(config: config, log: dir + "/daemon-1.log")
-            try await daemon.waitUntilSyncing()
-            _ = try await pg.sql(#"INSERT INTO "Task" VALUES (1, 'ann', '{a,NULL}')"#)
-            #expect(daemon.process.wait() == 1)
-            var log = try String(contentsOfFile: daemon.log, encoding: .utf8)
-            #expect(log.contains("Table Task, column tags, row with key 1") && log.contains("NULL") && log.contains("ignoreSQLErrors"),
+        /// Database → Realm: a row no Realm can hold (a NULL in a text[] for a string[] property, a
+        /// routing column with '/') stops the daemon with an error naming table, column, key and
+        /// reason; with ignoreSQLErrors it goes to realm_adapter_dead_row and sync goes on.
+        @Test(.timeLimit(.minutes(1)))
+        func aRowNoRealmCanHoldStopsWithItsReasonOrIsSetAside() async throws {
+            try await TestServer.withFreshDatabase { settings in
+                let (dir, config) = try DaemonProcess.workspace(settings, schema: Self.schema)
+                defer { try? FileManager.default.removeItem(atPath: dir) }
+                try DaemonProcess.edit(config, replacing: #""path": "/SQLDemo""#, with: #""path": "/{owner}/tasks""#)
+                let pg = try await PostgresConnection.connect(settings)
+                defer { pg.close() }
+                var daemon = try DaemonProcess(config: config, log: dir + "/daemon-1.log")
+                try await daemon.waitUntilSyncing()
+                _ = try await pg.sql(#"INSERT INTO "Task" VALUES (1, 'ann', '{a,NULL}')"#)
+                #expect(daemon.process.wait() == 1)
+                var log = try String(contentsOfFile: daemon.log, encoding: .utf8)
+                #expect(
+                    log.contains("Table Task, column tags, row with key 1") && log.contains("NULL")
+                        && log.contains("ignoreSQLErrors"),
                     "\(log.suffix(1500))")
 
-            daemon = try DaemonProcess(config: config, log: dir + "/daemon-2.log")
-            _ = daemon.process.wait()
-            log = try String(contentsOfFile: daemon.log, encoding: .utf8)
-            #expect(log.contains("Table Task, column tags, row with key 1"), "the same row stops it again: \(log.suffix(1500))")
+                daemon = try DaemonProcess(config: config, log: dir + "/daemon-2.log")
+                _ = daemon.process.wait()
+                log = try String(contentsOfFile: daemon.log, encoding: .utf8)
+                #expect(
+                    log.contains("Table Task, column tags, row with key 1"),
+                    "the same row stops it again: \(log.suffix(1500))")
 
-            try DaemonProcess.edit(config, replacing: #""schema":"#, with: #""ignoreSQLErrors": true, "schema":"#)
-            daemon = try DaemonProcess(config: config, log: dir + "/daemon-3.log")
-            try await daemon.waitUntilSyncing()
-            _ = try await pg.sql(#"INSERT INTO "Task" VALUES (2, 'a/b', '{x}'); INSERT INTO "Task" VALUES (3, 'bo', '{y}')"#)
-            let store = try RealmStore(directory: dir + "/store")
-            try await eventually("task 3 in bo's Realm") { try store.contains("/bo/tasks") && store.object(of: "Task", identity: 3, in: "/bo/tasks") != nil }
-            #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
-            let dead = try await pg.sql("SELECT table_name, error, row_data::text FROM realm_adapter_dead_row ORDER BY id")
-            #expect(dead.count == 2, "\(dead)")
-            #expect(dead.first?[0] == "Task" && dead.first?[1]?.contains("column tags") == true)
-            #expect(dead.last?[1]?.contains("owner") == true && dead.last?[1]?.contains("'/'") == true, "\(dead)")
-            #expect(try store.contains("/ann/tasks") == false)
+                try DaemonProcess.edit(config, replacing: #""schema":"#, with: #""ignoreSQLErrors": true, "schema":"#)
+                daemon = try DaemonProcess(config: config, log: dir + "/daemon-3.log")
+                try await daemon.waitUntilSyncing()
+                _ = try await pg.sql(
+                    #"INSERT INTO "Task" VALUES (2, 'a/b', '{x}'); INSERT INTO "Task" VALUES (3, 'bo', '{y}')"#)
+                let store = try RealmStore(directory: dir + "/store")
+                try await eventually("task 3 in bo's Realm") {
+                    try store.contains("/bo/tasks") && store.object(of: "Task", identity: 3, in: "/bo/tasks") != nil
+                }
+                #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+                let dead = try await pg.sql(
+                    "SELECT table_name, error, row_data::text FROM realm_adapter_dead_row ORDER BY id")
+                #expect(dead.count == 2, "\(dead)")
+                #expect(dead.first?[0] == "Task" && dead.first?[1]?.contains("column tags") == true)
+                #expect(dead.last?[1]?.contains("owner") == true && dead.last?[1]?.contains("'/'") == true, "\(dead)")
+                #expect(try store.contains("/ann/tasks") == false)
+            }
         }
-    }
 
-    /// Realm → database: a change the database rejects (a delete that a foreign key of an
-    /// unsynced table forbids) stops the daemon with it unsent; `status` shows it with the
-    /// database's error and exits 3; `dead-letter` moves it aside (nothing lost) and sync goes on.
-    @Test(.timeLimit(.minutes(1)))
-    func aRejectedRealmChangeIsShownByStatusAndCanBeMovedAside() async throws {
-        try await TestServer.withFreshDatabase { settings in
-            let (dir, config) = try DaemonProcess.workspace(settings, schema: GuaranteeWorkload.schema)
-            defer { try? FileManager.default.removeItem(atPath: dir) }
-            let pg = try await PostgresConnection.connect(settings)
-            defer { pg.close() }
-            var daemon = try DaemonProcess(config: config, log: dir + "/daemon-1.log")
-            try await daemon.waitUntilSyncing()
-            _ = try await pg.sql(#"INSERT INTO "Item" VALUES (1, 0, 'db'); CREATE TABLE note (item bigint REFERENCES "Item" (id)); INSERT INTO note VALUES (1)"#)
-            let store = try RealmStore(directory: dir + "/store")
-            try await eventually("item 1 in the Realm") { try store.contains("/SQLDemo") && store.object(of: "Item", identity: 1, in: "/SQLDemo") != nil }
-            let version = try store.write(to: "/SQLDemo", origin: "app") { tx in try tx.delete("Item", 1) }.version
-            #expect(daemon.process.wait() == 1)
+        /// Realm → database: a change the database rejects (a delete that a foreign key of an
+        /// unsynced table forbids) stops the daemon with it unsent; `status` shows it with the
+        /// database's error and exits 3; `dead-letter` moves it aside (nothing lost) and sync goes on.
+        @Test(.timeLimit(.minutes(1)))
+        func aRejectedRealmChangeIsShownByStatusAndCanBeMovedAside() async throws {
+            try await TestServer.withFreshDatabase { settings in
+                let (dir, config) = try DaemonProcess.workspace(settings, schema: GuaranteeWorkload.schema)
+                defer { try? FileManager.default.removeItem(atPath: dir) }
+                let pg = try await PostgresConnection.connect(settings)
+                defer { pg.close() }
+                var daemon = try DaemonProcess(config: config, log: dir + "/daemon-1.log")
+                try await daemon.waitUntilSyncing()
+                _ = try await pg.sql(
+                    #"INSERT INTO "Item" VALUES (1, 0, 'db'); CREATE TABLE note (item bigint REFERENCES "Item" (id)); INSERT INTO note VALUES (1)"#
+                )
+                let store = try RealmStore(directory: dir + "/store")
+                try await eventually("item 1 in the Realm") {
+                    try store.contains("/SQLDemo") && store.object(of: "Item", identity: 1, in: "/SQLDemo") != nil
+                }
+                let version = try store.write(to: "/SQLDemo", origin: "app") { tx in try tx.delete("Item", 1) }.version
+                #expect(daemon.process.wait() == 1)
 
-            let cli = ChildProcess.built("realm-adapter")
-            let status = try ChildProcess.run(cli, ["status", "--config", config])
-            #expect(status.status == 3, "\(status.stdout)")
-            #expect(status.stdout.contains("blocked: /SQLDemo version \(version)") && status.stdout.contains("violates foreign key constraint"),
+                let cli = ChildProcess.built("realm-adapter")
+                let status = try ChildProcess.run(cli, ["status", "--config", config])
+                #expect(status.status == 3, "\(status.stdout)")
+                #expect(
+                    status.stdout.contains("blocked: /SQLDemo version \(version)")
+                        && status.stdout.contains("violates foreign key constraint"),
                     "\(status.stdout)")
-            #expect(status.stdout.contains("realm-adapter dead-letter /SQLDemo --version \(version)"))
-            let load = try ChildProcess.run(cli, ["load", "--config", config])
-            #expect(load.status == 1 && load.stderr.contains("dead-letter"), "\(load.stderr)")
+                #expect(status.stdout.contains("realm-adapter dead-letter /SQLDemo --version \(version)"))
+                let load = try ChildProcess.run(cli, ["load", "--config", config])
+                #expect(load.status == 1 && load.stderr.contains("dead-letter"), "\(load.stderr)")
 
-            let wrong = try ChildProcess.run(cli, ["dead-letter", "/SQLDemo", "--version", "\(version + 1)", "--config", config])
-            #expect(wrong.status == 1, "\(wrong.stdout)")
-            let moved = try ChildProcess.run(cli, ["dead-letter", "/SQLDemo", "--version", "\(version)", "--config", config])
-            #expect(moved.status == 0, "\(moved.stderr)")
-            let after = try ChildProcess.run(cli, ["status", "--config", config])
-            #expect(after.status == 2 && !after.stdout.contains("blocked:") && after.stdout.contains("dead-letter table"), "\(after.stdout)")
+                let wrong = try ChildProcess.run(
+                    cli, ["dead-letter", "/SQLDemo", "--version", "\(version + 1)", "--config", config])
+                #expect(wrong.status == 1, "\(wrong.stdout)")
+                let moved = try ChildProcess.run(
+                    cli, ["dead-letter", "/SQLDemo", "--version", "\(version)", "--config", config])
+                #expect(moved.status == 0, "\(moved.stderr)")
+                let after = try ChildProcess.run(cli, ["status", "--config", config])
+                #expect(
+                    after.status == 2 && !after.stdout.contains("blocked:")
+                        && after.stdout.contains("dead-letter table"), "\(after.stdout)")
 
-            daemon = try DaemonProcess(config: config, log: dir + "/daemon-2.log")
-            try await daemon.waitUntilSyncing()
-            try store.write(to: "/SQLDemo", origin: "app") { tx in try tx.create("Item", ["id": 2, "n": 0, "origin": "realm"]) }
-            try await eventually("item 2 in the database") { try await pg.sql(#"SELECT count(*) FROM "Item" WHERE id = 2"#) == [["1"]] }
-            #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
-            let dead = try await pg.sql("SELECT version::text, error, instructions::text FROM realm_adapter_dead_letter")
-            #expect(dead.count == 1 && dead.first?[0] == "\(version)" && dead.first?[1]?.contains("foreign key") == true
-                    && dead.first?[2]?.contains("DELETE") == true, "\(dead)")
+                daemon = try DaemonProcess(config: config, log: dir + "/daemon-2.log")
+                try await daemon.waitUntilSyncing()
+                try store.write(to: "/SQLDemo", origin: "app") { tx in
+                    try tx.create("Item", ["id": 2, "n": 0, "origin": "realm"])
+                }
+                try await eventually("item 2 in the database") {
+                    try await pg.sql(#"SELECT count(*) FROM "Item" WHERE id = 2"#) == [["1"]]
+                }
+                #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+                let dead = try await pg.sql(
+                    "SELECT version::text, error, instructions::text FROM realm_adapter_dead_letter")
+                #expect(
+                    dead.count == 1 && dead.first?[0] == "\(version)" && dead.first?[1]?.contains("foreign key") == true
+                        && dead.first?[2]?.contains("DELETE") == true, "\(dead)")
+            }
         }
     }
-}
 }

@@ -1,57 +1,61 @@
 import Foundation
 import Logging
-@testable import PostgresConnector
 import RealmAdapter
 import Testing
 
+@testable import PostgresConnector
+
 extension PostgresIntegration {
-@Suite struct ConnectionTests {
-    @Test func queriesWithParametersAndReportsServerErrors() async throws {
-        let pg = try await PostgresConnection.connect(TestServer.settings)
-        defer { pg.close() }
-        let r = try await pg.session { s in try s.query("SELECT $1::int + 1 AS n, $2::text IS NULL AS isnull", ["41", nil]) }
-        #expect(r.columns == ["n", "isnull"])
-        #expect(r.rows == [["42", "t"]])
-        await #expect {
-            try await pg.session { s in try s.query("SELECT * FROM no_such_table") }
-        } throws: { error in
-            let e = error as! PostgresError
-            return e.code == .queryFailed && e.sqlState == .undefinedTable && e.message.contains("no_such_table")
+    @Suite struct ConnectionTests {
+        @Test func queriesWithParametersAndReportsServerErrors() async throws {
+            let pg = try await PostgresConnection.connect(TestServer.settings)
+            defer { pg.close() }
+            let r = try await pg.session { s in
+                try s.query("SELECT $1::int + 1 AS n, $2::text IS NULL AS isnull", ["41", nil])
+            }
+            #expect(r.columns == ["n", "isnull"])
+            #expect(r.rows == [["42", "t"]])
+            await #expect {
+                try await pg.session { s in try s.query("SELECT * FROM no_such_table") }
+            } throws: { error in
+                let e = error as! PostgresError
+                return e.code == .queryFailed && e.sqlState == .undefinedTable && e.message.contains("no_such_table")
+            }
+            // The connection is still usable after an error.
+            #expect(try await pg.session { s in try s.query("SELECT 1").rows } == [["1"]])
         }
-        // The connection is still usable after an error.
-        #expect(try await pg.session { s in try s.query("SELECT 1").rows } == [["1"]])
-    }
 
-    @Test func connectionErrorsNameTheTargetAndNotThePassword() async throws {
-        var s = TestServer.settings
-        s.port = 1  // nothing listens there
-        s.password = Secret("hunter2")
-        s.connectTimeout = 2
-        await #expect {
-            try await PostgresConnection.connect(s)
-        } throws: { error in
-            let text = "\(error)"
-            return (error as? PostgresError)?.code == .connectionFailed && text.contains("127.0.0.1:1") && !text.contains("hunter2")
-        }
-    }
-
-    @Test func transactionsRollBackOnError() async throws {
-        try await TestServer.withFreshDatabase { settings in
-        let pg = try await PostgresConnection.connect(settings)
-        defer { pg.close() }
-        try await pg.session { s in try s.execute("CREATE TABLE t (id int PRIMARY KEY)") }
-        await #expect(throws: PostgresError.self) {
-            try await pg.session { s in
-                try s.transaction {
-                    try s.query("INSERT INTO t VALUES ($1)", ["1"])
-                    try s.query("INSERT INTO t VALUES ($1)", ["1"])
-                }
+        @Test func connectionErrorsNameTheTargetAndNotThePassword() async throws {
+            var s = TestServer.settings
+            s.port = 1  // nothing listens there
+            s.password = Secret("hunter2")
+            s.connectTimeout = 2
+            await #expect {
+                try await PostgresConnection.connect(s)
+            } throws: { error in
+                let text = "\(error)"
+                return (error as? PostgresError)?.code == .connectionFailed && text.contains("127.0.0.1:1")
+                    && !text.contains("hunter2")
             }
         }
-        #expect(try await pg.session { s in try s.query("SELECT count(*) FROM t").rows } == [["0"]])
+
+        @Test func transactionsRollBackOnError() async throws {
+            try await TestServer.withFreshDatabase { settings in
+                let pg = try await PostgresConnection.connect(settings)
+                defer { pg.close() }
+                try await pg.session { s in try s.execute("CREATE TABLE t (id int PRIMARY KEY)") }
+                await #expect(throws: PostgresError.self) {
+                    try await pg.session { s in
+                        try s.transaction {
+                            try s.query("INSERT INTO t VALUES ($1)", ["1"])
+                            try s.query("INSERT INTO t VALUES ($1)", ["1"])
+                        }
+                    }
+                }
+                #expect(try await pg.session { s in try s.query("SELECT count(*) FROM t").rows } == [["0"]])
+            }
         }
     }
-}
 }
 
 @Suite struct PostgresWritesTests {
@@ -59,13 +63,16 @@ extension PostgresIntegration {
         func up(_ id: Int64, _ name: String = "x") -> DatabaseWrite {
             .upsert(table: "t", keyColumns: ["id"], row: DatabaseRow(["id": .int(id), "name": .string(name)]))
         }
-        let statements = PostgresWrites.statements([up(1), up(2), up(3), up(2, "again"), .delete(table: "t", key: DatabaseRow(["id": 9])), up(4)], schema: "public")
-        #expect(statements.map(\.0) == [
-            #"INSERT INTO "public"."t" ("id", "name") VALUES ($1, $2), ($3, $4), ($5, $6) ON CONFLICT ("id") DO UPDATE SET "name" = EXCLUDED."name""#,
-            #"INSERT INTO "public"."t" ("id", "name") VALUES ($1, $2) ON CONFLICT ("id") DO UPDATE SET "name" = EXCLUDED."name""#,
-            #"DELETE FROM "public"."t" WHERE "id" = $1"#,
-            #"INSERT INTO "public"."t" ("id", "name") VALUES ($1, $2) ON CONFLICT ("id") DO UPDATE SET "name" = EXCLUDED."name""#,
-        ])
+        let statements = PostgresWrites.statements(
+            [up(1), up(2), up(3), up(2, "again"), .delete(table: "t", key: DatabaseRow(["id": 9])), up(4)],
+            schema: "public")
+        #expect(
+            statements.map(\.0) == [
+                #"INSERT INTO "public"."t" ("id", "name") VALUES ($1, $2), ($3, $4), ($5, $6) ON CONFLICT ("id") DO UPDATE SET "name" = EXCLUDED."name""#,
+                #"INSERT INTO "public"."t" ("id", "name") VALUES ($1, $2) ON CONFLICT ("id") DO UPDATE SET "name" = EXCLUDED."name""#,
+                #"DELETE FROM "public"."t" WHERE "id" = $1"#,
+                #"INSERT INTO "public"."t" ("id", "name") VALUES ($1, $2) ON CONFLICT ("id") DO UPDATE SET "name" = EXCLUDED."name""#,
+            ])
         #expect(statements[0].1 == ["1", "x", "2", "x", "3", "x"])
         #expect(statements[1].1 == ["2", "again"])
     }
@@ -79,7 +86,8 @@ extension PostgresIntegration.ConnectionTests {
         settings.database = name
         let dir = NSTemporaryDirectory() + "realm-adapter-createdb-\(UUID().uuidString.prefix(6))"
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        var config = try SyncHarness.config(settings, store: dir, schema: #"[{"name": "Note", "primaryKey": "id", "properties": {"id": "int"}}]"#)
+        var config = try SyncHarness.config(
+            settings, store: dir, schema: #"[{"name": "Note", "primaryKey": "id", "properties": {"id": "int"}}]"#)
         config.database!.createDatabase = true
         let connector = PostgresConnector(configuration: config.database!, logger: Logger(label: "test"))
         try await connector.prepare(try Mapping(config))
@@ -99,7 +107,9 @@ extension PostgresIntegration.ConnectionTests {
     func sslmodeReachesTheServer() async throws {
         try await OwnCluster.with("tls") { cluster in
             let data = cluster.directory + "/data"
-            try OwnCluster.shell("openssl req -new -x509 -days 1 -nodes -subj /CN=localhost -keyout '\(data)/server.key' -out '\(data)/server.crt'")
+            try OwnCluster.shell(
+                "openssl req -new -x509 -days 1 -nodes -subj /CN=localhost -keyout '\(data)/server.key' -out '\(data)/server.crt'"
+            )
             if getuid() == 0 { try OwnCluster.shell("chown postgres: '\(data)/server.key' '\(data)/server.crt'") }
             try OwnCluster.shell("chmod 600 '\(data)/server.key'")
             let settings = cluster.settings
@@ -115,7 +125,9 @@ extension PostgresIntegration.ConnectionTests {
             tls.sslmode = "require"
             let pg = try await PostgresConnection.connect(tls)
             defer { pg.close() }
-            #expect(try await pg.session { s in try s.query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").rows } == [["t"]])
+            #expect(
+                try await pg.session { s in try s.query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").rows
+                } == [["t"]])
 
             var strict = settings
             strict.sslmode = "verify-full"

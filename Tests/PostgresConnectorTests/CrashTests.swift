@@ -1,117 +1,132 @@
 import Foundation
 import PostgresConnector
 import RealmAdapter
-import Testing
 import TestSupport
+import Testing
 
 extension PostgresIntegration {
-@Suite struct CrashTests {
-    static let schema = #"[{"name": "Item", "primaryKey": "id", "properties": {"id": "int", "n": "int", "origin": "string"}}]"#
+    @Suite struct CrashTests {
+        static let schema =
+            #"[{"name": "Item", "primaryKey": "id", "properties": {"id": "int", "n": "int", "origin": "string"}}]"#
 
-    /// Both sides write while the daemon is killed with SIGKILL at random points and restarted;
-    /// afterwards both sides hold the same items, and nothing was applied twice.
-    @Test(.timeLimit(.minutes(3)))
-    func killedAtRandomPointsLosesNothingAndAppliesNothingTwice() async throws {
-        try await TestServer.withFreshDatabase { settings in
-            let (dir, configFile) = try DaemonProcess.workspace(settings, schema: Self.schema)
-            defer { try? FileManager.default.removeItem(atPath: dir) }
-            let store = try RealmStore(directory: dir + "/store")
-            // An adapter that never advances keeps the whole history for the checks at the end.
-            _ = try Adapter(store: store, name: "audit", pathRegex: ".*")
-            let pg = try await PostgresConnection.connect(settings)
-            defer { pg.close() }
+        /// Both sides write while the daemon is killed with SIGKILL at random points and restarted;
+        /// afterwards both sides hold the same items, and nothing was applied twice.
+        @Test(.timeLimit(.minutes(3)))
+        func killedAtRandomPointsLosesNothingAndAppliesNothingTwice() async throws {
+            try await TestServer.withFreshDatabase { settings in
+                let (dir, configFile) = try DaemonProcess.workspace(settings, schema: Self.schema)
+                defer { try? FileManager.default.removeItem(atPath: dir) }
+                let store = try RealmStore(directory: dir + "/store")
+                // An adapter that never advances keeps the whole history for the checks at the end.
+                _ = try Adapter(store: store, name: "audit", pathRegex: ".*")
+                let pg = try await PostgresConnection.connect(settings)
+                defer { pg.close() }
 
-            var daemon = try DaemonProcess(config: configFile, log: dir + "/daemon-0.log")
-            try await daemon.waitUntilSyncing()
-            // Count every write the database receives per row, to catch a Realm transaction applied twice.
-            try await pg.session { s in
-                try s.execute("""
-                    CREATE TABLE writes (id int PRIMARY KEY, count int NOT NULL);
-                    CREATE FUNCTION count_write() RETURNS trigger AS $$ BEGIN
-                      INSERT INTO writes VALUES (NEW.id, 1) ON CONFLICT (id) DO UPDATE SET count = writes.count + 1;
-                      RETURN NEW; END $$ LANGUAGE plpgsql;
-                    CREATE TRIGGER count_write AFTER INSERT OR UPDATE ON "Item" FOR EACH ROW EXECUTE FUNCTION count_write();
-                    """)
-            }
-
-            let perSide = 1500
-            let (dbWritten, realmWritten) = (Counter(), Counter())
-            // Database writer: ids 1..., each inserted once and updated once, and a token
-            // inserted and deleted in each transaction (applied twice, it would be inserted twice).
-            let dbWriter = Task {
-                let conn = try await PostgresConnection.connect(settings)
-                defer { conn.close() }
-                for i in 1...perSide {
-                    try await conn.session { s in
-                        try s.transaction {
-                            try s.query(#"INSERT INTO "Item" (id, n, origin) VALUES ($1, 0, 'db')"#, [String(i)])
-                            try s.query(#"INSERT INTO "Item" (id, n, origin) VALUES ($1, 0, 'token')"#, [String(-i)])
-                            try s.query(#"DELETE FROM "Item" WHERE id = $1"#, [String(-i)])
-                            if i > 1 { try s.query(#"UPDATE "Item" SET n = n + 1 WHERE id = $1"#, [String(i - 1)]) }
-                        }
-                    }
-                    dbWritten.set(i)
-                    if i % 10 == 0 { try await Task.sleep(for: .milliseconds(10)) }
-                }
-            }
-            // Realm writer: ids 100001..., from this process, while the daemon comes and goes.
-            let realmWriter = Task {
-                try await store.perform {
-                for i in 1...perSide {
-                    try store.write(to: "/SQLDemo", origin: "app") { tx in
-                        if tx.schema[type: "Item"] == nil {
-                            try tx.addType(ObjectSchema(name: "Item", primaryKey: "id", properties: [
-                                Property(name: "id", type: .scalar(.int)), Property(name: "n", type: .scalar(.int)), Property(name: "origin", type: .scalar(.string))]))
-                        }
-                        try tx.create("Item", ["id": .int(Int64(100_000 + i)), "n": 0, "origin": "realm"])
-                    }
-                    realmWritten.set(i)
-                    if i % 10 == 0 { usleep(10_000) }
-                }
-                }
-            }
-
-            // How far each writer had got at each kill.
-            var atKills: [(db: Int, realm: Int)] = []
-            for round in 1...4 {
-                try await Task.sleep(for: .milliseconds(Int.random(in: 100...400)))
-                daemon.kill9()
-                atKills.append((dbWritten.value, realmWritten.value))
-                daemon = try DaemonProcess(config: configFile, log: dir + "/daemon-\(round).log")
+                var daemon = try DaemonProcess(config: configFile, log: dir + "/daemon-0.log")
                 try await daemon.waitUntilSyncing()
-            }
-            try await dbWriter.value
-            try await realmWriter.value
-
-            // Let the last daemon catch up, then compare both sides.
-            func databaseItems() async throws -> [[String?]] {
-                try await pg.session { s in try s.query(#"SELECT id, n, origin FROM "Item" ORDER BY id"#).rows }
-            }
-            func realmItems() throws -> [[String?]] {
-                guard try store.contains("/SQLDemo"), try store.schema(of: "/SQLDemo")[type: "Item"] != nil else { return [] }
-                return try store.objects(of: "Item", in: "/SQLDemo").map { o in
-                    [o.identity.description, o.values["n"]!.description, o.values["origin"]!.description]
+                // Count every write the database receives per row, to catch a Realm transaction applied twice.
+                try await pg.session { s in
+                    try s.execute(
+                        """
+                        CREATE TABLE writes (id int PRIMARY KEY, count int NOT NULL);
+                        CREATE FUNCTION count_write() RETURNS trigger AS $$ BEGIN
+                          INSERT INTO writes VALUES (NEW.id, 1) ON CONFLICT (id) DO UPDATE SET count = writes.count + 1;
+                          RETURN NEW; END $$ LANGUAGE plpgsql;
+                        CREATE TRIGGER count_write AFTER INSERT OR UPDATE ON "Item" FOR EACH ROW EXECUTE FUNCTION count_write();
+                        """)
                 }
-            }
-            try await eventually("both sides to hold every item", timeout: .seconds(60)) {
-                let d = try await databaseItems()
-                let r = try realmItems()
-                return d.count == 2 * perSide && r == d
-            }
-            let exit = daemon.terminate()
-            #expect(exit == 0, Comment(rawValue: crashReport(daemon.log)))
-            // The first two kills fell while both sides were still writing (later ones may not).
-            #expect(atKills.prefix(2).allSatisfy { $0.db < perSide && $0.realm < perSide }, "writers at the kills: \(atKills)")
 
-            // Nothing applied twice: each Realm item was written to the database exactly once,
-            let counts = try await pg.session { s in try s.query("SELECT count(*) FROM writes WHERE id > 100000 AND count <> 1").rows }
-            #expect(counts == [["0"]])
-            // and each database transaction is in the Realm's history once, in order (positions
-            // increasing, each token inserted once).
-            #expect(try GuaranteeWorkload.problems(store) == [])
+                let perSide = 1500
+                let (dbWritten, realmWritten) = (Counter(), Counter())
+                // Database writer: ids 1..., each inserted once and updated once, and a token
+                // inserted and deleted in each transaction (applied twice, it would be inserted twice).
+                let dbWriter = Task {
+                    let conn = try await PostgresConnection.connect(settings)
+                    defer { conn.close() }
+                    for i in 1...perSide {
+                        try await conn.session { s in
+                            try s.transaction {
+                                try s.query(#"INSERT INTO "Item" (id, n, origin) VALUES ($1, 0, 'db')"#, [String(i)])
+                                try s.query(
+                                    #"INSERT INTO "Item" (id, n, origin) VALUES ($1, 0, 'token')"#, [String(-i)])
+                                try s.query(#"DELETE FROM "Item" WHERE id = $1"#, [String(-i)])
+                                if i > 1 { try s.query(#"UPDATE "Item" SET n = n + 1 WHERE id = $1"#, [String(i - 1)]) }
+                            }
+                        }
+                        dbWritten.set(i)
+                        if i % 10 == 0 { try await Task.sleep(for: .milliseconds(10)) }
+                    }
+                }
+                // Realm writer: ids 100001..., from this process, while the daemon comes and goes.
+                let realmWriter = Task {
+                    try await store.perform {
+                        for i in 1...perSide {
+                            try store.write(to: "/SQLDemo", origin: "app") { tx in
+                                if tx.schema[type: "Item"] == nil {
+                                    try tx.addType(
+                                        ObjectSchema(
+                                            name: "Item", primaryKey: "id",
+                                            properties: [
+                                                Property(name: "id", type: .scalar(.int)),
+                                                Property(name: "n", type: .scalar(.int)),
+                                                Property(name: "origin", type: .scalar(.string)),
+                                            ]))
+                                }
+                                try tx.create("Item", ["id": .int(Int64(100_000 + i)), "n": 0, "origin": "realm"])
+                            }
+                            realmWritten.set(i)
+                            if i % 10 == 0 { usleep(10_000) }
+                        }
+                    }
+                }
+
+                // How far each writer had got at each kill.
+                var atKills: [(db: Int, realm: Int)] = []
+                for round in 1...4 {
+                    try await Task.sleep(for: .milliseconds(Int.random(in: 100...400)))
+                    daemon.kill9()
+                    atKills.append((dbWritten.value, realmWritten.value))
+                    daemon = try DaemonProcess(config: configFile, log: dir + "/daemon-\(round).log")
+                    try await daemon.waitUntilSyncing()
+                }
+                try await dbWriter.value
+                try await realmWriter.value
+
+                // Let the last daemon catch up, then compare both sides.
+                func databaseItems() async throws -> [[String?]] {
+                    try await pg.session { s in try s.query(#"SELECT id, n, origin FROM "Item" ORDER BY id"#).rows }
+                }
+                func realmItems() throws -> [[String?]] {
+                    guard try store.contains("/SQLDemo"), try store.schema(of: "/SQLDemo")[type: "Item"] != nil else {
+                        return []
+                    }
+                    return try store.objects(of: "Item", in: "/SQLDemo").map { o in
+                        [o.identity.description, o.values["n"]!.description, o.values["origin"]!.description]
+                    }
+                }
+                try await eventually("both sides to hold every item", timeout: .seconds(60)) {
+                    let d = try await databaseItems()
+                    let r = try realmItems()
+                    return d.count == 2 * perSide && r == d
+                }
+                let exit = daemon.terminate()
+                #expect(exit == 0, Comment(rawValue: crashReport(daemon.log)))
+                // The first two kills fell while both sides were still writing (later ones may not).
+                #expect(
+                    atKills.prefix(2).allSatisfy { $0.db < perSide && $0.realm < perSide },
+                    "writers at the kills: \(atKills)")
+
+                // Nothing applied twice: each Realm item was written to the database exactly once,
+                let counts = try await pg.session { s in
+                    try s.query("SELECT count(*) FROM writes WHERE id > 100000 AND count <> 1").rows
+                }
+                #expect(counts == [["0"]])
+                // and each database transaction is in the Realm's history once, in order (positions
+                // increasing, each token inserted once).
+                #expect(try GuaranteeWorkload.problems(store) == [])
+            }
         }
     }
-}
 }
 
 extension PostgresIntegration.CrashTests {
@@ -127,23 +142,28 @@ extension PostgresIntegration.CrashTests {
             defer { pg.close() }
             try await pg.session { s in _ = try s.query(#"INSERT INTO "Item" VALUES (1, 0, 'db')"#) }
             let store = try RealmStore(directory: dir + "/store")
-            try await eventually("item 1 in the Realm") { try store.contains("/SQLDemo") && store.count(of: "Item", in: "/SQLDemo") == 1 }
+            try await eventually("item 1 in the Realm") {
+                try store.contains("/SQLDemo") && store.count(of: "Item", in: "/SQLDemo") == 1
+            }
             #expect(daemon.terminate() == 0)
             // The server notices the stream's end a moment after the daemon exits.
             try await eventually("the slot idle") {
-                try await pg.sql("SELECT active FROM pg_replication_slots WHERE slot_name = $1", [settings.database!]) == [["f"]]
+                try await pg.sql("SELECT active FROM pg_replication_slots WHERE slot_name = $1", [settings.database!])
+                    == [["f"]]
             }
 
             let ok = try ChildProcess.run(ChildProcess.built("realm-adapter"), ["status", "--config", configFile])
             #expect(ok.status == 0, "\(ok.stderr)")
             // The daemon's own write (the row from Postgres) is nothing to send back: no lag.
-            let row = ok.stdout.split(separator: "\n").first { $0.hasPrefix("/SQLDemo") }?.split(separator: " ").map(String.init)
+            let row = ok.stdout.split(separator: "\n").first { $0.hasPrefix("/SQLDemo") }?.split(separator: " ").map(
+                String.init)
             #expect(row?.prefix(3) == ["/SQLDemo", "1", "0"], "\(ok.stdout)")
             #expect(ok.stdout.contains("Slot \(settings.database!): confirmed"))
             #expect(ok.stdout.contains("idle (no daemon connected)"))
 
             // A tiny threshold: the same slot now counts as retaining too much.
-            try DaemonProcess.edit(configFile, replacing: #""createSchema": true"#, with: #""createSchema": true, "walWarningBytes": 0"#)
+            try DaemonProcess.edit(
+                configFile, replacing: #""createSchema": true"#, with: #""createSchema": true, "walWarningBytes": 0"#)
             let warn = try ChildProcess.run(ChildProcess.built("realm-adapter"), ["status", "--config", configFile])
             #expect(warn.status == 2)
             #expect(warn.stdout.contains("warning: the slot retains"))
@@ -164,9 +184,14 @@ extension PostgresIntegration.CrashTests {
             let slot = settings.database!
             for _ in 0..<200 {
                 let dropped = try await pg.session { s in
-                    try s.query("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active", [slot])
-                    try s.query("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active", [slot])
-                    return try s.query("SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1", [slot]).rows == [["0"]]
+                    try s.query(
+                        "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active",
+                        [slot])
+                    try s.query(
+                        "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active",
+                        [slot])
+                    return try s.query("SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1", [slot]).rows
+                        == [["0"]]
                 }
                 if dropped { break }
                 try await Task.sleep(for: .milliseconds(10))
@@ -186,7 +211,9 @@ extension PostgresIntegration.CrashTests {
             let again = try DaemonProcess(config: configFile, log: dir + "/daemon-again.log")
             try await again.waitUntilSyncing()
             try await pg.session { s in _ = try s.query(#"INSERT INTO "Item" VALUES (3, 0, 'after the load')"#) }
-            try await eventually("item 3 in the Realm") { try store.object(of: "Item", identity: 3, in: "/SQLDemo") != nil }
+            try await eventually("item 3 in the Realm") {
+                try store.object(of: "Item", identity: 3, in: "/SQLDemo") != nil
+            }
             #expect(again.terminate() == 0)
         }
     }
@@ -201,7 +228,8 @@ extension PostgresIntegration.CrashTests {
             let dir = NSTemporaryDirectory() + "realm-adapter-restart-\(UUID().uuidString.prefix(8))"
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: dir) }
-            let configFile = try SyncHarness.configFile(settings, store: dir + "/store", schema: Self.schema, directory: dir)
+            let configFile = try SyncHarness.configFile(
+                settings, store: dir + "/store", schema: Self.schema, directory: dir)
             let daemon = try DaemonProcess(config: configFile, log: dir + "/daemon.log")
             try await daemon.waitUntilSyncing()
             let store = try RealmStore(directory: dir + "/store")
@@ -209,14 +237,24 @@ extension PostgresIntegration.CrashTests {
             func insertInDatabase(_ ids: ClosedRange<Int>) async throws {
                 let pg = try await PostgresConnection.connect(settings)
                 defer { pg.close() }
-                for i in ids { try await pg.session { s in _ = try s.query(#"INSERT INTO "Item" VALUES ($1, 0, 'db')"#, [String(i)]) } }
+                for i in ids {
+                    try await pg.session { s in
+                        _ = try s.query(#"INSERT INTO "Item" VALUES ($1, 0, 'db')"#, [String(i)])
+                    }
+                }
             }
             func insertInRealm(_ ids: ClosedRange<Int>) throws {
                 for i in ids {
                     try store.write(to: "/SQLDemo", origin: "app") { tx in
                         if tx.schema[type: "Item"] == nil {
-                            try tx.addType(ObjectSchema(name: "Item", primaryKey: "id", properties: [
-                                Property(name: "id", type: .scalar(.int)), Property(name: "n", type: .scalar(.int)), Property(name: "origin", type: .scalar(.string))]))
+                            try tx.addType(
+                                ObjectSchema(
+                                    name: "Item", primaryKey: "id",
+                                    properties: [
+                                        Property(name: "id", type: .scalar(.int)),
+                                        Property(name: "n", type: .scalar(.int)),
+                                        Property(name: "origin", type: .scalar(.string)),
+                                    ]))
                         }
                         try tx.create("Item", ["id": .int(Int64(i)), "n": 0, "origin": "realm"])
                     }
@@ -229,13 +267,13 @@ extension PostgresIntegration.CrashTests {
             try await insertInDatabase(21...40)
 
             do {
-            try await eventually("both sides to hold all 80 items", timeout: .seconds(60)) {
-                let pg = try await PostgresConnection.connect(settings)
-                defer { pg.close() }
-                let d = try await pg.session { s in try s.query(#"SELECT count(*) FROM "Item""#).rows }
-                let r = try store.count(of: "Item", in: "/SQLDemo")
-                return d == [["80"]] && r == 80
-            }
+                try await eventually("both sides to hold all 80 items", timeout: .seconds(60)) {
+                    let pg = try await PostgresConnection.connect(settings)
+                    defer { pg.close() }
+                    let d = try await pg.session { s in try s.query(#"SELECT count(*) FROM "Item""#).rows }
+                    let r = try store.count(of: "Item", in: "/SQLDemo")
+                    return d == [["80"]] && r == 80
+                }
             } catch {
                 // The daemon's own account is the first thing to read.
                 let log = (try? String(contentsOfFile: dir + "/daemon.log", encoding: .utf8)) ?? ""
@@ -265,7 +303,8 @@ extension PostgresIntegration.CrashTests {
             let pg = try await PostgresConnection.connect(settings)
             defer { pg.close() }
             try await pg.session { s in
-                try s.execute("""
+                try s.execute(
+                    """
                     CREATE TYPE mood AS ENUM ('happy', 'sad');
                     CREATE TABLE employee (id int PRIMARY KEY, name text NOT NULL, tags text[], feeling mood, manager int REFERENCES employee (id));
                     CREATE TABLE route (key uuid PRIMARY KEY, name varchar(32));
@@ -279,7 +318,8 @@ extension PostgresIntegration.CrashTests {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: dir) }
             let url = "postgresql://\(settings.user!)@\(settings.host!):\(settings.port!)/\(settings.database!)"
-            let r = try ChildProcess.run(ChildProcess.built("realm-adapter"), ["init", "--database", url, "-o", dir + "/adapter.json"])
+            let r = try ChildProcess.run(
+                ChildProcess.built("realm-adapter"), ["init", "--database", url, "-o", dir + "/adapter.json"])
             #expect(r.status == 0, "\(r.stderr)")
             #expect(r.stderr.contains("note: employee.feeling: type mood is not mapped"))
             #expect(r.stderr.contains("note: log: left out, because it has no primary key"))
@@ -289,7 +329,9 @@ extension PostgresIntegration.CrashTests {
             #expect(employee.properties.map(\.typeString) == ["int", "string", "string[]", "employee"])
             #expect(config.schema[type: "route"]?[property: "key"]?.type == .scalar(.uuid))
             let join = try #require(config.schema[type: "employee_route"])
-            #expect(join.primaryKey == "id" && join[property: "employee"]?.type == .link("employee") && join[property: "route"]?.type == .link("route"))
+            #expect(
+                join.primaryKey == "id" && join[property: "employee"]?.type == .link("employee")
+                    && join[property: "route"]?.type == .link("route"))
             #expect(config.mapping.compoundPrimaryKeys["employee_route"]?.map(\.dbColumn) == ["employee", "route"])
             #expect(config.database?.url == url)
             // A slot and a publication of this database's own: two databases on one server do not share them.
@@ -298,7 +340,8 @@ extension PostgresIntegration.CrashTests {
             let passport = try #require(config.schema[type: "Passport"])
             #expect(passport.primaryKey == "RealmId" && passport.databasePrimaryKey == "PassportId")
             #expect(passport.properties.map(\.typeString) == ["int?", "string", "string"])
-            let v = try ChildProcess.run(ChildProcess.built("realm-adapter"), ["validate", "-c", dir + "/adapter.json"])
+            let v = try ChildProcess.run(
+                ChildProcess.built("realm-adapter"), ["validate", "-c", dir + "/adapter.json"])
             #expect(v.status == 0, "\(v.stderr)")
         }
     }
@@ -321,8 +364,13 @@ extension PostgresIntegration.CrashTests {
             func write(_ id: Int64, _ n: Int64) throws {
                 try store.write(to: "/SQLDemo", origin: "app") { tx in
                     if tx.schema[type: "Item"] == nil {
-                        try tx.addType(ObjectSchema(name: "Item", primaryKey: "id", properties: [
-                            Property(name: "id", type: .scalar(.int)), Property(name: "n", type: .scalar(.int)), Property(name: "origin", type: .scalar(.string))]))
+                        try tx.addType(
+                            ObjectSchema(
+                                name: "Item", primaryKey: "id",
+                                properties: [
+                                    Property(name: "id", type: .scalar(.int)), Property(name: "n", type: .scalar(.int)),
+                                    Property(name: "origin", type: .scalar(.string)),
+                                ]))
                     }
                     try tx.create("Item", ["id": .int(id), "n": .int(n), "origin": "realm"])
                 }
@@ -340,7 +388,9 @@ extension PostgresIntegration.CrashTests {
             try await pg.session { s in try s.execute(#"ALTER TABLE "Item" DROP CONSTRAINT small"#) }
             daemon = try DaemonProcess(config: configFile, log: dir + "/daemon-2.log")
             try await daemon.waitUntilSyncing()
-            try await eventually("item 1 in the database") { try await pg.session { s in try s.query(#"SELECT n FROM "Item" WHERE id = 1"#).rows } == [["500"]] }
+            try await eventually("item 1 in the database") {
+                try await pg.session { s in try s.query(#"SELECT n FROM "Item" WHERE id = 1"#).rows } == [["500"]]
+            }
             #expect(daemon.terminate() == 0)
 
             // With ignoreSQLErrors the rejected change is kept aside and later ones still flow.
@@ -350,8 +400,12 @@ extension PostgresIntegration.CrashTests {
             try await daemon.waitUntilSyncing()
             try write(2, 5000)
             try write(3, 3)
-            try await eventually("item 3 in the database") { try await pg.session { s in try s.query(#"SELECT n FROM "Item" WHERE id = 3"#).rows } == [["3"]] }
-            let dead = try await pg.session { s in try s.query("SELECT path, error, instructions::text FROM realm_adapter_dead_letter").rows }
+            try await eventually("item 3 in the database") {
+                try await pg.session { s in try s.query(#"SELECT n FROM "Item" WHERE id = 3"#).rows } == [["3"]]
+            }
+            let dead = try await pg.session { s in
+                try s.query("SELECT path, error, instructions::text FROM realm_adapter_dead_letter").rows
+            }
             #expect(dead.count == 1)
             #expect(dead.first?[0] == "/SQLDemo")
             #expect(dead.first?[1]?.contains("violates check constraint") == true)

@@ -11,8 +11,9 @@ final class DaemonProcess {
     /// - Parameter failpoints: `REALM_ADAPTER_FAILPOINTS` for the daemon (see ``Failpoint``).
     init(config: String, log: String, failpoints: String? = nil) throws {
         self.log = log
-        process = try ChildProcess(ChildProcess.built("realm-adapter"), ["run", "--config", config, "--log-level", "debug"],
-                                   environment: Self.environment(failpoints: failpoints), stdout: log, stderr: log)
+        process = try ChildProcess(
+            ChildProcess.built("realm-adapter"), ["run", "--config", config, "--log-level", "debug"],
+            environment: Self.environment(failpoints: failpoints), stdout: log, stderr: log)
     }
 
     /// A test that throws before stopping its daemon must not leave it running (and using CPU)
@@ -39,7 +40,8 @@ final class DaemonProcess {
         let status = process.wait()
         let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         guard status == 128 + SIGKILL, text.contains("failpoint \(failpoint.name): ") else {
-            throw DaemonError("expected \(failpoint) to kill the daemon; it exited with \(status):\n" + String(text.suffix(3000)))
+            throw DaemonError(
+                "expected \(failpoint) to kill the daemon; it exited with \(status):\n" + String(text.suffix(3000)))
         }
     }
 
@@ -48,7 +50,10 @@ final class DaemonProcess {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let text = try? String(contentsOfFile: log, encoding: .utf8), text.contains("Syncing") { return }
-            guard process.isRunning else { throw DaemonError("the daemon exited early:\n" + ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")) }
+            guard process.isRunning else {
+                throw DaemonError(
+                    "the daemon exited early:\n" + ((try? String(contentsOfFile: log, encoding: .utf8)) ?? ""))
+            }
             try await Task.sleep(for: .milliseconds(20))
         }
         throw DaemonError("the daemon did not start syncing in time")
@@ -88,15 +93,17 @@ final class DaemonProcess {
 
 extension SyncHarness {
     /// Writes the configuration to a file for a daemon process.
-    static func configFile(_ settings: PostgresSettings, store: String, schema: String, directory: String) throws -> String {
+    static func configFile(_ settings: PostgresSettings, store: String, schema: String, directory: String) throws
+        -> String
+    {
         let file = directory + "/adapter.json"
         try """
-            {"realm": {"store": "\(store)", "path": "/SQLDemo", "adapterName": "pg"},
-             "database": {"type": "postgres", "host": "\(settings.host!)", "port": \(settings.port!), "user": "\(settings.user!)",
-                          "database": "\(settings.database!)", "createSchema": true, "slotName": "\(settings.database!)",
-                          "retry": {"attempts": 0, "delayMs": 100, "maxDelayMs": 1000}},
-             "schema": \(schema)}
-            """.write(toFile: file, atomically: true, encoding: .utf8)
+        {"realm": {"store": "\(store)", "path": "/SQLDemo", "adapterName": "pg"},
+         "database": {"type": "postgres", "host": "\(settings.host!)", "port": \(settings.port!), "user": "\(settings.user!)",
+                      "database": "\(settings.database!)", "createSchema": true, "slotName": "\(settings.database!)",
+                      "retry": {"attempts": 0, "delayMs": 100, "maxDelayMs": 1000}},
+         "schema": \(schema)}
+        """.write(toFile: file, atomically: true, encoding: .utf8)
         return file
     }
 }

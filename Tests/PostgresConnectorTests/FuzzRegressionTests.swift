@@ -1,7 +1,8 @@
 import Foundation
 import FuzzTargets
-@testable import PostgresConnector
 import Testing
+
+@testable import PostgresConnector
 
 /// Every input kept in `Fuzz/corpus/<target>/` (seeds, and inputs that once crashed) goes
 /// through its fuzz target again: each must end without a crash. Runs without a server.

@@ -13,7 +13,8 @@ import Testing
 /// to `k` (applied out of order, the counter goes back). With history's source positions
 /// (each at most once, increasing), a replay or a loss cannot pass unseen.
 struct GuaranteeWorkload {
-    static let schema = #"[{"name": "Item", "primaryKey": "id", "properties": {"id": "int", "n": "int", "origin": "string"}}]"#
+    static let schema =
+        #"[{"name": "Item", "primaryKey": "id", "properties": {"id": "int", "n": "int", "origin": "string"}}]"#
     /// The counter row's id; tokens have negative ids, items positive ones.
     static let counter: Int64 = 0
 
@@ -93,7 +94,9 @@ enum HistoryAudit {
                 case .insert("Item", let id, let values), .set("Item", let id, let values):
                     if case .int(let i) = id, i < 0, case .insert = instruction { tokens[id, default: 0] += 1 }
                     guard case .int(let n)? = values["n"] else { continue }
-                    if let last = lastN[id], n < last { problems.append("version \(tx.version): \(id).n \(n) after \(last)") }
+                    if let last = lastN[id], n < last {
+                        problems.append("version \(tx.version): \(id).n \(n) after \(last)")
+                    }
                     lastN[id] = n
                 case .delete("Item", let id):
                     lastN[id] = nil
@@ -111,7 +114,8 @@ enum HistoryAudit {
 /// Realm transaction written twice, or a database row written back to itself.
 enum WriteAudit {
     static func install(_ pg: PostgresConnection) async throws {
-        _ = try await pg.sql("""
+        _ = try await pg.sql(
+            """
             CREATE TABLE item_writes (id bigint NOT NULL, op text NOT NULL, xid bigint NOT NULL DEFAULT txid_current());
             CREATE FUNCTION audit_item() RETURNS trigger AS $$ BEGIN
               INSERT INTO item_writes (id, op) VALUES (CASE WHEN TG_OP = 'DELETE' THEN OLD.id ELSE NEW.id END, TG_OP);
@@ -122,9 +126,11 @@ enum WriteAudit {
 
     /// Rows in `ids` written other than exactly once, as "id: count".
     static func notWrittenOnce(_ pg: PostgresConnection, _ ids: ClosedRange<Int>) async throws -> [String] {
-        try await pg.sql("""
+        try await pg.sql(
+            """
             SELECT i::text || ': ' || count(w.id)::text FROM generate_series($1::bigint, $2::bigint) i
             LEFT JOIN item_writes w ON w.id = i GROUP BY i HAVING count(w.id) <> 1 ORDER BY i
-            """, [String(ids.lowerBound), String(ids.upperBound)]).map { $0[0] ?? "" }
+            """, [String(ids.lowerBound), String(ids.upperBound)]
+        ).map { $0[0] ?? "" }
     }
 }

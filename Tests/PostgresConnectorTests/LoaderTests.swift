@@ -2,8 +2,8 @@ import Foundation
 import Logging
 import PostgresConnector
 import RealmAdapter
-import Testing
 import TestSupport
+import Testing
 
 /// Loads through the same code as `realm-adapter load`, in this process.
 enum LoadHarness {
@@ -12,14 +12,20 @@ enum LoadHarness {
         logger.logLevel = ProcessInfo.processInfo.environment["REALM_ADAPTER_TEST_DEBUG"] != nil ? .debug : .warning
         let mapping = try Mapping(config)
         let store = try RealmStore(directory: config.realm.store)
-        let adapter = try Adapter(store: store, name: config.realm.adapterName, pathRegex: config.realm.effectivePathRegex)
-        let connector = PostgresConnector(configuration: config.database!, customTypes: config.mapping.customTypes, logger: logger)
-        let loader = Loader(store: store, mapping: mapping, adapter: adapter, source: connector.sourceName, configuration: config.loader, logger: logger)
+        let adapter = try Adapter(
+            store: store, name: config.realm.adapterName, pathRegex: config.realm.effectivePathRegex)
+        let connector = PostgresConnector(
+            configuration: config.database!, customTypes: config.mapping.customTypes, logger: logger)
+        let loader = Loader(
+            store: store, mapping: mapping, adapter: adapter, source: connector.sourceName,
+            configuration: config.loader, logger: logger)
         return try await loader.load(from: connector, plan: try LoadPlan(mapping, only: only), partial: only != nil)
     }
 
     /// A fresh database and store directory; `body` gets the settings and the store directory.
-    static func withDatabase(_ name: String = #function, _ body: (PostgresSettings, PostgresConnection, String) async throws -> Void) async throws {
+    static func withDatabase(
+        _ name: String = #function, _ body: (PostgresSettings, PostgresConnection, String) async throws -> Void
+    ) async throws {
         try await TestServer.withFreshDatabase(name) { settings in
             let dir = NSTemporaryDirectory() + "realm-adapter-load-\(UUID().uuidString.prefix(8))"
             defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -37,131 +43,147 @@ extension PostgresConnection {
 }
 
 extension PostgresIntegration {
-@Suite struct LoaderTests {
-    static let schema = """
-        [{"name": "Person", "primaryKey": "id", "properties": {
-            "id": "int", "name": "string?", "boss": "Person", "team": "Team", "tags": "string[]", "mood": "string?", "salary": "string?"}},
-         {"name": "Team", "primaryKey": "code", "properties": {"code": "string", "members": "Person[]"}},
-         {"name": "Membership", "primaryKey": "id", "properties": {"id": "string", "person": "Person", "team": "Team", "since": "date?"}}]
-        """
-    static let mapping = """
-        , "mapping": {
-            "tables": {"people": "Person", "teams": "Team"},
-            "columns": {"Person": {"full_name": "name"}},
-            "convert": {"Person": {"salary": "string"}},
-            "customTypes": {"mood_kind": "string"},
-            "compoundPrimaryKeys": {"Membership": [
-                {"property": "person", "dbColumn": "person_id", "type": "int"}, {"property": "team", "dbColumn": "team_code", "type": "string"}]}}
-        """
-    static let ddl = """
-        CREATE TYPE mood_kind AS ENUM ('calm', 'busy');
-        CREATE TABLE teams (code text PRIMARY KEY);
-        CREATE TABLE people (id bigint PRIMARY KEY, full_name text, boss bigint REFERENCES people (id), team text REFERENCES teams (code),
-                             tags text[], mood mood_kind, salary numeric(10,2));
-        CREATE TABLE "teams_members" (oid text NOT NULL REFERENCES teams (code), idx integer NOT NULL, target bigint NOT NULL REFERENCES people (id));
-        CREATE TABLE "Membership" (person_id bigint REFERENCES people (id), team_code text REFERENCES teams (code), since date,
-                                   PRIMARY KEY (person_id, team_code));
-        """
+    @Suite struct LoaderTests {
+        static let schema = """
+            [{"name": "Person", "primaryKey": "id", "properties": {
+                "id": "int", "name": "string?", "boss": "Person", "team": "Team", "tags": "string[]", "mood": "string?", "salary": "string?"}},
+             {"name": "Team", "primaryKey": "code", "properties": {"code": "string", "members": "Person[]"}},
+             {"name": "Membership", "primaryKey": "id", "properties": {"id": "string", "person": "Person", "team": "Team", "since": "date?"}}]
+            """
+        static let mapping = """
+            , "mapping": {
+                "tables": {"people": "Person", "teams": "Team"},
+                "columns": {"Person": {"full_name": "name"}},
+                "convert": {"Person": {"salary": "string"}},
+                "customTypes": {"mood_kind": "string"},
+                "compoundPrimaryKeys": {"Membership": [
+                    {"property": "person", "dbColumn": "person_id", "type": "int"}, {"property": "team", "dbColumn": "team_code", "type": "string"}]}}
+            """
+        static let ddl = """
+            CREATE TYPE mood_kind AS ENUM ('calm', 'busy');
+            CREATE TABLE teams (code text PRIMARY KEY);
+            CREATE TABLE people (id bigint PRIMARY KEY, full_name text, boss bigint REFERENCES people (id), team text REFERENCES teams (code),
+                                 tags text[], mood mood_kind, salary numeric(10,2));
+            CREATE TABLE "teams_members" (oid text NOT NULL REFERENCES teams (code), idx integer NOT NULL, target bigint NOT NULL REFERENCES people (id));
+            CREATE TABLE "Membership" (person_id bigint REFERENCES people (id), team_code text REFERENCES teams (code), since date,
+                                       PRIMARY KEY (person_id, team_code));
+            """
 
-    /// Renames, converters, custom types, foreign keys (also to a type later in the schema and
-    /// to itself, set in a second pass), arrays, link tables and join tables, as the daemon maps them.
-    @Test(.timeLimit(.minutes(1)))
-    func loadsEveryMappingRule() async throws {
-        try await LoadHarness.withDatabase { settings, pg, dir in
-            _ = try await pg.sql(Self.ddl)
-            _ = try await pg.sql("""
-                INSERT INTO teams VALUES ('red'), ('blue');
-                INSERT INTO people VALUES (1, 'Ann', 3, 'red', '{a,"b c"}', 'calm', 1234.50), (2, NULL, 1, NULL, NULL, NULL, NULL),
-                                          (3, 'Cy', NULL, 'blue', '{}', 'busy', 0);
-                INSERT INTO teams_members VALUES ('red', 0, 2), ('red', 1, 1), ('blue', 0, 3);
-                INSERT INTO "Membership" VALUES (1, 'red', '2024-05-06'), (3, 'red', NULL);
-                """)
-            let config = try SyncHarness.config(settings, store: dir, extra: Self.mapping, schema: Self.schema)
-            let summary = try await LoadHarness.load(config)
-            let store = try RealmStore(directory: dir)
-            func object(_ type: String, _ id: Value) throws -> RealmObject? { try store.object(of: type, identity: id, in: "/SQLDemo") }
+        /// Renames, converters, custom types, foreign keys (also to a type later in the schema and
+        /// to itself, set in a second pass), arrays, link tables and join tables, as the daemon maps them.
+        @Test(.timeLimit(.minutes(1)))
+        func loadsEveryMappingRule() async throws {
+            try await LoadHarness.withDatabase { settings, pg, dir in
+                _ = try await pg.sql(Self.ddl)
+                _ = try await pg.sql(
+                    """
+                    INSERT INTO teams VALUES ('red'), ('blue');
+                    INSERT INTO people VALUES (1, 'Ann', 3, 'red', '{a,"b c"}', 'calm', 1234.50), (2, NULL, 1, NULL, NULL, NULL, NULL),
+                                              (3, 'Cy', NULL, 'blue', '{}', 'busy', 0);
+                    INSERT INTO teams_members VALUES ('red', 0, 2), ('red', 1, 1), ('blue', 0, 3);
+                    INSERT INTO "Membership" VALUES (1, 'red', '2024-05-06'), (3, 'red', NULL);
+                    """)
+                let config = try SyncHarness.config(settings, store: dir, extra: Self.mapping, schema: Self.schema)
+                let summary = try await LoadHarness.load(config)
+                let store = try RealmStore(directory: dir)
+                func object(_ type: String, _ id: Value) throws -> RealmObject? {
+                    try store.object(of: type, identity: id, in: "/SQLDemo")
+                }
 
-            let ann = try #require(try object("Person", 1))
-            #expect(ann.values["name"] == "Ann")
-            #expect(ann.values["boss"] == 3)  // a link to a row loaded after it
-            #expect(ann.values["team"] == "red")
-            #expect(ann.values["tags"] == ["a", "b c"])
-            #expect(ann.values["mood"] == "calm")
-            #expect(ann.values["salary"] == "1234.50")  // numeric → decimal (its scale kept) → text, as the daemon converts it
-            let two = try #require(try object("Person", 2))
-            #expect(two.values["name"] == .null && two.values["boss"] == 1 && two.values["tags"] == .list([]))
-            #expect(try object("Person", 3)?.values["boss"] == .null)
-            #expect(try store.list("members", of: "Team", identity: "red", in: "/SQLDemo") == [2, 1])
-            #expect(try store.list("members", of: "Team", identity: "blue", in: "/SQLDemo") == [3])
-            let m = try #require(try object("Membership", "1-red"))
-            #expect(m.values["person"] == 1 && m.values["team"] == "red" && m.values["since"] == .date(Timestamp(iso8601: "2024-05-06T00:00:00Z")!))
-            #expect(try object("Membership", "3-red") != nil)
-            #expect(summary.tables.map(\.table) == ["teams", "people", "Membership", "people", "teams_members"])
-            #expect(summary.tables.map(\.rows) == [2, 3, 2, 3, 3])
-            #expect(summary.handOffPosition != nil)
+                let ann = try #require(try object("Person", 1))
+                #expect(ann.values["name"] == "Ann")
+                #expect(ann.values["boss"] == 3)  // a link to a row loaded after it
+                #expect(ann.values["team"] == "red")
+                #expect(ann.values["tags"] == ["a", "b c"])
+                #expect(ann.values["mood"] == "calm")
+                // numeric → decimal (its scale kept) → text, as the daemon converts it
+                #expect(ann.values["salary"] == "1234.50")
+                let two = try #require(try object("Person", 2))
+                #expect(two.values["name"] == .null && two.values["boss"] == 1 && two.values["tags"] == .list([]))
+                #expect(try object("Person", 3)?.values["boss"] == .null)
+                #expect(try store.list("members", of: "Team", identity: "red", in: "/SQLDemo") == [2, 1])
+                #expect(try store.list("members", of: "Team", identity: "blue", in: "/SQLDemo") == [3])
+                let m = try #require(try object("Membership", "1-red"))
+                #expect(
+                    m.values["person"] == 1 && m.values["team"] == "red"
+                        && m.values["since"] == .date(Timestamp(iso8601: "2024-05-06T00:00:00Z")!))
+                #expect(try object("Membership", "3-red") != nil)
+                #expect(summary.tables.map(\.table) == ["teams", "people", "Membership", "people", "teams_members"])
+                #expect(summary.tables.map(\.rows) == [2, 3, 2, 3, 3])
+                #expect(summary.handOffPosition != nil)
 
-            // The loaded transactions carry the adapter's origin: the daemon never sends them back.
-            #expect(try store.history(of: "/SQLDemo").allSatisfy { $0.origin == "adapter:pg" })
-            #expect(try store.metadata(Loader.stateKey(source: "postgres:\(settings.database!)"))?.hasPrefix("done") == true)
-        }
-    }
-
-    /// A foreign key to a missing row stops the load naming table, column and key; with
-    /// `danglingForeignKeys: nullify` the row loads with a null link and is counted.
-    @Test(.timeLimit(.minutes(1)))
-    func danglingForeignKeysAreAnErrorOrNull() async throws {
-        try await LoadHarness.withDatabase { settings, pg, dir in
-            _ = try await pg.sql("""
-                CREATE TABLE "Driver" (id bigint PRIMARY KEY, name text, hired timestamptz);
-                CREATE TABLE "Bus" (vehicle bigint PRIMARY KEY, fleet_id text, seats bigint, driver bigint, price numeric, tags text[], photo bytea, note text);
-                INSERT INTO "Driver" (id) VALUES (1);
-                INSERT INTO "Bus" (vehicle, seats, driver) VALUES (7, 40, 1), (8, 40, 99);
-                """)
-            let strict = try SyncHarness.config(settings, store: dir, createSchema: false)
-            await #expect {
-                _ = try await LoadHarness.load(strict)
-            } throws: { e in
-                let message = (e as? RealmAdapterError)?.message ?? ""
-                return message.contains("Table Bus, column driver, row with key 8") && message.contains("danglingForeignKeys")
+                // The loaded transactions carry the adapter's origin: the daemon never sends them back.
+                #expect(try store.history(of: "/SQLDemo").allSatisfy { $0.origin == "adapter:pg" })
+                #expect(
+                    try store.metadata(Loader.stateKey(source: "postgres:\(settings.database!)"))?.hasPrefix("done")
+                        == true)
             }
-            // The interrupted load is recorded: the daemon would refuse to start.
-            #expect(throws: RealmAdapterError.self) { try Loader.requireFinishedLoad(try RealmStore(directory: dir), source: "postgres:\(settings.database!)") }
-
-            let lenient = try SyncHarness.config(settings, store: dir, extra: #", "loader": {"danglingForeignKeys": "nullify"}"#, createSchema: false)
-            let summary = try await LoadHarness.load(lenient)
-            #expect(summary.tables.first { $0.table == "Bus" }?.danglingLinks == 1)
-            let store = try RealmStore(directory: dir)
-            #expect(try store.object(of: "Bus", identity: 8, in: "/SQLDemo")?.values["driver"] == .null)
-            #expect(try store.object(of: "Bus", identity: 7, in: "/SQLDemo")?.values["driver"] == 1)
-            try Loader.requireFinishedLoad(store, source: "postgres:\(settings.database!)")
         }
-    }
 
-    /// Per-user paths: one table fans out to a Realm per user.
-    @Test(.timeLimit(.minutes(1)))
-    func routedTableFansOutToManyRealms() async throws {
-        try await LoadHarness.withDatabase { settings, pg, dir in
-            _ = try await pg.sql("""
-                CREATE TABLE "Task" (id bigint PRIMARY KEY, title text, owner text NOT NULL);
-                INSERT INTO "Task" SELECT i, 'task ' || i, 'user' || (i % 3) FROM generate_series(1, 30) i;
-                """)
-            let schema = #"[{"name": "Task", "primaryKey": "id", "properties": {"id": "int", "title": "string?"}}]"#
-            let config = try SyncHarness.config(settings, store: dir, schema: schema, path: "/{owner}/tasks")
-            let summary = try await LoadHarness.load(config)
-            #expect(summary.realms == ["/user0/tasks", "/user1/tasks", "/user2/tasks"])
-            let store = try RealmStore(directory: dir)
-            for u in 0..<3 {
-                let ids = try store.objects(of: "Task", in: "/user\(u)/tasks").map(\.identity)
-                #expect(ids == (1...30).filter { $0 % 3 == u }.map { .int(Int64($0)) })
+        /// A foreign key to a missing row stops the load naming table, column and key; with
+        /// `danglingForeignKeys: nullify` the row loads with a null link and is counted.
+        @Test(.timeLimit(.minutes(1)))
+        func danglingForeignKeysAreAnErrorOrNull() async throws {
+            try await LoadHarness.withDatabase { settings, pg, dir in
+                _ = try await pg.sql(
+                    """
+                    CREATE TABLE "Driver" (id bigint PRIMARY KEY, name text, hired timestamptz);
+                    CREATE TABLE "Bus" (vehicle bigint PRIMARY KEY, fleet_id text, seats bigint, driver bigint, price numeric, tags text[], photo bytea, note text);
+                    INSERT INTO "Driver" (id) VALUES (1);
+                    INSERT INTO "Bus" (vehicle, seats, driver) VALUES (7, 40, 1), (8, 40, 99);
+                    """)
+                let strict = try SyncHarness.config(settings, store: dir, createSchema: false)
+                await #expect {
+                    _ = try await LoadHarness.load(strict)
+                } throws: { e in
+                    let message = (e as? RealmAdapterError)?.message ?? ""
+                    return message.contains("Table Bus, column driver, row with key 8")
+                        && message.contains("danglingForeignKeys")
+                }
+                // The interrupted load is recorded: the daemon would refuse to start.
+                #expect(throws: RealmAdapterError.self) {
+                    try Loader.requireFinishedLoad(
+                        try RealmStore(directory: dir), source: "postgres:\(settings.database!)")
+                }
+
+                let lenient = try SyncHarness.config(
+                    settings, store: dir, extra: #", "loader": {"danglingForeignKeys": "nullify"}"#, createSchema: false
+                )
+                let summary = try await LoadHarness.load(lenient)
+                #expect(summary.tables.first { $0.table == "Bus" }?.danglingLinks == 1)
+                let store = try RealmStore(directory: dir)
+                #expect(try store.object(of: "Bus", identity: 8, in: "/SQLDemo")?.values["driver"] == .null)
+                #expect(try store.object(of: "Bus", identity: 7, in: "/SQLDemo")?.values["driver"] == 1)
+                try Loader.requireFinishedLoad(store, source: "postgres:\(settings.database!)")
             }
-            // A user whose rows all moved away loses them on the next load.
-            _ = try await pg.sql(#"UPDATE "Task" SET owner = 'user1' WHERE owner = 'user2'"#)
-            _ = try await LoadHarness.load(config)
-            #expect(try store.count(of: "Task", in: "/user2/tasks") == 0)
-            #expect(try store.count(of: "Task", in: "/user1/tasks") == 20)
+        }
+
+        /// Per-user paths: one table fans out to a Realm per user.
+        @Test(.timeLimit(.minutes(1)))
+        func routedTableFansOutToManyRealms() async throws {
+            try await LoadHarness.withDatabase { settings, pg, dir in
+                _ = try await pg.sql(
+                    """
+                    CREATE TABLE "Task" (id bigint PRIMARY KEY, title text, owner text NOT NULL);
+                    INSERT INTO "Task" SELECT i, 'task ' || i, 'user' || (i % 3) FROM generate_series(1, 30) i;
+                    """)
+                let schema = #"[{"name": "Task", "primaryKey": "id", "properties": {"id": "int", "title": "string?"}}]"#
+                let config = try SyncHarness.config(settings, store: dir, schema: schema, path: "/{owner}/tasks")
+                let summary = try await LoadHarness.load(config)
+                #expect(summary.realms == ["/user0/tasks", "/user1/tasks", "/user2/tasks"])
+                let store = try RealmStore(directory: dir)
+                for u in 0..<3 {
+                    let ids = try store.objects(of: "Task", in: "/user\(u)/tasks").map(\.identity)
+                    #expect(ids == (1...30).filter { $0 % 3 == u }.map { .int(Int64($0)) })
+                }
+                // A user whose rows all moved away loses them on the next load.
+                _ = try await pg.sql(#"UPDATE "Task" SET owner = 'user1' WHERE owner = 'user2'"#)
+                _ = try await LoadHarness.load(config)
+                #expect(try store.count(of: "Task", in: "/user2/tasks") == 0)
+                #expect(try store.count(of: "Task", in: "/user1/tasks") == 20)
+            }
         }
     }
-}
 }
 
 extension PostgresIntegration.LoaderTests {
@@ -172,10 +194,12 @@ extension PostgresIntegration.LoaderTests {
                             price numeric, tags text[], photo bytea, note text);
         """
 
-    static let itemSchema = #"[{"name": "Item", "primaryKey": "id", "properties": {"id": "int", "n": "int", "label": "string?"}}]"#
+    static let itemSchema =
+        #"[{"name": "Item", "primaryKey": "id", "properties": {"id": "int", "n": "int", "label": "string?"}}]"#
 
     static func createItems(_ pg: PostgresConnection, count: Int) async throws {
-        _ = try await pg.sql("""
+        _ = try await pg.sql(
+            """
             CREATE TABLE "Item" (id bigint PRIMARY KEY, n bigint NOT NULL, label text);
             INSERT INTO "Item" SELECT i, 0, 'item ' || i FROM generate_series(1, \(count)) i;
             ANALYZE "Item";
@@ -189,15 +213,21 @@ extension PostgresIntegration.LoaderTests {
 
     /// Where two row lists first differ, for failure messages.
     static func difference(_ a: [[String?]], _ b: [[String?]]) -> String {
-        guard let i = a.indices.first(where: { $0 < b.count && a[$0] != b[$0] }) ?? (a.count == b.count ? nil : min(a.count, b.count)) else { return "equal" }
-        return "\(a.count) vs \(b.count) rows; first difference at \(i): \(i < a.count ? "\(a[i])" : "-") vs \(i < b.count ? "\(b[i])" : "-")"
+        guard
+            let i = a.indices.first(where: { $0 < b.count && a[$0] != b[$0] })
+                ?? (a.count == b.count ? nil : min(a.count, b.count))
+        else { return "equal" }
+        return
+            "\(a.count) vs \(b.count) rows; first difference at \(i): \(i < a.count ? "\(a[i])" : "-") vs \(i < b.count ? "\(b[i])" : "-")"
     }
 
     static func itemsInRealm(_ store: RealmStore, _ path: String = "/SQLDemo") throws -> [[String?]] {
         guard try store.contains(path) else { return [] }
         var rows: [[String?]] = []
         try store.forEachObject(of: "Item", in: path) { o in
-            func text(_ v: Value?) -> String? { if case .string(let s)? = v { s } else if case .int(let i)? = v { String(i) } else { nil } }
+            func text(_ v: Value?) -> String? {
+                if case .string(let s)? = v { s } else if case .int(let i)? = v { String(i) } else { nil }
+            }
             rows.append([text(o.identity), text(o.values["n"]), text(o.values["label"])])
         }
         return rows
@@ -212,7 +242,8 @@ extension PostgresIntegration.LoaderTests {
         try await LoadHarness.withDatabase { settings, pg, dir in
             let n = 30_000
             try await Self.createItems(pg, count: n)
-            let config = try SyncHarness.config(settings, store: dir, extra: #", "loader": {"batchSize": 300}"#, schema: Self.itemSchema)
+            let config = try SyncHarness.config(
+                settings, store: dir, extra: #", "loader": {"batchSize": 300}"#, schema: Self.itemSchema)
             let writer = try await PostgresConnection.connect(settings)
             defer { writer.close() }
             let progress = Counter()
@@ -223,7 +254,8 @@ extension PostgresIntegration.LoaderTests {
                     let id = k
                     try await writer.session { s in  // three transactions
                         try s.query(#"INSERT INTO "Item" VALUES ($1, 0, 'new')"#, [String(1_000_000 + id)])
-                        try s.query(#"UPDATE "Item" SET n = n + 1, label = 'changed' WHERE id = $1"#, [String(id * 7 % n + 1)])
+                        try s.query(
+                            #"UPDATE "Item" SET n = n + 1, label = 'changed' WHERE id = $1"#, [String(id * 7 % n + 1)])
                         if id < n / 2 { try s.query(#"DELETE FROM "Item" WHERE id = $1"#, [String(n - id)]) }
                     }
                     progress.set(k)
@@ -246,7 +278,9 @@ extension PostgresIntegration.LoaderTests {
             _ = try Adapter(store: store, name: "audit", pathRegex: ".*")  // keeps the whole history
             let h = SyncHarness(settings: settings, config: config, store: store, pg: pg, mapping: try Mapping(config))
             try await h.withDaemon {
-                try await eventually("the last row in the Realm", timeout: .seconds(90)) { try h.object("Item", 9_999_999) != nil }
+                try await eventually("the last row in the Realm", timeout: .seconds(90)) {
+                    try h.object("Item", 9_999_999) != nil
+                }
             }
             let (realm, expected) = (try Self.itemsInRealm(store), try await Self.itemsInDatabase(pg))
             let same = realm == expected
@@ -282,18 +316,23 @@ extension PostgresIntegration.LoaderTests {
             let cli = ChildProcess.built("realm-adapter")
             let store = try RealmStore(directory: dir + "/store")
             for (failpoint, spec) in [(Failpoint.loadAfterBatch, "4*off->kill"), (.loadBeforeHandOff, "kill")] {
-                let killed = try ChildProcess.run(cli, ["load", "--config", file, "--log-level", "warning"],
-                                                  environment: DaemonProcess.environment(failpoints: "\(failpoint.name)=\(spec)"))
-                #expect(killed.status == 128 + SIGKILL && killed.stderr.contains("failpoint \(failpoint.name)"), "\(killed.stderr)")
+                let killed = try ChildProcess.run(
+                    cli, ["load", "--config", file, "--log-level", "warning"],
+                    environment: DaemonProcess.environment(failpoints: "\(failpoint.name)=\(spec)"))
+                #expect(
+                    killed.status == 128 + SIGKILL && killed.stderr.contains("failpoint \(failpoint.name)"),
+                    "\(killed.stderr)")
                 let loaded = try store.count(of: "Item", in: "/SQLDemo")
-                #expect(failpoint == .loadBeforeHandOff ? loaded == n : loaded == 5 * 2000, "\(loaded) rows at the kill")
+                #expect(
+                    failpoint == .loadBeforeHandOff ? loaded == n : loaded == 5 * 2000, "\(loaded) rows at the kill")
 
                 let daemon = try ChildProcess.run(cli, ["run", "--config", file])
                 #expect(daemon.status == 1)
                 #expect(daemon.stderr.contains("A load into this store did not finish"))
             }
 
-            _ = try await pg.sql("""
+            _ = try await pg.sql(
+                """
                 DELETE FROM "Item" WHERE id <= 1000 OR id > \(n - 1000);
                 UPDATE "Item" SET n = 7, label = NULL WHERE id BETWEEN 5000 AND 6000;
                 INSERT INTO "Item" SELECT i, 1, 'late' FROM generate_series(\(n + 1), \(n + 500)) i;
@@ -324,8 +363,9 @@ extension PostgresIntegration.LoaderTests {
                 _ = try await pg.sql(#"DROP TABLE IF EXISTS "Item""#)
                 try await Self.createItems(pg, count: count)
                 try? FileManager.default.removeItem(atPath: dir + "/store")
-                let load = try ChildProcess(ChildProcess.built("realm-adapter"), ["load", "--config", file, "--log-level", "warning"],
-                                            stdout: dir + "/load.log", stderr: dir + "/load.log")
+                let load = try ChildProcess(
+                    ChildProcess.built("realm-adapter"), ["load", "--config", file, "--log-level", "warning"],
+                    stdout: dir + "/load.log", stderr: dir + "/load.log")
                 #expect(load.wait() == 0, "\((try? String(contentsOfFile: dir + "/load.log", encoding: .utf8)) ?? "")")
                 peaks.append(try #require(load.peakMemory))
                 #expect(try RealmStore(directory: dir + "/store").count(of: "Item", in: "/SQLDemo") == count)
@@ -341,7 +381,8 @@ extension PostgresIntegration.LoaderTests {
     @Test(.timeLimit(.minutes(2)))
     func dryRunAndSubsetsFromTheCommandLine() async throws {
         try await LoadHarness.withDatabase { settings, pg, _ in
-            _ = try await pg.sql("""
+            _ = try await pg.sql(
+                """
                 \(Self.busTables)
                 INSERT INTO "Driver" (id, name) VALUES (1, 'Ann');
                 INSERT INTO "Bus" (vehicle, seats, driver) VALUES (7, 40, 1);
@@ -352,35 +393,50 @@ extension PostgresIntegration.LoaderTests {
 
             let dry = try ChildProcess.run(cli, ["load", "--config", file, "--dry-run"])
             #expect(dry.status == 0, "\(dry.stderr)")
-            #expect(dry.stdout.contains("Dry run") && dry.stdout.contains("Driver") && dry.stdout.contains("estimated rows"))
+            #expect(
+                dry.stdout.contains("Dry run") && dry.stdout.contains("Driver") && dry.stdout.contains("estimated rows")
+            )
             // Tables never analyzed still get an estimate, and say how it was made.
             #expect(!dry.stdout.contains("unknown") && dry.stdout.contains("planner"), "\(dry.stdout)")
             #expect(try RealmStore(directory: dir + "/store").realmPaths().isEmpty)
-            #expect(try await pg.sql("SELECT count(*) FROM pg_replication_slots WHERE database = current_database()") == [["0"]])
+            #expect(
+                try await pg.sql("SELECT count(*) FROM pg_replication_slots WHERE database = current_database()") == [
+                    ["0"]
+                ])
 
             let full = try ChildProcess.run(cli, ["load", "--config", file])
             #expect(full.status == 0, "\(full.stderr)")
             #expect(full.stdout.contains("Hand-off at"))
-            let slot = try await pg.sql("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE database = current_database()")
+            let slot = try await pg.sql(
+                "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE database = current_database()")
 
             _ = try await pg.sql(#"INSERT INTO "Driver" (id, name) VALUES (2, 'Bo')"#)
             let subset = try ChildProcess.run(cli, ["load", "--config", file, "--tables", "Driver"])
             #expect(subset.status == 0, "\(subset.stderr)")
             #expect(subset.stdout.contains("kept its place") && !subset.stdout.contains("Bus "))
-            #expect(try await pg.sql("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE database = current_database()") == slot)
-            #expect(try RealmStore(directory: dir + "/store").object(of: "Driver", identity: 2, in: "/SQLDemo")?.values["name"] == "Bo")
+            #expect(
+                try await pg.sql(
+                    "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE database = current_database()")
+                    == slot)
+            #expect(
+                try RealmStore(directory: dir + "/store").object(of: "Driver", identity: 2, in: "/SQLDemo")?.values[
+                    "name"] == "Bo")
 
             let unknown = try ChildProcess.run(cli, ["load", "--config", file, "--tables", "Nope"])
             #expect(unknown.status == 1)
-            #expect(unknown.stderr.contains("--tables names Nope") && unknown.stderr.contains("mapped tables: Driver, Bus"))
+            #expect(
+                unknown.stderr.contains("--tables names Nope") && unknown.stderr.contains("mapped tables: Driver, Bus"))
 
             // The daemon then replays, from the slot's own place, what the partial load already
             // holds (driver 2), and goes on: both sides end equal.
-            _ = try await pg.sql(#"UPDATE "Driver" SET name = 'Bea' WHERE id = 2; INSERT INTO "Driver" (id, name) VALUES (3, 'Cy')"#)
+            _ = try await pg.sql(
+                #"UPDATE "Driver" SET name = 'Bea' WHERE id = 2; INSERT INTO "Driver" (id, name) VALUES (3, 'Cy')"#)
             let daemon = try DaemonProcess(config: file, log: dir + "/daemon.log")
             try await daemon.waitUntilSyncing()
             let store = try RealmStore(directory: dir + "/store")
-            try await eventually("driver 3 in the Realm") { try store.object(of: "Driver", identity: 3, in: "/SQLDemo") != nil }
+            try await eventually("driver 3 in the Realm") {
+                try store.object(of: "Driver", identity: 3, in: "/SQLDemo") != nil
+            }
             #expect(daemon.terminate() == 0)
             let names = try store.objects(of: "Driver", in: "/SQLDemo").map { $0.values["name"] ?? .null }
             #expect(names == ["Ann", "Bea", "Cy"])
@@ -393,7 +449,8 @@ extension PostgresIntegration.LoaderTests {
     @Test(.timeLimit(.minutes(1)))
     func trickyValuesLoadExactly() async throws {
         try await LoadHarness.withDatabase { settings, pg, dir in
-            _ = try await pg.sql("""
+            _ = try await pg.sql(
+                """
                 \(Self.busTables)
                 INSERT INTO "Driver" VALUES (1, E'tab\\there\\nnew line \\\\ back\\\\N ünï', '2026-11-22 03:04:05.123456+02'), (2, '', NULL);
                 INSERT INTO "Bus" VALUES (7, E'\\\\N', -9223372036854775808, 1, 12345678901234567890.123, ARRAY['a,b', 'say "hi"', E'x\\ty'], '\\x00ff0a', NULL),
@@ -402,9 +459,12 @@ extension PostgresIntegration.LoaderTests {
             let config = try SyncHarness.config(settings, store: dir, createSchema: false)
             _ = try await LoadHarness.load(config)
             let store = try RealmStore(directory: dir)
-            func object(_ type: String, _ id: Value) throws -> RealmObject { try #require(try store.object(of: type, identity: id, in: "/SQLDemo")) }
+            func object(_ type: String, _ id: Value) throws -> RealmObject {
+                try #require(try store.object(of: type, identity: id, in: "/SQLDemo"))
+            }
             #expect(try object("Driver", 1).values["name"] == "tab\there\nnew line \\ back\\N ünï")
-            #expect(try object("Driver", 1).values["hired"] == .date(Timestamp(iso8601: "2026-11-22T01:04:05.123456Z")!))
+            #expect(
+                try object("Driver", 1).values["hired"] == .date(Timestamp(iso8601: "2026-11-22T01:04:05.123456Z")!))
             #expect(try object("Driver", 2).values["name"] == "" && object("Driver", 2).values["hired"] == .null)
             let bus = try object("Bus", 7)
             #expect(bus.values["fleet_id"] == "\\N")
@@ -414,7 +474,9 @@ extension PostgresIntegration.LoaderTests {
             #expect(bus.values["photo"] == .data(Data([0, 255, 10])))
             #expect(bus.values["note"] == .null)
             let other = try object("Bus", 8)
-            #expect(other.values["seats"] == .int(.max) && other.values["tags"] == .list([]) && other.values["photo"] == .data(Data()) && other.values["note"] == "")
+            #expect(
+                other.values["seats"] == .int(.max) && other.values["tags"] == .list([])
+                    && other.values["photo"] == .data(Data()) && other.values["note"] == "")
         }
     }
 }
@@ -424,17 +486,22 @@ extension PostgresIntegration.LoaderTests {
     /// quickstart loads it: examples/quickstart's SQL files and configuration.
     @Test(.timeLimit(.minutes(1)))
     func loadsTheLegacyExampleSchema() async throws {
-        let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .appendingPathComponent("examples/quickstart")
         try await LoadHarness.withDatabase { settings, pg, dir in
             for file in ["busdemo.sql", "busdemo-data.sql"] {
                 _ = try await pg.sql(try String(contentsOf: examples.appendingPathComponent(file), encoding: .utf8))
             }
             // The quickstart's schema and mapping, pointed at this test's database and store.
-            let quickstart = try Configuration.load(file: examples.appendingPathComponent("adapter.json").path, connectors: .postgres)
+            let quickstart = try Configuration.load(
+                file: examples.appendingPathComponent("adapter.json").path, connectors: .postgres)
             let schema = quickstart.schema.json.serialized()
-            let config = try SyncHarness.config(settings, store: dir, extra: #", "mapping": {"tables": {"bus": "Bus", "driver": "Driver", "schedule": "Schedule", "route": "Route"}}"#,
-                                                schema: schema, createSchema: false)
+            let config = try SyncHarness.config(
+                settings, store: dir,
+                extra:
+                    #", "mapping": {"tables": {"bus": "Bus", "driver": "Driver", "schedule": "Schedule", "route": "Route"}}"#,
+                schema: schema, createSchema: false)
             let summary = try await LoadHarness.load(config)
             #expect(summary.tables.map(\.table) == ["route", "schedule", "bus", "driver"])
             let store = try RealmStore(directory: dir)
@@ -459,7 +526,8 @@ extension PostgresIntegration.LoaderTests {
                 """
             let config = try SyncHarness.config(settings, store: dir, schema: schema, path: "/{owner}/routes")
             _ = try await LoadHarness.load(config)  // creates the tables (createSchema)
-            _ = try await pg.sql("""
+            _ = try await pg.sql(
+                """
                 INSERT INTO "Stop" VALUES (1, 'a', 'u1'), (2, 'b', 'u1'), (3, 'c', 'u2');
                 INSERT INTO "Route" VALUES ('R1', 'u1'), ('R2', 'u2');
                 INSERT INTO "Route_stops" VALUES ('R1', 0, 2), ('R1', 1, 1), ('R2', 0, 3);
@@ -473,10 +541,14 @@ extension PostgresIntegration.LoaderTests {
             let h = SyncHarness(settings: settings, config: config, store: store, pg: pg, mapping: try Mapping(config))
             try await h.withDaemon {
                 _ = try await pg.sql(#"INSERT INTO "Route_stops" VALUES ('R1', 2, 1)"#)
-                try await eventually("the stop appended in u1's Realm") { try store.list("stops", of: "Route", identity: "R1", in: "/u1/routes") == [2, 1, 1] }
+                try await eventually("the stop appended in u1's Realm") {
+                    try store.list("stops", of: "Route", identity: "R1", in: "/u1/routes") == [2, 1, 1]
+                }
                 try store.write(to: "/u2/routes", origin: "app") { tx in try tx.listAppend("Route", "R2", "stops", 3) }
                 try await eventually("u2's list in the link table") {
-                    try await pg.sql(#"SELECT oid, idx, target FROM "Route_stops" WHERE oid = 'R2' ORDER BY idx"#) == [["R2", "0", "3"], ["R2", "1", "3"]]
+                    try await pg.sql(#"SELECT oid, idx, target FROM "Route_stops" WHERE oid = 'R2' ORDER BY idx"#) == [
+                        ["R2", "0", "3"], ["R2", "1", "3"],
+                    ]
                 }
             }
         }
@@ -490,11 +562,15 @@ final class ValuesOnlySnapshot: LoadSnapshot, @unchecked Sendable {
     init(_ base: LoadSnapshot) { self.base = base }
     var handOffPosition: String? { base.handOffPosition }
     func estimatedRows(_ table: String) throws -> Int? { try base.estimatedRows(table) }
-    func distinctCount(_ table: String, columns: [String]) throws -> Int { try base.distinctCount(table, columns: columns) }
+    func distinctCount(_ table: String, columns: [String]) throws -> Int {
+        try base.distinctCount(table, columns: columns)
+    }
     func rows(_ table: String, columns: [String], orderedBy: [String], _ body: ([Value]) throws -> Void) throws {
         try base.rows(table, columns: columns, orderedBy: orderedBy, body)
     }
-    func linkRows(_ list: LinkListMapping, owner: TableMapping, ownerColumns: [String], _ body: ([Value]) throws -> Void) throws {
+    func linkRows(
+        _ list: LinkListMapping, owner: TableMapping, ownerColumns: [String], _ body: ([Value]) throws -> Void
+    ) throws {
         try base.linkRows(list, owner: owner, ownerColumns: ownerColumns, body)
     }
     func writeRealmIds(_ assignments: [RealmIdAssignment]) throws { try base.writeRealmIds(assignments) }
@@ -510,7 +586,8 @@ extension PostgresIntegration.LoaderTests {
     @Test(.timeLimit(.minutes(2)))
     func typedFieldsLoadWhatValuesLoad() async throws {
         try await LoadHarness.withDatabase { settings, pg, dir in
-            _ = try await pg.sql("""
+            _ = try await pg.sql(
+                """
                 CREATE TABLE readings (id bigint PRIMARY KEY, label text NOT NULL, note text, amount integer NOT NULL, price numeric(12,3),
                                        at timestamptz, day date, code uuid, ok boolean, raw bytea, ratio real, big double precision,
                                        kind_name text, owner text NOT NULL, small smallint, count_text text);
@@ -527,8 +604,11 @@ extension PostgresIntegration.LoaderTests {
                     "code": "uuid?", "ok": "bool", "raw": "data?", "ratio": "float?", "big": "double?", "kind": "string?", "owner": "string",
                     "small": "int?", "count_text": "int?", "extra": {"type": "int", "default": 7}, "memo": "string?"}}]
                 """
-            let extra = #", "mapping": {"tables": {"readings": "Reading"}, "columns": {"Reading": {"kind_name": "kind"}}, "convert": {"Reading": {"price": "string", "count_text": "int", "amount": "double"}}, "ignoreProperties": {"Reading": ["extra", "memo"]}}"#
-            let typed = try SyncHarness.config(settings, store: dir + "/typed", extra: extra, schema: schema, path: "/{owner}/readings", createSchema: false)
+            let extra =
+                #", "mapping": {"tables": {"readings": "Reading"}, "columns": {"Reading": {"kind_name": "kind"}}, "convert": {"Reading": {"price": "string", "count_text": "int", "amount": "double"}}, "ignoreProperties": {"Reading": ["extra", "memo"]}}"#
+            let typed = try SyncHarness.config(
+                settings, store: dir + "/typed", extra: extra, schema: schema, path: "/{owner}/readings",
+                createSchema: false)
             _ = try await LoadHarness.load(typed)
             var values = typed
             values.realm.store = dir + "/values"
@@ -538,19 +618,32 @@ extension PostgresIntegration.LoaderTests {
             #expect(try a.realmPaths() == ["/u0/readings", "/u1/readings", "/u2/readings"])
             #expect(try a.realmPaths() == b.realmPaths())
             for path in try a.realmPaths() {
-                #expect(try a.objects(of: "Reading", in: path) == b.objects(of: "Reading", in: path), "objects in \(path)")
-                #expect(try a.history(of: path).map(\.instructions) == b.history(of: path).map(\.instructions), "history of \(path)")
+                #expect(
+                    try a.objects(of: "Reading", in: path) == b.objects(of: "Reading", in: path), "objects in \(path)")
+                #expect(
+                    try a.history(of: path).map(\.instructions) == b.history(of: path).map(\.instructions),
+                    "history of \(path)")
             }
             let three = try #require(try a.object(of: "Reading", identity: 3, in: "/u0/readings")).values
-            #expect(three["label"] == "label 3" && three["note"] == .null && three["amount"] == .double(6) && three["price"] == "3.375")
-            #expect(three["kind"] == "k3" && three["small"] == 3 && three["count_text"] == 33 && three["extra"] == 7 && three["memo"] == .null)
-            #expect(three["raw"] == .data(Data([0, 0, 3])) && three["ok"] == false && three["day"] == .date(Timestamp(iso8601: "2026-01-04T00:00:00Z")!))
-            #expect(three["at"] == .date(Timestamp(iso8601: "2026-01-01T00:00:04.5Z")!) && three["ratio"] == .float(Float(3.0 / 7.0)))
+            #expect(
+                three["label"] == "label 3" && three["note"] == .null && three["amount"] == .double(6)
+                    && three["price"] == "3.375")
+            #expect(
+                three["kind"] == "k3" && three["small"] == 3 && three["count_text"] == 33 && three["extra"] == 7
+                    && three["memo"] == .null)
+            #expect(
+                three["raw"] == .data(Data([0, 0, 3])) && three["ok"] == false
+                    && three["day"] == .date(Timestamp(iso8601: "2026-01-04T00:00:00Z")!))
+            #expect(
+                three["at"] == .date(Timestamp(iso8601: "2026-01-01T00:00:04.5Z")!)
+                    && three["ratio"] == .float(Float(3.0 / 7.0)))
             #expect(try a.object(of: "Reading", identity: 4, in: "/u1/readings")?.values["note"] == "ünïcødé 4")
 
             // A re-run merges: Realm-only properties keep what the app gave them.
             // (Written as the adapter's own, which the database need not receive: a load refuses to run over unsent changes.)
-            try a.write(to: "/u0/readings", origin: "adapter:\(typed.realm.adapterName)") { tx in try tx.update("Reading", 3, ["memo": "kept", "extra": 8]) }
+            try a.write(to: "/u0/readings", origin: "adapter:\(typed.realm.adapterName)") { tx in
+                try tx.update("Reading", 3, ["memo": "kept", "extra": 8])
+            }
             _ = try await pg.sql("UPDATE readings SET label = 'changed' WHERE id = 3")
             _ = try await LoadHarness.load(typed)
             let again = try #require(try a.object(of: "Reading", identity: 3, in: "/u0/readings")).values
@@ -561,7 +654,8 @@ extension PostgresIntegration.LoaderTests {
             third.realm.store = dir + "/third"
             let error = await #expect(throws: RealmAdapterError.self) { try await LoadHarness.load(third) }
             let message = error?.message ?? ""
-            #expect(message.contains("Table readings, column ok, row with key 5") && message.contains("null"), "\(message)")
+            #expect(
+                message.contains("Table readings, column ok, row with key 5") && message.contains("null"), "\(message)")
         }
     }
 
@@ -569,9 +663,14 @@ extension PostgresIntegration.LoaderTests {
     static func loadValuesOnly(_ config: Configuration) async throws {
         let mapping = try Mapping(config)
         let store = try RealmStore(directory: config.realm.store)
-        let adapter = try Adapter(store: store, name: config.realm.adapterName, pathRegex: config.realm.effectivePathRegex)
-        let connector = PostgresConnector(configuration: config.database!, customTypes: config.mapping.customTypes, logger: Logger(label: "test.load"))
-        let loader = Loader(store: store, mapping: mapping, adapter: adapter, source: connector.sourceName, configuration: config.loader, logger: Logger(label: "test.load"))
+        let adapter = try Adapter(
+            store: store, name: config.realm.adapterName, pathRegex: config.realm.effectivePathRegex)
+        let connector = PostgresConnector(
+            configuration: config.database!, customTypes: config.mapping.customTypes, logger: Logger(label: "test.load")
+        )
+        let loader = Loader(
+            store: store, mapping: mapping, adapter: adapter, source: connector.sourceName,
+            configuration: config.loader, logger: Logger(label: "test.load"))
         let snapshot = ValuesOnlySnapshot(try await connector.loadSnapshot(mapping, partial: false))
         defer { try? snapshot.finish() }
         let plan = try LoadPlan(mapping, only: nil)

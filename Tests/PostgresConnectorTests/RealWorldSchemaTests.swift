@@ -1,64 +1,74 @@
 import Foundation
 import PostgresConnector
 import RealmAdapter
-import Testing
 import TestSupport
+import Testing
 
 extension PostgresIntegration {
-/// Schemas as public sample databases have them: domains, enums, arrays of enums.
-@Suite struct RealWorldSchemaTests {
-    static let ddl = """
-        CREATE DOMAIN year AS integer CHECK (VALUE > 1800);
-        CREATE DOMAIN label AS text;
-        CREATE DOMAIN price AS numeric(10,2);
-        CREATE TYPE mood AS ENUM ('calm', 'busy');
-        CREATE TABLE film (id integer PRIMARY KEY, released year, title label, cost price, mood mood, moods mood[]);
-        """
-    static let schema = """
-        [{"name": "film", "primaryKey": "id", "properties": {
-            "id": "int", "released": "int?", "title": "string?", "cost": "decimal?", "mood": "string?", "moods": "string[]"}}]
-        """
+    /// Schemas as public sample databases have them: domains, enums, arrays of enums.
+    @Suite struct RealWorldSchemaTests {
+        static let ddl = """
+            CREATE DOMAIN year AS integer CHECK (VALUE > 1800);
+            CREATE DOMAIN label AS text;
+            CREATE DOMAIN price AS numeric(10,2);
+            CREATE TYPE mood AS ENUM ('calm', 'busy');
+            CREATE TABLE film (id integer PRIMARY KEY, released year, title label, cost price, mood mood, moods mood[]);
+            """
+        static let schema = """
+            [{"name": "film", "primaryKey": "id", "properties": {
+                "id": "int", "released": "int?", "title": "string?", "cost": "decimal?", "mood": "string?", "moods": "string[]"}}]
+            """
 
-    /// Loader and daemon resolve a column's type the same way: a domain by its name in
-    /// `customTypes`, else as its base type; enums and arrays of enums through `customTypes`.
-    /// (The stream names a domain's base type with the domain's OID: it used to stop the
-    /// daemon with "expected int?, found string".)
-    @Test(.timeLimit(.minutes(1)))
-    func domainsAndEnumsResolveTheSameWayInTheLoaderAndTheStream() async throws {
-        try await TestServer.withFreshDatabase { settings in
-            let pg = try await PostgresConnection.connect(settings)
-            defer { pg.close() }
-            _ = try await pg.sql(Self.ddl + #"INSERT INTO film VALUES (1, 1999, 'Matrix', 12.50, 'calm', '{calm,busy}');"#)
-            let (dir, config) = try DaemonProcess.workspace(settings, schema: Self.schema)
-            defer { try? FileManager.default.removeItem(atPath: dir) }
-            try DaemonProcess.edit(config, replacing: #""schema":"#, with: #""mapping": {"customTypes": {"year": "int", "mood": "string"}}, "schema":"#)
-            let load = try ChildProcess.run(ChildProcess.built("realm-adapter"), ["load", "--config", config])
-            #expect(load.status == 0, "\(load.stderr)")
-            let daemon = try DaemonProcess(config: config, log: dir + "/daemon.log")
-            try await daemon.waitUntilSyncing()
-            _ = try await pg.sql(#"INSERT INTO film VALUES (2, 2003, 'Reloaded', 9.99, 'busy', '{busy}')"#)
-            let store = try RealmStore(directory: dir + "/store")
-            try await eventually("film 2 in the Realm") { try store.object(of: "film", identity: 2, in: "/SQLDemo") != nil }
-            let one = try #require(try store.object(of: "film", identity: 1, in: "/SQLDemo"))
-            let two = try #require(try store.object(of: "film", identity: 2, in: "/SQLDemo"))
-            #expect(one.values["released"] == 1999 && two.values["released"] == 2003)
-            #expect(one.values["title"] == "Matrix" && two.values["title"] == "Reloaded")
-            // A decimal keeps its scale both ways (12.50 stays 12.50), and a Realm value Postgres
-            // stores at its column's scale (3.5 in numeric(10,2)) comes back as Postgres stored it.
-            #expect(one.values["cost"]?.description == "12.50" && two.values["cost"]?.description == "9.99")
-            try store.write(to: "/SQLDemo", origin: "app") { tx in
-                try tx.update("film", 2, ["cost": try Value.string("3.5").coerced(to: Property(name: "cost", type: .scalar(.decimal)), in: .empty)])
+        /// Loader and daemon resolve a column's type the same way: a domain by its name in
+        /// `customTypes`, else as its base type; enums and arrays of enums through `customTypes`.
+        /// (The stream names a domain's base type with the domain's OID: it used to stop the
+        /// daemon with "expected int?, found string".)
+        @Test(.timeLimit(.minutes(1)))
+        func domainsAndEnumsResolveTheSameWayInTheLoaderAndTheStream() async throws {
+            try await TestServer.withFreshDatabase { settings in
+                let pg = try await PostgresConnection.connect(settings)
+                defer { pg.close() }
+                _ = try await pg.sql(
+                    Self.ddl + #"INSERT INTO film VALUES (1, 1999, 'Matrix', 12.50, 'calm', '{calm,busy}');"#)
+                let (dir, config) = try DaemonProcess.workspace(settings, schema: Self.schema)
+                defer { try? FileManager.default.removeItem(atPath: dir) }
+                try DaemonProcess.edit(
+                    config, replacing: #""schema":"#,
+                    with: #""mapping": {"customTypes": {"year": "int", "mood": "string"}}, "schema":"#)
+                let load = try ChildProcess.run(ChildProcess.built("realm-adapter"), ["load", "--config", config])
+                #expect(load.status == 0, "\(load.stderr)")
+                let daemon = try DaemonProcess(config: config, log: dir + "/daemon.log")
+                try await daemon.waitUntilSyncing()
+                _ = try await pg.sql(#"INSERT INTO film VALUES (2, 2003, 'Reloaded', 9.99, 'busy', '{busy}')"#)
+                let store = try RealmStore(directory: dir + "/store")
+                try await eventually("film 2 in the Realm") {
+                    try store.object(of: "film", identity: 2, in: "/SQLDemo") != nil
+                }
+                let one = try #require(try store.object(of: "film", identity: 1, in: "/SQLDemo"))
+                let two = try #require(try store.object(of: "film", identity: 2, in: "/SQLDemo"))
+                #expect(one.values["released"] == 1999 && two.values["released"] == 2003)
+                #expect(one.values["title"] == "Matrix" && two.values["title"] == "Reloaded")
+                // A decimal keeps its scale both ways (12.50 stays 12.50), and a Realm value Postgres
+                // stores at its column's scale (3.5 in numeric(10,2)) comes back as Postgres stored it.
+                #expect(one.values["cost"]?.description == "12.50" && two.values["cost"]?.description == "9.99")
+                try store.write(to: "/SQLDemo", origin: "app") { tx in
+                    try tx.update(
+                        "film", 2,
+                        [
+                            "cost": try Value.string("3.5").coerced(
+                                to: Property(name: "cost", type: .scalar(.decimal)), in: .empty)
+                        ])
+                }
+                try await eventually("3.50 in the database and back in the Realm") {
+                    try await pg.sql("SELECT cost::text FROM film WHERE id = 2") == [["3.50"]]
+                        && store.object(of: "film", identity: 2, in: "/SQLDemo")?.values["cost"]?.description == "3.50"
+                }
+                #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+                #expect(one.values["mood"] == "calm" && two.values["mood"] == "busy")
+                #expect(one.values["moods"] == ["calm", "busy"] && two.values["moods"] == ["busy"])
             }
-            try await eventually("3.50 in the database and back in the Realm") {
-                try await pg.sql("SELECT cost::text FROM film WHERE id = 2") == [["3.50"]]
-                    && store.object(of: "film", identity: 2, in: "/SQLDemo")?.values["cost"]?.description == "3.50"
-            }
-            #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
-            #expect(one.values["mood"] == "calm" && two.values["mood"] == "busy")
-            #expect(one.values["moods"] == ["calm", "busy"] && two.values["moods"] == ["busy"])
         }
     }
-}
 }
 
 extension PostgresIntegration.RealWorldSchemaTests {
@@ -69,20 +79,28 @@ extension PostgresIntegration.RealWorldSchemaTests {
         try await TestServer.withFreshDatabase { settings in
             let (dir, config) = try DaemonProcess.workspace(settings, schema: GuaranteeWorkload.schema)
             defer { try? FileManager.default.removeItem(atPath: dir) }
-            try DaemonProcess.edit(config, replacing: #""createSchema": true"#, with: #""createSchema": true, "applyRealmSchemaChanges": true"#)
+            try DaemonProcess.edit(
+                config, replacing: #""createSchema": true"#,
+                with: #""createSchema": true, "applyRealmSchemaChanges": true"#)
             let daemon = try DaemonProcess(config: config, log: dir + "/daemon.log")
             try await daemon.waitUntilSyncing()
             let long = String(repeating: "measurement_", count: 6)  // 72 bytes
             let store = try RealmStore(directory: dir + "/store")
             try store.write(to: "/SQLDemo", origin: "app") { tx in
-                try tx.addType(ObjectSchema(name: "Note", primaryKey: "id", properties: [
-                    Property(name: "id", type: .scalar(.int)),
-                    Property(name: long + "min", type: .scalar(.double), isOptional: true),
-                    Property(name: long + "max", type: .scalar(.double), isOptional: true)]))
+                try tx.addType(
+                    ObjectSchema(
+                        name: "Note", primaryKey: "id",
+                        properties: [
+                            Property(name: "id", type: .scalar(.int)),
+                            Property(name: long + "min", type: .scalar(.double), isOptional: true),
+                            Property(name: long + "max", type: .scalar(.double), isOptional: true),
+                        ]))
             }
             #expect(daemon.process.wait() == 1)
             let log = try String(contentsOfFile: daemon.log, encoding: .utf8)
-            #expect(log.contains("cuts names to 63 bytes") && log.contains("Note.\(long)min") && log.contains("Note.\(long)max"), "\(log.suffix(2000))")
+            #expect(
+                log.contains("cuts names to 63 bytes") && log.contains("Note.\(long)min")
+                    && log.contains("Note.\(long)max"), "\(log.suffix(2000))")
             let pg = try await PostgresConnection.connect(settings)
             defer { pg.close() }
             #expect(try await pg.sql(#"SELECT to_regclass('"Note"') IS NULL"#) == [["t"]], "nothing created")
@@ -100,7 +118,8 @@ extension PostgresIntegration.RealWorldSchemaTests {
         try await TestServer.withFreshDatabase { settings in
             let pg = try await PostgresConnection.connect(settings)
             defer { pg.close() }
-            _ = try await pg.sql("""
+            _ = try await pg.sql(
+                """
                 CREATE TABLE reading (id integer NOT NULL, taken_on date NOT NULL, value integer, PRIMARY KEY (id, taken_on))
                     PARTITION BY RANGE (taken_on);
                 CREATE TABLE reading_2024 PARTITION OF reading FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
@@ -114,11 +133,14 @@ extension PostgresIntegration.RealWorldSchemaTests {
             let url = "postgresql://\(settings.user!)@\(settings.host!):\(settings.port!)/\(settings.database!)"
             let initialized = try ChildProcess.run(cli, ["init", "--database", url, "-o", dir + "/adapter.json"])
             #expect(initialized.status == 0, "\(initialized.stderr)")
-            #expect(!initialized.stderr.contains("reading_2024") && !initialized.stderr.contains("reading_2025"), "\(initialized.stderr)")
+            #expect(
+                !initialized.stderr.contains("reading_2024") && !initialized.stderr.contains("reading_2025"),
+                "\(initialized.stderr)")
             var config = try Configuration.load(file: dir + "/adapter.json", environment: [:], connectors: .postgres)
             #expect(config.schema[type: "reading"]?.primaryKey == "id")
             #expect(config.schema[type: "reading_2024"] == nil)
-            try DaemonProcess.edit(dir + "/adapter.json", replacing: #""store": "./realms""#, with: #""store": "\#(dir)/store""#)
+            try DaemonProcess.edit(
+                dir + "/adapter.json", replacing: #""store": "./realms""#, with: #""store": "\#(dir)/store""#)
             config = try Configuration.load(file: dir + "/adapter.json", environment: [:], connectors: .postgres)
 
             let load = try ChildProcess.run(cli, ["load", "--config", dir + "/adapter.json"])
@@ -128,7 +150,9 @@ extension PostgresIntegration.RealWorldSchemaTests {
             let store = try RealmStore(directory: config.realm.store)
             let path = config.realm.path.template
             _ = try await pg.sql("INSERT INTO reading VALUES (2, '2025-06-01', 20)")
-            try await eventually("row 2, written to a partition, in the Realm") { try store.object(of: "reading", identity: 2, in: path) != nil }
+            try await eventually("row 2, written to a partition, in the Realm") {
+                try store.object(of: "reading", identity: 2, in: path) != nil
+            }
             try store.write(to: path, origin: "app") { tx in
                 try tx.create("reading", ["id": 3, "taken_on": .date(Timestamp(iso8601: "2024-07-01")!), "value": 30])
                 try tx.update("reading", 1, ["value": 11])
@@ -138,8 +162,12 @@ extension PostgresIntegration.RealWorldSchemaTests {
                 try await pg.sql("SELECT id, value FROM reading ORDER BY id") == [["1", "11"], ["3", "30"]]
             }
             // A table the mapping does not know, put in the publication by hand: said once, not dropped silently.
-            _ = try await pg.sql("CREATE TABLE other (id int PRIMARY KEY); ALTER PUBLICATION \(config.database!.postgres.publication) ADD TABLE other")
-            _ = try await pg.sql("INSERT INTO other VALUES (1); INSERT INTO other VALUES (2); INSERT INTO reading VALUES (4, '2024-01-02', 40)")
+            _ = try await pg.sql(
+                "CREATE TABLE other (id int PRIMARY KEY); ALTER PUBLICATION \(config.database!.postgres.publication) ADD TABLE other"
+            )
+            _ = try await pg.sql(
+                "INSERT INTO other VALUES (1); INSERT INTO other VALUES (2); INSERT INTO reading VALUES (4, '2024-01-02', 40)"
+            )
             try await eventually("row 4 in the Realm") { try store.object(of: "reading", identity: 4, in: path) != nil }
             #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
             let warnings = try String(contentsOfFile: daemon.log, encoding: .utf8).split(separator: "\n")
@@ -159,7 +187,8 @@ extension PostgresIntegration.RealWorldSchemaTests {
         try await TestServer.withFreshDatabase { settings in
             let pg = try await PostgresConnection.connect(settings)
             defer { pg.close() }
-            _ = try await pg.sql("""
+            _ = try await pg.sql(
+                """
                 CREATE TABLE doc (id integer PRIMARY KEY, title text, revision integer DEFAULT 1, origin text DEFAULT 'by default',
                                   slug text GENERATED ALWAYS AS (lower(title)) STORED);
                 CREATE FUNCTION bump() RETURNS trigger AS $$ BEGIN NEW.revision := coalesce(OLD.revision, 0) + 1; RETURN NEW; END $$ LANGUAGE plpgsql;
@@ -182,7 +211,8 @@ extension PostgresIntegration.RealWorldSchemaTests {
             }
             do {
                 try await eventually("the default and the generated column in the Realm") {
-                    try doc()?.values["origin"] == "by default" && doc()?.values["slug"] == "hello" && doc()?.values["revision"] == 1
+                    try doc()?.values["origin"] == "by default" && doc()?.values["slug"] == "hello"
+                        && doc()?.values["revision"] == 1
                 }
             } catch {
                 Issue.record(Comment(rawValue: "doc: \(String(describing: try doc()))\n" + crashReport(daemon.log)))
@@ -194,9 +224,13 @@ extension PostgresIntegration.RealWorldSchemaTests {
             }
             // A remark from the database, then the Realm deletes its doc: the database cascades.
             _ = try await pg.sql("INSERT INTO remark VALUES (1, 1, 'nice')")
-            try await eventually("the remark in the Realm") { try store.object(of: "remark", identity: 1, in: "/SQLDemo") != nil }
+            try await eventually("the remark in the Realm") {
+                try store.object(of: "remark", identity: 1, in: "/SQLDemo") != nil
+            }
             try store.write(to: "/SQLDemo", origin: "app") { tx in try tx.delete("doc", 1) }
-            try await eventually("the cascaded delete in the Realm") { try store.object(of: "remark", identity: 1, in: "/SQLDemo") == nil }
+            try await eventually("the cascaded delete in the Realm") {
+                try store.object(of: "remark", identity: 1, in: "/SQLDemo") == nil
+            }
             #expect(try await pg.sql("SELECT count(*) FROM doc") == [["0"]])
             // None of it went back to the database: the trigger ran once per Realm update.
             #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))

@@ -15,15 +15,18 @@ enum TestServer {
     static var isRequired: Bool { environment["CI"] == "true" }
 
     static var settings: PostgresSettings {
-        PostgresSettings(host: environment["REALM_ADAPTER_PG_HOST"] ?? "127.0.0.1",
-                         port: Int(environment["REALM_ADAPTER_PG_PORT"] ?? "") ?? 54329,
-                         user: environment["REALM_ADAPTER_PG_USER"] ?? "postgres",
-                         database: environment["REALM_ADAPTER_PG_DATABASE"] ?? "postgres")
+        PostgresSettings(
+            host: environment["REALM_ADAPTER_PG_HOST"] ?? "127.0.0.1",
+            port: Int(environment["REALM_ADAPTER_PG_PORT"] ?? "") ?? 54329,
+            user: environment["REALM_ADAPTER_PG_USER"] ?? "postgres",
+            database: environment["REALM_ADAPTER_PG_DATABASE"] ?? "postgres")
     }
 
     /// A fresh database for one test, dropped by the caller with `drop`.
     static func freshDatabase(_ name: String = #function) async throws -> (PostgresSettings, String) {
-        let db = "t_" + name.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(30) + "_" + UUID().uuidString.prefix(6).lowercased()
+        let db =
+            "t_" + name.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(30) + "_"
+            + UUID().uuidString.prefix(6).lowercased()
         let admin = try await PostgresConnection.connect(settings)
         defer { admin.close() }
         try await admin.session { s in try s.execute("CREATE DATABASE \(db)") }
@@ -33,7 +36,9 @@ enum TestServer {
     }
 
     /// Runs `body` with a fresh database, dropped afterwards whatever happens.
-    static func withFreshDatabase<T>(_ name: String = #function, _ body: (PostgresSettings) async throws -> T) async throws -> T {
+    static func withFreshDatabase<T>(_ name: String = #function, _ body: (PostgresSettings) async throws -> T)
+        async throws -> T
+    {
         let (settings, db) = try await freshDatabase(name)
         do {
             let value = try await body(settings)
@@ -50,18 +55,25 @@ enum TestServer {
         defer { admin.close() }
         // Slots outlive their database and keep WAL: wait for the streams to let go, then drop them.
         for _ in 0..<100 {
-            let remaining = (try? await admin.session { s in
-                try s.query("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE database = $1 AND active", [db])
-                try s.query("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1 AND NOT active", [db])
-                return try s.query("SELECT count(*) FROM pg_replication_slots WHERE database = $1", [db]).rows[0][0]
-            }) ?? "0"
+            let remaining =
+                (try? await admin.session { s in
+                    try s.query(
+                        "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE database = $1 AND active",
+                        [db])
+                    try s.query(
+                        "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1 AND NOT active",
+                        [db])
+                    return try s.query("SELECT count(*) FROM pg_replication_slots WHERE database = $1", [db]).rows[0][0]
+                }) ?? "0"
             if remaining == "0" { break }
             try? await Task.sleep(for: .milliseconds(50))
         }
         _ = try? await admin.session { s in
             try s.execute("DROP DATABASE IF EXISTS \(db) WITH (FORCE)")
             // Replication origins belong to the whole server and each holds a replication state slot.
-            try s.query("SELECT pg_replication_origin_drop(roname) FROM pg_replication_origin WHERE roname IN ($1, $1 || '_ids')", ["realm_adapter_" + db])
+            try s.query(
+                "SELECT pg_replication_origin_drop(roname) FROM pg_replication_origin WHERE roname IN ($1, $1 || '_ids')",
+                ["realm_adapter_" + db])
         }
     }
 }
@@ -69,15 +81,19 @@ enum TestServer {
 /// Every test that needs the Postgres test server lives in this suite: skipped without the
 /// server, and run one at a time (they start daemons, restart servers, and time things on a
 /// 2-core machine).
-@Suite(.enabled(if: TestServer.isAvailable || TestServer.isRequired,
-                 "needs Postgres: run scripts/test.sh, which starts one (scripts/pg.sh)"),
-       .serialized)
+@Suite(
+    .enabled(
+        if: TestServer.isAvailable || TestServer.isRequired,
+        "needs Postgres: run scripts/test.sh, which starts one (scripts/pg.sh)"),
+    .serialized)
 enum PostgresIntegration {}
 
 /// Says plainly why every integration test fails in CI when no test server was started.
 @Test func ciHasTheTestPostgres() {
     guard TestServer.isRequired else { return }
-    #expect(TestServer.isAvailable, "CI=true but REALM_ADAPTER_PG_PORT is not set: scripts/test.sh starts the test Postgres")
+    #expect(
+        TestServer.isAvailable, "CI=true but REALM_ADAPTER_PG_PORT is not set: scripts/test.sh starts the test Postgres"
+    )
 }
 
 /// A Postgres cluster of a test's own (scripts/pg.sh with its own directory and port), for
@@ -96,16 +112,22 @@ struct OwnCluster {
     /// Runs `body` with a started cluster; stops and removes it afterwards.
     static func with<T>(_ name: String, _ body: (OwnCluster) async throws -> T) async throws -> T {
         // Below the ephemeral range (32768 up): a port there may be a client connection's.
-        let cluster = OwnCluster(directory: NSTemporaryDirectory() + "realm-adapter-pg-\(name)-\(UUID().uuidString.prefix(6))",
-                                 port: Int.random(in: 24000...32000))
-        defer { try? cluster.pgctl("stop"); try? FileManager.default.removeItem(atPath: cluster.directory) }
+        let cluster = OwnCluster(
+            directory: NSTemporaryDirectory() + "realm-adapter-pg-\(name)-\(UUID().uuidString.prefix(6))",
+            port: Int.random(in: 24000...32000))
+        defer {
+            try? cluster.pgctl("stop")
+            try? FileManager.default.removeItem(atPath: cluster.directory)
+        }
         try cluster.pgctl("start")
         return try await body(cluster)
     }
 
     /// `scripts/pg.sh COMMAND` for this cluster.
     func pgctl(_ command: String) throws {
-        let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../scripts").standardizedFileURL.path
+        let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "../../scripts"
+        ).standardizedFileURL.path
         try Self.shell("PGDEV_DIR='\(directory)' PGDEV_PORT=\(port) '\(scripts)/pg.sh' \(command)")
     }
 

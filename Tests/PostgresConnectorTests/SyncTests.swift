@@ -31,21 +31,28 @@ struct SyncHarness {
             "price": "decimal?", "tags": "string[]", "photo": "data?", "note": "string?"}}]
         """
 
-    static func config(_ settings: PostgresSettings, store: String, extra: String = "", schema: String = busSchema, path: String = "/SQLDemo",
-                       createSchema: Bool = true) throws -> Configuration {
-        try Configuration(json: try JSONValue(parsing: """
-            {"realm": {"store": "\(store)", "path": "\(path)", "adapterName": "pg"},
-             "database": {"type": "postgres", "host": "\(settings.host!)", "port": \(settings.port!), "user": "\(settings.user!)",
-                          "database": "\(settings.database!)", "createSchema": \(createSchema), "slotName": "\(settings.database!)", "retry": {"attempts": 0, "delayMs": 50, "maxDelayMs": 500}},
-             "schema": \(schema) \(extra)}
-            """), environment: [:], connectors: .postgres)
+    static func config(
+        _ settings: PostgresSettings, store: String, extra: String = "", schema: String = busSchema,
+        path: String = "/SQLDemo",
+        createSchema: Bool = true
+    ) throws -> Configuration {
+        try Configuration(
+            json: try JSONValue(
+                parsing: """
+                    {"realm": {"store": "\(store)", "path": "\(path)", "adapterName": "pg"},
+                     "database": {"type": "postgres", "host": "\(settings.host!)", "port": \(settings.port!), "user": "\(settings.user!)",
+                                  "database": "\(settings.database!)", "createSchema": \(createSchema), "slotName": "\(settings.database!)", "retry": {"attempts": 0, "delayMs": 50, "maxDelayMs": 500}},
+                     "schema": \(schema) \(extra)}
+                    """), environment: [:], connectors: .postgres)
     }
 
     /// Runs `body` with the daemon running; stops it gracefully afterwards.
     /// - Parameter setup: SQL run before the daemon starts (tables made by hand).
-    static func run(_ name: String = #function, extra: String = "", schema: String = busSchema, path: String = "/SQLDemo",
-                    applyRealmSchemaChanges: Bool = false, setup: String = "", largeTransactionChanges: Int? = nil,
-                    _ body: (SyncHarness) async throws -> Void) async throws {
+    static func run(
+        _ name: String = #function, extra: String = "", schema: String = busSchema, path: String = "/SQLDemo",
+        applyRealmSchemaChanges: Bool = false, setup: String = "", largeTransactionChanges: Int? = nil,
+        _ body: (SyncHarness) async throws -> Void
+    ) async throws {
         try await TestServer.withFreshDatabase(name) { settings in
             if !setup.isEmpty {
                 let pg = try await PostgresConnection.connect(settings)
@@ -57,8 +64,9 @@ struct SyncHarness {
             var config = try config(settings, store: dir, extra: extra, schema: schema, path: path)
             config.database!.applyRealmSchemaChanges = applyRealmSchemaChanges
             if let largeTransactionChanges { config.database!.largeTransactionChanges = largeTransactionChanges }
-            let h = SyncHarness(settings: settings, config: config, store: try RealmStore(directory: dir),
-                                pg: try await PostgresConnection.connect(settings), mapping: try Mapping(config))
+            let h = SyncHarness(
+                settings: settings, config: config, store: try RealmStore(directory: dir),
+                pg: try await PostgresConnection.connect(settings), mapping: try Mapping(config))
             defer { h.pg.close() }
             try await h.withDaemon { try await body(h) }
         }
@@ -69,15 +77,25 @@ struct SyncHarness {
         logger.logLevel = ProcessInfo.processInfo.environment["REALM_ADAPTER_TEST_DEBUG"] != nil ? .debug : .warning
         let connector = PostgresConnector(configuration: config.database!, logger: logger)
         try await connector.prepare(mapping)
-        let adapter = try Adapter(store: store, name: config.realm.adapterName, pathRegex: config.realm.effectivePathRegex)
+        let adapter = try Adapter(
+            store: store, name: config.realm.adapterName, pathRegex: config.realm.effectivePathRegex)
         let mappings = SharedMapping(mapping)
-        let applier = RealmApplier(store: store, mappings: mappings, origin: adapter.origin, source: connector.sourceName)
-        let group = ServiceGroup(configuration: .init(services: [
-            .init(service: try DatabaseToRealmService(connector: connector, applier: applier, adapter: adapter, retry: config.database!.retry, logger: logger)),
-            .init(service: RealmToDatabaseService(connector: connector, adapter: adapter, mappings: mappings, retry: config.database!.retry,
-                                                  ignoreSQLErrors: config.ignoreSQLErrors, applyRealmSchemaChanges: config.database!.applyRealmSchemaChanges,
-                                                  logger: logger)),
-        ], logger: logger))
+        let applier = RealmApplier(
+            store: store, mappings: mappings, origin: adapter.origin, source: connector.sourceName)
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [
+                    .init(
+                        service: try DatabaseToRealmService(
+                            connector: connector, applier: applier, adapter: adapter, retry: config.database!.retry,
+                            logger: logger)),
+                    .init(
+                        service: RealmToDatabaseService(
+                            connector: connector, adapter: adapter, mappings: mappings, retry: config.database!.retry,
+                            ignoreSQLErrors: config.ignoreSQLErrors,
+                            applyRealmSchemaChanges: config.database!.applyRealmSchemaChanges,
+                            logger: logger)),
+                ], logger: logger))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             do {
@@ -106,80 +124,105 @@ struct SyncHarness {
 }
 
 extension PostgresIntegration {
-@Suite struct SyncTests {
-    @Test(.timeLimit(.minutes(2)))
-    func changesFlowBothWaysOnceAndNeverBack() async throws {
-        try await SyncHarness.run { h in
-            // Database → Realm.
-            _ = try await h.sql("INSERT INTO \"Driver\" (id, name, hired) VALUES (1, 'Ann', '2020-01-02 03:04:05.5+00')")
-            _ = try await h.sql("INSERT INTO \"Bus\" (vehicle, fleet_id, seats, driver, price, tags, photo) VALUES (7, 'F-7', 50, 1, 12.30, '{city,\"night line\"}', '\\x0102')")
-            try await eventually("bus 7 in the Realm") { try h.object("Bus", 7) != nil }
-            let bus = try #require(try h.store.object(of: "Bus", identity: 7, in: "/SQLDemo"))
-            #expect(bus.values["fleet_id"] == "F-7")
-            #expect(bus.values["seats"] == 50)
-            #expect(bus.values["driver"] == 1)
-            #expect(bus.values["price"] == .decimal("12.30"))  // the scale as written
-            #expect(bus.values["tags"] == ["city", "night line"])
-            #expect(bus.values["photo"] == .data(Data([1, 2])))
-            #expect(try h.store.object(of: "Driver", identity: 1, in: "/SQLDemo")?.values["hired"] == .date(Timestamp(iso8601: "2020-01-02T03:04:05.5Z")!))
+    @Suite struct SyncTests {
+        @Test(.timeLimit(.minutes(2)))
+        func changesFlowBothWaysOnceAndNeverBack() async throws {
+            try await SyncHarness.run { h in
+                // Database → Realm.
+                _ = try await h.sql(
+                    "INSERT INTO \"Driver\" (id, name, hired) VALUES (1, 'Ann', '2020-01-02 03:04:05.5+00')")
+                _ = try await h.sql(
+                    "INSERT INTO \"Bus\" (vehicle, fleet_id, seats, driver, price, tags, photo) VALUES (7, 'F-7', 50, 1, 12.30, '{city,\"night line\"}', '\\x0102')"
+                )
+                try await eventually("bus 7 in the Realm") { try h.object("Bus", 7) != nil }
+                let bus = try #require(try h.store.object(of: "Bus", identity: 7, in: "/SQLDemo"))
+                #expect(bus.values["fleet_id"] == "F-7")
+                #expect(bus.values["seats"] == 50)
+                #expect(bus.values["driver"] == 1)
+                #expect(bus.values["price"] == .decimal("12.30"))  // the scale as written
+                #expect(bus.values["tags"] == ["city", "night line"])
+                #expect(bus.values["photo"] == .data(Data([1, 2])))
+                #expect(
+                    try h.store.object(of: "Driver", identity: 1, in: "/SQLDemo")?.values["hired"]
+                        == .date(Timestamp(iso8601: "2020-01-02T03:04:05.5Z")!))
 
-            // Realm → database.
-            try h.store.write(to: "/SQLDemo", origin: "app") { tx in
-                try tx.create("Bus", ["vehicle": 8, "fleet_id": "F-8", "driver": 1, "tags": ["new"]])
-                try tx.update("Bus", 7, ["fleet_id": "F-7b"])
-                try tx.listAppend("Bus", 7, "tags", "express")
-            }
-            try await eventually("bus 8 in the database") { try await h.sql("SELECT fleet_id FROM \"Bus\" WHERE vehicle = 8") == [["F-8"]] }
-            try await eventually("bus 7 updated in the database") {
-                try await h.sql("SELECT fleet_id, tags::text FROM \"Bus\" WHERE vehicle = 7") == [["F-7b", "{city,\"night line\",express}"]]
-            }
-            #expect(try await h.sql("SELECT seats, driver FROM \"Bus\" WHERE vehicle = 8") == [["40", "1"]])
+                // Realm → database.
+                try h.store.write(to: "/SQLDemo", origin: "app") { tx in
+                    try tx.create("Bus", ["vehicle": 8, "fleet_id": "F-8", "driver": 1, "tags": ["new"]])
+                    try tx.update("Bus", 7, ["fleet_id": "F-7b"])
+                    try tx.listAppend("Bus", 7, "tags", "express")
+                }
+                try await eventually("bus 8 in the database") {
+                    try await h.sql("SELECT fleet_id FROM \"Bus\" WHERE vehicle = 8") == [["F-8"]]
+                }
+                try await eventually("bus 7 updated in the database") {
+                    try await h.sql("SELECT fleet_id, tags::text FROM \"Bus\" WHERE vehicle = 7") == [
+                        ["F-7b", "{city,\"night line\",express}"]
+                    ]
+                }
+                #expect(try await h.sql("SELECT seats, driver FROM \"Bus\" WHERE vehicle = 8") == [["40", "1"]])
 
-            // Nothing travels back: the Realm got no new transaction from our own database writes.
-            let version = try h.store.version(of: "/SQLDemo")
-            _ = try await h.sql("INSERT INTO \"Driver\" (id) VALUES (2)")  // a later change, to know the stream went past ours
-            try await eventually("driver 2 in the Realm") { try h.store.object(of: "Driver", identity: 2, in: "/SQLDemo") != nil }
-            #expect(try h.store.version(of: "/SQLDemo") == version + 1)
-            let history = try h.store.history(of: "/SQLDemo").map { "\($0.version) \($0.origin) \($0.instructions.map { $0.json().serialized() })" }
-            #expect(try await h.sql("SELECT path, version FROM realm_adapter_state WHERE adapter = 'pg'") == [["/SQLDemo", String(version)]],
+                // Nothing travels back: the Realm got no new transaction from our own database writes.
+                let version = try h.store.version(of: "/SQLDemo")
+                // a later change, to know the stream went past ours
+                _ = try await h.sql("INSERT INTO \"Driver\" (id) VALUES (2)")
+                try await eventually("driver 2 in the Realm") {
+                    try h.store.object(of: "Driver", identity: 2, in: "/SQLDemo") != nil
+                }
+                #expect(try h.store.version(of: "/SQLDemo") == version + 1)
+                let history = try h.store.history(of: "/SQLDemo").map {
+                    "\($0.version) \($0.origin) \($0.instructions.map { $0.json().serialized() })"
+                }
+                #expect(
+                    try await h.sql("SELECT path, version FROM realm_adapter_state WHERE adapter = 'pg'") == [
+                        ["/SQLDemo", String(version)]
+                    ],
                     "\(history)")
 
-            // Deletes and updates both ways.
-            _ = try await h.sql("UPDATE \"Bus\" SET note = 'checked' WHERE vehicle = 8")
-            try await eventually("note on bus 8") { try h.store.object(of: "Bus", identity: 8, in: "/SQLDemo")?.values["note"] == "checked" }
-            _ = try await h.sql("DELETE FROM \"Bus\" WHERE vehicle = 8")
-            try await eventually("bus 8 gone from the Realm") { try h.store.object(of: "Bus", identity: 8, in: "/SQLDemo") == nil }
-            try h.store.write(to: "/SQLDemo", origin: "app") { tx in try tx.delete("Bus", 7) }
-            try await eventually("bus 7 gone from the database") { try await h.sql("SELECT count(*) FROM \"Bus\"") == [["0"]] }
+                // Deletes and updates both ways.
+                _ = try await h.sql("UPDATE \"Bus\" SET note = 'checked' WHERE vehicle = 8")
+                try await eventually("note on bus 8") {
+                    try h.store.object(of: "Bus", identity: 8, in: "/SQLDemo")?.values["note"] == "checked"
+                }
+                _ = try await h.sql("DELETE FROM \"Bus\" WHERE vehicle = 8")
+                try await eventually("bus 8 gone from the Realm") {
+                    try h.store.object(of: "Bus", identity: 8, in: "/SQLDemo") == nil
+                }
+                try h.store.write(to: "/SQLDemo", origin: "app") { tx in try tx.delete("Bus", 7) }
+                try await eventually("bus 7 gone from the database") {
+                    try await h.sql("SELECT count(*) FROM \"Bus\"") == [["0"]]
+                }
+            }
         }
-    }
 
-    @Test func schemaMismatchesAreListed() async throws {
-        try await TestServer.withFreshDatabase { settings in
-            let pg = try await PostgresConnection.connect(settings)
-            defer { pg.close() }
-            try await pg.session { s in
-                try s.execute("""
-                    CREATE TABLE "Driver" (id int PRIMARY KEY, name int);
-                    CREATE TYPE mood AS ENUM ('happy', 'sad');
-                    CREATE TABLE "Bus" (vehicle int PRIMARY KEY, fleet_id mood)
-                    """)
-            }
-            var c = try SyncHarness.config(settings, store: "/tmp/unused")
-            c.database!.createSchema = false
-            let connector = PostgresConnector(configuration: c.database!, logger: Logger(label: "test"))
-            await #expect {
-                try await connector.prepare(try Mapping(c))
-            } throws: { error in
-                let text = "\(error)"
-                return text.contains("column Driver.name is integer, which cannot hold Driver.name (string?)")
-                    && text.contains("column Driver.hired (for Driver.hired) does not exist")
-                    && text.contains("column Bus.fleet_id has a type realm-adapter does not know; map it in mapping.customTypes")
-                    && text.contains("column Bus.seats (for Bus.seats) does not exist")
+        @Test func schemaMismatchesAreListed() async throws {
+            try await TestServer.withFreshDatabase { settings in
+                let pg = try await PostgresConnection.connect(settings)
+                defer { pg.close() }
+                try await pg.session { s in
+                    try s.execute(
+                        """
+                        CREATE TABLE "Driver" (id int PRIMARY KEY, name int);
+                        CREATE TYPE mood AS ENUM ('happy', 'sad');
+                        CREATE TABLE "Bus" (vehicle int PRIMARY KEY, fleet_id mood)
+                        """)
+                }
+                var c = try SyncHarness.config(settings, store: "/tmp/unused")
+                c.database!.createSchema = false
+                let connector = PostgresConnector(configuration: c.database!, logger: Logger(label: "test"))
+                await #expect {
+                    try await connector.prepare(try Mapping(c))
+                } throws: { error in
+                    let text = "\(error)"
+                    return text.contains("column Driver.name is integer, which cannot hold Driver.name (string?)")
+                        && text.contains("column Driver.hired (for Driver.hired) does not exist")
+                        && text.contains(
+                            "column Bus.fleet_id has a type realm-adapter does not know; map it in mapping.customTypes")
+                        && text.contains("column Bus.seats (for Bus.seats) does not exist")
+                }
             }
         }
     }
-}
 }
 
 extension PostgresIntegration.SyncTests {
@@ -192,31 +235,45 @@ extension PostgresIntegration.SyncTests {
     @Test(.timeLimit(.minutes(1)))
     func listsOfLinksSyncBothWaysThroughALinkTable() async throws {
         try await SyncHarness.run(schema: Self.routeSchema) { h in
-            func linkRows() async throws -> [[String?]] { try await h.sql("SELECT oid, idx, target FROM \"Route_stops\" ORDER BY oid, idx") }
+            func linkRows() async throws -> [[String?]] {
+                try await h.sql("SELECT oid, idx, target FROM \"Route_stops\" ORDER BY oid, idx")
+            }
             // Realm → database: the list becomes rows in order.
             try h.store.write(to: "/SQLDemo", origin: "app") { tx in
                 if tx.schema[type: "Stop"] == nil {
                     try tx.addType(h.config.schema[type: "Stop"]!)
                     try tx.addType(h.config.schema[type: "Route"]!)
                 }
-                for (i, n) in ["Depot", "Mill", "Quay", "Park"].enumerated() { try tx.create("Stop", ["id": .int(Int64(i + 1)), "name": .string(n)]) }
+                for (i, n) in ["Depot", "Mill", "Quay", "Park"].enumerated() {
+                    try tx.create("Stop", ["id": .int(Int64(i + 1)), "name": .string(n)])
+                }
                 try tx.create("Route", ["id": "R1", "stops": [1, 2, 3]])
             }
-            try await eventually("R1's stops in the link table") { try await linkRows() == [["R1", "0", "1"], ["R1", "1", "2"], ["R1", "2", "3"]] }
+            try await eventually("R1's stops in the link table") {
+                try await linkRows() == [["R1", "0", "1"], ["R1", "1", "2"], ["R1", "2", "3"]]
+            }
             try h.store.write(to: "/SQLDemo", origin: "app") { tx in
                 try tx.listSet("Route", "R1", "stops", at: 0, 3)
                 try tx.listErase("Route", "R1", "stops", at: 2)
                 try tx.listInsert("Route", "R1", "stops", at: 1, 4)
             }
-            try await eventually("the edited list in the link table") { try await linkRows() == [["R1", "0", "3"], ["R1", "1", "4"], ["R1", "2", "2"]] }
+            try await eventually("the edited list in the link table") {
+                try await linkRows() == [["R1", "0", "3"], ["R1", "1", "4"], ["R1", "2", "2"]]
+            }
 
             // Database → Realm: rows added, moved and removed edit the list in place.
             _ = try await h.sql("INSERT INTO \"Route_stops\" VALUES ('R1', 3, 1)")
-            try await eventually("stop 1 appended in the Realm") { try h.store.list("stops", of: "Route", identity: "R1", in: "/SQLDemo") == [3, 4, 2, 1] }
+            try await eventually("stop 1 appended in the Realm") {
+                try h.store.list("stops", of: "Route", identity: "R1", in: "/SQLDemo") == [3, 4, 2, 1]
+            }
             _ = try await h.sql("DELETE FROM \"Route_stops\" WHERE oid = 'R1' AND idx = 0")
-            try await eventually("the first stop removed in the Realm") { try h.store.list("stops", of: "Route", identity: "R1", in: "/SQLDemo") == [4, 2, 1] }
+            try await eventually("the first stop removed in the Realm") {
+                try h.store.list("stops", of: "Route", identity: "R1", in: "/SQLDemo") == [4, 2, 1]
+            }
             _ = try await h.sql("UPDATE \"Route_stops\" SET target = 3 WHERE oid = 'R1' AND idx = 2")
-            try await eventually("a stop replaced in the Realm") { try h.store.list("stops", of: "Route", identity: "R1", in: "/SQLDemo") == [4, 3, 1] }
+            try await eventually("a stop replaced in the Realm") {
+                try h.store.list("stops", of: "Route", identity: "R1", in: "/SQLDemo") == [4, 3, 1]
+            }
 
             // A stop deleted in the Realm leaves every list, and the database closes the gap.
             try h.store.write(to: "/SQLDemo", origin: "app") { tx in try tx.delete("Stop", 3) }
@@ -254,14 +311,17 @@ extension PostgresIntegration.SyncTests {
             try await eventually("join row (1, 2) in the database") {
                 try await h.sql(#"SELECT employee_id, route_id FROM "EmployeeRoute""#) == [["1", "2"]]
             }
-            _ = try await h.sql(#"INSERT INTO "EmployeeRoute" (employee_id, route_id, since) VALUES (2, 1, '2024-01-01')"#)
+            _ = try await h.sql(
+                #"INSERT INTO "EmployeeRoute" (employee_id, route_id, since) VALUES (2, 1, '2024-01-01')"#)
             try await eventually("join object 2-1 in the Realm") { try h.object("EmployeeRoute", "2-1") != nil }
             let joined = try #require(try h.object("EmployeeRoute", "2-1"))
             #expect(joined.values["employee"] == 2 && joined.values["route"] == 1)
             _ = try await h.sql(#"DELETE FROM "EmployeeRoute" WHERE employee_id = 1 AND route_id = 2"#)
             try await eventually("join object 1-2 gone from the Realm") { try h.object("EmployeeRoute", "1-2") == nil }
             try h.store.write(to: "/SQLDemo", origin: "app") { tx in try tx.delete("EmployeeRoute", "2-1") }
-            try await eventually("join row (2, 1) gone from the database") { try await h.sql(#"SELECT count(*) FROM "EmployeeRoute""#) == [["0"]] }
+            try await eventually("join row (2, 1) gone from the database") {
+                try await h.sql(#"SELECT count(*) FROM "EmployeeRoute""#) == [["0"]]
+            }
         }
     }
 }
@@ -286,10 +346,16 @@ extension PostgresIntegration.SyncTests {
                 for i in 1...3 { try tx.create("Stop", ["id": .int(Int64(i))]) }
                 try tx.create("EmployeeRoute", ["id": "1-2", "employee": 1, "route": 2, "stops": [3, 1]])
             }
-            func linkRows() async throws -> [[String?]] { try await h.sql(#"SELECT oid, idx, target FROM "EmployeeRoute_stops" ORDER BY idx"#) }
-            try await eventually("the list's rows in the database") { try await linkRows() == [["1-2", "0", "3"], ["1-2", "1", "1"]] }
+            func linkRows() async throws -> [[String?]] {
+                try await h.sql(#"SELECT oid, idx, target FROM "EmployeeRoute_stops" ORDER BY idx"#)
+            }
+            try await eventually("the list's rows in the database") {
+                try await linkRows() == [["1-2", "0", "3"], ["1-2", "1", "1"]]
+            }
             _ = try await h.sql(#"INSERT INTO "EmployeeRoute_stops" VALUES ('1-2', 2, 2)"#)
-            try await eventually("the database's row in the Realm's list") { try h.object("EmployeeRoute", "1-2")?.values["stops"] == [3, 1, 2] }
+            try await eventually("the database's row in the Realm's list") {
+                try h.object("EmployeeRoute", "1-2")?.values["stops"] == [3, 1, 2]
+            }
 
             // The loader reads the same list from the database.
             let dir = NSTemporaryDirectory() + "realm-adapter-joinlist-\(UUID().uuidString.prefix(8))"
@@ -298,7 +364,9 @@ extension PostgresIntegration.SyncTests {
             config.realm.store = dir
             config.database!.postgres.slotName = h.settings.database! + "_load"
             _ = try await LoadHarness.load(config)
-            #expect(try RealmStore(directory: dir).object(of: "EmployeeRoute", identity: "1-2", in: "/SQLDemo")?.values["stops"] == [3, 1, 2])
+            #expect(
+                try RealmStore(directory: dir).object(of: "EmployeeRoute", identity: "1-2", in: "/SQLDemo")?.values[
+                    "stops"] == [3, 1, 2])
             _ = try await h.sql("SELECT pg_drop_replication_slot($1)", [config.database!.postgres.slotName])
 
             try h.store.write(to: "/SQLDemo", origin: "app") { tx in try tx.delete("EmployeeRoute", "1-2") }
@@ -318,11 +386,15 @@ extension PostgresIntegration.SyncTests {
             _ = try await h.sql(#"INSERT INTO "Driver" (id) VALUES (1), (2)"#)
             try await eventually("both drivers in the Realm") { try h.object("Driver", 2) != nil }
             try h.store.write(to: "/SQLDemo", origin: "app") { tx in try tx.deleteAll("Driver") }
-            try await eventually("the driver table empty") { try await h.sql(#"SELECT count(*) FROM "Driver""#) == [["0"]] }
+            try await eventually("the driver table empty") {
+                try await h.sql(#"SELECT count(*) FROM "Driver""#) == [["0"]]
+            }
             _ = try await h.sql(#"INSERT INTO "Driver" (id) VALUES (3)"#)
             try await eventually("driver 3 in the Realm") { try h.object("Driver", 3) != nil }
             _ = try await h.sql(#"TRUNCATE "Driver" CASCADE"#)
-            try await eventually("no drivers left in the Realm") { try h.store.count(of: "Driver", in: "/SQLDemo") == 0 }
+            try await eventually("no drivers left in the Realm") {
+                try h.store.count(of: "Driver", in: "/SQLDemo") == 0
+            }
         }
     }
 }
@@ -341,20 +413,33 @@ extension PostgresIntegration.SyncTests {
                 try tx.addProperties([Property(name: "rating", type: .scalar(.int), isOptional: true)], to: "Driver")
                 try tx.update("Driver", 1, ["rating": 5])
             }
-            try await eventually("the rating column with the value") { (try? await h.sql(#"SELECT rating FROM "Driver" WHERE id = 1"#)) == [["5"]] }
+            try await eventually("the rating column with the value") {
+                (try? await h.sql(#"SELECT rating FROM "Driver" WHERE id = 1"#)) == [["5"]]
+            }
             _ = try await h.sql(#"UPDATE "Driver" SET rating = 7 WHERE id = 1"#)
-            try await eventually("the database's rating in the Realm") { try h.object("Driver", 1)?.values["rating"] == 7 }
+            try await eventually("the database's rating in the Realm") {
+                try h.object("Driver", 1)?.values["rating"] == 7
+            }
 
             // A new type, with a link to a configured one.
             try h.store.write(to: "/SQLDemo", origin: "app") { tx in
-                try tx.addType(ObjectSchema(name: "Note", primaryKey: "id", properties: [
-                    Property(name: "id", type: .scalar(.int)), Property(name: "text", type: .scalar(.string), isOptional: true),
-                    Property(name: "driver", type: .link("Driver"), isOptional: true)]))
+                try tx.addType(
+                    ObjectSchema(
+                        name: "Note", primaryKey: "id",
+                        properties: [
+                            Property(name: "id", type: .scalar(.int)),
+                            Property(name: "text", type: .scalar(.string), isOptional: true),
+                            Property(name: "driver", type: .link("Driver"), isOptional: true),
+                        ]))
                 try tx.create("Note", ["id": 1, "text": "hello", "driver": 1])
             }
-            try await eventually("the Note table with the row") { (try? await h.sql(#"SELECT id, text, driver FROM "Note""#)) == [["1", "hello", "1"]] }
+            try await eventually("the Note table with the row") {
+                (try? await h.sql(#"SELECT id, text, driver FROM "Note""#)) == [["1", "hello", "1"]]
+            }
             _ = try await h.sql(#"INSERT INTO "Note" (id, text) VALUES (2, 'from the database')"#)
-            try await eventually("note 2 in the Realm") { try h.object("Note", 2)?.values["text"] == "from the database" }
+            try await eventually("note 2 in the Realm") {
+                try h.object("Note", 2)?.values["text"] == "from the database"
+            }
         }
     }
 }

@@ -1,9 +1,12 @@
 import Foundation
 import Testing
+
 @testable import RealmAdapter
 
 @Suite struct AdapterTests {
-    func person(_ id: String) -> Instruction { .insert(objectType: "Person", identity: .string(id), values: ["id": .string(id)]) }
+    func person(_ id: String) -> Instruction {
+        .insert(objectType: "Person", identity: .string(id), values: ["id": .string(id)])
+    }
 
     @Test func replaysUntilAdvancedAndIsNilWhenCaughtUp() throws {
         let t = try TemporaryStore()
@@ -31,7 +34,8 @@ import Testing
             guard i % 3 != 2 else { continue }  // its schema transaction left to send
             _ = try adapter.current("/u\(i)")
             try adapter.advance("/u\(i)")  // caught up
-            if i % 3 == 1 { try t.store.apply([person("x")], to: "/u\(i)", origin: adapter.origin) }  // then its own only
+            // then its own only
+            if i % 3 == 1 { try t.store.apply([person("x")], to: "/u\(i)", origin: adapter.origin) }
         }
         try t.store.apply([person("z")], to: "/u3", origin: "app")
         try t.store.addTaskSchema("/other")
@@ -70,7 +74,8 @@ import Testing
         try t.store.addTaskSchema("/e")
         let a = try Adapter(store: t.store, name: "a", pathRegex: ".*")
         let b = try Adapter(store: t.store, name: "b", pathRegex: ".*")
-        _ = try a.current("/e"); try a.advance("/e")
+        _ = try a.current("/e")
+        try a.advance("/e")
         try a.realm(at: "/e").apply([person("from-a-1")])
         try a.realm(at: "/e").apply([person("from-a-2")])
         try t.store.apply([person("from-app")], to: "/e", origin: "app")
@@ -82,7 +87,10 @@ import Testing
         try a.advance("/e")  // moves past its own trailing write, so compaction can reclaim it
         #expect(try a.cursor("/e") == 5)
         var seen: [Instruction] = []
-        while let tx = try b.current("/e") { seen += tx.instructions; try b.advance("/e") }
+        while let tx = try b.current("/e") {
+            seen += tx.instructions
+            try b.advance("/e")
+        }
         #expect(seen.suffix(4) == [person("from-a-1"), person("from-a-2"), person("from-app"), person("from-a-3")])
         #expect(try t.store.history(of: "/e").last?.origin == "adapter:a")
     }
@@ -107,14 +115,20 @@ import Testing
         #expect(try t.store.compact("/c") == 0)
         let slow = try Adapter(store: t.store, name: "slow", pathRegex: ".*", compactionInterval: 1_000)
         let fast = try Adapter(store: t.store, name: "fast", pathRegex: ".*", compactionInterval: 1_000)
-        for _ in 0..<3 { _ = try slow.current("/c"); try slow.advance("/c") }
+        for _ in 0..<3 {
+            _ = try slow.current("/c")
+            try slow.advance("/c")
+        }
         while try fast.current("/c") != nil { try fast.advance("/c") }
         #expect(try t.store.compact("/c") == 3)
         #expect(try t.store.history(of: "/c", after: 3).count == 8)
         #expect(throws: RealmAdapterError.self) { try t.store.history(of: "/c", after: 0) }
         // The slow adapter still gets everything it has not processed.
         var versions: [Int64] = []
-        while let tx = try slow.current("/c") { versions.append(tx.version); try slow.advance("/c") }
+        while let tx = try slow.current("/c") {
+            versions.append(tx.version)
+            try slow.advance("/c")
+        }
         #expect(versions == Array(4...11))
         #expect(try t.store.compact("/c") == 8)
     }

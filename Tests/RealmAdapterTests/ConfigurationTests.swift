@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import PostgresConnector
+import Testing
+
 @testable import RealmAdapter
 
 @Suite struct ConfigurationTests {
@@ -11,13 +12,15 @@ import PostgresConnector
         try Configuration(json: try JSONValue(parsing: text), environment: env, connectors: .postgres)
     }
 
-    func minimal(_ extra: String = "", database: String = #""database": {"type": "postgres", "host": "db"}"#) -> String {
+    func minimal(_ extra: String = "", database: String = #""database": {"type": "postgres", "host": "db"}"#) -> String
+    {
         #"{"realm": {"path": "/SQLDemo"}, "schema": [{"name": "Bus", "primaryKey": "id", "properties": {"id": "int", "plate": "string?"}}], "#
             + database + extra + "}"
     }
 
     @Test func loadsTheExamples() throws {
-        let bus = try Configuration.load(file: Self.examples + "/bus-postgres.json", environment: ["PGPASSWORD": "hunter2"], connectors: .postgres)
+        let bus = try Configuration.load(
+            file: Self.examples + "/bus-postgres.json", environment: ["PGPASSWORD": "hunter2"], connectors: .postgres)
         #expect(bus.schema.types.map(\.name) == ["Bus", "Driver", "Schedule", "Route"])
         #expect(bus.database?.password?.value == "hunter2")
         #expect(bus.database?.type == "postgres")
@@ -25,10 +28,14 @@ import PostgresConnector
         #expect(bus.realm.effectivePathRegex == "^/SQLDemo$")
         #expect(bus.mapping.typeName(forTable: "driver") == "Driver")
         #expect(bus.mapping.tableName(forType: "Driver") == "driver")
-        let passports = try Configuration.load(file: Self.examples + "/realm-id-passports.json", environment: ["PGPASSWORD": "x"], connectors: .postgres)
+        let passports = try Configuration.load(
+            file: Self.examples + "/realm-id-passports.json", environment: ["PGPASSWORD": "x"], connectors: .postgres)
         let person = try Mapping(passports).table(forType: "Person")
-        #expect(person?.keyColumn == "RealmId" && person?.databaseKey?.column == "PersonId" && person?.linkLists.first?.ownerKeyType == .int)
-        let tasks = try Configuration.load(file: Self.examples + "/per-user-tasks.json", environment: ["PGPASSWORD": "x"], connectors: .postgres)
+        #expect(
+            person?.keyColumn == "RealmId" && person?.databaseKey?.column == "PersonId"
+                && person?.linkLists.first?.ownerKeyType == .int)
+        let tasks = try Configuration.load(
+            file: Self.examples + "/per-user-tasks.json", environment: ["PGPASSWORD": "x"], connectors: .postgres)
         #expect(tasks.realm.path.fields == ["userID"])
         #expect(tasks.mapping.propertyName(forColumn: "task_title", ofType: "Task") == "title")
         #expect(tasks.mapping.columnName(forProperty: "title", ofType: "Task") == "task_title")
@@ -54,9 +61,15 @@ import PostgresConnector
         (#", "logLevel": "loud""#, "logLevel: unknown level 'loud'"),
         (#", "colour": true"#, "colour: unknown key"),
         (#", "mapping": {"tables": {"buses": "Vehicle"}}"#, "'Vehicle', which is not a type in schema"),
-        (#", "mapping": {"columns": {"Bus": {"plate_no": "plateNumber"}}}"#, "mapping.columns.Bus.plate_no: type 'Bus' has no property 'plateNumber'"),
+        (
+            #", "mapping": {"columns": {"Bus": {"plate_no": "plateNumber"}}}"#,
+            "mapping.columns.Bus.plate_no: type 'Bus' has no property 'plateNumber'"
+        ),
         (#", "mapping": {"convert": {"Bus": {"plate": "rot13"}}}"#, "unknown converter 'rot13'"),
-        (#", "mapping": {"customTypes": {"mpaa_rating": "enum"}}"#, "mapping.customTypes.mpaa_rating: unknown Realm type 'enum'"),
+        (
+            #", "mapping": {"customTypes": {"mpaa_rating": "enum"}}"#,
+            "mapping.customTypes.mpaa_rating: unknown Realm type 'enum'"
+        ),
         (#", "mapping": {"ignoreProperties": {"Bus": ["id"]}}"#, "primary key 'id' cannot be ignored"),
         (#", "mapping": {"compoundPrimaryKeys": {"Bus": [{"property": "id"}]}}"#, "at least two key parts"),
     ])
@@ -70,12 +83,27 @@ import PostgresConnector
 
     @Test(arguments: [
         (#""database": {"type": "oracle", "host": "db"}"#, "database.type: unknown database type 'oracle'"),
-        (#""database": {"type": "postgres", "host": "db", "port": 99999}"#, "database.port: must be between 1 and 65535"),
+        (
+            #""database": {"type": "postgres", "host": "db", "port": 99999}"#,
+            "database.port: must be between 1 and 65535"
+        ),
         (#""database": {"type": "postgres"}"#, "give url or host"),
-        (#""database": {"type": "postgres", "host": "db", "retry": {"attempts": 3, "backof": 2}}"#, "database.retry.backof: unknown key"),
-        (#""database": {"type": "postgres", "host": "db", "sslmode": "maybe"}"#, "database.sslmode: unknown mode 'maybe'"),
-        (#""database": {"type": "postgres", "host": "db", "passwordEnv": "NOT_SET_ANYWHERE"}"#, "environment variable NOT_SET_ANYWHERE is not set"),
-        (#""database": {"type": "postgres", "host": "db", "password": "x", "passwordEnv": "PGPASSWORD"}"#, "either password or passwordEnv"),
+        (
+            #""database": {"type": "postgres", "host": "db", "retry": {"attempts": 3, "backof": 2}}"#,
+            "database.retry.backof: unknown key"
+        ),
+        (
+            #""database": {"type": "postgres", "host": "db", "sslmode": "maybe"}"#,
+            "database.sslmode: unknown mode 'maybe'"
+        ),
+        (
+            #""database": {"type": "postgres", "host": "db", "passwordEnv": "NOT_SET_ANYWHERE"}"#,
+            "environment variable NOT_SET_ANYWHERE is not set"
+        ),
+        (
+            #""database": {"type": "postgres", "host": "db", "password": "x", "passwordEnv": "PGPASSWORD"}"#,
+            "either password or passwordEnv"
+        ),
     ])
     func databaseErrors(database: String, message: String) {
         #expect {
@@ -102,7 +130,8 @@ import PostgresConnector
     }
 
     @Test func thePasswordIsNeverPrinted() throws {
-        let c = try decode(minimal(database: #""database": {"type": "postgres", "url": "postgresql://u:topsecret@db:5433/app"}"#))
+        let c = try decode(
+            minimal(database: #""database": {"type": "postgres", "url": "postgresql://u:topsecret@db:5433/app"}"#))
         let d = try decode(minimal(database: #""database": {"type": "postgres", "host": "db", "password": "hunter2"}"#))
         let everything = "\(c) \(String(reflecting: c)) \(c.database!.displayTarget) \(d) \(String(reflecting: d))"
         #expect(!everything.contains("hunter2"))
@@ -132,7 +161,8 @@ import PostgresConnector
 
 extension ConfigurationTests {
     @Test func aPasswordInTheURLMovesToTheSecret() throws {
-        let c = try decode(minimal(database: #""database": {"type": "postgres", "url": "postgresql://u:top%40secret@db/app"}"#))
+        let c = try decode(
+            minimal(database: #""database": {"type": "postgres", "url": "postgresql://u:top%40secret@db/app"}"#))
         #expect(c.database?.password?.value == "top@secret")
         #expect(c.database?.url == "postgresql://u@db/app")
     }
@@ -142,7 +172,10 @@ extension ConfigurationTests {
     /// libpq's key=value form: the password moves to the secret, out of everything printed.
     @Test func aPasswordInKeywordFormMovesToTheSecret() throws {
         let url = #"host=db.example port=5433 user=app dbname=shop password='s3 cr\'et' sslmode=require"#
-        let c = try decode(minimal(database: #""database": {"type": "postgres", "url": ""# + url.replacingOccurrences(of: "\\", with: "\\\\") + #""}"#))
+        let c = try decode(
+            minimal(
+                database: #""database": {"type": "postgres", "url": ""#
+                    + url.replacingOccurrences(of: "\\", with: "\\\\") + #""}"#))
         #expect(c.database?.password?.value == "s3 cr'et")
         let everything = "\(c) \(String(reflecting: c)) \(c.database!.displayTarget) \(c.database?.url ?? "")"
         #expect(!everything.contains("cr'et") && !everything.contains("s3 cr"))
@@ -166,11 +199,16 @@ extension ConfigurationTests {
     @Test func aURLAndServerFieldsTogetherAreAnError() throws {
         for field in [#""host": "other""#, #""port": 5434"#, #""user": "someone""#] {
             #expect {
-                try decode(minimal(database: #""database": {"type": "postgres", "url": "postgresql://u:pw@db/app", "# + field + "}"))
+                try decode(
+                    minimal(
+                        database: #""database": {"type": "postgres", "url": "postgresql://u:pw@db/app", "# + field + "}"
+                    ))
             } throws: { ($0 as? RealmAdapterError)?.message.contains("not both") == true }
         }
         // The database may still be named apart from the URL.
-        let c = try decode(minimal(database: #""database": {"type": "postgres", "url": "postgresql://u@db/app", "database": "other"}"#))
+        let c = try decode(
+            minimal(database: #""database": {"type": "postgres", "url": "postgresql://u@db/app", "database": "other"}"#)
+        )
         #expect(c.database?.displayTarget == "db:5432/other")
     }
 }

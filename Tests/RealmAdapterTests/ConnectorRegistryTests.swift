@@ -1,6 +1,7 @@
 import Foundation
 import PostgresConnector
 import Testing
+
 @testable import RealmAdapter
 
 /// `database.type` chooses the connector through one registry; each connector decodes its own
@@ -23,7 +24,8 @@ import Testing
     }
 
     @Test func theConnectorDecodesItsOwnMembers() throws {
-        let c = try decode(#"{"type": "postgres", "host": "db", "slotName": "s1", "sslmode": "require", "retry": {"attempts": 2}}"#)
+        let c = try decode(
+            #"{"type": "postgres", "host": "db", "slotName": "s1", "sslmode": "require", "retry": {"attempts": 2}}"#)
         let database = try #require(c.database)
         #expect(database.type == "postgres" && database.schema == "public" && database.retry.attempts == 2)
         #expect(database.postgres.slotName == "s1" && database.postgres.sslmode == .require)
@@ -54,7 +56,9 @@ import Testing
         let text = #"{"realm": {"path": "/SQLDemo"}, \#(Self.schema)}"#
         let c = try Configuration(json: try JSONValue(parsing: text), environment: [:])
         #expect(c.database == nil)
-        #expect(throws: RealmAdapterError.self) { try ConnectorRegistry.postgres.connector(c, logger: .init(label: "t")) }
+        #expect(throws: RealmAdapterError.self) {
+            try ConnectorRegistry.postgres.connector(c, logger: .init(label: "t"))
+        }
     }
 
     @Test func urlSchemesChooseTheConnector() {
@@ -65,6 +69,8 @@ import Testing
     }
 
     @Test func theDisplayTargetUsesTheConnectorsPort() throws {
-        #expect(try decode(#"{"type": "postgres", "host": "db", "database": "app"}"#).database?.displayTarget == "db:5432/app")
+        #expect(
+            try decode(#"{"type": "postgres", "host": "db", "database": "app"}"#).database?.displayTarget
+                == "db:5432/app")
     }
 }

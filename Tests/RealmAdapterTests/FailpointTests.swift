@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import RealmAdapter
 
 /// Failpoints are read from `REALM_ADAPTER_FAILPOINTS` in debug builds (the tests' build).
@@ -25,7 +26,10 @@ import Testing
         let action = try #require(FailpointAction("error"))
         #expect {
             try action.perform(at: "load.after-batch")
-        } throws: { ($0 as? RealmAdapterError)?.code == .failpoint && ($0 as? RealmAdapterError)?.context["failpoint"] == "load.after-batch" }
+        } throws: {
+            ($0 as? RealmAdapterError)?.code == .failpoint
+                && ($0 as? RealmAdapterError)?.context["failpoint"] == "load.after-batch"
+        }
     }
 
     @Test func everyFailpointHasADistinctName() {

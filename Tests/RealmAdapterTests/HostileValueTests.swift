@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import RealmAdapter
 
 /// Values a user (or an attacker) can send: each is stored exactly or rejected with an error
@@ -25,42 +26,70 @@ import Testing
         #expect(Timestamp(iso8601: "2024-05-01T12:00:00-23:59") == Timestamp(iso8601: "2024-05-02T11:59:00Z"))
     }
 
-    @Test(arguments: ["1.2.3", "12.50.", "1.2e", "--1", "1e5e5", ".", "", "12,50", "0x10",
-                      "12345678901234567890123456789012345678901234"])
+    @Test(arguments: [
+        "1.2.3", "12.50.", "1.2e", "--1", "1e5e5", ".", "", "12,50", "0x10",
+        "12345678901234567890123456789012345678901234",
+    ])
     func decimalsThatAreNotExactlyNumbersAreRejected(text: String) {
         #expect(throws: RealmAdapterError.self) { try Value.string(text).coerced(to: decimal, in: .empty) }
     }
 
     @Test func decimalsAreReadInFull() throws {
-        for (text, expected) in [("12.50", "12.50"), ("-0.001", "-0.001"), ("1e5", "100000"), (".5", "0.5"),
-                                 ("12345678901234567890123456789012345678", "12345678901234567890123456789012345678"),
-                                 ("1000000000000000000000000000000000000000000000", "1" + String(repeating: "0", count: 45))] {
-            #expect(try Value.string(text).coerced(to: decimal, in: .empty) == .decimal(DecimalNumber(exactly: expected)!), "\(text)")
+        for (text, expected) in [
+            ("12.50", "12.50"), ("-0.001", "-0.001"), ("1e5", "100000"), (".5", "0.5"),
+            ("12345678901234567890123456789012345678", "12345678901234567890123456789012345678"),
+            ("1000000000000000000000000000000000000000000000", "1" + String(repeating: "0", count: 45)),
+        ] {
+            #expect(
+                try Value.string(text).coerced(to: decimal, in: .empty) == .decimal(DecimalNumber(exactly: expected)!),
+                "\(text)")
         }
     }
 
     /// A decimal keeps its scale (apps show money): `1.00` is not `1`, through coercion, the
     /// store, history, the instruction codec and JSON.
     @Test func decimalsKeepTheirScale() throws {
-        for (text, expected) in [("1.00", "1.00"), ("12.50", "12.50"), ("-0.00", "0.00"), ("1.50e1", "15.0"),
-                                 ("0.000", "0.000"), ("+007.10", "7.10"), ("1.5E+3", "1500"), ("25e-3", "0.025")] {
+        for (text, expected) in [
+            ("1.00", "1.00"), ("12.50", "12.50"), ("-0.00", "0.00"), ("1.50e1", "15.0"),
+            ("0.000", "0.000"), ("+007.10", "7.10"), ("1.5E+3", "1500"), ("25e-3", "0.025"),
+        ] {
             let v = try Value.string(text).coerced(to: decimal, in: .empty)
             #expect(v.description == expected, "\(text)")
             #expect(v.json == .string(expected), "\(text)")
         }
-        #expect(try Value.string("1.00").coerced(to: decimal, in: .empty) != Value.string("1").coerced(to: decimal, in: .empty))
+        #expect(
+            try Value.string("1.00").coerced(to: decimal, in: .empty)
+                != Value.string("1").coerced(to: decimal, in: .empty))
         let t = try TemporaryStore()
-        try t.store.apply([.addType(ObjectSchema(name: "Price", primaryKey: "id", properties: [
-            Property(name: "id", type: .scalar(.int)), decimal]))], to: "/p", origin: "t")
+        try t.store.apply(
+            [
+                .addType(
+                    ObjectSchema(
+                        name: "Price", primaryKey: "id",
+                        properties: [
+                            Property(name: "id", type: .scalar(.int)), decimal,
+                        ]))
+            ], to: "/p", origin: "t")
         let price = try Value.string("1.00").coerced(to: decimal, in: .empty)
-        try t.store.apply([.insert(objectType: "Price", identity: 1, values: ["id": 1, "price": price])], to: "/p", origin: "t")
+        try t.store.apply(
+            [.insert(objectType: "Price", identity: 1, values: ["id": 1, "price": price])], to: "/p", origin: "t")
         #expect(try t.store.object(of: "Price", identity: 1, in: "/p")?.values["price"]?.description == "1.00")
         let recorded = try t.store.history(of: "/p").last?.instructions.first
-        guard case .insert(_, _, let values)? = recorded else { Issue.record("no insert in history"); return }
+        guard case .insert(_, _, let values)? = recorded else {
+            Issue.record("no insert in history")
+            return
+        }
         #expect(values["price"]?.description == "1.00")
-        let decoded = try InstructionCodec.decode(InstructionCodec.encode([.set(objectType: "Price", identity: 1,
-                                                                                  values: ["price": price])]))
-        guard case .set(_, _, let back)? = decoded.first else { Issue.record("no set decoded"); return }
+        let decoded = try InstructionCodec.decode(
+            InstructionCodec.encode([
+                .set(
+                    objectType: "Price", identity: 1,
+                    values: ["price": price])
+            ]))
+        guard case .set(_, _, let back)? = decoded.first else {
+            Issue.record("no set decoded")
+            return
+        }
         #expect(back["price"]?.description == "1.00")
     }
 
@@ -74,13 +103,23 @@ import Testing
 
     @Test func aStringWithANulIsRejectedNotCut() throws {
         let t = try TemporaryStore()
-        try t.store.apply([.addType(ObjectSchema(name: "Note", primaryKey: "id", properties: [
-            Property(name: "id", type: .scalar(.int)), Property(name: "text", type: .scalar(.string))]))], to: "/n", origin: "t")
+        try t.store.apply(
+            [
+                .addType(
+                    ObjectSchema(
+                        name: "Note", primaryKey: "id",
+                        properties: [
+                            Property(name: "id", type: .scalar(.int)), Property(name: "text", type: .scalar(.string)),
+                        ]))
+            ], to: "/n", origin: "t")
         #expect {
-            try t.store.apply([.insert(objectType: "Note", identity: 1, values: ["id": 1, "text": "before\u{0}after"])], to: "/n", origin: "t")
+            try t.store.apply(
+                [.insert(objectType: "Note", identity: 1, values: ["id": 1, "text": "before\u{0}after"])], to: "/n",
+                origin: "t")
         } throws: { error in
             let e = error as? RealmAdapterError
-            return e?.code == .invalidValue && e?.message.contains("instruction 0") == true && e?.message.contains("U+0000") == true
+            return e?.code == .invalidValue && e?.message.contains("instruction 0") == true
+                && e?.message.contains("U+0000") == true
         }
         #expect(try t.store.count(of: "Note", in: "/n") == 0)
     }

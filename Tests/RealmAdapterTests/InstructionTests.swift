@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import RealmAdapter
 
 /// Every instruction type, with every value kind, including lists of primitives.
@@ -8,12 +9,15 @@ let everyInstruction: [Instruction] = {
     return taskSchema.map(Instruction.addType) + [
         .insert(objectType: "Person", identity: "p1", values: ["id": "p1", "name": "Ann"]),
         .insert(objectType: "Person", identity: "p2", values: ["id": "p2", "name": nil]),
-        .insert(objectType: "Task", identity: 1, values: [
-            "id": 1, "title": "Ünïcødé \"quoted\"\n", "done": true, "owner": "p1", "due": .date(date),
-            "cost": .decimal("12345.6789"), "blob": .data(Data([0, 255, 7])),
-            "ratio": .float(0.1), "score": .double(-2.5e-10), "ref": .uuid(UUID(uuidString: "123E4567-E89B-12D3-A456-426614174000")!),
-            "oid": .objectId(ObjectId("507f1f77bcf86cd799439011")!), "tags": ["a", "b"], "watchers": ["p2"],
-        ]),
+        .insert(
+            objectType: "Task", identity: 1,
+            values: [
+                "id": 1, "title": "Ünïcødé \"quoted\"\n", "done": true, "owner": "p1", "due": .date(date),
+                "cost": .decimal("12345.6789"), "blob": .data(Data([0, 255, 7])),
+                "ratio": .float(0.1), "score": .double(-2.5e-10),
+                "ref": .uuid(UUID(uuidString: "123E4567-E89B-12D3-A456-426614174000")!),
+                "oid": .objectId(ObjectId("507f1f77bcf86cd799439011")!), "tags": ["a", "b"], "watchers": ["p2"],
+            ]),
         .set(objectType: "Task", identity: 1, values: ["title": "new", "due": nil, "ratio": .float(3.25)]),
         .listInsert(objectType: "Task", identity: 1, property: "watchers", index: 0, value: "p1"),
         .listSet(objectType: "Task", identity: 1, property: "watchers", index: 1, value: "p1"),
@@ -21,8 +25,12 @@ let everyInstruction: [Instruction] = {
         .listInsert(objectType: "Task", identity: 1, property: "tags", index: 2, value: "c"),
         .listSet(objectType: "Task", identity: 1, property: "tags", index: 0, value: "z"),
         .listClear(objectType: "Task", identity: 1, property: "tags"),
-        .addProperties(objectType: "Person", properties: [Property(name: "age", type: .scalar(.int), isOptional: true),
-                                                          Property(name: "nicknames", type: .list(.scalar(.string)), isOptional: true)]),
+        .addProperties(
+            objectType: "Person",
+            properties: [
+                Property(name: "age", type: .scalar(.int), isOptional: true),
+                Property(name: "nicknames", type: .list(.scalar(.string)), isOptional: true),
+            ]),
         .set(objectType: "Person", identity: "p1", values: ["age": 41, "nicknames": ["A", nil]]),
         .insert(objectType: "Note", identity: 0, values: ["text": "first"]),
         .changeIdentity(objectType: "Note", identity: 0, newIdentity: 5),
@@ -33,8 +41,11 @@ let everyInstruction: [Instruction] = {
 
 @Suite struct InstructionTests {
     @Test func coversEveryInstructionType() {
-        #expect(Set(everyInstruction.map(\.typeName)) == ["INSERT", "SET", "DELETE", "CLEAR", "LIST_SET", "LIST_INSERT", "LIST_ERASE",
-                                                          "LIST_CLEAR", "ADD_TYPE", "ADD_PROPERTIES", "CHANGE_IDENTITY"])
+        #expect(
+            Set(everyInstruction.map(\.typeName)) == [
+                "INSERT", "SET", "DELETE", "CLEAR", "LIST_SET", "LIST_INSERT", "LIST_ERASE",
+                "LIST_CLEAR", "ADD_TYPE", "ADD_PROPERTIES", "CHANGE_IDENTITY",
+            ])
     }
 
     @Test func jsonRoundTripIsLossless() throws {
@@ -69,10 +80,15 @@ let everyInstruction: [Instruction] = {
     /// Schema instructions are written field by field (each per-user Realm records its types
     /// once); those an earlier release wrote as JSON are still read.
     @Test func schemaInstructionsAreCompactAndTheirEarlierFormStillReads() throws {
-        let changes = everyInstruction.filter(\.isSchemaChange) + [.addProperties(objectType: "Task", properties: [
-            Property(name: "rank", type: .scalar(.int), defaultValue: .int(3)),
-            Property(name: "when", type: .scalar(.date), isOptional: true, isIndexed: true),
-        ])]
+        let changes =
+            everyInstruction.filter(\.isSchemaChange) + [
+                .addProperties(
+                    objectType: "Task",
+                    properties: [
+                        Property(name: "rank", type: .scalar(.int), defaultValue: .int(3)),
+                        Property(name: "when", type: .scalar(.date), isOptional: true, isIndexed: true),
+                    ])
+            ]
         #expect(changes.count > 2)
         #expect(try InstructionCodec.decode(InstructionCodec.encode(changes)) == changes)
         var earlier = BinaryWriter()
@@ -91,10 +107,12 @@ let everyInstruction: [Instruction] = {
             }
         }
         #expect(try InstructionCodec.decode(earlier.bytes) == changes)
-        let todo = ObjectSchema(name: "Todo", primaryKey: "id", properties: [
-            Property(name: "id", type: .scalar(.int)), Property(name: "owner", type: .scalar(.string)),
-            Property(name: "title", type: .scalar(.string)), Property(name: "done", type: .scalar(.bool)),
-        ])
+        let todo = ObjectSchema(
+            name: "Todo", primaryKey: "id",
+            properties: [
+                Property(name: "id", type: .scalar(.int)), Property(name: "owner", type: .scalar(.string)),
+                Property(name: "title", type: .scalar(.string)), Property(name: "done", type: .scalar(.bool)),
+            ])
         #expect(InstructionCodec.encode([.addType(todo)]).count < 50)  // its JSON alone took 107 bytes
     }
 
@@ -104,35 +122,51 @@ let everyInstruction: [Instruction] = {
         let big = Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0) })
         let long = String(repeating: "ü€𝄞x", count: 5_000)
         let values: PropertyValues = [
-            "min": .int(.min), "max": .int(.max), "zero": 0, "empty": "", "long": .string(long), "big": .data(big), "none": .data(Data()),
-            "early": .date(Timestamp(seconds: .min / 4, nanoseconds: 999_999_999)), "late": .date(Timestamp(seconds: .max / 4)),
+            "min": .int(.min), "max": .int(.max), "zero": 0, "empty": "", "long": .string(long), "big": .data(big),
+            "none": .data(Data()),
+            "early": .date(Timestamp(seconds: .min / 4, nanoseconds: 999_999_999)),
+            "late": .date(Timestamp(seconds: .max / 4)),
             "nan": .double(.nan), "inf": .float(-.infinity), "list": .list((0..<3_000).map { .int(Int64($0) << 40) }),
             "big decimal": .decimal("-12345678901234567890123456789012345678e90"),  // 128 digits before the point
-            "small decimal": .decimal(DecimalNumber(exactly: "0." + String(repeating: "0", count: 90) + "12345678901234567890123456789012345678")!),
+            "small decimal": .decimal(
+                DecimalNumber(
+                    exactly: "0." + String(repeating: "0", count: 90) + "12345678901234567890123456789012345678")!),
         ]
-        let instructions: [Instruction] = [
-            .insert(objectType: long, identity: .int(.min), values: values),
-            .insert(objectType: "T", identity: .string(long), values: values),  // the same names: written as one byte
-            .set(objectType: "T", identity: .data(big), values: values),
-        ] + values.map { .listSet(objectType: "T", identity: $0.value, property: $0.name, index: .max, value: $0.value) }
+        let instructions: [Instruction] =
+            [
+                .insert(objectType: long, identity: .int(.min), values: values),
+                // the same names: written as one byte
+                .insert(objectType: "T", identity: .string(long), values: values),
+                .set(objectType: "T", identity: .data(big), values: values),
+            ]
+            + values.map {
+                .listSet(objectType: "T", identity: $0.value, property: $0.name, index: .max, value: $0.value)
+            }
         let decoded = try InstructionCodec.decode(InstructionCodec.encode(instructions))
         // NaN is not equal to itself: compare the encodings of what came back.
         #expect(InstructionCodec.encode(decoded) == InstructionCodec.encode(instructions))
         #expect(decoded.count == instructions.count)
         if case .insert(let t, let id, let v) = decoded[0] {
-            #expect(t == long && id == .int(.min) && v["big"] == .data(big) && v["long"] == .string(long) && v["min"] == .int(.min))
-        } else { Issue.record("not an INSERT: \(decoded[0])") }
+            #expect(
+                t == long && id == .int(.min) && v["big"] == .data(big) && v["long"] == .string(long)
+                    && v["min"] == .int(.min))
+        } else {
+            Issue.record("not an INSERT: \(decoded[0])")
+        }
     }
 
     @Test func malformedInstructionsNameThePath() {
         #expect {
-            try Instruction.decodeTransaction(try JSONValue(parsing: #"[{"type": "INSERT", "object_type": "A", "identity": 1}]"#), schema: .empty)
+            try Instruction.decodeTransaction(
+                try JSONValue(parsing: #"[{"type": "INSERT", "object_type": "A", "identity": 1}]"#), schema: .empty)
         } throws: { "\($0)".contains("[0].values") }
         #expect {
-            try Instruction.decodeTransaction(try JSONValue(parsing: #"[{"type": "UPSERT", "object_type": "A"}]"#), schema: .empty)
+            try Instruction.decodeTransaction(
+                try JSONValue(parsing: #"[{"type": "UPSERT", "object_type": "A"}]"#), schema: .empty)
         } throws: { "\($0)".contains("unknown instruction type 'UPSERT'") }
         #expect {
-            try Instruction.decodeTransaction(try JSONValue(parsing: #"[{"type": "CLEAR", "object_type": "A", "extra": 1}]"#), schema: .empty)
+            try Instruction.decodeTransaction(
+                try JSONValue(parsing: #"[{"type": "CLEAR", "object_type": "A", "extra": 1}]"#), schema: .empty)
         } throws: { "\($0)".contains("[0].extra: unknown key") }
     }
 }

@@ -1,20 +1,23 @@
 import Foundation
-import Testing
 import PostgresConnector
+import Testing
+
 @testable import RealmAdapter
 
 @Suite struct MappingTests {
-    static let config = try! Configuration(json: try! JSONValue(parsing: """
-        {"realm": {"path": "/{owner_id}/tasks"},
-         "schema": [
-           {"name": "Person", "primaryKey": "id", "properties": {"id": "string", "name": "string?"}},
-           {"name": "Task", "primaryKey": "id", "properties": {
-              "id": "int", "title": "string", "done": {"type": "bool", "default": false}, "assignee": "Person",
-              "tags": "string[]", "cost": "decimal?", "due": "date?", "local": "string?", "watchers": "Person[]"}}],
-         "mapping": {"tables": {"task": "Task", "person": "Person"}, "columns": {"Task": {"task_title": "title"}},
-                     "convert": {"Task": {"cost": "decimal", "due": "epochSeconds"}},
-                     "ignoreProperties": {"Task": ["local"]}}}
-        """), environment: [:], connectors: .postgres)
+    static let config = try! Configuration(
+        json: try! JSONValue(
+            parsing: """
+                {"realm": {"path": "/{owner_id}/tasks"},
+                 "schema": [
+                   {"name": "Person", "primaryKey": "id", "properties": {"id": "string", "name": "string?"}},
+                   {"name": "Task", "primaryKey": "id", "properties": {
+                      "id": "int", "title": "string", "done": {"type": "bool", "default": false}, "assignee": "Person",
+                      "tags": "string[]", "cost": "decimal?", "due": "date?", "local": "string?", "watchers": "Person[]"}}],
+                 "mapping": {"tables": {"task": "Task", "person": "Person"}, "columns": {"Task": {"task_title": "title"}},
+                             "convert": {"Task": {"cost": "decimal", "due": "epochSeconds"}},
+                             "ignoreProperties": {"Task": ["local"]}}}
+                """), environment: [:], connectors: .postgres)
     let mapping = try! Mapping(config)
 
     @Test func tablesAndColumnsFollowTheRenames() throws {
@@ -29,38 +32,52 @@ import PostgresConnector
     }
 
     @Test func rowsBecomeObjectChangesRoutedByTheTemplate() throws {
-        let row = DatabaseRow(["id": .int(7), "task_title": "Write", "done": .bool(true), "assignee": "ann", "tags": ["a", "b"],
-                               "cost": "$1,234.50", "due": .int(1_714_564_800), "owner_id": "u1", "unmapped": .int(3)])
-        let changes = try mapping.objectChanges([
-            .insert(table: "task", row: row),
-            .update(table: "task", row: DatabaseRow(["id": .int(7), "task_title": "Rewrite", "owner_id": "u1"], missing: ["tags"]), oldKey: nil),
-            .insert(table: "ignored_table", row: DatabaseRow(["x": 1])),
-            .insert(table: "person", row: DatabaseRow(["id": "bob", "name": .null, "owner_id": "u2"])),
-            .delete(table: "task", key: DatabaseRow(["id": .int(7), "owner_id": "u1"])),
-        ], paths: { [] })
+        let row = DatabaseRow([
+            "id": .int(7), "task_title": "Write", "done": .bool(true), "assignee": "ann", "tags": ["a", "b"],
+            "cost": "$1,234.50", "due": .int(1_714_564_800), "owner_id": "u1", "unmapped": .int(3),
+        ])
+        let changes = try mapping.objectChanges(
+            [
+                .insert(table: "task", row: row),
+                .update(
+                    table: "task",
+                    row: DatabaseRow(["id": .int(7), "task_title": "Rewrite", "owner_id": "u1"], missing: ["tags"]),
+                    oldKey: nil),
+                .insert(table: "ignored_table", row: DatabaseRow(["x": 1])),
+                .insert(table: "person", row: DatabaseRow(["id": "bob", "name": .null, "owner_id": "u2"])),
+                .delete(table: "task", key: DatabaseRow(["id": .int(7), "owner_id": "u1"])),
+            ], paths: { [] })
         #expect(changes.map(\.path) == ["/u1/tasks", "/u2/tasks"])
         let u1 = changes[0].changes
-        #expect(u1[0] == .upsert(type: "Task", identity: 7, values: [
-            "id": 7, "title": "Write", "done": true, "assignee": "ann", "tags": ["a", "b"],
-            "cost": .decimal("1234.50"), "due": .date(Timestamp(seconds: 1_714_564_800)),
-        ]))
+        #expect(
+            u1[0]
+                == .upsert(
+                    type: "Task", identity: 7,
+                    values: [
+                        "id": 7, "title": "Write", "done": true, "assignee": "ann", "tags": ["a", "b"],
+                        "cost": .decimal("1234.50"), "due": .date(Timestamp(seconds: 1_714_564_800)),
+                    ]))
         #expect(u1[1] == .upsert(type: "Task", identity: 7, values: ["id": 7, "title": "Rewrite"]))
         #expect(u1[2] == .delete(type: "Task", identity: 7))
         #expect(changes[1].changes == [.upsert(type: "Person", identity: "bob", values: ["id": "bob", "name": nil])])
     }
 
     @Test func aKeyOrRealmChangeMovesTheObject() throws {
-        let changes = try mapping.objectChanges([
-            .update(table: "task", row: DatabaseRow(["id": .int(8), "task_title": "t", "owner_id": "u2"]),
-                    oldKey: DatabaseRow(["id": .int(7), "task_title": "t", "owner_id": "u1"])),
-        ], paths: { [] })
+        let changes = try mapping.objectChanges(
+            [
+                .update(
+                    table: "task", row: DatabaseRow(["id": .int(8), "task_title": "t", "owner_id": "u2"]),
+                    oldKey: DatabaseRow(["id": .int(7), "task_title": "t", "owner_id": "u1"]))
+            ], paths: { [] })
         #expect(changes.map(\.path) == ["/u1/tasks", "/u2/tasks"])
         #expect(changes[0].changes == [.delete(type: "Task", identity: 7)])
     }
 
     @Test func badRowsNameTableColumnAndNeverTheValue() {
         #expect {
-            try mapping.objectChanges([.insert(table: "task", row: DatabaseRow(["id": .int(1), "task_title": .int(5), "owner_id": "u"]))], paths: { [] })
+            try mapping.objectChanges(
+                [.insert(table: "task", row: DatabaseRow(["id": .int(1), "task_title": .int(5), "owner_id": "u"]))],
+                paths: { [] })
         } throws: { e in
             "\(e)".contains("Table task, column task_title, row with key 1") && "\(e)".contains("expected string")
         }
@@ -68,50 +85,76 @@ import PostgresConnector
             try mapping.objectChanges([.delete(table: "task", key: DatabaseRow(["id": .int(1)]))], paths: { [] })
         } throws: { "\($0)".contains("REPLICA IDENTITY FULL") }
         #expect {
-            try mapping.objectChanges([.insert(table: "task", row: DatabaseRow(["id": .int(1), "cost": "secret-ish", "owner_id": "u"]))], paths: { [] })
+            try mapping.objectChanges(
+                [.insert(table: "task", row: DatabaseRow(["id": .int(1), "cost": "secret-ish", "owner_id": "u"]))],
+                paths: { [] })
         } throws: { !"\($0)".contains("secret-ish") }
     }
 
     @Test func truncateClearsEveryRoutedRealm() throws {
-        let changes = try mapping.objectChanges([.truncate(tables: ["task", "elsewhere"])], paths: { ["/u1/tasks", "/u2/tasks", "/u1/other"] })
+        let changes = try mapping.objectChanges(
+            [.truncate(tables: ["task", "elsewhere"])], paths: { ["/u1/tasks", "/u2/tasks", "/u1/other"] })
         #expect(changes.map(\.path) == ["/u1/tasks", "/u2/tasks"])
         #expect(changes[0].changes == [.clear(type: "Task")])
     }
 
     @Test func instructionsBecomeDatabaseWrites() throws {
-        let writes = try mapping.databaseWrites([
-            .insert(objectType: "Task", identity: 7, values: ["id": 7, "title": "T", "done": false, "local": "mine", "due": .date(Timestamp(seconds: 100))]),
-            .set(objectType: "Task", identity: 7, values: ["local": "only local"]),
-            .set(objectType: "Task", identity: 7, values: ["title": "U"]),
-            .listInsert(objectType: "Task", identity: 7, property: "tags", index: 0, value: "x"),
-            .listInsert(objectType: "Task", identity: 7, property: "tags", index: 1, value: "y"),
-            .insert(objectType: "RealmOnly", identity: 1, values: [:]),
-            .delete(objectType: "Task", identity: 7),
-            .clear(objectType: "Person"),
-        ], path: "/u9/tasks", list: { type, id, property in
-            #expect(type == "Task" && id == 7 && property == "tags")
-            return ["x", "y"]
-        })
-        #expect(writes == [
-            .upsert(table: "task", keyColumns: ["id"], row: DatabaseRow(["id": 7, "task_title": "T", "done": false, "due": .int(100), "tags": [], "owner_id": "u9"])),
-            .update(table: "task", key: DatabaseRow(["id": 7, "owner_id": "u9"]), values: DatabaseRow(["task_title": "U"])),
-            .update(table: "task", key: DatabaseRow(["id": 7, "owner_id": "u9"]), values: DatabaseRow(["tags": ["x", "y"]])),
-            .deleteAll(table: "task_watchers", matching: DatabaseRow(["oid": 7])),
-            .delete(table: "task", key: DatabaseRow(["id": 7, "owner_id": "u9"])),
-            // Only this Realm's people; their link rows go by cascade, the lists close their gaps.
-            .deleteAll(table: "person", matching: DatabaseRow(["owner_id": "u9"])),
-            .closeGaps(table: "task_watchers"),
-        ])
+        let writes = try mapping.databaseWrites(
+            [
+                .insert(
+                    objectType: "Task", identity: 7,
+                    values: [
+                        "id": 7, "title": "T", "done": false, "local": "mine", "due": .date(Timestamp(seconds: 100)),
+                    ]),
+                .set(objectType: "Task", identity: 7, values: ["local": "only local"]),
+                .set(objectType: "Task", identity: 7, values: ["title": "U"]),
+                .listInsert(objectType: "Task", identity: 7, property: "tags", index: 0, value: "x"),
+                .listInsert(objectType: "Task", identity: 7, property: "tags", index: 1, value: "y"),
+                .insert(objectType: "RealmOnly", identity: 1, values: [:]),
+                .delete(objectType: "Task", identity: 7),
+                .clear(objectType: "Person"),
+            ], path: "/u9/tasks",
+            list: { type, id, property in
+                #expect(type == "Task" && id == 7 && property == "tags")
+                return ["x", "y"]
+            })
+        #expect(
+            writes == [
+                .upsert(
+                    table: "task", keyColumns: ["id"],
+                    row: DatabaseRow([
+                        "id": 7, "task_title": "T", "done": false, "due": .int(100), "tags": [], "owner_id": "u9",
+                    ])),
+                .update(
+                    table: "task", key: DatabaseRow(["id": 7, "owner_id": "u9"]),
+                    values: DatabaseRow(["task_title": "U"])),
+                .update(
+                    table: "task", key: DatabaseRow(["id": 7, "owner_id": "u9"]),
+                    values: DatabaseRow(["tags": ["x", "y"]])),
+                .deleteAll(table: "task_watchers", matching: DatabaseRow(["oid": 7])),
+                .delete(table: "task", key: DatabaseRow(["id": 7, "owner_id": "u9"])),
+                // Only this Realm's people; their link rows go by cascade, the lists close their gaps.
+                .deleteAll(table: "person", matching: DatabaseRow(["owner_id": "u9"])),
+                .closeGaps(table: "task_watchers"),
+            ])
         // Realms outside the template sync nothing; a list of links is rewritten whole.
-        #expect(try mapping.databaseWrites([.delete(objectType: "Task", identity: 1)], path: "/elsewhere", list: { _, _, _ in [] }).isEmpty)
-        #expect(try mapping.databaseWrites([.listClear(objectType: "Task", identity: 1, property: "watchers")], path: "/u1/tasks", list: { _, _, _ in [] })
+        #expect(
+            try mapping.databaseWrites(
+                [.delete(objectType: "Task", identity: 1)], path: "/elsewhere", list: { _, _, _ in [] }
+            ).isEmpty)
+        #expect(
+            try mapping.databaseWrites(
+                [.listClear(objectType: "Task", identity: 1, property: "watchers")], path: "/u1/tasks",
+                list: { _, _, _ in [] })
                 == [.deleteAll(table: "task_watchers", matching: DatabaseRow(["oid": 1]))])
     }
 
     @Test func typesWithoutPrimaryKeysCannotBeMapped() throws {
         #expect {
-            try Mapping(schema: try Schema([ObjectSchema(name: "Loose", properties: [Property(name: "x", type: .scalar(.int))])]),
-                        mapping: Self.config.mapping, path: try RealmPathTemplate("/a"))
+            try Mapping(
+                schema: try Schema([ObjectSchema(name: "Loose", properties: [Property(name: "x", type: .scalar(.int))])]
+                ),
+                mapping: Self.config.mapping, path: try RealmPathTemplate("/a"))
         } throws: { "\($0)".contains("Loose: a synced type needs a primary key") }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import RealmAdapter
 
 /// Two other processes and this one write the same Realm at once.

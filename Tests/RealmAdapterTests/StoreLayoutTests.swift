@@ -1,21 +1,28 @@
 import Foundation
 import GRDB
 import Testing
+
 @testable import RealmAdapter
 
 /// The store lays objects out by type, shared by every Realm (``StoreLayout``): the number of
 /// tables depends on the types, not on the Realms, and Realms never see each other's objects.
 @Suite struct StoreLayoutTests {
     func tableCount(_ store: RealmStore) throws -> Int {
-        try store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE type IN ('table', 'index')") ?? 0 }
+        try store.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE type IN ('table', 'index')") ?? 0
+        }
     }
 
     func fill(_ store: RealmStore, _ path: String, _ owner: String) throws {
         try store.write(to: path, origin: "t") { tx in
             for t in taskSchema { try tx.addType(t) }
             try tx.create("Person", ["id": .string(owner)])
-            try tx.create("Task", ["id": 1, "title": .string("of \(owner)"), "owner": .string(owner),
-                                   "watchers": [.string(owner)], "tags": ["a", .string(owner)]])
+            try tx.create(
+                "Task",
+                [
+                    "id": 1, "title": .string("of \(owner)"), "owner": .string(owner),
+                    "watchers": [.string(owner)], "tags": ["a", .string(owner)],
+                ])
             try tx.create("Note", ["text": .string(owner)])
         }
     }
@@ -52,8 +59,11 @@ import Testing
         // The second part reads the schema the first stored, then the whole is rolled back.
         #expect(throws: RealmAdapterError.self) {
             let other = ObjectSchema(name: "Other", primaryKey: nil, properties: [extra])
-            try t.store.apply([RealmChanges(path: "/u8", instructions: [.addType(other)]),
-                               RealmChanges(path: "/u8", instructions: [bad])], origin: "t")
+            try t.store.apply(
+                [
+                    RealmChanges(path: "/u8", instructions: [.addType(other)]),
+                    RealmChanges(path: "/u8", instructions: [bad]),
+                ], origin: "t")
         }
         // Another process stores the next schema; this one reads it as it is.
         let reopened = try RealmStore(directory: t.store.directory)
@@ -84,18 +94,19 @@ import Testing
         #expect(before.0 == ["/u3 1"] && before.1 == ["/u1 1", "/u2 1"])
         // Back to the tables before v6, as a store of that release has them.
         try t.store.pool.write { db in
-            try db.execute(sql: """
-                CREATE TABLE old_adapter (name TEXT PRIMARY KEY, path_regex TEXT NOT NULL,
-                                          registered_at INTEGER NOT NULL) WITHOUT ROWID;
-                INSERT INTO old_adapter SELECT name, path_regex, registered_at FROM adapter;
-                CREATE TABLE old_cursor (adapter TEXT NOT NULL, realm_id INTEGER NOT NULL, version INTEGER NOT NULL,
-                                         PRIMARY KEY (adapter, realm_id)) WITHOUT ROWID;
-                INSERT INTO old_cursor SELECT a.name, c.realm_id, c.version
-                    FROM adapter_cursor c JOIN adapter a ON a.id = c.adapter_id;
-                DROP TABLE adapter_cursor; DROP TABLE adapter;
-                ALTER TABLE old_adapter RENAME TO adapter; ALTER TABLE old_cursor RENAME TO adapter_cursor;
-                DELETE FROM grdb_migrations WHERE identifier LIKE 'v6%';
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE old_adapter (name TEXT PRIMARY KEY, path_regex TEXT NOT NULL,
+                                              registered_at INTEGER NOT NULL) WITHOUT ROWID;
+                    INSERT INTO old_adapter SELECT name, path_regex, registered_at FROM adapter;
+                    CREATE TABLE old_cursor (adapter TEXT NOT NULL, realm_id INTEGER NOT NULL, version INTEGER NOT NULL,
+                                             PRIMARY KEY (adapter, realm_id)) WITHOUT ROWID;
+                    INSERT INTO old_cursor SELECT a.name, c.realm_id, c.version
+                        FROM adapter_cursor c JOIN adapter a ON a.id = c.adapter_id;
+                    DROP TABLE adapter_cursor; DROP TABLE adapter;
+                    ALTER TABLE old_adapter RENAME TO adapter; ALTER TABLE old_cursor RENAME TO adapter_cursor;
+                    DELETE FROM grdb_migrations WHERE identifier LIKE 'v6%';
+                    """)
         }
         let upgraded = try RealmStore(directory: t.store.directory)
         let a2 = try Adapter(store: upgraded, name: "first", pathRegex: "^/u")
@@ -110,29 +121,34 @@ import Testing
     @Test func sourcePositionsKeepTheirPlaceWhenSourcesAreNumbered() throws {
         let t = try TemporaryStore()
         for i in 0..<3 { try fill(t.store, "/u\(i)", "p") }
-        try t.store.apply([.delete(objectType: "Note", identity: 0)], to: "/u0", origin: "db",
-                          sourcePosition: SourcePosition(source: "postgres:a", position: "0000000A"))
-        try t.store.recordSourcePosition(SourcePosition(source: "postgres:b", position: "0000000B"), in: ["/u1", "/u2"])
+        try t.store.apply(
+            [.delete(objectType: "Note", identity: 0)], to: "/u0", origin: "db",
+            sourcePosition: SourcePosition(source: "postgres:a", position: "0000000A"))
+        try t.store.recordSourcePosition(
+            SourcePosition(source: "postgres:b", position: "0000000B"), in: ["/u1", "/u2"])
         try t.store.pool.write { db in
-            try db.execute(sql: """
-                CREATE TABLE old_position (realm_id INTEGER NOT NULL, source TEXT NOT NULL, position TEXT NOT NULL,
-                                           PRIMARY KEY (realm_id, source)) WITHOUT ROWID;
-                INSERT INTO old_position SELECT p.realm_id, s.name, p.position
-                    FROM source_position p JOIN source s ON s.id = p.source_id;
-                DROP TABLE source_position; DROP TABLE source;
-                ALTER TABLE old_position RENAME TO source_position;
-                DELETE FROM grdb_migrations WHERE identifier LIKE 'v7%';
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE old_position (realm_id INTEGER NOT NULL, source TEXT NOT NULL, position TEXT NOT NULL,
+                                               PRIMARY KEY (realm_id, source)) WITHOUT ROWID;
+                    INSERT INTO old_position SELECT p.realm_id, s.name, p.position
+                        FROM source_position p JOIN source s ON s.id = p.source_id;
+                    DROP TABLE source_position; DROP TABLE source;
+                    ALTER TABLE old_position RENAME TO source_position;
+                    DELETE FROM grdb_migrations WHERE identifier LIKE 'v7%';
+                    """)
         }
         let upgraded = try RealmStore(directory: t.store.directory)
         #expect(try upgraded.sourcePosition("postgres:a", of: "/u0") == "0000000A")
         #expect(try upgraded.sourcePosition("postgres:b", of: "/u0") == nil)
-        #expect(try upgraded.standings(of: ["/u1", "/u2"], source: "postgres:b").mapValues(\.position)
-                    == ["/u1": "0000000B", "/u2": "0000000B"])
+        #expect(
+            try upgraded.standings(of: ["/u1", "/u2"], source: "postgres:b").mapValues(\.position)
+                == ["/u1": "0000000B", "/u2": "0000000B"])
         #expect(try upgraded.holdsChanges(from: "postgres:a") && upgraded.holdsChanges(from: "postgres:b"))
         #expect(try !upgraded.holdsChanges(from: "postgres:c"))
-        try upgraded.apply([.delete(objectType: "Note", identity: 0)], to: "/u1", origin: "db",
-                           sourcePosition: SourcePosition(source: "postgres:b", position: "0000000C"))
+        try upgraded.apply(
+            [.delete(objectType: "Note", identity: 0)], to: "/u1", origin: "db",
+            sourcePosition: SourcePosition(source: "postgres:b", position: "0000000C"))
         #expect(try upgraded.sourcePosition("postgres:b", of: "/u1") == "0000000C")
     }
 
@@ -155,7 +171,10 @@ import Testing
         #expect(try t.store.count(of: "Note", in: "/u0") == 0 && t.store.count(of: "Note", in: "/u2") == 1)
         #expect(try t.store.object(of: "Note", identity: 0, in: "/u2") != nil)
         #expect(try t.store.realmPaths() == ["/u0", "/u2"])
-        #expect(try t.store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM t1 WHERE realm NOT IN (SELECT id FROM realm)") } == 0)
+        #expect(
+            try t.store.read { db in
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM t1 WHERE realm NOT IN (SELECT id FROM realm)")
+            } == 0)
     }
 
     /// Two Realms may give one type different properties, keys and property types (schemas only
@@ -164,14 +183,22 @@ import Testing
     @Test func realmsMayGiveOneTypeDifferentProperties() throws {
         let t = try TemporaryStore()
         try t.store.write(to: "/a", origin: "t") { tx in
-            try tx.addType(ObjectSchema(name: "Item", primaryKey: "id", properties: [
-                Property(name: "id", type: .scalar(.int)), Property(name: "title", type: .scalar(.string))]))
+            try tx.addType(
+                ObjectSchema(
+                    name: "Item", primaryKey: "id",
+                    properties: [
+                        Property(name: "id", type: .scalar(.int)), Property(name: "title", type: .scalar(.string)),
+                    ]))
             try tx.create("Item", ["id": 1, "title": "one"])
         }
         try t.store.write(to: "/b", origin: "t") { tx in
-            try tx.addType(ObjectSchema(name: "Item", primaryKey: "code", properties: [
-                Property(name: "code", type: .scalar(.string)), Property(name: "title", type: .scalar(.int)),
-                Property(name: "id", type: .scalar(.int), isOptional: true)]))
+            try tx.addType(
+                ObjectSchema(
+                    name: "Item", primaryKey: "code",
+                    properties: [
+                        Property(name: "code", type: .scalar(.string)), Property(name: "title", type: .scalar(.int)),
+                        Property(name: "id", type: .scalar(.int), isOptional: true),
+                    ]))
             try tx.create("Item", ["code": "1", "title": 7, "id": 99])
         }
         try t.store.write(to: "/a", origin: "t") { tx in
@@ -181,8 +208,12 @@ import Testing
             try tx.addProperties([Property(name: "rank", type: .scalar(.string), isOptional: true)], to: "Item")
             try tx.update("Item", "1", ["rank": "high"])
         }
-        #expect(try t.store.object(of: "Item", identity: 1, in: "/a")?.values == ["id": 1, "title": "one", "rank": 1.5])
-        #expect(try t.store.object(of: "Item", identity: "1", in: "/b")?.values == ["code": "1", "title": 7, "id": 99, "rank": "high"])
+        #expect(
+            try t.store.object(of: "Item", identity: 1, in: "/a")?.values == ["id": 1, "title": "one", "rank": 1.5])
+        #expect(
+            try t.store.object(of: "Item", identity: "1", in: "/b")?.values == [
+                "code": "1", "title": 7, "id": 99, "rank": "high",
+            ])
         #expect(try t.store.identity(of: "Item", where: "id", equals: 99, in: "/b") == "1")
         #expect(try t.store.identity(of: "Item", where: "id", equals: 99, in: "/a") == nil)
     }
@@ -191,13 +222,21 @@ import Testing
     /// store or in what the store remembers of its layout: the same type can be added again.
     @Test func aFailedTransactionLeavesNoLayoutBehind() throws {
         let t = try TemporaryStore()
-        let item = ObjectSchema(name: "Item", primaryKey: "id", properties: [
-            Property(name: "id", type: .scalar(.int)), Property(name: "tags", type: .list(.scalar(.string)))])
+        let item = ObjectSchema(
+            name: "Item", primaryKey: "id",
+            properties: [
+                Property(name: "id", type: .scalar(.int)), Property(name: "tags", type: .list(.scalar(.string))),
+            ])
         #expect(throws: RealmAdapterError.self) {
-            try t.store.apply([.addType(item), .insert(objectType: "Item", identity: 1, values: ["id": 1]),
-                               .delete(objectType: "Item", identity: 2)], to: "/a", origin: "t")
+            try t.store.apply(
+                [
+                    .addType(item), .insert(objectType: "Item", identity: 1, values: ["id": 1]),
+                    .delete(objectType: "Item", identity: 2),
+                ], to: "/a", origin: "t")
         }
-        try t.store.apply([.addType(item), .insert(objectType: "Item", identity: 1, values: ["id": 1, "tags": ["x"]])], to: "/a", origin: "t")
+        try t.store.apply(
+            [.addType(item), .insert(objectType: "Item", identity: 1, values: ["id": 1, "tags": ["x"]])], to: "/a",
+            origin: "t")
         #expect(try t.store.list("tags", of: "Item", identity: 1, in: "/a") == ["x"])
     }
 }

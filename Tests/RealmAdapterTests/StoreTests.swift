@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import RealmAdapter
 
 @Suite struct StoreTests {
@@ -29,8 +30,11 @@ import Testing
         try t.store.addTaskSchema("/v")
         let insert = everyInstruction.first { if case .insert("Task", _, _) = $0 { true } else { false } }!
         try t.store.apply(Array(everyInstruction.prefix(5)), to: "/v2", origin: "test")
-        try t.store.apply([.insert(objectType: "Person", identity: "p1", values: ["id": "p1"]),
-                           .insert(objectType: "Person", identity: "p2", values: ["id": "p2"]), insert], to: "/v", origin: "test")
+        try t.store.apply(
+            [
+                .insert(objectType: "Person", identity: "p1", values: ["id": "p1"]),
+                .insert(objectType: "Person", identity: "p2", values: ["id": "p2"]), insert,
+            ], to: "/v", origin: "test")
         guard case .insert(_, _, let values) = insert else { return }
         let task = try #require(try t.store.object(of: "Task", identity: 1, in: "/v"))
         for e in values { #expect(task.values[e.name] == e.value, "property \(e.name)") }
@@ -57,10 +61,11 @@ import Testing
             try tx.listErase("Task", 7, "tags", at: 1)
         }
         let last = try #require(try t.store.history(of: "/w", after: 2).first)
-        #expect(last.instructions == [
-            .set(objectType: "Task", identity: 7, values: ["done": true]),
-            .listErase(objectType: "Task", identity: 7, property: "tags", index: 1),
-        ])
+        #expect(
+            last.instructions == [
+                .set(objectType: "Task", identity: 7, values: ["done": true]),
+                .listErase(objectType: "Task", identity: 7, property: "tags", index: 1),
+            ])
         #expect(try t.store.list("tags", of: "Task", identity: 7, in: "/w") == ["first", "urgent"])
         // A write that changes nothing makes no version.
         let (_, same) = try t.store.write(to: "/w") { tx in try tx.update("Task", 7, ["done": true]) }
@@ -98,26 +103,58 @@ import Testing
 
     /// Each bad transaction starts with a valid instruction, so rejecting it proves nothing is partly applied.
     @Test(arguments: [
-        (Instruction.insert(objectType: "Ghost", identity: 1, values: [:]), RealmAdapterError.Code.schemaViolation, "unknown type 'Ghost'"),
-        (.insert(objectType: "Task", identity: 2, values: ["id": 2, "title": "t", "nope": 1]), .schemaViolation, "unknown property 'nope'"),
-        (.insert(objectType: "Task", identity: 2, values: ["id": 2, "title": 5]), .invalidValue, "Task.title: expected string"),
-        (.insert(objectType: "Task", identity: 2, values: ["id": 2, "title": nil]), .invalidValue, "null is not allowed"),
-        (.insert(objectType: "Task", identity: 2, values: ["id": 2]), .invalidValue, "no value for required property 'title'"),
-        (.insert(objectType: "Task", identity: 1, values: ["id": 1, "title": "dup"]), .duplicatePrimaryKey, "already has an object"),
-        (.insert(objectType: "Task", identity: 2, values: ["id": 2, "title": "t", "owner": "nobody"]), .objectNotFound, "links to a Person that does not exist"),
+        (
+            Instruction.insert(objectType: "Ghost", identity: 1, values: [:]), RealmAdapterError.Code.schemaViolation,
+            "unknown type 'Ghost'"
+        ),
+        (
+            .insert(objectType: "Task", identity: 2, values: ["id": 2, "title": "t", "nope": 1]), .schemaViolation,
+            "unknown property 'nope'"
+        ),
+        (
+            .insert(objectType: "Task", identity: 2, values: ["id": 2, "title": 5]), .invalidValue,
+            "Task.title: expected string"
+        ),
+        (
+            .insert(objectType: "Task", identity: 2, values: ["id": 2, "title": nil]), .invalidValue,
+            "null is not allowed"
+        ),
+        (
+            .insert(objectType: "Task", identity: 2, values: ["id": 2]), .invalidValue,
+            "no value for required property 'title'"
+        ),
+        (
+            .insert(objectType: "Task", identity: 1, values: ["id": 1, "title": "dup"]), .duplicatePrimaryKey,
+            "already has an object"
+        ),
+        (
+            .insert(objectType: "Task", identity: 2, values: ["id": 2, "title": "t", "owner": "nobody"]),
+            .objectNotFound, "links to a Person that does not exist"
+        ),
         (.set(objectType: "Task", identity: 99, values: ["title": "x"]), .objectNotFound, "no object"),
         (.set(objectType: "Task", identity: 1, values: ["id": 5]), .schemaViolation, "cannot change the primary key"),
         (.delete(objectType: "Task", identity: 99), .objectNotFound, "no object"),
-        (.listInsert(objectType: "Task", identity: 1, property: "tags", index: 5, value: "x"), .listIndexOutOfRange, "index 5 is out of range"),
-        (.listSet(objectType: "Task", identity: 1, property: "tags", index: 1, value: "x"), .listIndexOutOfRange, "which has 1 element"),
+        (
+            .listInsert(objectType: "Task", identity: 1, property: "tags", index: 5, value: "x"), .listIndexOutOfRange,
+            "index 5 is out of range"
+        ),
+        (
+            .listSet(objectType: "Task", identity: 1, property: "tags", index: 1, value: "x"), .listIndexOutOfRange,
+            "which has 1 element"
+        ),
         (.listErase(objectType: "Task", identity: 1, property: "title", index: 0), .schemaViolation, "is not a list"),
-        (.addProperties(objectType: "Task", properties: [Property(name: "title", type: .scalar(.int))]), .invalidSchema, "destructive"),
+        (
+            .addProperties(objectType: "Task", properties: [Property(name: "title", type: .scalar(.int))]),
+            .invalidSchema, "destructive"
+        ),
         (.addType(ObjectSchema(name: "Task", primaryKey: "title", properties: [])), .invalidSchema, "primary key"),
     ])
     func rejectsSchemaViolationsWholly(bad: Instruction, code: RealmAdapterError.Code, reason: String) throws {
         let t = try TemporaryStore()
         try t.store.addTaskSchema("/x")
-        try t.store.apply([.insert(objectType: "Task", identity: 1, values: ["id": 1, "title": "one", "tags": ["only"]])], to: "/x", origin: "t")
+        try t.store.apply(
+            [.insert(objectType: "Task", identity: 1, values: ["id": 1, "title": "one", "tags": ["only"]])], to: "/x",
+            origin: "t")
         let before = try t.store.version(of: "/x")
         let good = Instruction.insert(objectType: "Person", identity: "ok", values: ["id": "ok"])
         #expect {
@@ -137,8 +174,12 @@ import Testing
         try t.store.addTaskSchema("/a")
         try t.store.addTaskSchema("/b")
         let pos = SourcePosition(source: "postgres", position: "0/16B3748")
-        try t.store.apply([RealmChanges(path: "/a", instructions: [.insert(objectType: "Person", identity: "x", values: ["id": "x"])]),
-                           RealmChanges(path: "/b", instructions: [])], origin: "pg", sourcePosition: pos)
+        try t.store.apply(
+            [
+                RealmChanges(
+                    path: "/a", instructions: [.insert(objectType: "Person", identity: "x", values: ["id": "x"])]),
+                RealmChanges(path: "/b", instructions: []),
+            ], origin: "pg", sourcePosition: pos)
         #expect(try t.store.sourcePosition("postgres", of: "/a") == "0/16B3748")
         #expect(try t.store.sourcePosition("postgres", of: "/b") == "0/16B3748")
         // History keeps it with the transaction (a replay would show as the same position twice);
@@ -150,9 +191,13 @@ import Testing
         #expect(try adapter.pending("/a", limit: 10).map(\.sourcePosition) == [nil, pos, nil])
         // A failing multi-Realm write records nothing anywhere.
         #expect(throws: RealmAdapterError.self) {
-            try t.store.apply([RealmChanges(path: "/a", instructions: [.insert(objectType: "Person", identity: "y", values: ["id": "y"])]),
-                               RealmChanges(path: "/b", instructions: [.delete(objectType: "Person", identity: "missing")])],
-                              origin: "pg", sourcePosition: SourcePosition(source: "postgres", position: "0/FFFFFFF"))
+            try t.store.apply(
+                [
+                    RealmChanges(
+                        path: "/a", instructions: [.insert(objectType: "Person", identity: "y", values: ["id": "y"])]),
+                    RealmChanges(path: "/b", instructions: [.delete(objectType: "Person", identity: "missing")]),
+                ],
+                origin: "pg", sourcePosition: SourcePosition(source: "postgres", position: "0/FFFFFFF"))
         }
         #expect(try t.store.sourcePosition("postgres", of: "/a") == "0/16B3748")
         #expect(try t.store.object(of: "Person", identity: "y", in: "/a") == nil)
@@ -183,10 +228,15 @@ import Testing
         let t = try TemporaryStore()
         try t.store.addTaskSchema("/s")
         try t.store.apply([.insert(objectType: "Person", identity: "a", values: ["id": "a"])], to: "/s", origin: "t")
-        try t.store.apply([.addProperties(objectType: "Person", properties: [
-            Property(name: "level", type: .scalar(.int), defaultValue: 3),
-            Property(name: "badges", type: .list(.scalar(.string))),
-        ])], to: "/s", origin: "t")
+        try t.store.apply(
+            [
+                .addProperties(
+                    objectType: "Person",
+                    properties: [
+                        Property(name: "level", type: .scalar(.int), defaultValue: 3),
+                        Property(name: "badges", type: .list(.scalar(.string))),
+                    ])
+            ], to: "/s", origin: "t")
         let a = try #require(try t.store.object(of: "Person", identity: "a", in: "/s"))
         #expect(a.values["level"] == 3)
         #expect(a.values["badges"] == [])
@@ -198,27 +248,47 @@ extension StoreTests {
         let t = try TemporaryStore()
         try t.store.addTaskSchema("/h")
         // As a JSON file would give it: the date is a string until the schema types it.
-        try t.store.apply([.insert(objectType: "Task", identity: 5, values: ["id": 5, "title": "t", "due": "2024-05-01T12:00:00Z"])],
-                          to: "/h", origin: "t")
+        try t.store.apply(
+            [.insert(objectType: "Task", identity: 5, values: ["id": 5, "title": "t", "due": "2024-05-01T12:00:00Z"])],
+            to: "/h", origin: "t")
         let recorded = try #require(try t.store.history(of: "/h", after: 1).first?.instructions.first)
-        #expect(recorded == .insert(objectType: "Task", identity: 5, values: [
-            "id": 5, "title": "t", "due": .date(Timestamp(seconds: 1_714_564_800)), "done": false,
-        ]))
+        #expect(
+            recorded
+                == .insert(
+                    objectType: "Task", identity: 5,
+                    values: [
+                        "id": 5, "title": "t", "due": .date(Timestamp(seconds: 1_714_564_800)), "done": false,
+                    ]))
     }
 }
 
 extension StoreTests {
     @Test func typesOfOneTransactionMayReferToEachOtherInAnyOrder() throws {
         let t = try TemporaryStore()
-        let task = ObjectSchema(name: "Task", primaryKey: "id", properties: [Property(name: "id", type: .scalar(.int)), Property(name: "owner", type: .link("Person"))])
-        let person = ObjectSchema(name: "Person", primaryKey: "id", properties: [Property(name: "id", type: .scalar(.string))])
-        try t.store.apply([.addType(task), .addType(person), .insert(objectType: "Person", identity: "a", values: ["id": "a"]),
-                           .insert(objectType: "Task", identity: 1, values: ["id": 1, "owner": "a"])], to: "/fwd", origin: "t")
+        let task = ObjectSchema(
+            name: "Task", primaryKey: "id",
+            properties: [Property(name: "id", type: .scalar(.int)), Property(name: "owner", type: .link("Person"))])
+        let person = ObjectSchema(
+            name: "Person", primaryKey: "id", properties: [Property(name: "id", type: .scalar(.string))])
+        try t.store.apply(
+            [
+                .addType(task), .addType(person), .insert(objectType: "Person", identity: "a", values: ["id": "a"]),
+                .insert(objectType: "Task", identity: 1, values: ["id": 1, "owner": "a"]),
+            ], to: "/fwd", origin: "t")
         #expect(try t.store.object(of: "Task", identity: 1, in: "/fwd")?.values["owner"] == "a")
         #expect {
-            try t.store.apply([.addType(ObjectSchema(name: "Dangling", primaryKey: "id", properties: [
-                Property(name: "id", type: .scalar(.int)), Property(name: "to", type: .link("Nowhere"))]))], to: "/fwd", origin: "t")
-        } throws: { "\($0)".contains("Dangling.to: links to unknown type 'Nowhere'") && "\($0)".contains("nothing was applied") }
+            try t.store.apply(
+                [
+                    .addType(
+                        ObjectSchema(
+                            name: "Dangling", primaryKey: "id",
+                            properties: [
+                                Property(name: "id", type: .scalar(.int)), Property(name: "to", type: .link("Nowhere")),
+                            ]))
+                ], to: "/fwd", origin: "t")
+        } throws: {
+            "\($0)".contains("Dangling.to: links to unknown type 'Nowhere'") && "\($0)".contains("nothing was applied")
+        }
         #expect(try t.store.schema(of: "/fwd")[type: "Dangling"] == nil)
     }
 }
@@ -227,16 +297,21 @@ extension StoreTests {
 /// record what the same INSERTs recorded one by one do (their records name every property,
 /// in schema order, where one by one records what was given and the defaults that applied).
 @Suite struct PreparedInsertsTests {
-    static let item = ObjectSchema(name: "Item", primaryKey: "id", properties: [
-        Property(name: "id", type: .scalar(.int)), Property(name: "label", type: .scalar(.string)),
-        Property(name: "price", type: .scalar(.double), isOptional: true),
-        Property(name: "seats", type: .scalar(.int), defaultValue: .int(40)),
-        Property(name: "when", type: .scalar(.date), isOptional: true)])
+    static let item = ObjectSchema(
+        name: "Item", primaryKey: "id",
+        properties: [
+            Property(name: "id", type: .scalar(.int)), Property(name: "label", type: .scalar(.string)),
+            Property(name: "price", type: .scalar(.double), isOptional: true),
+            Property(name: "seats", type: .scalar(.int), defaultValue: .int(40)),
+            Property(name: "when", type: .scalar(.date), isOptional: true),
+        ])
     static let schema = try! Schema([item])
 
     static func rows(_ range: ClosedRange<Int64>) -> [(Value, PropertyValues)] {
         range.map { i in
-            var v: PropertyValues = ["id": .int(i), "label": .string("item \(i)"), "price": i % 3 == 0 ? .null : .int(i)]
+            var v: PropertyValues = [
+                "id": .int(i), "label": .string("item \(i)"), "price": i % 3 == 0 ? .null : .int(i),
+            ]
             if i % 2 == 0 { v.append("when", .string("2024-01-0\(i % 9 + 1)T00:00:00Z")) }  // coerced to a date
             return (.int(i), v)
         }
@@ -251,7 +326,9 @@ extension StoreTests {
         try s.write(to: "/one", origin: "test") { tx in
             for (id, v) in Self.rows(1...many) { try tx.record(.insert(objectType: "Item", identity: id, values: v)) }
             try tx.update("Item", 2, ["label": "two"])
-            for (id, v) in Self.rows((many + 1)...(many + 4)) { try tx.record(.insert(objectType: "Item", identity: id, values: v)) }
+            for (id, v) in Self.rows((many + 1)...(many + 4)) {
+                try tx.record(.insert(objectType: "Item", identity: id, values: v))
+            }
         }
         var first = try PreparedInserts(Self.item, schema: Self.schema)
         for (id, v) in Self.rows(1...many) { try first.add(id, v) }
@@ -263,10 +340,13 @@ extension StoreTests {
             #expect(try tx.insert(second))
         }
         #expect(try s.objects(of: "Item", in: "/prepared") == s.objects(of: "Item", in: "/one"))
-        #expect(try s.history(of: "/prepared").map { $0.instructions.map(Self.complete) } == s.history(of: "/one").map { $0.instructions.map(Self.complete) })
-        #expect(try s.history(of: "/prepared").map(\.instructions).joined().allSatisfy {
-            if case .insert(_, _, let v) = $0 { v.map(\.name) == Self.item.properties.map(\.name) } else { true }
-        })
+        #expect(
+            try s.history(of: "/prepared").map { $0.instructions.map(Self.complete) }
+                == s.history(of: "/one").map { $0.instructions.map(Self.complete) })
+        #expect(
+            try s.history(of: "/prepared").map(\.instructions).joined().allSatisfy {
+                if case .insert(_, _, let v) = $0 { v.map(\.name) == Self.item.properties.map(\.name) } else { true }
+            })
         #expect(try s.object(of: "Item", identity: 1, in: "/prepared")?.values["seats"] == 40)
         #expect(try s.count(of: "Item", in: "/prepared") == Int(many) + 4)
         // The rows as the loader replays them when a Realm's type grew: the same objects.
@@ -282,7 +362,9 @@ extension StoreTests {
     /// An INSERT of an `Item` with every property named, in schema order (null where not given).
     static func complete(_ i: Instruction) -> Instruction {
         guard case .insert(let t, let id, let v) = i else { return i }
-        return .insert(objectType: t, identity: id, values: PropertyValues(item.properties.map { .init($0.name, v[$0.name] ?? .null) }))
+        return .insert(
+            objectType: t, identity: id,
+            values: PropertyValues(item.properties.map { .init($0.name, v[$0.name] ?? .null) }))
     }
 
     /// In a full statement of rows (40), and in the shorter one for the rest (98, 100).
@@ -309,8 +391,10 @@ extension StoreTests {
         let t = try TemporaryStore()
         try t.store.apply([.addType(Self.item)], to: "/x", origin: "test")
         #expect(try t.store.object(of: "Item", identity: 1, in: "/x") == nil)
-        let keyed = ObjectSchema(name: "Tag", primaryKey: "id", properties: [Property(name: "id", type: .scalar(.string))])
-        try t.store.apply([.addType(keyed), .insert(objectType: "Tag", identity: "a", values: ["id": "a"])], to: "/x", origin: "test")
+        let keyed = ObjectSchema(
+            name: "Tag", primaryKey: "id", properties: [Property(name: "id", type: .scalar(.string))])
+        try t.store.apply(
+            [.addType(keyed), .insert(objectType: "Tag", identity: "a", values: ["id": "a"])], to: "/x", origin: "test")
         #expect(try t.store.object(of: "Tag", identity: "a\u{0}b", in: "/x") == nil)
         #expect(try t.store.object(of: "Tag", identity: "a", in: "/x")?.values["id"] == "a")
     }
@@ -362,7 +446,9 @@ extension StoreTests {
             try tx.create("Item", ["id": 1, "label": "already"])
         }
         // A duplicate key rejects the whole transaction.
-        #expect(throws: RealmAdapterError.self) { try t.store.write(to: "/x", origin: "test") { tx in _ = try tx.insert(p) } }
+        #expect(throws: RealmAdapterError.self) {
+            try t.store.write(to: "/x", origin: "test") { tx in _ = try tx.insert(p) }
+        }
         #expect(try t.store.object(of: "Item", identity: 1, in: "/x")?.values["label"] == "already")
         // A Realm whose type grew takes them one by one instead.
         try t.store.write(to: "/y", origin: "test") { tx in

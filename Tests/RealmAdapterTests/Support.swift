@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import RealmAdapter
 
 /// A fresh store directory per test, removed when the value goes away.
@@ -7,7 +8,9 @@ final class TemporaryStore {
     let store: RealmStore
 
     init(_ name: String = #function) throws {
-        directory = NSTemporaryDirectory() + "realm-adapter-tests/\(name.filter { $0.isLetter || $0.isNumber })-\(UUID().uuidString.prefix(8))"
+        directory =
+            NSTemporaryDirectory()
+            + "realm-adapter-tests/\(name.filter { $0.isLetter || $0.isNumber })-\(UUID().uuidString.prefix(8))"
         store = try RealmStore(directory: directory)
     }
 
@@ -16,28 +19,34 @@ final class TemporaryStore {
 
 /// A schema exercising every property kind.
 let taskSchema: [ObjectSchema] = [
-    ObjectSchema(name: "Person", primaryKey: "id", properties: [
-        Property(name: "id", type: .scalar(.string)),
-        Property(name: "name", type: .scalar(.string), isOptional: true),
-    ]),
-    ObjectSchema(name: "Task", primaryKey: "id", properties: [
-        Property(name: "id", type: .scalar(.int)),
-        Property(name: "title", type: .scalar(.string)),
-        Property(name: "done", type: .scalar(.bool), defaultValue: false),
-        Property(name: "owner", type: .link("Person")),
-        Property(name: "watchers", type: .list(.link("Person"))),
-        Property(name: "tags", type: .list(.scalar(.string))),
-        Property(name: "due", type: .scalar(.date), isOptional: true),
-        Property(name: "cost", type: .scalar(.decimal), isOptional: true),
-        Property(name: "blob", type: .scalar(.data), isOptional: true),
-        Property(name: "ratio", type: .scalar(.float), isOptional: true),
-        Property(name: "score", type: .scalar(.double), isOptional: true),
-        Property(name: "ref", type: .scalar(.uuid), isOptional: true),
-        Property(name: "oid", type: .scalar(.objectId), isOptional: true),
-    ]),
-    ObjectSchema(name: "Note", properties: [
-        Property(name: "text", type: .scalar(.string)),
-    ]),
+    ObjectSchema(
+        name: "Person", primaryKey: "id",
+        properties: [
+            Property(name: "id", type: .scalar(.string)),
+            Property(name: "name", type: .scalar(.string), isOptional: true),
+        ]),
+    ObjectSchema(
+        name: "Task", primaryKey: "id",
+        properties: [
+            Property(name: "id", type: .scalar(.int)),
+            Property(name: "title", type: .scalar(.string)),
+            Property(name: "done", type: .scalar(.bool), defaultValue: false),
+            Property(name: "owner", type: .link("Person")),
+            Property(name: "watchers", type: .list(.link("Person"))),
+            Property(name: "tags", type: .list(.scalar(.string))),
+            Property(name: "due", type: .scalar(.date), isOptional: true),
+            Property(name: "cost", type: .scalar(.decimal), isOptional: true),
+            Property(name: "blob", type: .scalar(.data), isOptional: true),
+            Property(name: "ratio", type: .scalar(.float), isOptional: true),
+            Property(name: "score", type: .scalar(.double), isOptional: true),
+            Property(name: "ref", type: .scalar(.uuid), isOptional: true),
+            Property(name: "oid", type: .scalar(.objectId), isOptional: true),
+        ]),
+    ObjectSchema(
+        name: "Note",
+        properties: [
+            Property(name: "text", type: .scalar(.string))
+        ]),
 ]
 
 extension RealmStore {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import RealmAdapter
 
 @Suite struct TimestampTests {
@@ -35,10 +36,14 @@ import Testing
 
     @Test func stringsBecomeTypedValues() throws {
         let s = Schema.empty
-        #expect(try Value.string("2024-05-01T12:00:00.250Z").coerced(to: p(.date, false), in: s) == .date(Timestamp(seconds: 1_714_564_800, nanoseconds: 250_000_000)))
+        #expect(
+            try Value.string("2024-05-01T12:00:00.250Z").coerced(to: p(.date, false), in: s)
+                == .date(Timestamp(seconds: 1_714_564_800, nanoseconds: 250_000_000)))
         #expect(try Value.string("AAEC").coerced(to: p(.data, false), in: s) == .data(Data([0, 1, 2])))
         #expect(try Value.string("12.50").coerced(to: p(.decimal, false), in: s) == .decimal("12.50"))
-        #expect(try Value.string("507f1f77bcf86cd799439011").coerced(to: p(.objectId, false), in: s) == .objectId(ObjectId("507f1f77bcf86cd799439011")!))
+        #expect(
+            try Value.string("507f1f77bcf86cd799439011").coerced(to: p(.objectId, false), in: s)
+                == .objectId(ObjectId("507f1f77bcf86cd799439011")!))
         #expect(try Value.int(3).coerced(to: p(.double, false), in: s) == .double(3))
         #expect(try Value.double(2.0).coerced(to: p(.int, false), in: s) == .int(2))
     }
@@ -66,7 +71,10 @@ import Testing
 @Suite struct JSONValueTests {
     @Test func keepsMemberOrderAndNumberKinds() throws {
         let v = try JSONValue(parsing: #"{"z": 1, "a": 2.5, "m": [true, null, "x\n\u00e9\ud83d\ude00"]}"#)
-        guard case .object(let members) = v else { Issue.record("not an object"); return }
+        guard case .object(let members) = v else {
+            Issue.record("not an object")
+            return
+        }
         #expect(members.map(\.key) == ["z", "a", "m"])
         #expect(v["z"] == .int(1))
         #expect(v["a"] == .double(2.5))

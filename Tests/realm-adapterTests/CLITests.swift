@@ -1,24 +1,34 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Runs the real `realm-adapter` binary, as a user would.
 enum CLI {
-    struct Result { var status: Int32; var stdout: String; var stderr: String }
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
 
     static func run(_ args: [String], stdin: String? = nil, env: [String: String] = [:]) throws -> Result {
-        let r = try ChildProcess.run(ChildProcess.built("realm-adapter"), args, input: stdin,
-                                     environment: ProcessInfo.processInfo.environment.merging(env) { _, new in new })
+        let r = try ChildProcess.run(
+            ChildProcess.built("realm-adapter"), args, input: stdin,
+            environment: ProcessInfo.processInfo.environment.merging(env) { _, new in new })
         return Result(status: r.status, stdout: r.stdout, stderr: r.stderr)
     }
 }
 
 @Suite struct CLITests {
     let dir = NSTemporaryDirectory() + "realm-adapter-cli-tests/\(UUID().uuidString.prefix(8))"
-    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../examples").standardizedFileURL.path
+    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "../../examples"
+    ).standardizedFileURL.path
 
     @Test func everyCommandHasHelp() throws {
-        for command in [[], ["validate"], ["realm"], ["realm", "list"], ["realm", "schema"], ["realm", "dump"], ["realm", "history"], ["realm", "apply"]] {
+        for command in [
+            [], ["validate"], ["realm"], ["realm", "list"], ["realm", "schema"], ["realm", "dump"],
+            ["realm", "history"], ["realm", "apply"],
+        ] {
             let r = try CLI.run(command + ["--help"])
             #expect(r.status == 0, "\(command)")
             #expect(r.stdout.contains("USAGE"), "\(command)")
@@ -28,7 +38,9 @@ enum CLI {
 
     @Test func applyThenReadBack() throws {
         let store = dir + "/store"
-        let apply = try CLI.run(["realm", "apply", "/demo", "--store", store, "--file", Self.examples + "/demo/1-schema-and-tasks.json"])
+        let apply = try CLI.run([
+            "realm", "apply", "/demo", "--store", store, "--file", Self.examples + "/demo/1-schema-and-tasks.json",
+        ])
         #expect(apply.status == 0, "\(apply.stderr)")
         #expect(apply.stdout.contains("now at version 1"))
         let list = try CLI.run(["realm", "list", "--store", store])
@@ -41,20 +53,25 @@ enum CLI {
         #expect(history.stdout.contains("\"origin\":\"cli\""))
         // History output is valid input to apply: replay it into a second Realm.
         let line = try JSONSerialization.jsonObject(with: Data(history.stdout.utf8)) as! [String: Any]
-        let instructions = String(decoding: try JSONSerialization.data(withJSONObject: line["instructions"]!), as: UTF8.self)
+        let instructions = String(
+            decoding: try JSONSerialization.data(withJSONObject: line["instructions"]!), as: UTF8.self)
         let replay = try CLI.run(["realm", "apply", "/copy", "--store", store, "-f", "-"], stdin: instructions)
         #expect(replay.status == 0, "\(replay.stderr)")
         // Same objects (JSONSerialization above reordered properties, so compare parsed documents).
         func parsed(_ path: String) throws -> NSDictionary {
-            try JSONSerialization.jsonObject(with: Data(try CLI.run(["realm", "dump", path, "--store", store]).stdout.utf8)) as! NSDictionary
+            try JSONSerialization.jsonObject(
+                with: Data(try CLI.run(["realm", "dump", path, "--store", store]).stdout.utf8)) as! NSDictionary
         }
         #expect(try parsed("/copy") == (try parsed("/demo")))
     }
 
     @Test func badInputGetsAClearErrorAndChangesNothing() throws {
         let store = dir + "/store"
-        _ = try CLI.run(["realm", "apply", "/demo", "--store", store, "--file", Self.examples + "/demo/1-schema-and-tasks.json"])
-        let bad = #"[{"type": "SET", "object_type": "Task", "identity": 1, "values": {"done": true}}, {"type": "DELETE", "object_type": "Task", "identity": 404}]"#
+        _ = try CLI.run([
+            "realm", "apply", "/demo", "--store", store, "--file", Self.examples + "/demo/1-schema-and-tasks.json",
+        ])
+        let bad =
+            #"[{"type": "SET", "object_type": "Task", "identity": 1, "values": {"done": true}}, {"type": "DELETE", "object_type": "Task", "identity": 404}]"#
         let r = try CLI.run(["realm", "apply", "/demo", "--store", store, "-f", "-"], stdin: bad)
         #expect(r.status == 1)
         #expect(r.stderr.contains("error: Transaction rejected, nothing was applied: instruction 1 (DELETE Task)"))
@@ -66,14 +83,16 @@ enum CLI {
     }
 
     @Test func validateSummarizesAndNeverPrintsThePassword() throws {
-        let ok = try CLI.run(["validate", "--config", Self.examples + "/config/bus-postgres.json"], env: ["PGPASSWORD": "hunter2"])
+        let ok = try CLI.run(
+            ["validate", "--config", Self.examples + "/config/bus-postgres.json"], env: ["PGPASSWORD": "hunter2"])
         #expect(ok.status == 0, "\(ok.stderr)")
         #expect(ok.stdout.contains("Schedule") && ok.stdout.contains("foreign key Routeid → Route"))
         #expect(ok.stdout.contains("password from $PGPASSWORD"))
         #expect(!(ok.stdout + ok.stderr).contains("hunter2"))
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let file = dir + "/bad.json"
-        try #"{"realm": {"path": "/a"}, "schema": [], "database": {"type": "postgres", "host": "h", "port": "5432"}}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        try #"{"realm": {"path": "/a"}, "schema": [], "database": {"type": "postgres", "host": "h", "port": "5432"}}"#
+            .write(toFile: file, atomically: true, encoding: .utf8)
         let bad = try CLI.run(["validate", "-c", file])
         #expect(bad.status == 1)
         #expect(bad.stderr.contains("database.port: expected an integer, found a string."))
@@ -86,13 +105,18 @@ enum CLI {
         let file = dir + "/typed.json"
         let database = #""database": {"type": "postgres", "host": "h", "slotName": "shop", "sslmode": "require"}"#
         let schema = #""schema": [{"name": "A", "primaryKey": "id", "properties": {"id": "int"}}]"#
-        try #"{"realm": {"path": "/a"}, \#(schema), \#(database)}"#.write(toFile: file, atomically: true, encoding: .utf8)
+        try #"{"realm": {"path": "/a"}, \#(schema), \#(database)}"#.write(
+            toFile: file, atomically: true, encoding: .utf8)
         let ok = try CLI.run(["validate", "-c", file])
-        #expect(ok.status == 0 && ok.stdout.contains("postgres at h:5432") && ok.stdout.contains("slot shop, sslmode require"),
-                "\(ok.stdout)\(ok.stderr)")
+        #expect(
+            ok.status == 0 && ok.stdout.contains("postgres at h:5432")
+                && ok.stdout.contains("slot shop, sslmode require"),
+            "\(ok.stdout)\(ok.stderr)")
         let initialized = try CLI.run(["init", "--database", "oracle://db/x", "--type", "oracle"])
-        #expect(initialized.status != 0 && initialized.stderr.contains(#"unknown database type 'oracle' (expected "postgres" or "sqlite")"#),
-                "\(initialized.stderr)")
+        #expect(
+            initialized.status != 0
+                && initialized.stderr.contains(#"unknown database type 'oracle' (expected "postgres" or "sqlite")"#),
+            "\(initialized.stderr)")
     }
 }
 
@@ -105,11 +129,11 @@ extension CLITests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let file = dir + "/unreachable.json"
         try #"""
-            {"realm": {"path": "/a", "store": "\#(dir)/store"},
-             "schema": [{"name": "T", "primaryKey": "id", "properties": {"id": "int"}}],
-             "database": {"type": "postgres", "host": "127.0.0.1", "port": 1, "user": "u", "database": "d",
-                          "retry": {"attempts": 3, "delayMs": 10}}}
-            """#.write(toFile: file, atomically: true, encoding: .utf8)
+        {"realm": {"path": "/a", "store": "\#(dir)/store"},
+         "schema": [{"name": "T", "primaryKey": "id", "properties": {"id": "int"}}],
+         "database": {"type": "postgres", "host": "127.0.0.1", "port": 1, "user": "u", "database": "d",
+                      "retry": {"attempts": 3, "delayMs": 10}}}
+        """#.write(toFile: file, atomically: true, encoding: .utf8)
         let r = try CLI.run(["run", "--config", file], env: ["PGPASSWORD": "hunter2"])
         let output = r.stdout + r.stderr
         #expect(r.status != 0)
@@ -126,7 +150,9 @@ extension CLITests {
     ])
     func hostileValuesAreRejectedByApply(instruction: String) throws {
         let store = dir + "/store"
-        let schema = try CLI.run(["realm", "apply", "/demo", "--store", store, "--file", Self.examples + "/demo/1-schema-and-tasks.json"])
+        let schema = try CLI.run([
+            "realm", "apply", "/demo", "--store", store, "--file", Self.examples + "/demo/1-schema-and-tasks.json",
+        ])
         #expect(schema.status == 0, "\(schema.stderr)")
         let r = try CLI.run(["realm", "apply", "/demo", "--store", store, "-f", "-"], stdin: "[" + instruction + "]")
         #expect(r.status == 1, "\(r.stderr)")
@@ -139,19 +165,28 @@ extension CLITests {
     @Test(arguments: [
         (#"[{"name": "Bus", "properties": {"vehicle": "int"}}]"#, "", "Bus", "primary key"),
         ("[]", "", "schema", "no object types"),
-        (#"[{"name": "Bus", "primaryKey": "id", "properties": {"id": "int"}}]"#, #", "slotName": "Bad-Slot""#,
-         "database.slotName", "lower-case letters"),
-        (#"[{"name": "Bus", "primaryKey": "id", "properties": {"id": "int"}}]"#, #", "url": "not a url""#, "database.url", "URL"),
-        (#"[{"name": "Bus", "primaryKey": "id", "properties": {"id": "int"}}]"#,
-         #", "url": "postgresql://u:pw@db/app", "port": 5433"#, "database.port", "not both"),
+        (
+            #"[{"name": "Bus", "primaryKey": "id", "properties": {"id": "int"}}]"#, #", "slotName": "Bad-Slot""#,
+            "database.slotName", "lower-case letters"
+        ),
+        (
+            #"[{"name": "Bus", "primaryKey": "id", "properties": {"id": "int"}}]"#, #", "url": "not a url""#,
+            "database.url", "URL"
+        ),
+        (
+            #"[{"name": "Bus", "primaryKey": "id", "properties": {"id": "int"}}]"#,
+            #", "url": "postgresql://u:pw@db/app", "port": 5433"#, "database.port", "not both"
+        ),
     ])
-    func validateRejectsConfigurationsThatCannotWork(schema: String, database: String, place: String, reason: String) throws {
+    func validateRejectsConfigurationsThatCannotWork(schema: String, database: String, place: String, reason: String)
+        throws
+    {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let file = dir + "/adapter.json"
         let host = database.contains("url") ? "" : #", "host": "db""#
         try """
-            {"realm": {"path": "/SQLDemo"}, "database": {"type": "postgres"\(host)\(database)}, "schema": \(schema)}
-            """.write(toFile: file, atomically: true, encoding: .utf8)
+        {"realm": {"path": "/SQLDemo"}, "database": {"type": "postgres"\(host)\(database)}, "schema": \(schema)}
+        """.write(toFile: file, atomically: true, encoding: .utf8)
         let r = try CLI.run(["validate", "-c", file])
         #expect(r.status == 1, "\(r.stdout)")
         #expect(r.stderr.contains(place) && r.stderr.contains(reason), "\(r.stderr)")

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// A store written by the release before the layout by type (tables per Realm: `r1_t0`, …) is
 /// upgraded when a newer version opens it, and reads back the same objects and history.
@@ -15,7 +15,8 @@ import TestSupport
         try FileManager.default.copyItem(atPath: Self.fixture + "/realms.sqlite", toPath: store + "/realms.sqlite")
 
         let paths = ["/alice", "/team/bob"]
-        var objects = "", history = ""
+        var objects = ""
+        var history = ""
         for path in paths {
             let dump = try CLI.run(["realm", "dump", path, "--store", store])
             #expect(dump.status == 0, "\(dump.stderr)")
@@ -25,8 +26,10 @@ import TestSupport
         #expect(objects == (try String(contentsOfFile: Self.fixture + "/objects.json", encoding: .utf8)))
         #expect(history == (try String(contentsOfFile: Self.fixture + "/history.jsonl", encoding: .utf8)))
         let list = try CLI.run(["realm", "list", "--store", store])
-        #expect(list.stdout.contains("/alice  version 2  Person 2, Task 2, Note 1") && list.stdout.contains("/team/bob  version 1  Task 1"),
-                "\(list.stdout)")
+        #expect(
+            list.stdout.contains("/alice  version 2  Person 2, Task 2, Note 1")
+                && list.stdout.contains("/team/bob  version 1  Task 1"),
+            "\(list.stdout)")
 
         // It goes on from there: a row key continues, a link and a list still work.
         let more = #"""
@@ -37,9 +40,14 @@ import TestSupport
         let apply = try CLI.run(["realm", "apply", "/alice", "--store", store, "-f", "-"], stdin: more)
         #expect(apply.status == 0, "\(apply.stderr)")
         let after = try CLI.run(["realm", "dump", "/alice", "--store", store]).stdout
-        #expect(after.contains(#""tags":["home","today","later"]"#) && after.contains(#"{"_identity":2,"text":"third","about":2}"#), "\(after)")
-        #expect(after.contains(#"{"_identity":"ann","name":"ann","friends":[],"age":41}"#), "bob left ann's friends: \(after)")
+        #expect(
+            after.contains(#""tags":["home","today","later"]"#)
+                && after.contains(#"{"_identity":2,"text":"third","about":2}"#), "\(after)")
+        #expect(
+            after.contains(#"{"_identity":"ann","name":"ann","friends":[],"age":41}"#),
+            "bob left ann's friends: \(after)")
         #expect(after.contains(#""owner":null"#), "the link to bob became null: \(after)")
-        #expect(try CLI.run(["realm", "dump", "/team/bob", "--store", store]).stdout.contains(#""title":7,"tags":[3,1]"#))
+        #expect(
+            try CLI.run(["realm", "dump", "/team/bob", "--store", store]).stdout.contains(#""title":7,"tags":[3,1]"#))
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
-@testable import PostgresConnector
 import RealmAdapter
+
+@testable import PostgresConnector
 
 /// The inputs an attacker or a broken peer controls, each as a function of bytes: any input must
 /// end in a value or a thrown error, never a crash. libFuzzer drives them (`scripts/fuzz.sh`),
@@ -11,11 +12,13 @@ public enum FuzzTargets {
         "instructions": instructions, "configuration": configuration, "pgoutput": pgoutput, "copy-binary": copyBinary,
     ]
 
-    static let schema = try! Schema(json: JSONValue(parsing: """
-        [{"name": "Task", "primaryKey": "id", "properties": {"id": "int", "title": "string", "due": "date?", "price": "decimal?",
-          "tags": "string[]", "owner": "Person", "data": "data?", "key": "uuid?", "score": "double?", "f": "float?"}},
-         {"name": "Person", "primaryKey": "name", "properties": {"name": "string"}}]
-        """))
+    static let schema = try! Schema(
+        json: JSONValue(
+            parsing: """
+                [{"name": "Task", "primaryKey": "id", "properties": {"id": "int", "title": "string", "due": "date?", "price": "decimal?",
+                  "tags": "string[]", "owner": "Person", "data": "data?", "key": "uuid?", "score": "double?", "f": "float?"}},
+                 {"name": "Person", "primaryKey": "name", "properties": {"name": "string"}}]
+                """))
 
     /// A JSON array of instructions (`realm apply`), typed against a schema.
     static func instructions(_ bytes: UnsafeRawBufferPointer) {
@@ -27,7 +30,8 @@ public enum FuzzTargets {
     /// A configuration file, and the mapping built from it.
     static func configuration(_ bytes: UnsafeRawBufferPointer) {
         guard let json = try? JSONValue(parsing: String(decoding: bytes, as: UTF8.self)),
-              let c = try? Configuration(json: json, environment: ["PGPASSWORD": "x"], connectors: .postgres) else { return }
+            let c = try? Configuration(json: json, environment: ["PGPASSWORD": "x"], connectors: .postgres)
+        else { return }
         _ = try? Mapping(c)
     }
 

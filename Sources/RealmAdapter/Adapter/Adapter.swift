@@ -42,20 +42,25 @@ public final class Adapter: Sendable {
     /// left them. Changing the path filter of an existing name is allowed.
     ///
     /// - Throws: `invalidConfiguration` for a path filter that is not a valid regular expression.
-    public init(store: RealmStore, name: String, pathRegex: String, compactionInterval: Int = 256,
-                logger: Logger = Logger(label: "realm-adapter.adapter")) throws {
+    public init(
+        store: RealmStore, name: String, pathRegex: String, compactionInterval: Int = 256,
+        logger: Logger = Logger(label: "realm-adapter.adapter")
+    ) throws {
         filter = try PathFilter(pathRegex)
-        guard !name.isEmpty else { throw RealmAdapterError(.invalidConfiguration, "An adapter needs a non-empty name.") }
+        guard !name.isEmpty else {
+            throw RealmAdapterError(.invalidConfiguration, "An adapter needs a non-empty name.")
+        }
         self.store = store
         self.name = name
         self.pathRegex = pathRegex
         self.compactionInterval = compactionInterval
         self.logger = logger
         id = try store.writeMeta { db in
-            try db.execute(sql: """
-                INSERT INTO adapter (name, path_regex, registered_at) VALUES (?, ?, ?)
-                ON CONFLICT(name) DO UPDATE SET path_regex = excluded.path_regex
-                """, arguments: [name, pathRegex, Timestamp(Date()).totalNanoseconds ?? 0])
+            try db.execute(
+                sql: """
+                    INSERT INTO adapter (name, path_regex, registered_at) VALUES (?, ?, ?)
+                    ON CONFLICT(name) DO UPDATE SET path_regex = excluded.path_regex
+                    """, arguments: [name, pathRegex, Timestamp(Date()).totalNanoseconds ?? 0])
             return try Int64.fetchOne(db, sql: "SELECT id FROM adapter WHERE name = ?", arguments: [name])!
         }
     }
@@ -106,8 +111,10 @@ public final class Adapter: Sendable {
     /// The version before the first transaction after `version` that is not this adapter's own
     /// (the Realm's version if there is none): how far the cursor may pass own transactions.
     private func lastOwn(_ db: Database, _ r: RealmStore.RealmRow, after version: Int64) throws -> Int64 {
-        let next = try Int64.fetchOne(db.cachedStatement(sql: "SELECT min(version) FROM history WHERE realm_id = ? AND version > ? AND origin <> ?"),
-                                      arguments: [r.id, version, origin])
+        let next = try Int64.fetchOne(
+            db.cachedStatement(
+                sql: "SELECT min(version) FROM history WHERE realm_id = ? AND version > ? AND origin <> ?"),
+            arguments: [r.id, version, origin])
         return next.map { $0 - 1 } ?? r.version
     }
 
@@ -119,14 +126,15 @@ public final class Adapter: Sendable {
         try store.writeMeta(durable: true) { db in
             // One statement per Realm: the cursor goes up to just before the first transaction
             // after it that is not this adapter's own, or to the Realm's version.
-            try db.execute(sql: """
-                INSERT INTO adapter_cursor (adapter_id, realm_id, version)
-                SELECT ?1, r.id, coalesce((SELECT min(h.version) FROM history h WHERE h.realm_id = r.id
-                                           AND h.version > coalesce(c.version, 0) AND h.origin <> ?2) - 1, r.version)
-                FROM json_each(?3) p CROSS JOIN realm r ON r.path = p.value
-                LEFT JOIN adapter_cursor c ON c.adapter_id = ?1 AND c.realm_id = r.id
-                WHERE true ON CONFLICT (adapter_id, realm_id) DO UPDATE SET version = max(version, excluded.version)
-                """, arguments: [id, origin, RealmStore.jsonArray(paths)])
+            try db.execute(
+                sql: """
+                    INSERT INTO adapter_cursor (adapter_id, realm_id, version)
+                    SELECT ?1, r.id, coalesce((SELECT min(h.version) FROM history h WHERE h.realm_id = r.id
+                                               AND h.version > coalesce(c.version, 0) AND h.origin <> ?2) - 1, r.version)
+                    FROM json_each(?3) p CROSS JOIN realm r ON r.path = p.value
+                    LEFT JOIN adapter_cursor c ON c.adapter_id = ?1 AND c.realm_id = r.id
+                    WHERE true ON CONFLICT (adapter_id, realm_id) DO UPDATE SET version = max(version, excluded.version)
+                    """, arguments: [id, origin, RealmStore.jsonArray(paths)])
         }
     }
 
@@ -137,12 +145,13 @@ public final class Adapter: Sendable {
             // All the Realms in one statement, as a JSON array of [path, version] (`CROSS JOIN`:
             // each element finds its Realm by the path index).
             let pairs = JSONValue.array(targets.map { .array([.string($0.path), .int($0.version)]) }).serialized()
-            try db.execute(sql: """
-                INSERT INTO adapter_cursor (adapter_id, realm_id, version)
-                SELECT ?, r.id, min(json_extract(p.value, '$[1]'), r.version)
-                FROM json_each(?) p CROSS JOIN realm r ON r.path = json_extract(p.value, '$[0]')
-                WHERE true ON CONFLICT (adapter_id, realm_id) DO UPDATE SET version = max(version, excluded.version)
-                """, arguments: [id, pairs])
+            try db.execute(
+                sql: """
+                    INSERT INTO adapter_cursor (adapter_id, realm_id, version)
+                    SELECT ?, r.id, min(json_extract(p.value, '$[1]'), r.version)
+                    FROM json_each(?) p CROSS JOIN realm r ON r.path = json_extract(p.value, '$[0]')
+                    WHERE true ON CONFLICT (adapter_id, realm_id) DO UPDATE SET version = max(version, excluded.version)
+                    """, arguments: [id, pairs])
         }
     }
 
@@ -155,7 +164,9 @@ public final class Adapter: Sendable {
         }
         if due {
             let removed = try store.compact(path)
-            if removed > 0 { logger.debug("Compacted history", metadata: ["realm.path": "\(path)", "transactions": "\(removed)"]) }
+            if removed > 0 {
+                logger.debug("Compacted history", metadata: ["realm.path": "\(path)", "transactions": "\(removed)"])
+            }
         }
     }
 
@@ -166,8 +177,9 @@ public final class Adapter: Sendable {
         let origin = self.origin
         return try store.read { db in
             guard let r = try RealmStore.realmRow(db, path) else { return 0 }
-            return try Int.fetchOne(db, sql: "SELECT count(*) FROM history WHERE realm_id = ? AND version > ? AND origin <> ?",
-                                    arguments: [r.id, try cursorVersion(db, r.id), origin]) ?? 0
+            return try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM history WHERE realm_id = ? AND version > ? AND origin <> ?",
+                arguments: [r.id, try cursorVersion(db, r.id), origin]) ?? 0
         }
     }
 
@@ -176,14 +188,16 @@ public final class Adapter: Sendable {
     /// Realm whose cursor is at its version without reading its history.
     public func pendingCounts() throws -> [(path: String, count: Int)] {
         let rows = try store.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT path, n FROM (
-                    SELECT r.path AS path, (SELECT count(*) FROM history h WHERE h.realm_id = r.id
-                                            AND h.version > coalesce(c.version, 0) AND h.origin <> ?) AS n
-                    FROM realm r LEFT JOIN adapter_cursor c ON c.adapter_id = ? AND c.realm_id = r.id
-                    WHERE r.version > coalesce(c.version, 0))
-                WHERE n > 0 ORDER BY path
-                """, arguments: [origin, id])
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT path, n FROM (
+                        SELECT r.path AS path, (SELECT count(*) FROM history h WHERE h.realm_id = r.id
+                                                AND h.version > coalesce(c.version, 0) AND h.origin <> ?) AS n
+                        FROM realm r LEFT JOIN adapter_cursor c ON c.adapter_id = ? AND c.realm_id = r.id
+                        WHERE r.version > coalesce(c.version, 0))
+                    WHERE n > 0 ORDER BY path
+                    """, arguments: [origin, id])
         }
         return rows.map { (path: $0[0] as String, count: $0[1] as Int) }.filter { follows($0.path) }
     }
@@ -198,13 +212,17 @@ public final class Adapter: Sendable {
             guard let r = try RealmStore.realmRow(db, path) else { return [] }
             let cursor = try cursorVersion(db, r.id)
             if cursor < r.compactedThrough {
-                throw RealmAdapterError(.historyCompacted, "Adapter '\(name)' is at version \(cursor) of \(path), but history up to \(r.compactedThrough) was compacted before it registered. Follow this Realm with a new adapter name from the start, or load it again.",
-                                        context: ["adapter": name, "realm.path": path])
+                throw RealmAdapterError(
+                    .historyCompacted,
+                    "Adapter '\(name)' is at version \(cursor) of \(path), but history up to \(r.compactedThrough) was compacted before it registered. Follow this Realm with a new adapter name from the start, or load it again.",
+                    context: ["adapter": name, "realm.path": path])
             }
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT \(RealmStore.historyColumns) FROM history
-                WHERE realm_id = ? AND version > ? AND origin <> ? ORDER BY version LIMIT ?
-                """), arguments: [r.id, cursor, origin, limit])
+            let rows = try Row.fetchCursor(
+                db.cachedStatement(
+                    sql: """
+                        SELECT \(RealmStore.historyColumns) FROM history
+                        WHERE realm_id = ? AND version > ? AND origin <> ? ORDER BY version LIMIT ?
+                        """), arguments: [r.id, cursor, origin, limit])
             var out: [RealmTransaction] = []
             var instructions = 0
             while instructions < maxInstructions, let row = try rows.next() {
@@ -229,10 +247,12 @@ public final class Adapter: Sendable {
     }
 
     private func setCursor(_ db: Database, _ realmId: Int64, _ version: Int64) throws {
-        try db.cachedStatement(sql: """
-            INSERT INTO adapter_cursor (adapter_id, realm_id, version) VALUES (?, ?, ?)
-            ON CONFLICT(adapter_id, realm_id) DO UPDATE SET version = max(version, excluded.version)
-            """).execute(arguments: [id, realmId, version])
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO adapter_cursor (adapter_id, realm_id, version) VALUES (?, ?, ?)
+                ON CONFLICT(adapter_id, realm_id) DO UPDATE SET version = max(version, excluded.version)
+                """
+        ).execute(arguments: [id, realmId, version])
     }
 
     /// Where each Realm of `asks` stands for this adapter, in one read: its version, how far its
@@ -241,17 +261,19 @@ public final class Adapter: Sendable {
     /// are left out.
     func standings(_ asks: [(path: String, foreignAfter: Int64)], origin: String) throws -> [String: RealmStanding] {
         try store.read { db in
-            let foreign = try db.cachedStatement(sql: """
-                SELECT EXISTS (SELECT 1 FROM history WHERE realm_id = ? AND version > ? AND origin <> ?)
-                """)
+            let foreign = try db.cachedStatement(
+                sql: """
+                    SELECT EXISTS (SELECT 1 FROM history WHERE realm_id = ? AND version > ? AND origin <> ?)
+                    """)
             var out: [String: RealmStanding] = [:]
             for (path, version) in asks {
                 guard let r = try RealmStore.realmRow(db, path) else { continue }
                 let cursor = try cursorVersion(db, r.id)
                 let after = max(version, cursor, r.compactedThrough)
                 let hasForeign = try Bool.fetchOne(foreign, arguments: [r.id, after, origin]) ?? true
-                out[path] = RealmStanding(version: r.version, compactedThrough: r.compactedThrough, cursor: cursor,
-                                          hasForeign: hasForeign)
+                out[path] = RealmStanding(
+                    version: r.version, compactedThrough: r.compactedThrough, cursor: cursor,
+                    hasForeign: hasForeign)
             }
             return out
         }
@@ -280,7 +302,9 @@ public final class Adapter: Sendable {
             }
             // A change of only this adapter's own transactions has nothing for it (per-user Realms:
             // the daemon's database changes would otherwise have each Realm looked at again).
-            for await change in changes where follows(change.path) && change.origins != [origin] { continuation.yield(change.path) }
+            for await change in changes where follows(change.path) && change.origins != [origin] {
+                continuation.yield(change.path)
+            }
             continuation.finish()
         }
         continuation.onTermination = { _ in task.cancel() }
@@ -319,7 +343,9 @@ public struct AdapterRealm: Sendable {
 
     /// Runs a write transaction with the adapter's origin; see ``RealmStore/write(to:origin:sourcePosition:_:)``.
     @discardableResult
-    public func write<T>(sourcePosition: SourcePosition? = nil, _ body: (inout WriteTransaction) throws -> T) throws -> (result: T, version: Int64) {
+    public func write<T>(sourcePosition: SourcePosition? = nil, _ body: (inout WriteTransaction) throws -> T) throws
+        -> (result: T, version: Int64)
+    {
         try adapter.store.write(to: path, origin: adapter.origin, sourcePosition: sourcePosition, body)
     }
 }

@@ -27,15 +27,20 @@ public struct Configuration: Sendable {
     /// Reads and checks a configuration file. Relative paths inside it (the store directory,
     /// the log file) are resolved against the file's directory. `connectors` decode the
     /// `database` section (a configuration without one needs none).
-    public static func load(file: String, environment: [String: String] = ProcessInfo.processInfo.environment,
-                            connectors: ConnectorRegistry = ConnectorRegistry()) throws -> Configuration {
+    public static func load(
+        file: String, environment: [String: String] = ProcessInfo.processInfo.environment,
+        connectors: ConnectorRegistry = ConnectorRegistry()
+    ) throws -> Configuration {
         guard let data = FileManager.default.contents(atPath: file) else {
-            throw RealmAdapterError(.invalidConfiguration, "Cannot read the configuration file '\(file)'. Check the path; `realm-adapter validate --help` shows an example.",
-                                    context: ["file": file])
+            throw RealmAdapterError(
+                .invalidConfiguration,
+                "Cannot read the configuration file '\(file)'. Check the path; `realm-adapter validate --help` shows an example.",
+                context: ["file": file])
         }
         do {
-            var config = try Configuration(json: try JSONValue(parsing: data), environment: environment,
-                                           connectors: connectors)
+            var config = try Configuration(
+                json: try JSONValue(parsing: data), environment: environment,
+                connectors: connectors)
             let base = URL(fileURLWithPath: file).deletingLastPathComponent()
             config.realm.store = Self.resolve(config.realm.store, against: base)
             config.logFile = config.logFile.map { Self.resolve($0, against: base) }
@@ -49,12 +54,18 @@ public struct Configuration: Sendable {
         path.hasPrefix("/") ? path : base.appendingPathComponent(path).standardizedFileURL.path
     }
 
-    public init(json: JSONValue, environment: [String: String] = ProcessInfo.processInfo.environment,
-                connectors: ConnectorRegistry = ConnectorRegistry()) throws {
+    public init(
+        json: JSONValue, environment: [String: String] = ProcessInfo.processInfo.environment,
+        connectors: ConnectorRegistry = ConnectorRegistry()
+    ) throws {
         var r = try JSONObjectReader(json, path: "", code: .invalidConfiguration)
-        guard let schemaJSON = r.value("schema") else { throw r.error("schema", "is required: the Realm object types to sync, in Realm JS model syntax.") }
+        guard let schemaJSON = r.value("schema") else {
+            throw r.error("schema", "is required: the Realm object types to sync, in Realm JS model syntax.")
+        }
         schema = try Schema(json: schemaJSON, path: "schema", code: .invalidConfiguration)
-        guard let realmReader = try r.object("realm") else { throw r.error("realm", "is required (at least realm.path).") }
+        guard let realmReader = try r.object("realm") else {
+            throw r.error("realm", "is required (at least realm.path).")
+        }
         realm = try RealmConfiguration(realmReader)
         database = try r.object("database").map {
             try DatabaseConfiguration($0, environment: environment, connectors: connectors)
@@ -64,7 +75,9 @@ public struct Configuration: Sendable {
         ignoreSQLErrors = try r.bool("ignoreSQLErrors") ?? false
         let level = try r.string("logLevel") ?? "info"
         guard let parsed = Self.logLevel(level) else {
-            throw r.error("logLevel", "unknown level '\(level)' (expected trace, debug, info, notice, warning, error or critical).")
+            throw r.error(
+                "logLevel",
+                "unknown level '\(level)' (expected trace, debug, info, notice, warning, error or critical).")
         }
         logLevel = parsed
         logFile = try r.string("logFile")
@@ -85,13 +98,17 @@ public struct Configuration: Sendable {
     /// Cross-checks between sections.
     func check() throws {
         if let d = database, schema.types.isEmpty, !d.applyRealmSchemaChanges {
-            throw RealmAdapterError(.invalidConfiguration, "schema: has no object types, so nothing would sync. List the types to sync, or set database.applyRealmSchemaChanges to take them from the Realms.",
-                                    context: ["json.path": "schema"])
+            throw RealmAdapterError(
+                .invalidConfiguration,
+                "schema: has no object types, so nothing would sync. List the types to sync, or set database.applyRealmSchemaChanges to take them from the Realms.",
+                context: ["json.path": "schema"])
         }
         if let regex = realm.pathRegex, realm.path.isLiteral {
             guard try PathFilter(regex).matches(realm.path.template) else {
-                throw RealmAdapterError(.invalidConfiguration, "realm.pathRegex '\(regex)' does not match realm.path '\(realm.path)', so no change would ever sync. Fix one of them, or leave pathRegex out to derive it from the path.",
-                                        context: ["json.path": "realm.pathRegex"])
+                throw RealmAdapterError(
+                    .invalidConfiguration,
+                    "realm.pathRegex '\(regex)' does not match realm.path '\(realm.path)', so no change would ever sync. Fix one of them, or leave pathRegex out to derive it from the path.",
+                    context: ["json.path": "realm.pathRegex"])
             }
         }
     }
@@ -138,7 +155,11 @@ public struct LoaderConfiguration: Sendable {
     }
 
     init(_ reader: JSONObjectReader?) throws {
-        guard var r = reader else { batchSize = 1000; danglingForeignKeys = .error; return }
+        guard var r = reader else {
+            batchSize = 1000
+            danglingForeignKeys = .error
+            return
+        }
         batchSize = try r.int("batchSize", in: 1...1_000_000) ?? 1000
         let d = try r.string("danglingForeignKeys") ?? "error"
         guard let parsed = DanglingForeignKeys(rawValue: d) else {

@@ -28,7 +28,8 @@ public struct ConnectionString: Sendable, Equatable {
 
     private init(url text: String) throws {
         guard var parts = URLComponents(string: text), let scheme = parts.scheme,
-              ["postgres", "postgresql", "sqlserver", "mssql", "sqlite"].contains(scheme.lowercased()) else {
+            ["postgres", "postgresql", "sqlserver", "mssql", "sqlite"].contains(scheme.lowercased())
+        else {
             throw RealmAdapterError.invalidConnectionString(
                 "not a URL of the form postgresql://user@host:port/database")
         }
@@ -86,8 +87,15 @@ public struct ConnectionString: Sendable, Equatable {
                 while i < text.endIndex {
                     let c = text[i]
                     i = text.index(after: i)
-                    if c == "'" { closed = true; break }
-                    if c == "\\", i < text.endIndex { value.append(text[i]); i = text.index(after: i); continue }
+                    if c == "'" {
+                        closed = true
+                        break
+                    }
+                    if c == "\\", i < text.endIndex {
+                        value.append(text[i])
+                        i = text.index(after: i)
+                        continue
+                    }
                     value.append(c)
                 }
                 guard closed else { throw RealmAdapterError.invalidConnectionString("a quoted value is not closed") }
@@ -104,7 +112,9 @@ public struct ConnectionString: Sendable, Equatable {
 
     /// A value as libpq reads it back: quoted when empty or holding spaces, quotes or backslashes.
     static func quoted(_ value: String) -> String {
-        guard value.isEmpty || value.contains(where: { $0.isWhitespace || $0 == "'" || $0 == "\\" }) else { return value }
+        guard value.isEmpty || value.contains(where: { $0.isWhitespace || $0 == "'" || $0 == "\\" }) else {
+            return value
+        }
         return "'" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
     }
 }

@@ -132,8 +132,10 @@ public struct DatabaseConfiguration: Sendable {
             password = Secret(inURL)
         } else if let env = passwordEnv {
             guard let v = environment[env] else {
-                throw r.error("passwordEnv", "the environment variable \(env) is not set. "
-                    + "Export it before starting, or remove passwordEnv.")
+                throw r.error(
+                    "passwordEnv",
+                    "the environment variable \(env) is not set. "
+                        + "Export it before starting, or remove passwordEnv.")
             }
             password = Secret(v)
         } else {

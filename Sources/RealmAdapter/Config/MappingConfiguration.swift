@@ -43,15 +43,22 @@ public struct MappingConfiguration: Sendable {
     }
 
     init(_ reader: JSONObjectReader?, schema: Schema) throws {
-        tables = [:]; columns = [:]; convert = [:]; customTypes = [:]; compoundPrimaryKeys = [:]; ignoreProperties = [:]
+        tables = [:]
+        columns = [:]
+        convert = [:]
+        customTypes = [:]
+        compoundPrimaryKeys = [:]
+        ignoreProperties = [:]
         guard var r = reader else { return }
         func requireType(_ o: JSONObjectReader, _ key: String) throws -> ObjectSchema {
             guard let t = schema[type: key] else {
-                throw o.error(key, "no type '\(key)' in schema (types: \(schema.types.map(\.name).joined(separator: ", "))).")
+                throw o.error(
+                    key, "no type '\(key)' in schema (types: \(schema.types.map(\.name).joined(separator: ", "))).")
             }
             return t
         }
-        func requireProperty(_ o: JSONObjectReader, _ t: ObjectSchema, _ property: String, at key: String? = nil) throws {
+        func requireProperty(_ o: JSONObjectReader, _ t: ObjectSchema, _ property: String, at key: String? = nil) throws
+        {
             guard t[property: property] != nil else {
                 throw o.error(key ?? property, "type '\(t.name)' has no property '\(property)'.")
             }
@@ -63,7 +70,8 @@ public struct MappingConfiguration: Sendable {
                 throw r.error("tables", "table '\(table)' maps to '\(type)', which is not a type in schema.")
             }
             if let other = seenTypes[type] {
-                throw r.error("tables", "tables '\(other)' and '\(table)' both map to '\(type)'; each type maps to one table.")
+                throw r.error(
+                    "tables", "tables '\(other)' and '\(table)' both map to '\(type)'; each type maps to one table.")
             }
             seenTypes[type] = table
             tables[table] = type
@@ -77,7 +85,8 @@ public struct MappingConfiguration: Sendable {
                     let property = try inner.requiredString(c.key)
                     try requireProperty(inner, t, property, at: c.key)
                     if let other = map.first(where: { $0.value == property }) {
-                        throw inner.error(c.key, "columns '\(other.key)' and '\(c.key)' both map to property '\(property)'.")
+                        throw inner.error(
+                            c.key, "columns '\(other.key)' and '\(c.key)' both map to property '\(property)'.")
                     }
                     map[c.key] = property
                 }
@@ -93,7 +102,10 @@ public struct MappingConfiguration: Sendable {
                     try requireProperty(inner, t, c.key)
                     let name = try inner.requiredString(c.key)
                     guard let conv = ValueConverter(rawValue: name) else {
-                        throw inner.error(c.key, "unknown converter '\(name)' (expected \(ValueConverter.allCases.map(\.rawValue).joined(separator: ", "))).")
+                        throw inner.error(
+                            c.key,
+                            "unknown converter '\(name)' (expected \(ValueConverter.allCases.map(\.rawValue).joined(separator: ", ")))."
+                        )
                     }
                     map[c.key] = conv
                 }
@@ -104,7 +116,10 @@ public struct MappingConfiguration: Sendable {
             for m in o.members {
                 let name = try o.requiredString(m.key)
                 guard let s = ScalarType(rawValue: name) else {
-                    throw o.error(m.key, "unknown Realm type '\(name)' (expected \(ScalarType.allCases.map(\.rawValue).joined(separator: ", "))).")
+                    throw o.error(
+                        m.key,
+                        "unknown Realm type '\(name)' (expected \(ScalarType.allCases.map(\.rawValue).joined(separator: ", ")))."
+                    )
                 }
                 customTypes[m.key] = s
             }
@@ -113,7 +128,8 @@ public struct MappingConfiguration: Sendable {
             for m in o.members {
                 let t = try requireType(o, m.key)
                 guard case .array(let items) = m.value, items.count >= 2 else {
-                    throw o.error(m.key, "expected an array of at least two key parts ({\"property\", \"dbColumn\", \"type\"}).")
+                    throw o.error(
+                        m.key, "expected an array of at least two key parts ({\"property\", \"dbColumn\", \"type\"}).")
                 }
                 compoundPrimaryKeys[t.name] = try items.enumerated().map { i, item in
                     var p = try JSONObjectReader(item, path: o.path(m.key) + "[\(i)]", code: .invalidConfiguration)
@@ -128,19 +144,28 @@ public struct MappingConfiguration: Sendable {
                     return CompoundKeyPart(property: property, dbColumn: dbColumn, type: s)
                 }
                 guard let pk = t.primaryKeyProperty, pk.type == .scalar(.string) else {
-                    throw o.error(m.key, "a join type with a compound key needs a string primary key holding the parts joined by '-' (e.g. \"2-3\").")
+                    throw o.error(
+                        m.key,
+                        "a join type with a compound key needs a string primary key holding the parts joined by '-' (e.g. \"2-3\")."
+                    )
                 }
             }
         }
         if let o = try r.object("ignoreProperties") {
             for m in o.members {
                 let t = try requireType(o, m.key)
-                guard case .array(let items) = m.value else { throw o.error(m.key, "expected an array of property names.") }
+                guard case .array(let items) = m.value else {
+                    throw o.error(m.key, "expected an array of property names.")
+                }
                 var set = Set<String>()
                 for (i, item) in items.enumerated() {
-                    guard case .string(let name) = item else { throw o.error(m.key, "item \(i) must be a property name.") }
+                    guard case .string(let name) = item else {
+                        throw o.error(m.key, "item \(i) must be a property name.")
+                    }
                     try requireProperty(o, t, name, at: m.key)
-                    guard name != t.primaryKey else { throw o.error(m.key, "the primary key '\(name)' cannot be ignored.") }
+                    guard name != t.primaryKey else {
+                        throw o.error(m.key, "the primary key '\(name)' cannot be ignored.")
+                    }
                     set.insert(name)
                 }
                 ignoreProperties[t.name] = set

@@ -2,7 +2,10 @@
 /// row's columns (`/{userID}/myRealm`) that routes each row to its Realm. In the other
 /// direction the template's fields are read back out of a Realm path as column values.
 public struct RealmPathTemplate: Hashable, Sendable, CustomStringConvertible {
-    enum Part: Hashable, Sendable { case literal(String), field(String) }
+    enum Part: Hashable, Sendable {
+        case literal(String)
+        case field(String)
+    }
     let parts: [Part]
     public let template: String
 
@@ -10,8 +13,10 @@ public struct RealmPathTemplate: Hashable, Sendable, CustomStringConvertible {
     ///   literal path that is not a valid Realm path.
     public init(_ template: String) throws {
         func fail(_ why: String) -> RealmAdapterError {
-            RealmAdapterError(.invalidConfiguration, "realm.path: '\(template)' is not a valid path template: \(why). Use a path such as /SQLDemo or /{userID}/myRealm.",
-                              context: ["json.path": "realm.path"])
+            RealmAdapterError(
+                .invalidConfiguration,
+                "realm.path: '\(template)' is not a valid path template: \(why). Use a path such as /SQLDemo or /{userID}/myRealm.",
+                context: ["json.path": "realm.path"])
         }
         var parts: [Part] = []
         var rest = Substring(template)
@@ -19,7 +24,9 @@ public struct RealmPathTemplate: Hashable, Sendable, CustomStringConvertible {
             if open > rest.startIndex { parts.append(.literal(String(rest[..<open]))) }
             guard let close = rest[open...].firstIndex(of: "}") else { throw fail("a '{' is not closed") }
             let name = String(rest[rest.index(after: open)..<close])
-            guard !name.isEmpty, !name.contains("{"), !name.contains("/") else { throw fail("a field name is empty or malformed") }
+            guard !name.isEmpty, !name.contains("{"), !name.contains("/") else {
+                throw fail("a field name is empty or malformed")
+            }
             if case .field? = parts.last { throw fail("two fields must be separated by text") }
             parts.append(.field(name))
             rest = rest[rest.index(after: close)...]
@@ -80,8 +87,10 @@ public struct RealmPathTemplate: Hashable, Sendable, CustomStringConvertible {
         return rest.isEmpty ? values : nil
     }
 
-    private static func firstIndex(of needle: String.UTF8View,
-                                   in haystack: Substring.UTF8View) -> Substring.UTF8View.Index? {
+    private static func firstIndex(
+        of needle: String.UTF8View,
+        in haystack: Substring.UTF8View
+    ) -> Substring.UTF8View.Index? {
         guard let first = needle.first else { return haystack.startIndex }
         var from = haystack.startIndex
         while let i = haystack[from...].firstIndex(of: first) {
@@ -93,12 +102,13 @@ public struct RealmPathTemplate: Hashable, Sendable, CustomStringConvertible {
 
     /// A regular expression matching exactly the paths this template produces.
     public var defaultRegex: String {
-        "^" + parts.map { p -> String in
-            switch p {
-            case .literal(let s): s.map { "\\^$.|?*+()[]{}".contains($0) ? "\\\($0)" : String($0) }.joined()
-            case .field: "[^/]+"
-            }
-        }.joined() + "$"
+        "^"
+            + parts.map { p -> String in
+                switch p {
+                case .literal(let s): s.map { "\\^$.|?*+()[]{}".contains($0) ? "\\\($0)" : String($0) }.joined()
+                case .field: "[^/]+"
+                }
+            }.joined() + "$"
     }
 
     public var description: String { template }

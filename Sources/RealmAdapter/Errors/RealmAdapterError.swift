@@ -58,8 +58,8 @@ public struct RealmAdapterError: Error, Sendable, Equatable, CustomStringConvert
 
     public var description: String {
         guard !context.isEmpty else { return message }
-        let where_ = context.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
-        return "\(message) [\(where_)]"
+        let place = context.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
+        return "\(message) [\(place)]"
     }
 
     /// A copy with more context (keys already present are kept).
@@ -78,7 +78,8 @@ extension RealmAdapterError {
 
     /// A failpoint configured with `error` was hit (debug builds only).
     static func failpoint(_ name: String) -> RealmAdapterError {
-        RealmAdapterError(.failpoint, "Failpoint \(name) failed, as \(Failpoint.environmentVariable) asked.",
-                          context: ["failpoint": name])
+        RealmAdapterError(
+            .failpoint, "Failpoint \(name) failed, as \(Failpoint.environmentVariable) asked.",
+            context: ["failpoint": name])
     }
 }

@@ -35,8 +35,8 @@ public struct Failpoint: Sendable, Hashable, CustomStringConvertible {
     /// Takes the action configured for this point, if any (debug builds only).
     public func hit() throws {
         #if DEBUG
-        guard let action = (Self.scoped ?? Self.registry).next(name) else { return }
-        try action.perform(at: name)
+            guard let action = (Self.scoped ?? Self.registry).next(name) else { return }
+            try action.perform(at: name)
         #endif
     }
 
@@ -46,9 +46,9 @@ public struct Failpoint: Sendable, Hashable, CustomStringConvertible {
     /// each other. A debug build's feature; a release build runs `body` as it is.
     package static func with<T>(_ specification: String, _ body: () async throws -> T) async rethrows -> T {
         #if DEBUG
-        try await $scoped.withValue(FailpointRegistry(specification), operation: body)
+            try await $scoped.withValue(FailpointRegistry(specification), operation: body)
         #else
-        try await body()
+            try await body()
         #endif
     }
 
@@ -58,15 +58,15 @@ public struct Failpoint: Sendable, Hashable, CustomStringConvertible {
     /// Whether this build has failpoints (a debug build).
     public static var isCompiled: Bool {
         #if DEBUG
-        true
+            true
         #else
-        false
+            false
         #endif
     }
 
     #if DEBUG
-    static let registry = FailpointRegistry(ProcessInfo.processInfo.environment[environmentVariable] ?? "")
-    @TaskLocal static var scoped: FailpointRegistry?
+        static let registry = FailpointRegistry(ProcessInfo.processInfo.environment[environmentVariable] ?? "")
+        @TaskLocal static var scoped: FailpointRegistry?
     #endif
 }
 
@@ -131,91 +131,92 @@ extension Failpoint {
 }
 
 #if DEBUG
-/// The configured actions of each failpoint and how far each has got.
-final class FailpointRegistry: Sendable {
-    private let state: Mutex<[String: [FailpointAction]]>
+    /// The configured actions of each failpoint and how far each has got.
+    final class FailpointRegistry: Sendable {
+        private let state: Mutex<[String: [FailpointAction]]>
 
-    init(_ specification: String) {
-        var actions: [String: [FailpointAction]] = [:]
-        for entry in specification.split(separator: ";") where !entry.isEmpty {
-            let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
-            guard parts.count == 2, Failpoint.all.contains(where: { $0.name == parts[0] }) else {
-                Self.complain("unknown failpoint or missing '=' in '\(entry)'; known: "
-                    + Failpoint.all.map(\.name).joined(separator: ", "))
-            }
-            actions[parts[0]] = parts[1].components(separatedBy: "->").map { term in
-                guard let action = FailpointAction(term) else { Self.complain("cannot read the action '\(term)'") }
-                return action
-            }
-        }
-        state = Mutex(actions)
-    }
-
-    /// The action for this hit of `name` (nil if none is configured).
-    func next(_ name: String) -> FailpointAction? {
-        state.withLock { all in
-            guard var actions = all[name], let first = actions.first else { return nil }
-            if actions.count > 1 {
-                if first.count <= 1 {
-                    actions.removeFirst()
-                } else {
-                    actions[0].count -= 1
+        init(_ specification: String) {
+            var actions: [String: [FailpointAction]] = [:]
+            for entry in specification.split(separator: ";") where !entry.isEmpty {
+                let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
+                guard parts.count == 2, Failpoint.all.contains(where: { $0.name == parts[0] }) else {
+                    Self.complain(
+                        "unknown failpoint or missing '=' in '\(entry)'; known: "
+                            + Failpoint.all.map(\.name).joined(separator: ", "))
                 }
-                all[name] = actions
+                actions[parts[0]] = parts[1].components(separatedBy: "->").map { term in
+                    guard let action = FailpointAction(term) else { Self.complain("cannot read the action '\(term)'") }
+                    return action
+                }
             }
-            return first
+            state = Mutex(actions)
         }
-    }
 
-    /// A mistyped failpoint would make a test pass without testing anything: stop at once.
-    static func complain(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("\(Failpoint.environmentVariable): \(message)\n".utf8))
-        exit(70)
-    }
-}
-
-/// One term of a failpoint's configuration: `[count*]kind[(milliseconds)]`.
-struct FailpointAction: Sendable {
-    enum Kind: String, Sendable { case off, kill, sleep, error }
-    var kind: Kind
-    var milliseconds: Int
-    var count: Int
-    let text: String
-
-    init?(_ term: String) {
-        text = term.trimmingCharacters(in: .whitespaces)
-        var rest = Substring(text)
-        count = 1
-        if let star = rest.firstIndex(of: "*") {
-            guard let n = Int(rest[..<star]), n > 0 else { return nil }
-            count = n
-            rest = rest[rest.index(after: star)...]
-        }
-        milliseconds = 0
-        if let open = rest.firstIndex(of: "("), rest.hasSuffix(")") {
-            guard let ms = Int(rest[rest.index(after: open)..<rest.index(before: rest.endIndex)]), ms >= 0 else {
-                return nil
+        /// The action for this hit of `name` (nil if none is configured).
+        func next(_ name: String) -> FailpointAction? {
+            state.withLock { all in
+                guard var actions = all[name], let first = actions.first else { return nil }
+                if actions.count > 1 {
+                    if first.count <= 1 {
+                        actions.removeFirst()
+                    } else {
+                        actions[0].count -= 1
+                    }
+                    all[name] = actions
+                }
+                return first
             }
-            milliseconds = ms
-            rest = rest[..<open]
         }
-        guard let kind = Kind(rawValue: String(rest)) else { return nil }
-        self.kind = kind
+
+        /// A mistyped failpoint would make a test pass without testing anything: stop at once.
+        static func complain(_ message: String) -> Never {
+            FileHandle.standardError.write(Data("\(Failpoint.environmentVariable): \(message)\n".utf8))
+            exit(70)
+        }
     }
 
-    func perform(at name: String) throws {
-        guard kind != .off else { return }
-        FileHandle.standardError.write(Data("failpoint \(name): \(text)\n".utf8))
-        if milliseconds > 0 { usleep(UInt32(milliseconds) * 1000) }
-        switch kind {
-        case .off, .sleep:
-            return
-        case .kill:
-            kill(getpid(), SIGKILL)
-            while true { pause() }
-        case .error:
-            throw RealmAdapterError.failpoint(name)
+    /// One term of a failpoint's configuration: `[count*]kind[(milliseconds)]`.
+    struct FailpointAction: Sendable {
+        enum Kind: String, Sendable { case off, kill, sleep, error }
+        var kind: Kind
+        var milliseconds: Int
+        var count: Int
+        let text: String
+
+        init?(_ term: String) {
+            text = term.trimmingCharacters(in: .whitespaces)
+            var rest = Substring(text)
+            count = 1
+            if let star = rest.firstIndex(of: "*") {
+                guard let n = Int(rest[..<star]), n > 0 else { return nil }
+                count = n
+                rest = rest[rest.index(after: star)...]
+            }
+            milliseconds = 0
+            if let open = rest.firstIndex(of: "("), rest.hasSuffix(")") {
+                guard let ms = Int(rest[rest.index(after: open)..<rest.index(before: rest.endIndex)]), ms >= 0 else {
+                    return nil
+                }
+                milliseconds = ms
+                rest = rest[..<open]
+            }
+            guard let kind = Kind(rawValue: String(rest)) else { return nil }
+            self.kind = kind
+        }
+
+        func perform(at name: String) throws {
+            guard kind != .off else { return }
+            FileHandle.standardError.write(Data("failpoint \(name): \(text)\n".utf8))
+            if milliseconds > 0 { usleep(UInt32(milliseconds) * 1000) }
+            switch kind {
+            case .off, .sleep:
+                return
+            case .kill:
+                kill(getpid(), SIGKILL)
+                while true { pause() }
+            case .error:
+                throw RealmAdapterError.failpoint(name)
+            }
         }
     }
-}
 #endif

@@ -18,12 +18,15 @@ extension Instruction {
         }
         func property(_ t: ObjectSchema, _ name: String) throws -> Property {
             guard let p = t[property: name] else {
-                throw RealmAdapterError(.schemaViolation, "unknown property '\(name)' of type '\(t.name)'",
-                                        context: ["type": t.name, "property": name])
+                throw RealmAdapterError(
+                    .schemaViolation, "unknown property '\(name)' of type '\(t.name)'",
+                    context: ["type": t.name, "property": name])
             }
             guard p.type.isStored else {
-                throw RealmAdapterError(.schemaViolation, "'\(t.name).\(name)' is a linkingObjects property, computed from the links that point here; it cannot be written",
-                                        context: ["type": t.name, "property": name])
+                throw RealmAdapterError(
+                    .schemaViolation,
+                    "'\(t.name).\(name)' is a linkingObjects property, computed from the links that point here; it cannot be written",
+                    context: ["type": t.name, "property": name])
             }
             return p
         }
@@ -33,7 +36,8 @@ extension Instruction {
             for e in v {
                 let p = try property(t, e.name)
                 do { out.append(e.name, try e.value.coerced(to: p, in: schema)) } catch let err as RealmAdapterError {
-                    throw RealmAdapterError(err.code, "\(t.name).\(e.name): \(err.message)", context: ["type": t.name, "property": e.name])
+                    throw RealmAdapterError(
+                        err.code, "\(t.name).\(e.name): \(err.message)", context: ["type": t.name, "property": e.name])
                 }
             }
             return out
@@ -41,7 +45,8 @@ extension Instruction {
         func listProperty(_ t: ObjectSchema, _ name: String) throws -> Property {
             let p = try property(t, name)
             guard p.type.isList else {
-                throw RealmAdapterError(.schemaViolation, "'\(t.name).\(name)' is not a list", context: ["type": t.name, "property": name])
+                throw RealmAdapterError(
+                    .schemaViolation, "'\(t.name).\(name)' is not a list", context: ["type": t.name, "property": name])
             }
             return p
         }
@@ -53,7 +58,9 @@ extension Instruction {
                 default: return v
                 }
             } catch let err as RealmAdapterError {
-                throw RealmAdapterError(err.code, "\(t.name).\(p.name) element: \(err.message)", context: ["type": t.name, "property": p.name])
+                throw RealmAdapterError(
+                    err.code, "\(t.name).\(p.name) element: \(err.message)",
+                    context: ["type": t.name, "property": p.name])
             }
         }
 
@@ -70,11 +77,15 @@ extension Instruction {
             _ = try type(n)
             return self
         case .listSet(let n, let id, let pn, let i, let v):
-            let t = try type(n), p = try listProperty(t, pn)
-            return .listSet(objectType: n, identity: try key(t, id), property: pn, index: i, value: try element(t, p, v))
+            let t = try type(n)
+            let p = try listProperty(t, pn)
+            return .listSet(
+                objectType: n, identity: try key(t, id), property: pn, index: i, value: try element(t, p, v))
         case .listInsert(let n, let id, let pn, let i, let v):
-            let t = try type(n), p = try listProperty(t, pn)
-            return .listInsert(objectType: n, identity: try key(t, id), property: pn, index: i, value: try element(t, p, v))
+            let t = try type(n)
+            let p = try listProperty(t, pn)
+            return .listInsert(
+                objectType: n, identity: try key(t, id), property: pn, index: i, value: try element(t, p, v))
         case .listErase(let n, let id, let pn, let i):
             let t = try type(n)
             _ = try listProperty(t, pn)
@@ -86,9 +97,13 @@ extension Instruction {
         case .changeIdentity(let n, let id, let new):
             let t = try type(n)
             guard t.primaryKey == nil else {
-                throw RealmAdapterError(.schemaViolation, "CHANGE_IDENTITY applies only to types without a primary key; '\(n)' has '\(t.primaryKey!)'", context: ["type": n])
+                throw RealmAdapterError(
+                    .schemaViolation,
+                    "CHANGE_IDENTITY applies only to types without a primary key; '\(n)' has '\(t.primaryKey!)'",
+                    context: ["type": n])
             }
-            return .changeIdentity(objectType: n, identity: try key(t, id), newIdentity: try key(t, new, "new_identity"))
+            return .changeIdentity(
+                objectType: n, identity: try key(t, id), newIdentity: try key(t, new, "new_identity"))
         case .addType, .addProperties:
             return self
         }

@@ -23,18 +23,24 @@ extension Instruction {
         }
         switch self {
         case .insert(_, let id, let v), .set(_, let id, let v):
-            add("identity", id.json); add("values", values(v))
+            add("identity", id.json)
+            add("values", values(v))
         case .delete(_, let id):
             add("identity", id.json)
         case .clear:
             break
         case .listSet(_, let id, let p, let i, let v), .listInsert(_, let id, let p, let i, let v):
-            add("identity", id.json); add("property", .string(p)); add("list_index", .int(Int64(i)))
+            add("identity", id.json)
+            add("property", .string(p))
+            add("list_index", .int(Int64(i)))
             add(elementField(p), v.json)
         case .listErase(_, let id, let p, let i):
-            add("identity", id.json); add("property", .string(p)); add("list_index", .int(Int64(i)))
+            add("identity", id.json)
+            add("property", .string(p))
+            add("list_index", .int(Int64(i)))
         case .listClear(_, let id, let p):
-            add("identity", id.json); add("property", .string(p))
+            add("identity", id.json)
+            add("property", .string(p))
         case .addType(let s):
             add("primary_key", s.primaryKey.map(JSONValue.string) ?? .null)
             if let d = s.databasePrimaryKey { add("database_primary_key", .string(d)) }
@@ -42,7 +48,8 @@ extension Instruction {
         case .addProperties(_, let props):
             add("properties", .object(props.map { .init($0.name, $0.json) }))
         case .changeIdentity(_, let id, let new):
-            add("identity", id.json); add("new_identity", new.json)
+            add("identity", id.json)
+            add("new_identity", new.json)
         }
         return .object(m)
     }
@@ -57,7 +64,9 @@ extension Instruction {
             return Value(json: v)
         }
         func index() throws -> Int {
-            guard let i = try r.int("list_index", in: 0...Int64(Int32.max)) else { throw r.error("list_index", "is required for \(type).") }
+            guard let i = try r.int("list_index", in: 0...Int64(Int32.max)) else {
+                throw r.error("list_index", "is required for \(type).")
+            }
             return i
         }
         func property() throws -> String {
@@ -69,15 +78,21 @@ extension Instruction {
             return PropertyValues(o.members.map { .init($0.key, Value(json: $0.value)) })
         }
         func element() throws -> Value {
-            let a = r.members.first { $0.key == "object_identity" }, b = r.members.first { $0.key == "value" }
-            _ = r.value("object_identity"); _ = r.value("value")
-            guard let v = a ?? b else { throw r.error(nil, "\(type) needs object_identity (lists of links) or value (lists of primitives).") }
+            let a = r.members.first { $0.key == "object_identity" }
+            let b = r.members.first { $0.key == "value" }
+            _ = r.value("object_identity")
+            _ = r.value("value")
+            guard let v = a ?? b else {
+                throw r.error(nil, "\(type) needs object_identity (lists of links) or value (lists of primitives).")
+            }
             if a != nil && b != nil { throw r.error(nil, "give object_identity or value, not both.") }
             return Value(json: v.value)
         }
         func properties() throws -> [Property] {
             guard let o = try r.object("properties") else { throw r.error("properties", "is required for \(type).") }
-            return try o.members.map { try Property(name: $0.key, json: $0.value, path: o.path($0.key), code: .invalidInstruction) }
+            return try o.members.map {
+                try Property(name: $0.key, json: $0.value, path: o.path($0.key), code: .invalidInstruction)
+            }
         }
         switch type {
         case "INSERT": self = .insert(objectType: objectType, identity: try identity(), values: try values())
@@ -85,23 +100,33 @@ extension Instruction {
         case "DELETE": self = .delete(objectType: objectType, identity: try identity())
         case "CLEAR": self = .clear(objectType: objectType)
         case "LIST_SET":
-            self = .listSet(objectType: objectType, identity: try identity(), property: try property(), index: try index(), value: try element())
+            self = .listSet(
+                objectType: objectType, identity: try identity(), property: try property(), index: try index(),
+                value: try element())
         case "LIST_INSERT":
-            self = .listInsert(objectType: objectType, identity: try identity(), property: try property(), index: try index(), value: try element())
+            self = .listInsert(
+                objectType: objectType, identity: try identity(), property: try property(), index: try index(),
+                value: try element())
         case "LIST_ERASE":
-            self = .listErase(objectType: objectType, identity: try identity(), property: try property(), index: try index())
+            self = .listErase(
+                objectType: objectType, identity: try identity(), property: try property(), index: try index())
         case "LIST_CLEAR":
             self = .listClear(objectType: objectType, identity: try identity(), property: try property())
         case "ADD_TYPE":
             let pk = try r.string("primary_key")
             let dpk = try r.string("database_primary_key")
-            self = .addType(ObjectSchema(name: objectType, primaryKey: pk, databasePrimaryKey: dpk, properties: try properties()))
+            self = .addType(
+                ObjectSchema(name: objectType, primaryKey: pk, databasePrimaryKey: dpk, properties: try properties()))
         case "ADD_PROPERTIES":
             self = .addProperties(objectType: objectType, properties: try properties())
         case "CHANGE_IDENTITY":
-            self = .changeIdentity(objectType: objectType, identity: try identity(), newIdentity: try identity("new_identity"))
+            self = .changeIdentity(
+                objectType: objectType, identity: try identity(), newIdentity: try identity("new_identity"))
         default:
-            throw r.error("type", "unknown instruction type '\(type)' (expected INSERT, SET, DELETE, CLEAR, LIST_SET, LIST_INSERT, LIST_ERASE, LIST_CLEAR, ADD_TYPE, ADD_PROPERTIES or CHANGE_IDENTITY).")
+            throw r.error(
+                "type",
+                "unknown instruction type '\(type)' (expected INSERT, SET, DELETE, CLEAR, LIST_SET, LIST_INSERT, LIST_ERASE, LIST_CLEAR, ADD_TYPE, ADD_PROPERTIES or CHANGE_IDENTITY)."
+            )
         }
         try r.finish()
     }
@@ -111,7 +136,8 @@ extension Instruction {
     /// type are left as parsed; applying them reports the precise error.
     public static func decodeTransaction(_ json: JSONValue, schema: Schema) throws -> [Instruction] {
         guard case .array(let items) = json else {
-            throw RealmAdapterError(.invalidInstruction, "$: expected an array of instructions, found \(json.kindName).")
+            throw RealmAdapterError(
+                .invalidInstruction, "$: expected an array of instructions, found \(json.kindName).")
         }
         var schema = schema
         return try items.enumerated().map { i, item in

@@ -42,8 +42,8 @@ public enum Instruction: Hashable, Sendable {
     public var objectType: String {
         switch self {
         case .insert(let t, _, _), .set(let t, _, _), .delete(let t, _), .clear(let t),
-             .listSet(let t, _, _, _, _), .listInsert(let t, _, _, _, _), .listErase(let t, _, _, _),
-             .listClear(let t, _, _), .addProperties(let t, _), .changeIdentity(let t, _, _):
+            .listSet(let t, _, _, _, _), .listInsert(let t, _, _, _, _), .listErase(let t, _, _, _),
+            .listClear(let t, _, _), .addProperties(let t, _), .changeIdentity(let t, _, _):
             t
         case .addType(let s): s.name
         }
@@ -54,7 +54,7 @@ public enum Instruction: Hashable, Sendable {
     public var summary: String {
         switch self {
         case .listSet(let t, _, let p, _, _), .listInsert(let t, _, let p, _, _), .listErase(let t, _, let p, _),
-             .listClear(let t, _, let p):
+            .listClear(let t, _, let p):
             "\(typeName) \(t).\(p)"
         default: "\(typeName) \(objectType)"
         }
@@ -66,7 +66,10 @@ public struct PropertyValues: Hashable, Sendable, RandomAccessCollection, Expres
     public struct Entry: Hashable, Sendable {
         public var name: String
         public var value: Value
-        public init(_ name: String, _ value: Value) { self.name = name; self.value = value }
+        public init(_ name: String, _ value: Value) {
+            self.name = name
+            self.value = value
+        }
     }
 
     public private(set) var entries: [Entry]
@@ -92,7 +95,9 @@ public struct PropertyValues: Hashable, Sendable, RandomAccessCollection, Expres
     public mutating func append(_ name: String, _ value: Value) { entries.append(Entry(name, value)) }
     mutating func setValue(_ value: Value, at index: Int) { entries[index].value = value }
     public mutating func reserveCapacity(_ n: Int) { entries.reserveCapacity(n) }
-    public mutating func removeAll(keepingCapacity: Bool = false) { entries.removeAll(keepingCapacity: keepingCapacity) }
+    public mutating func removeAll(keepingCapacity: Bool = false) {
+        entries.removeAll(keepingCapacity: keepingCapacity)
+    }
 }
 
 extension Instruction {

@@ -23,7 +23,9 @@ enum InstructionCodec {
 
     /// `instructions` with INSERTs encoded ahead (``PreparedInserts``) spliced in before the
     /// instruction at each segment's index (or at the end).
-    static func encode(_ instructions: [Instruction], prepared: [(at: Int, encoded: BinaryWriter, count: Int)]) -> [UInt8] {
+    static func encode(_ instructions: [Instruction], prepared: [(at: Int, encoded: BinaryWriter, count: Int)])
+        -> [UInt8]
+    {
         guard !prepared.isEmpty else { return encode(instructions) }
         var w = BinaryWriter()
         w.bytes.reserveCapacity(prepared.reduce(instructions.count * 32) { $0 + $1.encoded.bytes.count })
@@ -91,13 +93,21 @@ struct BinaryWriter {
         v.entries.withUnsafeBufferPointer { entries in
             var same = entries.count == lastNames?.count
             if same, let last = lastNames {
-                for k in entries.indices where entries[k].name != last[k] { same = false; break }
+                for k in entries.indices where entries[k].name != last[k] {
+                    same = false
+                    break
+                }
             }
             if !same { lastNames = entries.map(\.name) }
             var maximum = 1 + ByteCursor.maximumSize(type) + ByteCursor.maximumSize(id) + ByteCursor.varintSize + 1
-            for k in entries.indices { maximum += (same ? 0 : ByteCursor.maximumSize(entries[k].name)) + ByteCursor.maximumSize(entries[k].value) }
+            for k in entries.indices {
+                maximum +=
+                    (same ? 0 : ByteCursor.maximumSize(entries[k].name)) + ByteCursor.maximumSize(entries[k].value)
+            }
             write(maximum: maximum) { c in
-                c.byte(tag); c.string(type); c.value(id)
+                c.byte(tag)
+                c.string(type)
+                c.value(id)
                 c.varint(UInt64(entries.count))
                 c.byte(same ? 1 : 0)
                 for k in entries.indices {
@@ -117,11 +127,22 @@ struct BinaryWriter {
     mutating func property(_ p: Property) {
         string(p.name)
         switch p.type {
-        case .scalar(let t): byte(0); byte(Self.code(t))
-        case .link(let t): byte(1); string(t)
-        case .list(.scalar(let t)): byte(2); byte(Self.code(t))
-        case .list(.link(let t)): byte(3); string(t)
-        case .linkingObjects(let t, let q): byte(4); string(t); string(q)
+        case .scalar(let t):
+            byte(0)
+            byte(Self.code(t))
+        case .link(let t):
+            byte(1)
+            string(t)
+        case .list(.scalar(let t)):
+            byte(2)
+            byte(Self.code(t))
+        case .list(.link(let t)):
+            byte(3)
+            string(t)
+        case .linkingObjects(let t, let q):
+            byte(4)
+            string(t)
+            string(q)
         }
         byte((p.isOptional ? 1 : 0) | (p.isIndexed ? 2 : 0) | (p.watchTable ? 4 : 0) | (p.defaultValue == nil ? 0 : 8))
         // In its JSON form: a default read back from history is what the schema's JSON gives.
@@ -134,12 +155,38 @@ struct BinaryWriter {
         switch i {
         case .insert(let t, let id, let v): record(1, t, id, v)
         case .set(let t, let id, let v): record(2, t, id, v)
-        case .delete(let t, let id): byte(3); string(t); value(id)
-        case .clear(let t): byte(4); string(t)
-        case .listSet(let t, let id, let p, let n, let v): byte(5); string(t); value(id); string(p); varint(UInt64(n)); value(v)
-        case .listInsert(let t, let id, let p, let n, let v): byte(6); string(t); value(id); string(p); varint(UInt64(n)); value(v)
-        case .listErase(let t, let id, let p, let n): byte(7); string(t); value(id); string(p); varint(UInt64(n))
-        case .listClear(let t, let id, let p): byte(8); string(t); value(id); string(p)
+        case .delete(let t, let id):
+            byte(3)
+            string(t)
+            value(id)
+        case .clear(let t):
+            byte(4)
+            string(t)
+        case .listSet(let t, let id, let p, let n, let v):
+            byte(5)
+            string(t)
+            value(id)
+            string(p)
+            varint(UInt64(n))
+            value(v)
+        case .listInsert(let t, let id, let p, let n, let v):
+            byte(6)
+            string(t)
+            value(id)
+            string(p)
+            varint(UInt64(n))
+            value(v)
+        case .listErase(let t, let id, let p, let n):
+            byte(7)
+            string(t)
+            value(id)
+            string(p)
+            varint(UInt64(n))
+        case .listClear(let t, let id, let p):
+            byte(8)
+            string(t)
+            value(id)
+            string(p)
         case .addType(let s):
             byte(12)
             string(s.name)
@@ -152,7 +199,11 @@ struct BinaryWriter {
             string(t)
             varint(UInt64(props.count))
             for p in props { property(p) }
-        case .changeIdentity(let t, let id, let new): byte(11); string(t); value(id); value(new)
+        case .changeIdentity(let t, let id, let new):
+            byte(11)
+            string(t)
+            value(id)
+            value(new)
         }
     }
 }
@@ -182,11 +233,17 @@ struct ByteCursor {
         }
     }
 
-    mutating func byte(_ b: UInt8) { start[count] = b; count += 1 }
+    mutating func byte(_ b: UInt8) {
+        start[count] = b
+        count += 1
+    }
 
     mutating func varint(_ v: UInt64) {
         var v = v
-        while v >= 0x80 { byte(UInt8(truncatingIfNeeded: v) | 0x80); v >>= 7 }
+        while v >= 0x80 {
+            byte(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
         byte(UInt8(v))
     }
 
@@ -219,22 +276,46 @@ struct ByteCursor {
         switch v {
         case .null: byte(0)
         case .bool(let b): byte(b ? 2 : 1)
-        case .int(let i): byte(3); signed(i)
-        case .float(let f): byte(4); raw(f.bitPattern)
-        case .double(let d): byte(5); raw(d.bitPattern)
-        case .string(let s): byte(6); string(s)
-        case .data(let d): byte(7); varint(UInt64(d.count)); d.withUnsafeBytes { bytes($0) }
-        case .date(let t): byte(8); signed(t.seconds); varint(UInt64(t.nanoseconds))
-        case .decimal(let d): byte(9); string(d.description)
-        case .uuid(let u): byte(10); withUnsafeBytes(of: u.uuid) { bytes($0) }
-        case .objectId(let o): byte(11); o.bytes.withUnsafeBytes { bytes($0) }
-        case .list(let l): byte(12); varint(UInt64(l.count)); for e in l { value(e) }
+        case .int(let i):
+            byte(3)
+            signed(i)
+        case .float(let f):
+            byte(4)
+            raw(f.bitPattern)
+        case .double(let d):
+            byte(5)
+            raw(d.bitPattern)
+        case .string(let s):
+            byte(6)
+            string(s)
+        case .data(let d):
+            byte(7)
+            varint(UInt64(d.count))
+            d.withUnsafeBytes { bytes($0) }
+        case .date(let t):
+            byte(8)
+            signed(t.seconds)
+            varint(UInt64(t.nanoseconds))
+        case .decimal(let d):
+            byte(9)
+            string(d.description)
+        case .uuid(let u):
+            byte(10)
+            withUnsafeBytes(of: u.uuid) { bytes($0) }
+        case .objectId(let o):
+            byte(11)
+            o.bytes.withUnsafeBytes { bytes($0) }
+        case .list(let l):
+            byte(12)
+            varint(UInt64(l.count))
+            for e in l { value(e) }
         }
     }
 }
 
 struct BinaryReader {
-    static let corrupt = RealmAdapterError(.storeUnavailable, "A history record is corrupt or was written by a newer version of realm-adapter.")
+    static let corrupt = RealmAdapterError(
+        .storeUnavailable, "A history record is corrupt or was written by a newer version of realm-adapter.")
 
     let buffer: UnsafeRawBufferPointer
     var i = 0
@@ -251,7 +332,8 @@ struct BinaryReader {
 
     @inline(__always)
     mutating func varint() throws -> UInt64 {
-        var v: UInt64 = 0, shift: UInt64 = 0
+        var v: UInt64 = 0
+        var shift: UInt64 = 0
         while true {
             let b = try byte()
             v |= UInt64(b & 0x7F) << shift
@@ -289,7 +371,9 @@ struct BinaryReader {
         case 4: _ = try take(4)
         case 5: _ = try take(8)
         case 6, 7, 9: try skipString()
-        case 8: _ = try varint(); _ = try varint()
+        case 8:
+            _ = try varint()
+            _ = try varint()
         case 10: _ = try take(16)
         case 11: _ = try take(12)
         case 12: for _ in 0..<(try varint()) { try skipValue() }
@@ -350,20 +434,32 @@ struct BinaryReader {
         case 2: return .set(objectType: try string(), identity: try value(), values: try values())
         case 3: return .delete(objectType: try string(), identity: try value())
         case 4: return .clear(objectType: try string())
-        case 5: return .listSet(objectType: try string(), identity: try value(), property: try string(), index: Int(try varint()), value: try value())
-        case 6: return .listInsert(objectType: try string(), identity: try value(), property: try string(), index: Int(try varint()), value: try value())
-        case 7: return .listErase(objectType: try string(), identity: try value(), property: try string(), index: Int(try varint()))
+        case 5:
+            return .listSet(
+                objectType: try string(), identity: try value(), property: try string(), index: Int(try varint()),
+                value: try value())
+        case 6:
+            return .listInsert(
+                objectType: try string(), identity: try value(), property: try string(), index: Int(try varint()),
+                value: try value())
+        case 7:
+            return .listErase(
+                objectType: try string(), identity: try value(), property: try string(), index: Int(try varint()))
         case 8: return .listClear(objectType: try string(), identity: try value(), property: try string())
         case 9: return .addType(try ObjectSchema(json: try JSONValue(parsing: try string()), path: "history"))
         case 10:
             let t = try string()
             let o = try JSONObjectReader(try JSONValue(parsing: try string()), path: "history", code: .storeUnavailable)
-            return .addProperties(objectType: t, properties: try o.members.map { try Property(name: $0.key, json: $0.value, path: "history") })
+            return .addProperties(
+                objectType: t,
+                properties: try o.members.map { try Property(name: $0.key, json: $0.value, path: "history") })
         case 11: return .changeIdentity(objectType: try string(), identity: try value(), newIdentity: try value())
         case 12:
             let (name, primaryKey, databasePrimaryKey) = (try string(), try optionalString(), try optionalString())
-            return .addType(ObjectSchema(name: name, primaryKey: primaryKey, databasePrimaryKey: databasePrimaryKey,
-                                         properties: try properties()))
+            return .addType(
+                ObjectSchema(
+                    name: name, primaryKey: primaryKey, databasePrimaryKey: databasePrimaryKey,
+                    properties: try properties()))
         case 13: return .addProperties(objectType: try string(), properties: try properties())
         default: throw Self.corrupt
         }
@@ -403,8 +499,11 @@ struct BinaryReader {
         let flags = try byte()
         guard flags < 16 else { throw Self.corrupt }
         var defaultValue: Value?  // not `nil` in an expression: that would be a Value, `.null`
-        if flags & 8 != 0 { defaultValue = Value(json: try JSONValue(parsing: try string(), errorCode: .storeUnavailable)) }
-        return Property(name: name, type: type, isOptional: flags & 1 != 0, isIndexed: flags & 2 != 0,
-                        defaultValue: defaultValue, watchTable: flags & 4 != 0)
+        if flags & 8 != 0 {
+            defaultValue = Value(json: try JSONValue(parsing: try string(), errorCode: .storeUnavailable))
+        }
+        return Property(
+            name: name, type: type, isOptional: flags & 1 != 0, isIndexed: flags & 2 != 0,
+            defaultValue: defaultValue, watchTable: flags & 4 != 0)
     }
 }

@@ -15,8 +15,9 @@ public struct JSONObjectReader {
 
     public init(_ value: JSONValue, path: String, code: RealmAdapterError.Code) throws {
         guard case .object(let members) = value else {
-            throw RealmAdapterError(code, "\(path.isEmpty ? "The document" : path) must be an object, found \(value.kindName).",
-                                    context: ["json.path": path.isEmpty ? "$" : path])
+            throw RealmAdapterError(
+                code, "\(path.isEmpty ? "The document" : path) must be an object, found \(value.kindName).",
+                context: ["json.path": path.isEmpty ? "$" : path])
         }
         self.members = members
         self.path = path
@@ -27,14 +28,17 @@ public struct JSONObjectReader {
     public func path(_ key: String) -> String { Self.join(path, key) }
 
     static func join(_ base: String, _ key: String) -> String {
-        let plain = !key.isEmpty && key.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" }
+        let plain =
+            !key.isEmpty
+            && key.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" }
         if plain { return base.isEmpty ? key : base + "." + key }
         return base + "[\"" + key + "\"]"
     }
 
     public func error(_ key: String?, _ message: String) -> RealmAdapterError {
         let p = key.map(path) ?? path
-        return RealmAdapterError(code, "\(p.isEmpty ? "$" : p): \(message)", context: ["json.path": p.isEmpty ? "$" : p])
+        return RealmAdapterError(
+            code, "\(p.isEmpty ? "$" : p): \(message)", context: ["json.path": p.isEmpty ? "$" : p])
     }
 
     /// The raw member, marking it as read. JSON `null` counts as absent.

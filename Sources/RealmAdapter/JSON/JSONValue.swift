@@ -18,7 +18,10 @@ public enum JSONValue: Hashable, Sendable {
     public struct Member: Hashable, Sendable {
         public var key: String
         public var value: JSONValue
-        public init(_ key: String, _ value: JSONValue) { self.key = key; self.value = value }
+        public init(_ key: String, _ value: JSONValue) {
+            self.key = key
+            self.value = value
+        }
     }
 
     /// The member named `key`, if this is an object that has it.
@@ -78,9 +81,15 @@ private struct JSONParser {
     }
 
     func error(_ what: String) -> RealmAdapterError {
-        var line = 1, column = 1
+        var line = 1
+        var column = 1
         for b in bytes[..<min(i, bytes.count)] {
-            if b == 10 { line += 1; column = 1 } else { column += 1 }
+            if b == 10 {
+                line += 1
+                column = 1
+            } else {
+                column += 1
+            }
         }
         return RealmAdapterError(code, "Invalid JSON at line \(line), column \(column): \(what).")
     }
@@ -96,9 +105,15 @@ private struct JSONParser {
         case UInt8(ascii: "{"): return try parseObject()
         case UInt8(ascii: "["): return try parseArray()
         case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "t"):
+            try literal("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try literal("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try literal("null")
+            return .null
         case UInt8(ascii: "-"), 48...57: return try parseNumber()
         default: throw error("unexpected character '\(Character(Unicode.Scalar(bytes[i])))'")
         }
@@ -118,14 +133,20 @@ private struct JSONParser {
     }
 
     mutating func parseObject() throws -> JSONValue {
-        try nest(); defer { depth -= 1 }
+        try nest()
+        defer { depth -= 1 }
         i += 1
         var members: [JSONValue.Member] = []
         skipSpace()
-        if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
+            i += 1
+            return .object(members)
+        }
         while true {
             skipSpace()
-            guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw error("expected a member name in quotes") }
+            guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else {
+                throw error("expected a member name in quotes")
+            }
             let key = try parseString()
             if members.contains(where: { $0.key == key }) { throw error("duplicate member \"\(key)\"") }
             skipSpace()
@@ -134,24 +155,40 @@ private struct JSONParser {
             members.append(.init(key, try parseValue()))
             skipSpace()
             guard i < bytes.count else { throw error("unexpected end of input in an object") }
-            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-            if bytes[i] == UInt8(ascii: "}") { i += 1; return .object(members) }
+            if bytes[i] == UInt8(ascii: ",") {
+                i += 1
+                continue
+            }
+            if bytes[i] == UInt8(ascii: "}") {
+                i += 1
+                return .object(members)
+            }
             throw error("expected ',' or '}' in an object")
         }
     }
 
     mutating func parseArray() throws -> JSONValue {
-        try nest(); defer { depth -= 1 }
+        try nest()
+        defer { depth -= 1 }
         i += 1
         var items: [JSONValue] = []
         skipSpace()
-        if i < bytes.count, bytes[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+        if i < bytes.count, bytes[i] == UInt8(ascii: "]") {
+            i += 1
+            return .array(items)
+        }
         while true {
             items.append(try parseValue())
             skipSpace()
             guard i < bytes.count else { throw error("unexpected end of input in an array") }
-            if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-            if bytes[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+            if bytes[i] == UInt8(ascii: ",") {
+                i += 1
+                continue
+            }
+            if bytes[i] == UInt8(ascii: "]") {
+                i += 1
+                return .array(items)
+            }
             throw error("expected ',' or ']' in an array")
         }
     }
@@ -162,12 +199,20 @@ private struct JSONParser {
         while true {
             guard i < bytes.count else { throw error("unterminated string") }
             let c = bytes[i]
-            if c == UInt8(ascii: "\"") { i += 1; break }
+            if c == UInt8(ascii: "\"") {
+                i += 1
+                break
+            }
             if c < 0x20 { throw error("control character in a string (escape it)") }
-            if c != UInt8(ascii: "\\") { out.append(c); i += 1; continue }
+            if c != UInt8(ascii: "\\") {
+                out.append(c)
+                i += 1
+                continue
+            }
             i += 1
             guard i < bytes.count else { throw error("unterminated escape") }
-            let e = bytes[i]; i += 1
+            let e = bytes[i]
+            i += 1
             switch e {
             case UInt8(ascii: "\""): out.append(0x22)
             case UInt8(ascii: "\\"): out.append(0x5C)
@@ -201,7 +246,8 @@ private struct JSONParser {
         guard i + 4 <= bytes.count else { throw error("short \\u escape") }
         var v: UInt32 = 0
         for _ in 0..<4 {
-            let c = bytes[i]; i += 1
+            let c = bytes[i]
+            i += 1
             let d: UInt32
             switch c {
             case 48...57: d = UInt32(c - 48)
@@ -221,10 +267,17 @@ private struct JSONParser {
         guard i < bytes.count, (48...57).contains(bytes[i]) else { throw error("invalid number") }
         while i < bytes.count {
             let c = bytes[i]
-            if (48...57).contains(c) { i += 1; continue }
+            if (48...57).contains(c) {
+                i += 1
+                continue
+            }
             if c == UInt8(ascii: ".") || c == UInt8(ascii: "e") || c == UInt8(ascii: "E")
                 || ((c == UInt8(ascii: "+") || c == UInt8(ascii: "-")) && !isInteger)
-            { isInteger = false; i += 1; continue }
+            {
+                isInteger = false
+                i += 1
+                continue
+            }
             break
         }
         let text = String(decoding: bytes[start..<i], as: UTF8.self)
@@ -261,7 +314,10 @@ extension JSONValue {
             }
         case .string(let s): JSONValue.writeString(s, to: &out)
         case .array(let items):
-            if items.isEmpty { out += "[]"; return }
+            if items.isEmpty {
+                out += "[]"
+                return
+            }
             out += "["
             for (k, item) in items.enumerated() {
                 if k > 0 { out += "," }
@@ -271,7 +327,10 @@ extension JSONValue {
             if pretty { out += "\n" + String(repeating: "  ", count: indent) }
             out += "]"
         case .object(let members):
-            if members.isEmpty { out += "{}"; return }
+            if members.isEmpty {
+                out += "{}"
+                return
+            }
             out += "{"
             for (k, m) in members.enumerated() {
                 if k > 0 { out += "," }

@@ -51,12 +51,16 @@ public final class FieldReceiver {
     ///     (every column of `t`'s single-value properties and the path template's).
     ///   - onRow: called at the end of each row with the path of the Realm it is for and this
     ///     receiver, whose row is readable (``identity``, ``encoded(_:)``, ``mappedValues``) during the call.
-    init(_ t: TableMapping, columns: [String], mapping: Mapping, onRow: @escaping (String, FieldReceiver) throws -> Void) throws {
+    init(
+        _ t: TableMapping, columns: [String], mapping: Mapping, onRow: @escaping (String, FieldReceiver) throws -> Void
+    ) throws {
         self.t = t
         self.mapping = mapping
         typing = try InsertTyping(t.type, schema: mapping.schema)
         typeName = t.type.name
-        precondition(PreparedInserts.canPrepare(t.type) && t.compoundKey == nil && t.databaseKey == nil, "FieldReceiver needs a type whose rows give their identity")
+        precondition(
+            PreparedInserts.canPrepare(t.type) && t.compoundKey == nil && t.databaseKey == nil,
+            "FieldReceiver needs a type whose rows give their identity")
         let routing = Set(mapping.path.isLiteral ? [] : mapping.path.fields)
         literalPath = mapping.path.isLiteral ? mapping.path.template : nil
         self.columns = columns
@@ -91,17 +95,26 @@ public final class FieldReceiver {
 
     public func int(_ v: Int64, at column: Int) throws {
         guard direct[column] == .int else { return try value(.int(v), at: column) }
-        write(column, maximum: 1 + ByteCursor.varintSize) { $0.byte(3); $0.signed(v) }
+        write(column, maximum: 1 + ByteCursor.varintSize) {
+            $0.byte(3)
+            $0.signed(v)
+        }
     }
 
     public func double(_ v: Double, at column: Int) throws {
         guard direct[column] == .double else { return try value(.double(v), at: column) }
-        write(column, maximum: 9) { $0.byte(5); $0.raw(v.bitPattern) }
+        write(column, maximum: 9) {
+            $0.byte(5)
+            $0.raw(v.bitPattern)
+        }
     }
 
     public func float(_ v: Float, at column: Int) throws {
         guard direct[column] == .float else { return try value(.float(v), at: column) }
-        write(column, maximum: 5) { $0.byte(4); $0.raw(v.bitPattern) }
+        write(column, maximum: 5) {
+            $0.byte(4)
+            $0.raw(v.bitPattern)
+        }
     }
 
     public func bool(_ v: Bool, at column: Int) throws {
@@ -212,15 +225,22 @@ public final class FieldReceiver {
                 if id == nil { id = identity }
                 let mapped = try mapping.realmValue(g, column: mappingIndex[j]!, t, key: id!)
                 do {
-                    v = mapped.has(typing.slotScalars[k]!) ? mapped : try mapped.coerced(to: typing.slotScalars[k]!, optional: typing.slotOptional[k])
+                    v =
+                        mapped.has(typing.slotScalars[k]!)
+                        ? mapped : try mapped.coerced(to: typing.slotScalars[k]!, optional: typing.slotOptional[k])
                 } catch let e as RealmAdapterError {
-                    throw RealmAdapterError(e.code, "Table \(t.table), column \(columns[j]), row with key \(Mapping.keyText(id!)): \(e.message).",
-                                            context: ["db.table": t.table, "db.column": columns[j]])
+                    throw RealmAdapterError(
+                        e.code,
+                        "Table \(t.table), column \(columns[j]), row with key \(Mapping.keyText(id!)): \(e.message).",
+                        context: ["db.table": t.table, "db.column": columns[j]])
                 }
             } else if columnOfSlot[k] == nil {
                 v = try typing.unmentioned(k, n)
             } else {
-                throw RealmAdapterError(.invalidState, "Table \(t.table): the connector gave no field for column \(columns[columnOfSlot[k]!]).", context: ["db.table": t.table])
+                throw RealmAdapterError(
+                    .invalidState,
+                    "Table \(t.table): the connector gave no field for column \(columns[columnOfSlot[k]!]).",
+                    context: ["db.table": t.table])
             }
             write(slot: k, maximum: ByteCursor.maximumSize(v)) { $0.value(v) }
         }

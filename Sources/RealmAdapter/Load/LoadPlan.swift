@@ -23,14 +23,23 @@ public struct LoadPlan: Sendable {
         if let only {
             let unknown = only.filter { n in mapping.table(named: n) == nil && mapping.table(forType: n) == nil }
             guard unknown.isEmpty else {
-                throw RealmAdapterError(.invalidConfiguration, "--tables names \(unknown.joined(separator: ", ")), which the configuration does not map; mapped tables: \(mapping.tables.map(\.table).joined(separator: ", ")).")
+                throw RealmAdapterError(
+                    .invalidConfiguration,
+                    "--tables names \(unknown.joined(separator: ", ")), which the configuration does not map; mapped tables: \(mapping.tables.map(\.table).joined(separator: ", "))."
+                )
             }
             let names = Set(only)
             selected = mapping.tables.filter { names.contains($0.table) || names.contains($0.type.name) }
         }
         let selectedTypes = Set(selected.map(\.type.name))
         func targets(_ t: TableMapping) -> [String] {
-            t.columns.compactMap { c in if case .link(let target, _) = c.kind, target != t.type.name, selectedTypes.contains(target) { target } else { nil } }
+            t.columns.compactMap { c in
+                if case .link(let target, _) = c.kind, target != t.type.name, selectedTypes.contains(target) {
+                    target
+                } else {
+                    nil
+                }
+            }
         }
         // Targets first; when only cycles remain, the first remaining table in schema order goes next.
         var order: [TableMapping] = []
@@ -49,7 +58,8 @@ public struct LoadPlan: Sendable {
             let keyParts = Set(t.compoundKey?.map(\.property) ?? [])
             let later = t.columns.compactMap { c -> String? in
                 guard case .link(let target, _) = c.kind, !keyParts.contains(c.property.name),
-                      target == t.type.name || (selectedTypes.contains(target) && !before.contains(target)) else { return nil }
+                    target == t.type.name || (selectedTypes.contains(target) && !before.contains(target))
+                else { return nil }
                 return c.property.name
             }
             steps.append(.objects(t, deferring: later))

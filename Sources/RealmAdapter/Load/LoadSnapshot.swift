@@ -34,7 +34,8 @@ public protocol LoadSnapshot: AnyObject, Sendable {
     /// Streams a link table's rows in `(oid, idx)` order: `body` gets the owner's key and the
     /// target, then `ownerColumns` of the owner's row (`.null` when the link table names an
     /// owner the table does not have).
-    func linkRows(_ list: LinkListMapping, owner: TableMapping, ownerColumns: [String], _ body: ([Value]) throws -> Void) throws
+    func linkRows(
+        _ list: LinkListMapping, owner: TableMapping, ownerColumns: [String], _ body: ([Value]) throws -> Void) throws
 
     /// Writes RealmIds generated for rows without one into those rows, where they are still
     /// empty (`databasePrimaryKey`), outside the snapshot and so that the change stream does
@@ -70,8 +71,10 @@ public protocol LoadableConnector: Sendable {
 extension Loader {
     /// The whole load: refuses when a Realm has unsent changes, opens the connector's snapshot,
     /// loads the plan from it and closes it.
-    public func load(from connector: some LoadableConnector, plan: LoadPlan, partial: Bool,
-                     progress: @escaping @Sendable (LoadProgress) -> Void = { _ in }) async throws -> LoadSummary {
+    public func load(
+        from connector: some LoadableConnector, plan: LoadPlan, partial: Bool,
+        progress: @escaping @Sendable (LoadProgress) -> Void = { _ in }
+    ) async throws -> LoadSummary {
         try await store.perform { try self.requireNothingUnsent() }
         let snapshot = try await connector.loadSnapshot(mapping, partial: partial)
         do {

@@ -7,15 +7,24 @@ extension Loader {
     /// thread runs `consume` on each batch; at most two batches wait in between.
     func pipeline(produce: (_ emit: (Entry) throws -> Void) throws -> Void, consume: ([Entry]) throws -> Void) throws {
         let size = configuration.batchSize
-        try pipeline(empty: { var b: [Entry] = []; b.reserveCapacity(size); return b }, produce: { add in
-            try withoutActuallyEscaping(add) { add in try produce { e in try add { $0.append(e) } } }
-        }, consume: consume)
+        try pipeline(
+            empty: {
+                var b: [Entry] = []
+                b.reserveCapacity(size)
+                return b
+            },
+            produce: { add in
+                try withoutActuallyEscaping(add) { add in try produce { e in try add { $0.append(e) } } }
+            }, consume: consume)
     }
 
     /// The same with batches of any form: `produce` adds each row to the batch being filled
     /// with `add` (on the reading thread); a batch of `loader.batchSize` rows goes to `consume`.
-    func pipeline<Batch>(empty: @escaping () throws -> Batch, produce: (_ add: ((inout Batch) throws -> Void) throws -> Void) throws -> Void,
-                                 consume: (Batch) throws -> Void) throws {
+    func pipeline<Batch>(
+        empty: @escaping () throws -> Batch,
+        produce: (_ add: ((inout Batch) throws -> Void) throws -> Void) throws -> Void,
+        consume: (Batch) throws -> Void
+    ) throws {
         let queue = BoundedQueue<Batch>(capacity: 2)
         let size = configuration.batchSize
         let done = DispatchSemaphore(value: 0)
@@ -23,7 +32,8 @@ extension Loader {
             // The thread gets `produce` through a box it empties: the Thread object may keep its
             // block (and what the block holds) a little after the work is done, and `produce`
             // must be gone by the end of `withoutActuallyEscaping` (a runtime check, seen to fail).
-            let producer = Handoff(produce), batches = UncheckedBox(empty)
+            let producer = Handoff(produce)
+            let batches = UncheckedBox(empty)
             let thread = Thread {
                 Self.produceBatches(producer.take(), empty: batches.value, size: size, into: queue)
                 done.signal()
@@ -47,8 +57,10 @@ extension Loader {
     }
 
     /// The reading thread's part of ``pipeline(empty:produce:consume:)``.
-    private static func produceBatches<Batch>(_ produce: (_ add: ((inout Batch) throws -> Void) throws -> Void) throws -> Void,
-                                              empty: @escaping () throws -> Batch, size: Int, into queue: BoundedQueue<Batch>) {
+    private static func produceBatches<Batch>(
+        _ produce: (_ add: ((inout Batch) throws -> Void) throws -> Void) throws -> Void,
+        empty: @escaping () throws -> Batch, size: Int, into queue: BoundedQueue<Batch>
+    ) {
         do {
             var batch = try empty()
             var rows = 0

@@ -8,13 +8,16 @@ extension Loader {
 
     /// The Realms `entries` are for, in the order they first come.
     static func paths(of entries: [Entry]) -> [String] {
-        var seen = Set<String>(), paths: [String] = []
+        var seen = Set<String>()
+        var paths: [String] = []
         for e in entries where seen.insert(e.path).inserted { paths.append(e.path) }
         return paths
     }
 
     /// The same for the Realms at `paths` (some may have no entries).
-    func write(paths: [String], _ batch: [Entry], _ body: (String, EntriesOfPath, inout WriteTransaction) throws -> Void) throws {
+    func write(
+        paths: [String], _ batch: [Entry], _ body: (String, EntriesOfPath, inout WriteTransaction) throws -> Void
+    ) throws {
         var byPath: [String: [Int]] = [:]
         if !mapping.path.isLiteral {
             for (i, e) in batch.enumerated() { byPath[e.path, default: []].append(i) }
@@ -22,7 +25,8 @@ extension Loader {
         let schema = mapping.schema
         try store.write(toEach: paths, origin: adapter.origin) { path, tx in
             try tx.adopt(schema)
-            try body(path, EntriesOfPath(batch: batch, positions: mapping.path.isLiteral ? nil : byPath[path] ?? []), &tx)
+            try body(
+                path, EntriesOfPath(batch: batch, positions: mapping.path.isLiteral ? nil : byPath[path] ?? []), &tx)
         }
         try Failpoint.loadAfterBatch.hit()
     }
@@ -30,14 +34,20 @@ extension Loader {
     /// Checks that every link of `values` finds its target in the Realm; a missing target is an
     /// error naming table, column and key, or (`danglingForeignKeys: nullify`) a null link.
     /// Returns how many links it set to null.
-    func checkLinks(_ values: inout PropertyValues, of identity: Value, _ t: TableMapping, _ tx: WriteTransaction) throws -> Int {
+    func checkLinks(_ values: inout PropertyValues, of identity: Value, _ t: TableMapping, _ tx: WriteTransaction)
+        throws -> Int
+    {
         var nulled = 0
         let keyLinks = mapping.linksByDatabaseKey[t.type.name]
         for (i, e) in values.enumerated() {
-            guard !e.value.isNull, let c = t.column(forProperty: e.name), case .link(let target, _) = c.kind else { continue }
+            guard !e.value.isNull, let c = t.column(forProperty: e.name), case .link(let target, _) = c.kind else {
+                continue
+            }
             if let tt = keyLinks?[e.name] {
                 // A database key: the target is the object that has it.
-                if let id = try tx.identity(of: target, where: mapping.tables[tt].databaseKey!.property, equals: e.value) {
+                if let id = try tx.identity(
+                    of: target, where: mapping.tables[tt].databaseKey!.property, equals: e.value)
+                {
                     values.setValue(id, at: i)
                     continue
                 }
@@ -53,10 +63,13 @@ extension Loader {
         return nulled
     }
 
-    func danglingError(_ table: String, _ column: String, key: Value?, refersTo target: String, _ value: Value) -> RealmAdapterError {
-        RealmAdapterError(.danglingForeignKey,
-                          "Table \(table), column \(column)\(key.map { ", row with key \(Mapping.keyText($0))" } ?? ""): the foreign key refers to a \(target) with key \(Mapping.keyText(value)), which the Realm does not have (the row is missing from the database, or its table was left out of --tables). Fix the row, or set loader.danglingForeignKeys to \"nullify\" to load it with a null link.",
-                          context: ["db.table": table, "db.column": column])
+    func danglingError(_ table: String, _ column: String, key: Value?, refersTo target: String, _ value: Value)
+        -> RealmAdapterError
+    {
+        RealmAdapterError(
+            .danglingForeignKey,
+            "Table \(table), column \(column)\(key.map { ", row with key \(Mapping.keyText($0))" } ?? ""): the foreign key refers to a \(target) with key \(Mapping.keyText(value)), which the Realm does not have (the row is missing from the database, or its table was left out of --tables). Fix the row, or set loader.danglingForeignKeys to \"nullify\" to load it with a null link.",
+            context: ["db.table": table, "db.column": column])
     }
 
 }

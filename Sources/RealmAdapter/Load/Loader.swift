@@ -29,7 +29,10 @@ public final class Loader: @unchecked Sendable {
     public let configuration: LoaderConfiguration
     let logger: Logger
 
-    public init(store: RealmStore, mapping: Mapping, adapter: Adapter, source: String, configuration: LoaderConfiguration, logger: Logger) {
+    public init(
+        store: RealmStore, mapping: Mapping, adapter: Adapter, source: String, configuration: LoaderConfiguration,
+        logger: Logger
+    ) {
         self.store = store
         self.mapping = mapping
         self.adapter = adapter
@@ -47,8 +50,10 @@ public final class Loader: @unchecked Sendable {
     /// then hold part of a snapshot, and following the change stream would not complete them.
     public static func requireFinishedLoad(_ store: RealmStore, source: String) throws {
         guard let state = try store.metadata(stateKey(source: source)), state.hasPrefix("running") else { return }
-        throw RealmAdapterError(.loadIncomplete, "A load into this store did not finish (\(state)). Run `realm-adapter load` again to complete it, then start the daemon.",
-                                context: ["source": source])
+        throw RealmAdapterError(
+            .loadIncomplete,
+            "A load into this store did not finish (\(state)). Run `realm-adapter load` again to complete it, then start the daemon.",
+            context: ["source": source])
     }
 
     /// Throws if a followed Realm has transactions the database does not have yet: loading
@@ -57,7 +62,10 @@ public final class Loader: @unchecked Sendable {
     public func requireNothingUnsent() throws {
         let unsent = try adapter.pendingCounts().map(\.path)
         guard unsent.isEmpty else {
-            throw RealmAdapterError(.invalidState, "These Realms have changes the database does not have yet: \(unsent.prefix(10).joined(separator: ", "))\(unsent.count > 10 ? ", …" : ""). Run `realm-adapter run` until `realm-adapter status` shows no lag (if it shows one blocked, move it aside with `realm-adapter dead-letter`), then load again.")
+            throw RealmAdapterError(
+                .invalidState,
+                "These Realms have changes the database does not have yet: \(unsent.prefix(10).joined(separator: ", "))\(unsent.count > 10 ? ", …" : ""). Run `realm-adapter run` until `realm-adapter status` shows no lag (if it shows one blocked, move it aside with `realm-adapter dead-letter`), then load again."
+            )
         }
     }
 
@@ -70,7 +78,9 @@ public final class Loader: @unchecked Sendable {
 
     /// Loads the plan's tables from `snapshot`, reporting progress after every batch.
     /// The caller still calls `snapshot.finish()`.
-    public func load(_ snapshot: LoadSnapshot, plan: LoadPlan, progress: (LoadProgress) -> Void = { _ in }) throws -> LoadSummary {
+    public func load(_ snapshot: LoadSnapshot, plan: LoadPlan, progress: (LoadProgress) -> Void = { _ in }) throws
+        -> LoadSummary
+    {
         let started = ContinuousClock.now
         let key = Self.stateKey(source: source)
         try store.setMetadata(key, "running since \(Timestamp(Date()).iso8601)")
@@ -79,7 +89,8 @@ public final class Loader: @unchecked Sendable {
         var tables: [LoadSummary.Table] = []
         for step in plan.steps {
             let stepStarted = ContinuousClock.now
-            var p = LoadProgress(step: step, rows: 0, estimatedRows: try snapshot.estimatedRows(step.table), elapsed: .zero, done: false)
+            var p = LoadProgress(
+                step: step, rows: 0, estimatedRows: try snapshot.estimatedRows(step.table), elapsed: .zero, done: false)
             progress(p)
             func report(_ rows: Int) {
                 p.rows = rows
@@ -108,8 +119,9 @@ public final class Loader: @unchecked Sendable {
         try store.resetLoadNotes(starting: false)
         // In byte order, as the store lists them (and without comparing 100,000 paths as Unicode).
         let realms = run.written.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        return LoadSummary(tables: tables, realms: realms, duration: ContinuousClock.now - started,
-                           handOffPosition: position)
+        return LoadSummary(
+            tables: tables, realms: realms, duration: ContinuousClock.now - started,
+            handOffPosition: position)
     }
 
     /// Each mapped Realm records the hand-off position (the daemon's stream starts after it),
@@ -122,9 +134,10 @@ public final class Loader: @unchecked Sendable {
         try store.recordSourcePosition(SourcePosition(source: source, position: position), in: paths)
         let cursor = try adapter.databaseOrderCursor(logger: logger)
         let unsent = Set(try adapter.pendingCounts().map(\.path))
-        try cursor.advance(through: try paths.map { p in
-            (p, try unsent.contains(p) ? adapter.pending(p, limit: 1).first.map { $0.version - 1 } ?? .max : .max)
-        })
+        try cursor.advance(
+            through: try paths.map { p in
+                (p, try unsent.contains(p) ? adapter.pending(p, limit: 1).first.map { $0.version - 1 } ?? .max : .max)
+            })
         try adapter.advancePastOwnTransactions(paths)  // past the load's own transactions, never past someone else's
     }
 
@@ -144,65 +157,88 @@ public final class Loader: @unchecked Sendable {
         subscript(i: Int) -> Entry { batch[positions?[i] ?? i] }
     }
 
-    func loadObjects(_ t: TableMapping, deferring: [String], _ snapshot: LoadSnapshot, _ run: LoadRun,
-                             _ summary: inout LoadSummary.Table, _ report: (Int) -> Void) throws {
+    func loadObjects(
+        _ t: TableMapping, deferring: [String], _ snapshot: LoadSnapshot, _ run: LoadRun,
+        _ summary: inout LoadSummary.Table, _ report: (Int) -> Void
+    ) throws {
         let layout = RowLayout(t.columns.map(\.column) + t.pathColumns, t)
-        let skipping = Set(deferring), mapping = self.mapping, order = routeOrder(t)
-        let hasLinks = t.columns.contains { if case .link = $0.kind { !skipping.contains($0.property.name) } else { false } }
+        let skipping = Set(deferring)
+        let mapping = self.mapping
+        let order = routeOrder(t)
+        let hasLinks = t.columns.contains {
+            if case .link = $0.kind { !skipping.contains($0.property.name) } else { false }
+        }
         let batchSize = configuration.batchSize
         // Rows are prepared for the store on the reading thread where they can be (ObjectBatch);
         // the writer decides per Realm whether it merges, and tells the reader.
-        let decisions = MergeDecisions(existing: Set(try store.realmPaths())), schema = mapping.schema
+        let decisions = MergeDecisions(existing: Set(try store.realmPaths()))
+        let schema = mapping.schema
         let preparing = PreparedInserts.canPrepare(t.type)
-        let empty = { ObjectBatch(preparing: preparing ? t.type : nil, schema: schema, capacity: batchSize, decisions: decisions) }
+        let empty = {
+            ObjectBatch(preparing: preparing ? t.type : nil, schema: schema, capacity: batchSize, decisions: decisions)
+        }
         // Where the row alone gives the identity (no join or database key), the connector hands
         // fields straight to the prepared INSERTs (FieldReceiver).
         if preparing && t.compoundKey == nil && t.databaseKey == nil {
-            return try pipeline(empty: empty, produce: { add in
-                try withoutActuallyEscaping(add) { add in
-                    let receiver = try FieldReceiver(t, columns: layout.columns, mapping: mapping) { path, row in try add { try $0.add(path, row) } }
-                    try snapshot.rows(t.table, columns: layout.columns, orderedBy: order, into: receiver)
-                }
-            }, consume: { batch in try writeObjects(batch, t, hasLinks: false, decisions, run, &summary, report) })
+            return try pipeline(
+                empty: empty,
+                produce: { add in
+                    try withoutActuallyEscaping(add) { add in
+                        let receiver = try FieldReceiver(t, columns: layout.columns, mapping: mapping) { path, row in
+                            try add { try $0.add(path, row) }
+                        }
+                        try snapshot.rows(t.table, columns: layout.columns, orderedBy: order, into: receiver)
+                    }
+                }, consume: { batch in try writeObjects(batch, t, hasLinks: false, decisions, run, &summary, report) })
         }
-        try pipeline(empty: empty, produce: { add in
-            // RealmIds generated for rows without one go back to the database, a batch at a time.
-            var assignments: [RealmIdAssignment] = []
-            // One buffer for every row's values: a row kept as an entry takes it along (and the next row gets a new one).
-            var values = PropertyValues()
-            try snapshot.rows(t.table, columns: layout.columns, orderedBy: order) { columns in try layout.read(columns) { row in
-                var identity: Value?
-                if let dk = t.databaseKey {
-                    let (id, assignment) = try mapping.databaseIdentity(row, t, dk)
-                    identity = id
-                    if let assignment { assignments.append(assignment) }
-                    if assignments.count >= batchSize {
-                        try snapshot.writeRealmIds(assignments)
-                        assignments.removeAll(keepingCapacity: true)
+        try pipeline(
+            empty: empty,
+            produce: { add in
+                // RealmIds generated for rows without one go back to the database, a batch at a time.
+                var assignments: [RealmIdAssignment] = []
+                // One buffer for every row's values: a row kept as an entry takes it along (and the next row gets a new one).
+                var values = PropertyValues()
+                try snapshot.rows(t.table, columns: layout.columns, orderedBy: order) { columns in
+                    try layout.read(columns) { row in
+                        var identity: Value?
+                        if let dk = t.databaseKey {
+                            let (id, assignment) = try mapping.databaseIdentity(row, t, dk)
+                            identity = id
+                            if let assignment { assignments.append(assignment) }
+                            if assignments.count >= batchSize {
+                                try snapshot.writeRealmIds(assignments)
+                                assignments.removeAll(keepingCapacity: true)
+                            }
+                        }
+                        let id = try mapping.object(row, t, skipping: skipping, identity: identity, into: &values)
+                        let path = try mapping.route(row, t)
+                        try add { try $0.add(path, id, values) }
                     }
                 }
-                let id = try mapping.object(row, t, skipping: skipping, identity: identity, into: &values)
-                let path = try mapping.route(row, t)
-                try add { try $0.add(path, id, values) }
-            } }
-            try snapshot.writeRealmIds(assignments)
-        }, consume: { batch in try writeObjects(batch, t, hasLinks: hasLinks, decisions, run, &summary, report) })
+                try snapshot.writeRealmIds(assignments)
+            }, consume: { batch in try writeObjects(batch, t, hasLinks: hasLinks, decisions, run, &summary, report) })
     }
 
     /// Writes a batch of a type's rows (``loadObjects``).
-    func writeObjects(_ batch: ObjectBatch, _ t: TableMapping, hasLinks: Bool, _ decisions: MergeDecisions, _ run: LoadRun,
-                              _ summary: inout LoadSummary.Table, _ report: (Int) -> Void) throws {
+    func writeObjects(
+        _ batch: ObjectBatch, _ t: TableMapping, hasLinks: Bool, _ decisions: MergeDecisions, _ run: LoadRun,
+        _ summary: inout LoadSummary.Table, _ report: (Int) -> Void
+    ) throws {
         let type = t.type.name
         try write(paths: batch.paths, batch.entries) { path, entries, tx in
             // A Realm new since the load began (the reader decided so) or at version 0: nothing to merge with.
-            let merge = try run.merges(type, path) { try decisions.merges(path) != false && tx.baseVersion > 0 && tx.count(type) > 0 }
+            let merge = try run.merges(type, path) {
+                try decisions.merges(path) != false && tx.baseVersion > 0 && tx.count(type) > 0
+            }
             decisions.decide(path, merges: merge)
             if !merge, let p = batch.prepared[path] {
                 if try tx.insert(p) { return }
                 // The Realm's type grew meanwhile: one by one, from the prepared rows
                 // (entries are not kept once the writer has decided).
                 if entries.isEmpty {
-                    try p.forEachRow { id, values in try tx.record(.insert(objectType: type, identity: id, values: values)) }
+                    try p.forEachRow { id, values in
+                        try tx.record(.insert(objectType: type, identity: id, values: values))
+                    }
                     return
                 }
             }
@@ -229,101 +265,127 @@ public final class Loader: @unchecked Sendable {
     func routeOrder(_ t: TableMapping) -> [String] { mapping.path.isLiteral ? [] : mapping.path.fields }
 
     /// The second pass over a table: its links into types loaded after it (or into itself).
-    func loadLinks(_ t: TableMapping, _ properties: [String], _ snapshot: LoadSnapshot, _ run: LoadRun,
-                           _ summary: inout LoadSummary.Table, _ report: (Int) -> Void) throws {
+    func loadLinks(
+        _ t: TableMapping, _ properties: [String], _ snapshot: LoadSnapshot, _ run: LoadRun,
+        _ summary: inout LoadSummary.Table, _ report: (Int) -> Void
+    ) throws {
         let wanted = Set(properties)
         let linkColumns = t.columns.filter { wanted.contains($0.property.name) }.map(\.column)
-        let layout = RowLayout(t.keyColumns + (t.databaseKey.map { [$0.column] } ?? []) + linkColumns + t.pathColumns.filter { !linkColumns.contains($0) }, t)
+        let layout = RowLayout(
+            t.keyColumns + (t.databaseKey.map { [$0.column] } ?? []) + linkColumns
+                + t.pathColumns.filter { !linkColumns.contains($0) }, t)
         let mapping = self.mapping
-        try pipeline(produce: { emit in
-            try snapshot.rows(t.table, columns: layout.columns, orderedBy: routeOrder(t)) { columns in try layout.read(columns) { row in
-                let given = try t.databaseKey.map { try mapping.databaseIdentity(row, t, $0).0 }
-                var (identity, values) = try mapping.object(row, t, identity: given)
-                values = PropertyValues(values.filter { wanted.contains($0.name) })
-                try emit(Entry(path: try mapping.route(row, t), identity: identity, values: values))
-            } }
-        }, consume: { batch in
-            try write(batch) { _, entries, tx in
-                for e in entries {
-                    var values = e.values
-                    summary.danglingLinks += try checkLinks(&values, of: e.identity, t, tx)
-                    try tx.update(t.type.name, e.identity, values)
+        try pipeline(
+            produce: { emit in
+                try snapshot.rows(t.table, columns: layout.columns, orderedBy: routeOrder(t)) { columns in
+                    try layout.read(columns) { row in
+                        let given = try t.databaseKey.map { try mapping.databaseIdentity(row, t, $0).0 }
+                        var (identity, values) = try mapping.object(row, t, identity: given)
+                        values = PropertyValues(values.filter { wanted.contains($0.name) })
+                        try emit(Entry(path: try mapping.route(row, t), identity: identity, values: values))
+                    }
                 }
-            }
-            summary.rows += batch.count
-            report(summary.rows)
-        })
+            },
+            consume: { batch in
+                try write(batch) { _, entries, tx in
+                    for e in entries {
+                        var values = e.values
+                        summary.danglingLinks += try checkLinks(&values, of: e.identity, t, tx)
+                        try tx.update(t.type.name, e.identity, values)
+                    }
+                }
+                summary.rows += batch.count
+                report(summary.rows)
+            })
     }
 
     /// A list of links from its link table, read in (owner, index) order: one entry per owner.
-    func loadList(_ t: TableMapping, _ list: LinkListMapping, _ snapshot: LoadSnapshot, _ run: LoadRun,
-                          _ summary: inout LoadSummary.Table, _ report: (Int) -> Void) throws {
-        let type = t.type.name, property = list.property.name, kind = "\(type).\(property)"
-        let mapping = self.mapping, fields = mapping.path.fields, dangling = configuration.danglingForeignKeys
+    func loadList(
+        _ t: TableMapping, _ list: LinkListMapping, _ snapshot: LoadSnapshot, _ run: LoadRun,
+        _ summary: inout LoadSummary.Table, _ report: (Int) -> Void
+    ) throws {
+        let type = t.type.name
+        let property = list.property.name
+        let kind = "\(type).\(property)"
+        let mapping = self.mapping
+        let fields = mapping.path.fields
+        let dangling = configuration.danglingForeignKeys
         var rows = 0
-        try pipeline(produce: { emit in
-            // One entry per owner: its targets in order, bound for the owner's Realm.
-            var current: (owner: Value, path: String?, targets: [Value])?
-            func flush() throws {
-                guard let c = current else { return }
-                if let path = c.path {
-                    try emit(Entry(path: path, identity: c.owner, values: [property: .list(c.targets)]))
-                } else if dangling == .error {
-                    throw self.danglingError(list.table, LinkListMapping.ownerColumn, key: nil, refersTo: type, c.owner)
+        try pipeline(
+            produce: { emit in
+                // One entry per owner: its targets in order, bound for the owner's Realm.
+                var current: (owner: Value, path: String?, targets: [Value])?
+                func flush() throws {
+                    guard let c = current else { return }
+                    if let path = c.path {
+                        try emit(Entry(path: path, identity: c.owner, values: [property: .list(c.targets)]))
+                    } else if dangling == .error {
+                        throw self.danglingError(
+                            list.table, LinkListMapping.ownerColumn, key: nil, refersTo: type, c.owner)
+                    }
                 }
-            }
-            try snapshot.linkRows(list, owner: t, ownerColumns: fields) { values in
-                let o = try values[0].coerced(to: list.ownerKeyType, optional: false)
-                let v = try values[1].coerced(to: list.targetKeyType, optional: false)
-                if let c = current, c.owner == o {
-                    current!.targets.append(v)
-                    return
+                try snapshot.linkRows(list, owner: t, ownerColumns: fields) { values in
+                    let o = try values[0].coerced(to: list.ownerKeyType, optional: false)
+                    let v = try values[1].coerced(to: list.targetKeyType, optional: false)
+                    if let c = current, c.owner == o {
+                        current!.targets.append(v)
+                        return
+                    }
+                    try flush()
+                    var path: String? = mapping.path.template
+                    if !fields.isEmpty {
+                        // The owner's columns choose its Realm; none means the owner row is missing.
+                        let ownerRow = DatabaseRow(Dictionary(uniqueKeysWithValues: zip(fields, values[2...])))
+                        path =
+                            fields.allSatisfy({ !(ownerRow[$0]?.isNull ?? true) })
+                            ? try mapping.route(ownerRow, t) : nil
+                    }
+                    current = (o, path, [v])
                 }
                 try flush()
-                var path: String? = mapping.path.template
-                if !fields.isEmpty {
-                    // The owner's columns choose its Realm; none means the owner row is missing.
-                    let ownerRow = DatabaseRow(Dictionary(uniqueKeysWithValues: zip(fields, values[2...])))
-                    path = fields.allSatisfy({ !(ownerRow[$0]?.isNull ?? true) }) ? try mapping.route(ownerRow, t) : nil
-                }
-                current = (o, path, [v])
-            }
-            try flush()
-        }, consume: { batch in
-            try write(batch) { path, entries, tx in
-                let merge = run.merged(type, path)
-                for e in entries {
-                    guard case .list(let targets)? = e.values[property] else { continue }
-                    rows += targets.count
-                    // Link tables hold database keys where types have them: the objects that have them.
-                    let owner = try t.databaseKey.map { try tx.identity(of: type, where: $0.property, equals: e.identity) } ?? e.identity
-                    guard let owner, try tx.exists(type, owner) else {
-                        guard configuration.danglingForeignKeys == .nullify else {
-                            throw danglingError(list.table, LinkListMapping.ownerColumn, key: nil, refersTo: type, e.identity)
-                        }
-                        summary.danglingLinks += targets.count
-                        continue
-                    }
-                    let targetKey = mapping.table(forType: list.target)?.databaseKey
-                    var kept: [Value] = []
-                    for v in targets {
-                        if let dk = targetKey {
-                            if let id = try tx.identity(of: list.target, where: dk.property, equals: v) { kept.append(id); continue }
-                        } else if try tx.exists(list.target, v) {
-                            kept.append(v)
+            },
+            consume: { batch in
+                try write(batch) { path, entries, tx in
+                    let merge = run.merged(type, path)
+                    for e in entries {
+                        guard case .list(let targets)? = e.values[property] else { continue }
+                        rows += targets.count
+                        // Link tables hold database keys where types have them: the objects that have them.
+                        let owner =
+                            try t.databaseKey.map { try tx.identity(of: type, where: $0.property, equals: e.identity) }
+                            ?? e.identity
+                        guard let owner, try tx.exists(type, owner) else {
+                            guard configuration.danglingForeignKeys == .nullify else {
+                                throw danglingError(
+                                    list.table, LinkListMapping.ownerColumn, key: nil, refersTo: type, e.identity)
+                            }
+                            summary.danglingLinks += targets.count
                             continue
                         }
-                        guard configuration.danglingForeignKeys == .nullify else {
-                            throw danglingError(list.table, LinkListMapping.targetColumn, key: e.identity, refersTo: list.target, v)
+                        let targetKey = mapping.table(forType: list.target)?.databaseKey
+                        var kept: [Value] = []
+                        for v in targets {
+                            if let dk = targetKey {
+                                if let id = try tx.identity(of: list.target, where: dk.property, equals: v) {
+                                    kept.append(id)
+                                    continue
+                                }
+                            } else if try tx.exists(list.target, v) {
+                                kept.append(v)
+                                continue
+                            }
+                            guard configuration.danglingForeignKeys == .nullify else {
+                                throw danglingError(
+                                    list.table, LinkListMapping.targetColumn, key: e.identity, refersTo: list.target, v)
+                            }
+                            summary.danglingLinks += 1
                         }
-                        summary.danglingLinks += 1
+                        if merge { try tx.noteLoaded(kind, owner) }
+                        try tx.replaceList(type, owner, property, with: kept)
                     }
-                    if merge { try tx.noteLoaded(kind, owner) }
-                    try tx.replaceList(type, owner, property, with: kept)
                 }
-            }
-            summary.rows = rows
-            report(rows)
-        })
+                summary.rows = rows
+                report(rows)
+            })
     }
 }

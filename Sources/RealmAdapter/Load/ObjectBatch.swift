@@ -11,7 +11,9 @@ extension Loader {
 
         init(existing: Set<String>) { self.existing = existing }
 
-        func merges(_ path: String) -> Bool? { decided.withLock { $0[path] } ?? (existing.contains(path) ? nil : false) }
+        func merges(_ path: String) -> Bool? {
+            decided.withLock { $0[path] } ?? (existing.contains(path) ? nil : false)
+        }
         func decide(_ path: String, merges: Bool) { decided.withLock { $0[path] = merges } }
     }
 
@@ -59,7 +61,9 @@ extension Loader {
         mutating func add(_ path: String, _ receiver: FieldReceiver) throws {
             try enter(path)
             if let i = current!.prepared { prepared.values[i].add(receiver) }
-            if current!.merges != false { entries.append(Entry(path: path, identity: receiver.identity, values: receiver.mappedValues)) }
+            if current!.merges != false {
+                entries.append(Entry(path: path, identity: receiver.identity, values: receiver.mappedValues))
+            }
         }
 
         /// Counts a row for the Realm at `path`, which becomes ``current``.
@@ -73,7 +77,8 @@ extension Loader {
                 // Room for the whole batch for its first Realm only: a batch of per-user Realms
                 // holds a few rows for each of many, which grow their room as they need it.
                 if prepared[path] == nil {
-                    prepared[path] = try PreparedInserts(type, schema: schema, capacity: prepared.isEmpty ? capacity : 0)
+                    prepared[path] = try PreparedInserts(
+                        type, schema: schema, capacity: prepared.isEmpty ? capacity : 0)
                 }
                 index = prepared.index(forKey: path)
             }

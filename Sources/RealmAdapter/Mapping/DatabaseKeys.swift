@@ -49,7 +49,9 @@ extension Mapping {
     }
 
     /// realm-adapter's namespace for generated RealmIds (fixed forever: ids depend on it).
-    static let generatedIdNamespace: [UInt8] = [0x6b, 0x1f, 0x3c, 0x52, 0x8e, 0x0a, 0x4d, 0x7b, 0x9a, 0x61, 0x2f, 0xd4, 0x85, 0x3e, 0x70, 0xc9]
+    static let generatedIdNamespace: [UInt8] = [
+        0x6b, 0x1f, 0x3c, 0x52, 0x8e, 0x0a, 0x4d, 0x7b, 0x9a, 0x61, 0x2f, 0xd4, 0x85, 0x3e, 0x70, 0xc9,
+    ]
 }
 
 /// Turns database keys into Realm identities for one database transaction (or one load batch):
@@ -60,7 +62,11 @@ public final class DatabaseKeyResolver {
     public typealias Lookup = (_ path: String, _ type: String, _ key: Value) throws -> Value?
 
     let lookup: Lookup
-    private struct Key: Hashable { var path: String; var type: String; var key: Value }
+    private struct Key: Hashable {
+        var path: String
+        var type: String
+        var key: Value
+    }
     private var seen: [Key: Value] = [:]
     /// RealmIds generated for rows without one, to write back before the Realm commits.
     public private(set) var assignments: [RealmIdAssignment] = []
@@ -71,7 +77,8 @@ public final class DatabaseKeyResolver {
 
     /// The identity a row of a table with a database key gives its object: its RealmId, or a
     /// generated one, to be written back. Nil for a row without a database key.
-    func identity(_ row: some ColumnValues, _ t: TableMapping, _ dk: DatabaseKeyMapping, path: String) throws -> Value? {
+    func identity(_ row: some ColumnValues, _ t: TableMapping, _ dk: DatabaseKeyMapping, path: String) throws -> Value?
+    {
         guard let key = try Mapping.databaseKey(row, t, dk) else { return nil }
         let (identity, assignment) = try Mapping.identity(row, t, key: key)
         if let assignment { assignments.append(assignment) }
@@ -82,7 +89,9 @@ public final class DatabaseKeyResolver {
     /// The identity of a row that only its database key names (a delete under the default
     /// replica identity): the RealmId it carries, the one this transaction gave it, or the
     /// Realm's. Nil when the Realm has no such object.
-    func existingIdentity(_ row: some ColumnValues, _ t: TableMapping, _ dk: DatabaseKeyMapping, path: String) throws -> Value? {
+    func existingIdentity(_ row: some ColumnValues, _ t: TableMapping, _ dk: DatabaseKeyMapping, path: String) throws
+        -> Value?
+    {
         if let id = try Mapping.realmId(row, t) { return id }
         guard let key = try Mapping.databaseKey(row, t, dk) else { return nil }
         return try realmIdentity(t.type.name, key, path: path)
@@ -119,17 +128,27 @@ extension Mapping {
 
     /// The identity of the object of a row with database key `key`: its RealmId, or one
     /// generated from the key, with the assignment that writes it back.
-    static func identity(_ row: some ColumnValues, _ t: TableMapping, key: Value) throws -> (Value, RealmIdAssignment?) {
+    static func identity(_ row: some ColumnValues, _ t: TableMapping, key: Value) throws -> (Value, RealmIdAssignment?)
+    {
         if let id = try realmId(row, t) { return (id, nil) }
         let id = generatedRealmId(type: t.type.name, databaseKey: key, as: t.realmKeyType)
         let dk = t.databaseKey!
-        return (id, RealmIdAssignment(table: t.table, keyColumn: dk.column, key: key, keyType: dk.type, realmIdColumn: t.keyColumn, realmId: id, realmIdType: t.realmKeyType))
+        return (
+            id,
+            RealmIdAssignment(
+                table: t.table, keyColumn: dk.column, key: key, keyType: dk.type, realmIdColumn: t.keyColumn,
+                realmId: id, realmIdType: t.realmKeyType)
+        )
     }
 
     /// ``identity(_:_:key:)`` for a loaded row; throws for a row without a database key.
-    func databaseIdentity(_ row: some ColumnValues, _ t: TableMapping, _ dk: DatabaseKeyMapping) throws -> (Value, RealmIdAssignment?) {
+    func databaseIdentity(_ row: some ColumnValues, _ t: TableMapping, _ dk: DatabaseKeyMapping) throws -> (
+        Value, RealmIdAssignment?
+    ) {
         guard let key = try Self.databaseKey(row, t, dk) else {
-            throw RealmAdapterError(.invalidValue, "Table \(t.table): a row has no value in its database key column \(dk.column).", context: ["db.table": t.table, "db.column": dk.column])
+            throw RealmAdapterError(
+                .invalidValue, "Table \(t.table): a row has no value in its database key column \(dk.column).",
+                context: ["db.table": t.table, "db.column": dk.column])
         }
         return try Self.identity(row, t, key: key)
     }

@@ -7,7 +7,8 @@ extension Mapping {
     /// `skipped`.
     public func adding(realmSchema: Schema) throws -> (mapping: Mapping, added: [String], skipped: [String])? {
         var schema = self.schema
-        var added: [String] = [], skipped: [String] = []
+        var added: [String] = []
+        var skipped: [String] = []
         for t in realmSchema.types {
             if let existing = schema[type: t.name] {
                 let new = t.properties.filter { existing[property: $0.name] == nil }

@@ -42,10 +42,12 @@ extension Mapping {
     /// - Parameter keys: for types with a database key: finds objects by it, and collects the
     ///   RealmIds generated for rows without one (to be written back).
     /// - Throws: `invalidValue` naming table, column and key for a value that does not convert.
-    public func objectChanges(_ changes: [RowChange], paths: () throws -> [String],
-                              row: (String, DatabaseRow, [String]) throws -> DatabaseRow? = { _, _, _ in nil },
-                              keys: DatabaseKeyResolver = DatabaseKeyResolver(),
-                              setAside: ((RowChange, RealmAdapterError) throws -> Void)? = nil) throws -> [(path: String, changes: [ObjectChange])] {
+    public func objectChanges(
+        _ changes: [RowChange], paths: () throws -> [String],
+        row: (String, DatabaseRow, [String]) throws -> DatabaseRow? = { _, _, _ in nil },
+        keys: DatabaseKeyResolver = DatabaseKeyResolver(),
+        setAside: ((RowChange, RealmAdapterError) throws -> Void)? = nil
+    ) throws -> [(path: String, changes: [ObjectChange])] {
         var grouped = ChangesByPath()
         var one: [(String, ObjectChange)] = []  // reused: one buffer for every row change
         for change in changes {
@@ -63,8 +65,10 @@ extension Mapping {
     }
 
     /// The object changes of one row change, appended to `out` with their Realm paths.
-    private func objectChanges(of change: RowChange, into out: inout [(String, ObjectChange)], paths: () throws -> [String],
-                               row: (String, DatabaseRow, [String]) throws -> DatabaseRow?, keys: DatabaseKeyResolver) throws {
+    private func objectChanges(
+        of change: RowChange, into out: inout [(String, ObjectChange)], paths: () throws -> [String],
+        row: (String, DatabaseRow, [String]) throws -> DatabaseRow?, keys: DatabaseKeyResolver
+    ) throws {
         func add(_ path: String, _ c: ObjectChange) { out.append((path, c)) }
         if let (owner, list) = change.tables.count == 1 ? linkList(named: change.tables[0]) : nil {
             for c in try linkChanges(change, owner, list) {
@@ -72,7 +76,8 @@ extension Mapping {
                 var p = path.template
                 if !path.isLiteral {
                     // The list lives in its owner's Realm; an owner the database no longer has has none.
-                    let ownerKey = owner.compoundKey == nil ? DatabaseRow([owner.referencedColumn: key]) : try keyRow(owner, key)
+                    let ownerKey =
+                        owner.compoundKey == nil ? DatabaseRow([owner.referencedColumn: key]) : try keyRow(owner, key)
                     guard let ownerRow = try row(owner.table, ownerKey, path.fields) else { continue }
                     p = try route(ownerRow, owner)
                 }
@@ -92,12 +97,15 @@ extension Mapping {
             guard let t = self.table(named: table) else { return }
             let path = try route(row, t)
             let (identity, values) = try object(row, t, path: path, keys: keys)
-            if let old, t.keyColumns.allSatisfy({ old[$0] != nil }) || t.databaseKey.map({ old[$0.column] != nil }) == true {
+            if let old,
+                t.keyColumns.allSatisfy({ old[$0] != nil }) || t.databaseKey.map({ old[$0.column] != nil }) == true
+            {
                 // The key or the routing columns changed: the object moves.
                 // The old row carries the routing columns only under REPLICA IDENTITY FULL.
                 let oldPath = self.path.fields.allSatisfy { old[$0] != nil } ? try route(old, t) : path
                 // With a database key, the object the old row names is the one the Realm has with it.
-                let oldIdentity = try t.databaseKey.map { try keys.existingIdentity(old, t, $0, path: oldPath) } ?? key(old, t)
+                let oldIdentity =
+                    try t.databaseKey.map { try keys.existingIdentity(old, t, $0, path: oldPath) } ?? key(old, t)
                 if let oldIdentity, oldIdentity != identity || oldPath != path {
                     add(oldPath, .delete(type: t.type.name, identity: oldIdentity))
                 }
@@ -107,7 +115,10 @@ extension Mapping {
             guard let t = self.table(named: table) else { return }
             let path = try route(key, t)
             // A row found by its database key only: the object the Realm has with it, if any.
-            guard let identity = try t.databaseKey.map({ try keys.existingIdentity(key, t, $0, path: path) }) ?? self.key(key, t) else { return }
+            guard
+                let identity = try t.databaseKey.map({ try keys.existingIdentity(key, t, $0, path: path) })
+                    ?? self.key(key, t)
+            else { return }
             add(path, .delete(type: t.type.name, identity: identity))
         case .truncate(let tables):
             let types = tables.compactMap { self.table(named: $0)?.type.name }
@@ -124,8 +135,13 @@ extension Mapping {
         var grouped = ChangesByPath()
         for case .insert(let table, let row) in changes {
             guard let t = self.table(named: table), let dk = t.databaseKey,
-                  let dbKey = row[dk.column], !dbKey.isNull, let id = row[t.keyColumn], !id.isNull else { continue }
-            grouped.add(try route(row, t), .update(type: t.type.name, identity: try key(row, t), values: [dk.property: try t.columns[dk.index].realmValue(dbKey)]))
+                let dbKey = row[dk.column], !dbKey.isNull, let id = row[t.keyColumn], !id.isNull
+            else { continue }
+            grouped.add(
+                try route(row, t),
+                .update(
+                    type: t.type.name, identity: try key(row, t),
+                    values: [dk.property: try t.columns[dk.index].realmValue(dbKey)]))
         }
         return grouped.groups
     }
@@ -145,7 +161,9 @@ extension Mapping {
         case .truncate: owners = []
         }
         var seen = Set<Value>()
-        return owners.filter { seen.insert($0).inserted }.map { .listChanged(type: owner.type.name, identity: $0, property: list.property.name) }
+        return owners.filter { seen.insert($0).inserted }.map {
+            .listChanged(type: owner.type.name, identity: $0, property: list.property.name)
+        }
     }
 
     /// The Realm path of a row: the literal path, or the template filled from the row.
@@ -154,15 +172,18 @@ extension Mapping {
         guard let p = path.render({ field in row.value(column: field).flatMap(Self.pathText) }) else {
             let reasons = path.fields.compactMap { field -> String? in
                 guard let v = row.value(column: field), !v.isNull, let text = Self.pathText(v) else {
-                    return "column \(field) is null or not carried (a delete carries only the key unless the table has REPLICA IDENTITY FULL)"
+                    return
+                        "column \(field) is null or not carried (a delete carries only the key unless the table has REPLICA IDENTITY FULL)"
                 }
                 if text.isEmpty { return "column \(field) is empty" }
                 return text.contains("/") ? "column \(field) contains '/', which would make a different path" : nil
             }
             let key = (try? self.key(row, t)).map { ", row with key \(Self.keyText($0))" } ?? ""
-            throw RealmAdapterError(.invalidValue, "Table \(t.table)\(key): realm.path \(path) cannot choose its Realm: "
-                                    + reasons.joined(separator: "; ") + ".",
-                                    context: ["db.table": t.table, "db.column": path.fields.joined(separator: ",")])
+            throw RealmAdapterError(
+                .invalidValue,
+                "Table \(t.table)\(key): realm.path \(path) cannot choose its Realm: "
+                    + reasons.joined(separator: "; ") + ".",
+                context: ["db.table": t.table, "db.column": path.fields.joined(separator: ",")])
         }
         return p
     }
@@ -181,7 +202,9 @@ extension Mapping {
             // A join object's key: its parts joined by "-" (legacy: "2-3").
             let texts = try parts.map { part -> String in
                 guard let v = row.value(column: part.dbColumn), let text = Self.pathText(v) else {
-                    throw RealmAdapterError(.invalidValue, "Table \(t.table): a row has no value in its key column \(part.dbColumn).", context: ["db.table": t.table])
+                    throw RealmAdapterError(
+                        .invalidValue, "Table \(t.table): a row has no value in its key column \(part.dbColumn).",
+                        context: ["db.table": t.table])
                 }
                 return text
             }
@@ -193,20 +216,28 @@ extension Mapping {
     /// The identity a row's key column value `v` gives (a type without a join key).
     func key(_ v: Value?, _ t: TableMapping) throws -> Value {
         guard let i = t.keyColumnIndex, let v, !v.isNull else {
-            throw RealmAdapterError(.invalidValue, "Table \(t.table): a row has no value in its key column \(t.keyColumn).", context: ["db.table": t.table])
+            throw RealmAdapterError(
+                .invalidValue, "Table \(t.table): a row has no value in its key column \(t.keyColumn).",
+                context: ["db.table": t.table])
         }
         do { return try t.columns[i].realmValue(v) } catch let e as RealmAdapterError {
-            throw RealmAdapterError(e.code, "Table \(t.table), column \(t.keyColumn): \(e.message).", context: ["db.table": t.table, "db.column": t.keyColumn])
+            throw RealmAdapterError(
+                e.code, "Table \(t.table), column \(t.keyColumn): \(e.message).",
+                context: ["db.table": t.table, "db.column": t.keyColumn])
         }
     }
 
     /// ``object(_:_:skipping:identity:)`` for a row bound for the Realm at `path`, with database
     /// keys turned into identities and links (`keys`).
-    func object(_ row: some ColumnValues, _ t: TableMapping, path: String, keys: DatabaseKeyResolver) throws -> (Value, PropertyValues) {
+    func object(_ row: some ColumnValues, _ t: TableMapping, path: String, keys: DatabaseKeyResolver) throws -> (
+        Value, PropertyValues
+    ) {
         var identity: Value?
         if let dk = t.databaseKey {
             guard let id = try keys.identity(row, t, dk, path: path) else {
-                throw RealmAdapterError(.invalidValue, "Table \(t.table): a row has no value in its database key column \(dk.column).", context: ["db.table": t.table])
+                throw RealmAdapterError(
+                    .invalidValue, "Table \(t.table): a row has no value in its database key column \(dk.column).",
+                    context: ["db.table": t.table])
             }
             identity = id
         }
@@ -216,7 +247,8 @@ extension Mapping {
     }
 
     /// Turns the database keys that links into types with a database key hold into the targets' identities.
-    func resolveLinks(_ values: inout PropertyValues, _ t: TableMapping, path: String, keys: DatabaseKeyResolver) throws {
+    func resolveLinks(_ values: inout PropertyValues, _ t: TableMapping, path: String, keys: DatabaseKeyResolver) throws
+    {
         guard let links = linksByDatabaseKey[t.type.name] else { return }
         for (i, e) in values.enumerated() where !e.value.isNull {
             guard let target = links[e.name] else { continue }
@@ -229,7 +261,9 @@ extension Mapping {
     /// - Parameter skipping: properties to leave out (the loader sets links into types loaded later in a second pass).
     /// - Parameter identity: the identity, when the caller found it (a type with a database key);
     ///   it is then the primary key's value too.
-    func object(_ row: some ColumnValues, _ t: TableMapping, skipping: Set<String> = [], identity given: Value? = nil) throws -> (Value, PropertyValues) {
+    func object(_ row: some ColumnValues, _ t: TableMapping, skipping: Set<String> = [], identity given: Value? = nil)
+        throws -> (Value, PropertyValues)
+    {
         var values = PropertyValues()
         values.reserveCapacity(t.columns.count + 1)
         let identity = try object(row, t, skipping: skipping, identity: given, into: &values)
@@ -237,19 +271,28 @@ extension Mapping {
     }
 
     /// The same, into `values` (emptied first): a bulk load reuses one buffer for every row.
-    func object(_ row: some ColumnValues, _ t: TableMapping, skipping: Set<String> = [], identity given: Value? = nil,
-                into values: inout PropertyValues) throws -> Value {
+    func object(
+        _ row: some ColumnValues, _ t: TableMapping, skipping: Set<String> = [], identity given: Value? = nil,
+        into values: inout PropertyValues
+    ) throws -> Value {
         let identity = try given ?? key(row, t)
         values.removeAll(keepingCapacity: true)
         if t.compoundKey != nil, let pk = t.type.primaryKey { values.append(pk, identity) }
         // With the identity given, the key column's value is the identity.
         let givenKey = given == nil ? nil : t.keyColumnIndex
-        let names = t.propertyNames, plainScalars = t.plainScalars
+        let names = t.propertyNames
+        let plainScalars = t.plainScalars
         for i in names.indices {
             guard let v = row.value(at: i, of: t) else { continue }
             if !skipping.isEmpty && skipping.contains(names[i]) { continue }
-            if i == givenKey { values.append(names[i], identity); continue }
-            if let s = plainScalars[i], v.has(s) { values.append(names[i], v); continue }
+            if i == givenKey {
+                values.append(names[i], identity)
+                continue
+            }
+            if let s = plainScalars[i], v.has(s) {
+                values.append(names[i], v)
+                continue
+            }
             values.append(names[i], try realmValue(v, column: i, t, key: identity))
         }
         return identity
@@ -263,8 +306,9 @@ extension Mapping {
         do {
             return try c.realmValue(v)
         } catch let e as RealmAdapterError {
-            throw RealmAdapterError(e.code, "Table \(t.table), column \(c.column), row with key \(Self.keyText(identity)): \(e.message).",
-                                    context: ["db.table": t.table, "db.column": c.column])
+            throw RealmAdapterError(
+                e.code, "Table \(t.table), column \(c.column), row with key \(Self.keyText(identity)): \(e.message).",
+                context: ["db.table": t.table, "db.column": c.column])
         }
     }
 

@@ -14,7 +14,9 @@ public enum DatabaseWrite: Hashable, Sendable {
 
     public var table: String {
         switch self {
-        case .upsert(let t, _, _), .update(let t, _, _), .delete(let t, _), .deleteAll(let t, _), .insert(let t, _), .closeGaps(let t): t
+        case .upsert(let t, _, _), .update(let t, _, _), .delete(let t, _), .deleteAll(let t, _), .insert(let t, _),
+            .closeGaps(let t):
+            t
         }
     }
 
@@ -28,7 +30,7 @@ public enum DatabaseWrite: Hashable, Sendable {
         case .update(let table, let key, _), .delete(let table, let key):
             return affected == 0 ? RowReference(table: table, key: key) : nil
         case .deleteAll(let table, let matching)
-            where Array(matching.values.keys) == [LinkListMapping.ownerColumn] && matching.references.isEmpty:
+        where Array(matching.values.keys) == [LinkListMapping.ownerColumn] && matching.references.isEmpty:
             return RowReference(table: table, key: matching)
         default:
             return nil
@@ -41,19 +43,27 @@ extension Mapping {
     /// of its string key (`"2-3"`; the parts themselves must not contain "-").
     public func keyRow(_ t: TableMapping, _ identity: Value) throws -> DatabaseRow {
         guard let parts = t.compoundKey else { return DatabaseRow([t.keyColumn: identity]) }
-        guard case .string(let text) = identity, case let pieces = text.split(separator: TableMapping.compoundKeySeparator, omittingEmptySubsequences: false), pieces.count == parts.count else {
-            throw RealmAdapterError(.invalidValue, "\(t.type.name): the key does not have the \(parts.count) parts \(parts.map(\.property).joined(separator: TableMapping.compoundKeySeparator)) that mapping.compoundPrimaryKeys gives it.",
-                                    context: ["type": t.type.name])
+        guard case .string(let text) = identity,
+            case let pieces = text.split(separator: TableMapping.compoundKeySeparator, omittingEmptySubsequences: false),
+            pieces.count == parts.count
+        else {
+            throw RealmAdapterError(
+                .invalidValue,
+                "\(t.type.name): the key does not have the \(parts.count) parts \(parts.map(\.property).joined(separator: TableMapping.compoundKeySeparator)) that mapping.compoundPrimaryKeys gives it.",
+                context: ["type": t.type.name])
         }
         var row = DatabaseRow()
         for (part, piece) in zip(parts, pieces) {
             let text = String(piece)
-            let value: Value? = switch part.type {
-            case .int: Int64(text).map(Value.int)
-            default: try? Value.string(text).coerced(to: part.type, optional: false)
-            }
+            let value: Value? =
+                switch part.type {
+                case .int: Int64(text).map(Value.int)
+                default: try? Value.string(text).coerced(to: part.type, optional: false)
+                }
             guard let value else {
-                throw RealmAdapterError(.invalidValue, "\(t.type.name): key part \(part.property) is not a valid \(part.type.rawValue).", context: ["type": t.type.name])
+                throw RealmAdapterError(
+                    .invalidValue, "\(t.type.name): key part \(part.property) is not a valid \(part.type.rawValue).",
+                    context: ["type": t.type.name])
             }
             row[part.dbColumn] = value
         }
@@ -70,8 +80,10 @@ extension Mapping {
     /// Realm's list.
     ///
     /// - Parameter list: the current elements of a list property (type, identity, property).
-    public func databaseWrites(_ instructions: [Instruction], path realmPath: String,
-                               list: (String, Value, String) throws -> [Value]) throws -> [DatabaseWrite] {
+    public func databaseWrites(
+        _ instructions: [Instruction], path realmPath: String,
+        list: (String, Value, String) throws -> [Value]
+    ) throws -> [DatabaseWrite] {
         guard let pathFields = path.extract(realmPath) else { return [] }
         var writes: [DatabaseWrite] = []
         // Collections (arrays, link lists) are written whole, once per transaction each.
@@ -90,9 +102,13 @@ extension Mapping {
                 guard let c = t.column(forProperty: e.name) else { continue }
                 // The database generates its key; a Realm never writes it empty.
                 if e.value.isNull && c.column == t.databaseKey?.column { continue }
-                if let target = keyLinks?[e.name], !e.value.isNull { row.references[c.column] = tables[target].reference! }
+                if let target = keyLinks?[e.name], !e.value.isNull {
+                    row.references[c.column] = tables[target].reference!
+                }
                 do { row[c.column] = try c.databaseValue(e.value) } catch let err as RealmAdapterError {
-                    throw RealmAdapterError(err.code, "\(t.type.name).\(e.name) → \(t.table).\(c.column): \(err.message).", context: ["db.table": t.table, "db.column": c.column])
+                    throw RealmAdapterError(
+                        err.code, "\(t.type.name).\(e.name) → \(t.table).\(c.column): \(err.message).",
+                        context: ["db.table": t.table, "db.column": c.column])
                 }
             }
             return row
@@ -118,7 +134,9 @@ extension Mapping {
             case .delete(_, let identity):
                 // Its lists go before its row; and as Realm takes a deleted object out of every
                 // list that held it, so does the database.
-                for l in t.linkLists { writes.append(.deleteAll(table: l.table, matching: linkRow(l, owner: identity))) }
+                for l in t.linkLists {
+                    writes.append(.deleteAll(table: l.table, matching: linkRow(l, owner: identity)))
+                }
                 for other in tables {
                     for l in other.linkLists where l.target == t.type.name {
                         writes.append(.deleteAll(table: l.table, matching: linkRow(l, target: identity)))
@@ -127,16 +145,22 @@ extension Mapping {
                 }
             case .clear where path.isLiteral:
                 for l in t.linkLists { writes.append(.deleteAll(table: l.table, matching: DatabaseRow())) }
-                for other in tables { for l in other.linkLists where l.target == t.type.name { writes.append(.deleteAll(table: l.table, matching: DatabaseRow())) } }
+                for other in tables {
+                    for l in other.linkLists where l.target == t.type.name {
+                        writes.append(.deleteAll(table: l.table, matching: DatabaseRow()))
+                    }
+                }
             case .clear:
                 // Only this Realm's objects go (the template's columns choose their rows); the
                 // link-table rows of their lists, and those pointing at them, follow through the
                 // link tables' foreign keys (ON DELETE CASCADE, as createSchema makes them).
                 try writeRow(instruction, t)
-                for other in tables { for l in other.linkLists where l.target == t.type.name { writes.append(.closeGaps(table: l.table)) } }
+                for other in tables {
+                    for l in other.linkLists where l.target == t.type.name { writes.append(.closeGaps(table: l.table)) }
+                }
                 continue
             case .listSet(_, let identity, let property, _, _), .listInsert(_, let identity, let property, _, _),
-                 .listErase(_, let identity, let property, _), .listClear(_, let identity, let property):
+                .listErase(_, let identity, let property, _), .listClear(_, let identity, let property):
                 if let l = t.linkLists.first(where: { $0.property.name == property }) {
                     try rewrite(t, l, identity)
                     continue
@@ -151,7 +175,9 @@ extension Mapping {
         /// A link-table row's owner and target columns (database keys looked up by RealmId where types have them).
         func linkRow(_ l: LinkListMapping, owner: Value? = nil, target: Value? = nil) -> DatabaseRow {
             var row = DatabaseRow()
-            for (column, value, type) in [(LinkListMapping.ownerColumn, owner, l.owner), (LinkListMapping.targetColumn, target, l.target)] {
+            for (column, value, type) in [
+                (LinkListMapping.ownerColumn, owner, l.owner), (LinkListMapping.targetColumn, target, l.target),
+            ] {
                 guard let value else { continue }
                 row[column] = value
                 if let reference = table(forType: type)?.reference { row.references[column] = reference }
@@ -169,7 +195,9 @@ extension Mapping {
                 writes.append(.upsert(table: t.table, keyColumns: t.keyColumns, row: row))
             case .set(_, let identity, let values):
                 let row = try columns(t, values)
-                if !row.values.isEmpty { writes.append(.update(table: t.table, key: try keyRow(t, identity), values: row)) }
+                if !row.values.isEmpty {
+                    writes.append(.update(table: t.table, key: try keyRow(t, identity), values: row))
+                }
             case .delete(_, let identity):
                 writes.append(.delete(table: t.table, key: try keyRow(t, identity)))
             case .clear:
@@ -178,10 +206,13 @@ extension Mapping {
                 for (field, value) in pathFields { matching[field] = .string(value) }
                 writes.append(.deleteAll(table: t.table, matching: matching))
             case .listSet(_, let identity, let property, _, _), .listInsert(_, let identity, let property, _, _),
-                 .listErase(_, let identity, let property, _), .listClear(_, let identity, let property):
+                .listErase(_, let identity, let property, _), .listClear(_, let identity, let property):
                 guard let c = t.column(forProperty: property) else { return }
                 guard collectionsWritten.insert("\(t.table).\(c.column)\u{0}\(identity)").inserted else { return }
-                writes.append(.update(table: t.table, key: try keyRow(t, identity), values: DatabaseRow([c.column: .list(try list(t.type.name, identity, property))])))
+                writes.append(
+                    .update(
+                        table: t.table, key: try keyRow(t, identity),
+                        values: DatabaseRow([c.column: .list(try list(t.type.name, identity, property))])))
             case .changeIdentity, .addType, .addProperties:
                 return
             }

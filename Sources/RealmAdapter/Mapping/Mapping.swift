@@ -39,7 +39,9 @@ public struct Mapping: Sendable {
         var keyLinks: [String: [String: Int]] = [:]
         for t in tables {
             for c in t.columns {
-                if case .link(let target, _) = c.kind, let i = byType[target], tables[i].databaseKey != nil { keyLinks[t.type.name, default: [:]][c.property.name] = i }
+                if case .link(let target, _) = c.kind, let i = byType[target], tables[i].databaseKey != nil {
+                    keyLinks[t.type.name, default: [:]][c.property.name] = i
+                }
             }
         }
         linksByDatabaseKey = keyLinks
@@ -91,15 +93,18 @@ public struct TableMapping: Sendable {
     /// The column foreign keys and link tables refer to: the database key, or the key column.
     public var referencedColumn: String { databaseKey?.column ?? keyColumn }
     /// How a write finds this table's database key from a RealmId.
-    var reference: KeyReference? { databaseKey.map { KeyReference(table: table, column: $0.column, byColumn: keyColumn) } }
+    var reference: KeyReference? {
+        databaseKey.map { KeyReference(table: table, column: $0.column, byColumn: keyColumn) }
+    }
 
     public func column(forProperty name: String) -> ColumnMapping? { columns.first { $0.property.name == name } }
     public func column(named name: String) -> ColumnMapping? { columns.first { $0.column == name } }
 
     init(type t: ObjectSchema, schema: Schema, mapping: MappingConfiguration, path: RealmPathTemplate) throws {
         func fail(_ property: String?, _ message: String) -> RealmAdapterError {
-            RealmAdapterError(.invalidConfiguration, "Cannot map \(property.map { "\(t.name).\($0)" } ?? t.name): \(message).",
-                              context: ["type": t.name] .merging(property.map { ["property": $0] } ?? [:]) { a, _ in a })
+            RealmAdapterError(
+                .invalidConfiguration, "Cannot map \(property.map { "\(t.name).\($0)" } ?? t.name): \(message).",
+                context: ["type": t.name].merging(property.map { ["property": $0] } ?? [:]) { a, _ in a })
         }
         guard let pk = t.primaryKey else {
             throw fail(nil, "a synced type needs a primary key, because rows and objects are matched by it")
@@ -123,25 +128,34 @@ public struct TableMapping: Sendable {
         for p in t.properties where p.type.isStored && !ignored.contains(p.name) {
             // A join type's string key exists only in the Realm: the database has its parts.
             if compoundKey != nil && p.name == pk { continue }
-            let column = compoundKey?.first { $0.property == p.name }?.dbColumn ?? mapping.columnName(forProperty: p.name, ofType: t.name)
+            let column =
+                compoundKey?.first { $0.property == p.name }?.dbColumn
+                ?? mapping.columnName(forProperty: p.name, ofType: t.name)
             let converter = mapping.convert[t.name]?[p.name]
             switch p.type {
             case .scalar(let s):
                 columns.append(ColumnMapping(property: p, column: column, converter: converter, kind: .scalar(s)))
             case .link(let target):
                 guard let targetType = schema[type: target], let keyType = Self.referencedKeyType(targetType) else {
-                    throw fail(p.name, "its target type '\(target)' needs a primary key for the foreign key to refer to")
+                    throw fail(
+                        p.name, "its target type '\(target)' needs a primary key for the foreign key to refer to")
                 }
-                columns.append(ColumnMapping(property: p, column: column, converter: nil, kind: .link(target: target, keyType: keyType)))
+                columns.append(
+                    ColumnMapping(
+                        property: p, column: column, converter: nil, kind: .link(target: target, keyType: keyType)))
             case .list(.scalar(let s)):
                 columns.append(ColumnMapping(property: p, column: column, converter: nil, kind: .array(s)))
             case .list(.link(let target)):
                 guard let targetType = schema[type: target], let keyType = Self.referencedKeyType(targetType),
-                      let ownerKeyType = Self.referencedKeyType(t) else {
+                    let ownerKeyType = Self.referencedKeyType(t)
+                else {
                     throw fail(p.name, "its target type '\(target)' needs a primary key for the link table to refer to")
                 }
                 // A join object's list: `oid` holds its string key ("2-3"), as the Realm has it.
-                linkLists.append(LinkListMapping(property: p, table: "\(table)_\(column)", owner: t.name, ownerKeyType: ownerKeyType, target: target, targetKeyType: keyType))
+                linkLists.append(
+                    LinkListMapping(
+                        property: p, table: "\(table)_\(column)", owner: t.name, ownerKeyType: ownerKeyType,
+                        target: target, targetKeyType: keyType))
             case .linkingObjects:
                 continue
             }
@@ -153,7 +167,8 @@ public struct TableMapping: Sendable {
         keyColumnIndex = compoundKey == nil ? columns.firstIndex { $0.column == key } : nil
         self.linkLists = linkLists
         if let dpk = t.databasePrimaryKey {
-            guard let i = columns.firstIndex(where: { $0.property.name == dpk }), case .scalar(let s) = columns[i].kind else {
+            guard let i = columns.firstIndex(where: { $0.property.name == dpk }), case .scalar(let s) = columns[i].kind
+            else {
                 throw fail(dpk, "the databasePrimaryKey must be synced (not in mapping.ignoreProperties)")
             }
             databaseKey = DatabaseKeyMapping(property: dpk, column: columns[i].column, type: s, index: i)
@@ -168,7 +183,9 @@ public struct TableMapping: Sendable {
 extension TableMapping {
     /// The type of the key that foreign keys to `t` hold: its database key, or its primary key.
     static func referencedKeyType(_ t: ObjectSchema) -> ScalarType? {
-        guard let name = t.databasePrimaryKey ?? t.primaryKey, case .scalar(let s)? = t[property: name]?.type else { return nil }
+        guard let name = t.databasePrimaryKey ?? t.primaryKey, case .scalar(let s)? = t[property: name]?.type else {
+            return nil
+        }
         return s
     }
 }
@@ -232,10 +249,14 @@ public final class ColumnMapping: Sendable {
         case .link(_, let keyType):
             return try v.coerced(to: keyType, optional: false)
         case .array(let s):
-            guard case .list(let items) = v else { throw RealmAdapterError(.invalidValue, "expected an array, found \(v.kindName)") }
+            guard case .list(let items) = v else {
+                throw RealmAdapterError(.invalidValue, "expected an array, found \(v.kindName)")
+            }
             if !isOptional, let i = items.firstIndex(where: \.isNull) {
-                throw RealmAdapterError(.invalidValue, "element \(i + 1) of the array is NULL, which \(property.name) "
-                    + "(\(property.typeString)) cannot hold; make it \(s.rawValue)?[] to allow NULL elements")
+                throw RealmAdapterError(
+                    .invalidValue,
+                    "element \(i + 1) of the array is NULL, which \(property.name) "
+                        + "(\(property.typeString)) cannot hold; make it \(s.rawValue)?[] to allow NULL elements")
             }
             return .list(try items.map { try $0.coerced(to: s, optional: isOptional) })
         }

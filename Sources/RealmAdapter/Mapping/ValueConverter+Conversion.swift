@@ -13,7 +13,9 @@ extension ValueConverter {
         case .int:
             switch v {
             case .int: return v
-            case .string(let s): guard let i = Int64(s.trimmingCharacters(in: .whitespaces)) else { throw fail() }; return .int(i)
+            case .string(let s):
+                guard let i = Int64(s.trimmingCharacters(in: .whitespaces)) else { throw fail() }
+                return .int(i)
             case .double(let d) where d.rounded() == d: return .int(Int64(d))
             case .decimal(let d): return .int(NSDecimalNumber(decimal: d.decimal).int64Value)
             case .bool(let b): return .int(b ? 1 : 0)
@@ -25,14 +27,18 @@ extension ValueConverter {
             case .int(let i): return .double(Double(i))
             case .float(let f): return .double(Double(f))
             case .decimal(let d): return .double(d.double)
-            case .string(let s): guard let d = Double(s) else { throw fail() }; return .double(d)
+            case .string(let s):
+                guard let d = Double(s) else { throw fail() }
+                return .double(d)
             default: throw fail()
             }
         case .decimal:
             switch v {
             case .decimal: return v
             case .int(let i): return .decimal(DecimalNumber(i))
-            case .double(let d): guard let n = DecimalNumber(d) else { throw fail() }; return .decimal(n)
+            case .double(let d):
+                guard let n = DecimalNumber(d) else { throw fail() }
+                return .decimal(n)
             case .string(let s):
                 // Money and similar text: keep digits, sign and the decimal point.
                 let cleaned = s.filter { $0.isNumber || $0 == "." || $0 == "-" }
@@ -55,7 +61,11 @@ extension ValueConverter {
         case .epochSeconds, .epochMillis:
             let scale: Double = self == .epochSeconds ? 1 : 1000
             switch v {
-            case .int(let i): return .date(Timestamp(seconds: self == .epochSeconds ? i : i / 1000, nanoseconds: self == .epochSeconds ? 0 : Int32(i % 1000) * 1_000_000))
+            case .int(let i):
+                return .date(
+                    Timestamp(
+                        seconds: self == .epochSeconds ? i : i / 1000,
+                        nanoseconds: self == .epochSeconds ? 0 : Int32(i % 1000) * 1_000_000))
             case .double(let d): return .date(Timestamp(Date(timeIntervalSince1970: d / scale)))
             case .decimal(let d): return .date(Timestamp(Date(timeIntervalSince1970: d.double / scale)))
             default: throw fail()

@@ -38,6 +38,8 @@ public struct ObjectSchema: Hashable, Sendable {
     }
 
     public func hash(into h: inout Hasher) {
-        h.combine(name); h.combine(primaryKey); h.combine(properties)
+        h.combine(name)
+        h.combine(primaryKey)
+        h.combine(properties)
     }
 }

@@ -49,8 +49,10 @@ public struct Property: Hashable, Sendable {
     /// Legacy `watchTable` on list properties: the relational connector watches the link table.
     public var watchTable: Bool
 
-    public init(name: String, type: PropertyType, isOptional: Bool = false, isIndexed: Bool = false,
-                defaultValue: Value? = nil, watchTable: Bool = false) {
+    public init(
+        name: String, type: PropertyType, isOptional: Bool = false, isIndexed: Bool = false,
+        defaultValue: Value? = nil, watchTable: Bool = false
+    ) {
         self.name = name
         self.type = type
         switch type {

@@ -1,4 +1,5 @@
 import Synchronization
+
 /// Reading and writing schemas in the Realm JS model syntax, as JSON:
 ///
 /// ```json
@@ -11,8 +12,9 @@ extension Schema {
     /// - Parameter path: the JSON path of `json`, used in errors (e.g. `schema`).
     public init(json: JSONValue, path: String = "schema", code: RealmAdapterError.Code = .invalidSchema) throws {
         guard case .array(let items) = json else {
-            throw RealmAdapterError(code, "\(path): expected an array of object schemas, found \(json.kindName).",
-                                    context: ["json.path": path])
+            throw RealmAdapterError(
+                code, "\(path): expected an array of object schemas, found \(json.kindName).",
+                context: ["json.path": path])
         }
         var types: [ObjectSchema] = []
         for (i, item) in items.enumerated() {
@@ -41,8 +43,11 @@ extension ObjectSchema {
         let name = try r.requiredString("name")
         let pk = try r.string("primaryKey")
         let dpk = try r.string("databasePrimaryKey")
-        guard let props = try r.object("properties") else { throw r.error("properties", "is required (an object of name: type).") }
-        _ = try r.bool("embedded").map { e in if e { throw r.error("embedded", "embedded objects are not supported.") } }
+        guard let props = try r.object("properties") else {
+            throw r.error("properties", "is required (an object of name: type).")
+        }
+        _ = try r.bool("embedded").map { e in if e { throw r.error("embedded", "embedded objects are not supported.") }
+        }
         try r.finish()
         var properties: [Property] = []
         for m in props.members {
@@ -79,7 +84,10 @@ extension Property {
         switch json {
         case .string(let s):
             guard let (type, optional) = Self.parseTypeString(s) else {
-                throw RealmAdapterError(code, "\(path): unknown property type '\(s)' (expected bool, int, float, double, string, data, date, decimal, uuid, objectId, a type name, with '?' for optional and '[]' for a list).", context: ["json.path": path])
+                throw RealmAdapterError(
+                    code,
+                    "\(path): unknown property type '\(s)' (expected bool, int, float, double, string, data, date, decimal, uuid, objectId, a type name, with '?' for optional and '[]' for a list).",
+                    context: ["json.path": path])
             }
             self.init(name: name, type: type, isOptional: optional)
         case .object:
@@ -101,7 +109,9 @@ extension Property {
                     throw r.error("objectType", "a list needs an objectType: a type name or a value type.")
                 }
                 switch elem {
-                case .scalar(let s): type = .list(.scalar(s)); isOptional = isOptional || elemOptional
+                case .scalar(let s):
+                    type = .list(.scalar(s))
+                    isOptional = isOptional || elemOptional
                 case .link(let t): type = .list(.link(t))
                 default: throw r.error("objectType", "lists of lists are not supported.")
                 }
@@ -120,15 +130,20 @@ extension Property {
                 type = t
                 isOptional = isOptional || o
                 if let objectType, case .scalar = t {
-                    throw r.error("objectType", "objectType '\(objectType)' is only meaningful for list, object and linkingObjects.")
+                    throw r.error(
+                        "objectType",
+                        "objectType '\(objectType)' is only meaningful for list, object and linkingObjects.")
                 }
             }
             var defaultValue: Value?
             if let rawDefault { defaultValue = Value(json: rawDefault) }
-            self.init(name: name, type: type, isOptional: isOptional, isIndexed: indexed,
-                      defaultValue: defaultValue, watchTable: watch)
+            self.init(
+                name: name, type: type, isOptional: isOptional, isIndexed: indexed,
+                defaultValue: defaultValue, watchTable: watch)
         default:
-            throw RealmAdapterError(code, "\(path): expected a type string or an object, found \(json.kindName).", context: ["json.path": path])
+            throw RealmAdapterError(
+                code, "\(path): expected a type string or an object, found \(json.kindName).",
+                context: ["json.path": path])
         }
     }
 
@@ -136,15 +151,22 @@ extension Property {
     static func parseTypeString(_ s: String) -> (PropertyType, Bool)? {
         var s = Substring(s)
         var isList = false
-        if s.hasSuffix("[]") { isList = true; s = s.dropLast(2) }
-        var optional = false
-        if s.hasSuffix("?") { optional = true; s = s.dropLast() }
-        guard !s.isEmpty, !s.contains("?"), !s.contains("[") else { return nil }
-        let scalar: ScalarType? = switch s {
-        case "decimal128": .decimal
-        case "objectid": .objectId
-        default: ScalarType(rawValue: String(s))
+        if s.hasSuffix("[]") {
+            isList = true
+            s = s.dropLast(2)
         }
+        var optional = false
+        if s.hasSuffix("?") {
+            optional = true
+            s = s.dropLast()
+        }
+        guard !s.isEmpty, !s.contains("?"), !s.contains("[") else { return nil }
+        let scalar: ScalarType? =
+            switch s {
+            case "decimal128": .decimal
+            case "objectid": .objectId
+            default: ScalarType(rawValue: String(s))
+            }
         if ["list", "linkingObjects", "object", "mixed", "dictionary", "set"].contains(s) { return nil }
         if let scalar { return (isList ? .list(.scalar(scalar)) : .scalar(scalar), optional) }
         guard s.first!.isLetter || s.first == "_" else { return nil }
@@ -158,12 +180,15 @@ extension Property {
         if watchTable { extra.append(.init("watchTable", .bool(true))) }
         switch type {
         case .linkingObjects(let t, let p):
-            return .object([.init("type", "linkingObjects"), .init("objectType", .string(t)), .init("property", .string(p))])
+            return .object([
+                .init("type", "linkingObjects"), .init("objectType", .string(t)), .init("property", .string(p)),
+            ])
         case .list(let element) where watchTable:
-            let objectType = switch element {
-            case .scalar(let s): s.rawValue + (isOptional ? "?" : "")
-            case .link(let t): t
-            }
+            let objectType =
+                switch element {
+                case .scalar(let s): s.rawValue + (isOptional ? "?" : "")
+                case .link(let t): t
+                }
             return .object([.init("type", "list"), .init("objectType", .string(objectType))] + extra)
         default:
             if extra.isEmpty { return .string(typeString) }

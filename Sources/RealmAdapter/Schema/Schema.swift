@@ -40,16 +40,24 @@ public struct Schema: Hashable, Sendable {
         if let i = index[type.name] {
             var existing = types[i]
             guard existing.primaryKey == type.primaryKey else {
-                throw Self.error(type.name, nil, "cannot change the primary key from \(existing.primaryKey.map { "'\($0)'" } ?? "none") to \(type.primaryKey.map { "'\($0)'" } ?? "none") (destructive schema change)")
+                throw Self.error(
+                    type.name, nil,
+                    "cannot change the primary key from \(existing.primaryKey.map { "'\($0)'" } ?? "none") to \(type.primaryKey.map { "'\($0)'" } ?? "none") (destructive schema change)"
+                )
             }
             for p in type.properties {
                 if let old = existing[property: p.name] {
                     guard old.type == p.type, old.isOptional == p.isOptional else {
-                        throw Self.error(type.name, p.name, "cannot change type from '\(old.typeString)' to '\(p.typeString)' (destructive schema change)")
+                        throw Self.error(
+                            type.name, p.name,
+                            "cannot change type from '\(old.typeString)' to '\(p.typeString)' (destructive schema change)"
+                        )
                     }
                 } else {
                     guard p.isOptional || p.defaultValue != nil || p.type.isList || !p.type.isStored else {
-                        throw Self.error(type.name, p.name, "a property added to an existing type must be optional, a list, or have a default")
+                        throw Self.error(
+                            type.name, p.name,
+                            "a property added to an existing type must be optional, a list, or have a default")
                     }
                     existing.append(p)
                 }
@@ -68,8 +76,10 @@ public struct Schema: Hashable, Sendable {
         guard let existing = self[type: typeName] else {
             throw Self.error(typeName, nil, "cannot add properties to a type that does not exist")
         }
-        return try adding(ObjectSchema(name: typeName, primaryKey: existing.primaryKey,
-                                       databasePrimaryKey: existing.databasePrimaryKey, properties: properties), validate: validate)
+        return try adding(
+            ObjectSchema(
+                name: typeName, primaryKey: existing.primaryKey,
+                databasePrimaryKey: existing.databasePrimaryKey, properties: properties), validate: validate)
     }
 
     // MARK: Validation
@@ -90,7 +100,9 @@ public struct Schema: Hashable, Sendable {
             var names = Set<String>()
             for p in t.properties {
                 guard !p.name.isEmpty else { throw Self.error(t.name, nil, "a property has an empty name") }
-                guard names.insert(p.name).inserted else { throw Self.error(t.name, p.name, "the property is defined twice") }
+                guard names.insert(p.name).inserted else {
+                    throw Self.error(t.name, p.name, "the property is defined twice")
+                }
                 switch p.type {
                 case .link(let target), .list(.link(let target)):
                     guard self[type: target] != nil else {
@@ -101,14 +113,18 @@ public struct Schema: Hashable, Sendable {
                         throw Self.error(t.name, p.name, "linkingObjects refers to unknown type '\(origin)'")
                     }
                     guard let back = o[property: prop] else {
-                        throw Self.error(t.name, p.name, "linkingObjects refers to '\(origin).\(prop)', which does not exist")
+                        throw Self.error(
+                            t.name, p.name, "linkingObjects refers to '\(origin).\(prop)', which does not exist")
                     }
                     guard back.type.linkTarget == t.name else {
-                        throw Self.error(t.name, p.name, "linkingObjects refers to '\(origin).\(prop)', which is not a link to '\(t.name)'")
+                        throw Self.error(
+                            t.name, p.name,
+                            "linkingObjects refers to '\(origin).\(prop)', which is not a link to '\(t.name)'")
                     }
                 case .scalar, .list(.scalar): break
                 }
-                if p.isIndexed, case .scalar = p.type {} else if p.isIndexed {
+                if p.isIndexed, case .scalar = p.type {
+                } else if p.isIndexed {
                     throw Self.error(t.name, p.name, "only single-value properties can be indexed")
                 }
                 if let d = p.defaultValue {
@@ -122,7 +138,8 @@ public struct Schema: Hashable, Sendable {
                     throw Self.error(t.name, pk, "the primary key '\(pk)' is not among the properties")
                 }
                 guard case .scalar(let s) = p.type, s.canBePrimaryKey else {
-                    throw Self.error(t.name, pk, "a primary key must be int, string, uuid or objectId, not '\(p.typeString)'")
+                    throw Self.error(
+                        t.name, pk, "a primary key must be int, string, uuid or objectId, not '\(p.typeString)'")
                 }
             }
             if let dpk = t.databasePrimaryKey {
@@ -131,13 +148,21 @@ public struct Schema: Hashable, Sendable {
                     throw Self.error(t.name, dpk, "databasePrimaryKey '\(dpk)' is not among the properties")
                 }
                 guard dpk != t.primaryKey else {
-                    throw Self.error(t.name, dpk, "databasePrimaryKey must differ from the primary key (the Realm's key, e.g. RealmId)")
+                    throw Self.error(
+                        t.name, dpk,
+                        "databasePrimaryKey must differ from the primary key (the Realm's key, e.g. RealmId)")
                 }
                 guard case .scalar(let s) = p.type, s.canBePrimaryKey, p.isOptional else {
-                    throw Self.error(t.name, dpk, "databasePrimaryKey must be an optional int, string, uuid or objectId (objects created in a Realm have none until the database gives them one), not '\(p.typeString)'")
+                    throw Self.error(
+                        t.name, dpk,
+                        "databasePrimaryKey must be an optional int, string, uuid or objectId (objects created in a Realm have none until the database gives them one), not '\(p.typeString)'"
+                    )
                 }
                 guard case .scalar(let k)? = t.primaryKeyProperty?.type, k == .string || k == .uuid else {
-                    throw Self.error(t.name, t.primaryKey, "with databasePrimaryKey the primary key must be a string or uuid (a RealmId: rows the database creates get a generated one)")
+                    throw Self.error(
+                        t.name, t.primaryKey,
+                        "with databasePrimaryKey the primary key must be a string or uuid (a RealmId: rows the database creates get a generated one)"
+                    )
                 }
             }
         }

@@ -48,7 +48,10 @@ final class ChangeNotifier: Sendable {
             s.nextId += 1
             s.subscribers[id] = continuation
             let start = !s.polling
-            if start { s.polling = true; s.generation += 1 }
+            if start {
+                s.polling = true
+                s.generation += 1
+            }
             return (id, start)
         }
         continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
@@ -91,16 +94,21 @@ final class ChangeNotifier: Sendable {
                 let maxId = try Int64.fetchOne(db, sql: "SELECT coalesce(max(id), 0) FROM history") ?? 0
                 // The first check only sets the baseline: subscribers ask for what is pending themselves.
                 guard last >= 0, maxId > last else { return (maxId, []) }
-                let rows = try Row.fetchAll(db, sql: """
-                    SELECT r.path, max(h.version), group_concat(DISTINCT h.origin) FROM history h JOIN realm r ON r.id = h.realm_id
-                    WHERE h.id > ? GROUP BY +h.realm_id
-                    """, arguments: [last])  // `+`: grouping by the (realm, version) index would scan all history
-                return (maxId, rows.map { row in
-                    // Origins are adapter names and tags without commas in practice; a comma only splits one in two
-                    // (the change is then not skipped, which is always safe).
-                    let origins = Set((row[2] as String? ?? "").split(separator: ",").map(String.init))
-                    return RealmChange(path: row[0], version: row[1], origins: origins)
-                })
+                let rows = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT r.path, max(h.version), group_concat(DISTINCT h.origin) FROM history h JOIN realm r ON r.id = h.realm_id
+                        WHERE h.id > ? GROUP BY +h.realm_id
+                        """, arguments: [last])  // `+`: grouping by the (realm, version) index would scan all history
+                return (
+                    maxId,
+                    rows.map { row in
+                        // Origins are adapter names and tags without commas in practice; a comma only splits one in two
+                        // (the change is then not skipped, which is always safe).
+                        let origins = Set((row[2] as String? ?? "").split(separator: ",").map(String.init))
+                        return RealmChange(path: row[0], version: row[1], origins: origins)
+                    }
+                )
             }
             let subscribers = state.withLock { s -> [AsyncStream<RealmChange>.Continuation] in
                 s.lastHistoryId = max(s.lastHistoryId, maxId)
@@ -108,7 +116,8 @@ final class ChangeNotifier: Sendable {
             }
             for c in changes { for s in subscribers { s.yield(c) } }
         } catch {
-            logger.warning("Could not check the store for new transactions; will retry", metadata: ["error": "\(error)"])
+            logger.warning(
+                "Could not check the store for new transactions; will retry", metadata: ["error": "\(error)"])
         }
     }
 }

@@ -27,7 +27,9 @@ final class InsertTyping {
     let recordStart: UnsafeRawBufferPointer
 
     init(_ t: ObjectSchema, schema: Schema) throws {
-        var slots: [String: Int] = [:], props: [Property] = [], defaults: [Value?] = []
+        var slots: [String: Int] = [:]
+        var props: [Property] = []
+        var defaults: [Value?] = []
         for p in t.properties {
             switch p.type {
             case .scalar, .link:
@@ -68,7 +70,9 @@ final class InsertTyping {
     /// Checks one INSERT of type `n` and leaves every slot's value in ``row``. Returns the typed
     /// identity, the values as history records them (defaults that applied included), and the
     /// list properties given, typed, to fill after the row.
-    func check(_ n: String, _ rawId: Value, _ values: PropertyValues, schema: Schema) throws -> (Value, PropertyValues, [(Property, [Value])]) {
+    func check(_ n: String, _ rawId: Value, _ values: PropertyValues, schema: Schema) throws -> (
+        Value, PropertyValues, [(Property, [Value])]
+    ) {
         let id = try identity(n, rawId)
         var typed = values
         var lists: [(Property, [Value])] = []
@@ -87,21 +91,26 @@ final class InsertTyping {
                     v = try e.value.coerced(to: scalar, optional: slotOptional[slot])
                 } else {
                     guard let p = slot.map({ slotProperties[$0] }) ?? type[property: e.name] else {
-                        throw RealmAdapterError(.schemaViolation, "unknown property '\(e.name)' of type '\(n)'", context: ["type": n, "property": e.name])
+                        throw RealmAdapterError(
+                            .schemaViolation, "unknown property '\(e.name)' of type '\(n)'",
+                            context: ["type": n, "property": e.name])
                     }
                     v = try e.value.coerced(to: p, in: schema)
                     if slot == nil, case .list(let items) = v, !items.isEmpty { lists.append((p, items)) }
                 }
             } catch let err as RealmAdapterError where err.code != .schemaViolation {
-                throw RealmAdapterError(err.code, "\(n).\(e.name): \(err.message)", context: ["type": n, "property": e.name])
+                throw RealmAdapterError(
+                    err.code, "\(n).\(e.name): \(err.message)", context: ["type": n, "property": e.name])
             }
             if !v.isSameKind(as: e.value) { typed.setValue(v, at: i) }
             if let slot { row[slot] = v }
         }
         if let k = primaryKeySlot {
             if let given = row[k], given != id {
-                throw RealmAdapterError(.schemaViolation, "the values of INSERT \(n) give primary key '\(type.primaryKey!)' a different value than its identity",
-                                        context: ["type": n, "property": type.primaryKey!])
+                throw RealmAdapterError(
+                    .schemaViolation,
+                    "the values of INSERT \(n) give primary key '\(type.primaryKey!)' a different value than its identity",
+                    context: ["type": n, "property": type.primaryKey!])
             }
             row[k] = id
         }
@@ -126,8 +135,10 @@ final class InsertTyping {
     func unmentioned(_ k: Int, _ n: String) throws -> Value {
         if let d = defaults[k] { return d }
         guard slotOptional[k] else {
-            throw RealmAdapterError(.invalidValue, "INSERT \(n) has no value for required property '\(slotProperties[k].name)' (and it has no default)",
-                                    context: ["type": n, "property": slotProperties[k].name])
+            throw RealmAdapterError(
+                .invalidValue,
+                "INSERT \(n) has no value for required property '\(slotProperties[k].name)' (and it has no default)",
+                context: ["type": n, "property": slotProperties[k].name])
         }
         return .null
     }
@@ -151,12 +162,13 @@ public struct PreparedInserts: @unchecked Sendable {
 
     /// Whether INSERTs of `t` can be prepared.
     public static func canPrepare(_ t: ObjectSchema) -> Bool {
-        t.primaryKey != nil && t.properties.allSatisfy {
-            switch $0.type {
-            case .scalar, .linkingObjects: true  // linkingObjects are computed, not stored
-            case .link, .list: false
+        t.primaryKey != nil
+            && t.properties.allSatisfy {
+                switch $0.type {
+                case .scalar, .linkingObjects: true  // linkingObjects are computed, not stored
+                case .link, .list: false
+                }
             }
-        }
     }
 
     /// - Parameter schema: the schema `type` belongs to (for its defaults); the Realm's type must
@@ -204,7 +216,8 @@ public struct PreparedInserts: @unchecked Sendable {
     private mutating func keepRow(_ id: Value) {
         let row = typing.row
         defer { typing.clearRow() }
-        record(idSize: ByteCursor.maximumSize(id), valuesSize: row.reduce(0) { $0 + ByteCursor.maximumSize($1!) }) { c, k in
+        record(idSize: ByteCursor.maximumSize(id), valuesSize: row.reduce(0) { $0 + ByteCursor.maximumSize($1!) }) {
+            c, k in
             c.value(k < 0 ? id : row[k]!)
         }
     }
@@ -212,7 +225,9 @@ public struct PreparedInserts: @unchecked Sendable {
     /// Appends a record: `value(c, k)` writes slot k's value (k = -1: the identity), in at most
     /// the sizes given. The first record names the properties; the others say "the same".
     private mutating func record(idSize: Int, valuesSize: Int, _ value: (inout ByteCursor, Int) -> Void) {
-        let start = typing.recordStart, width = typing.slotNames.count, same = count > 0
+        let start = typing.recordStart
+        let width = typing.slotNames.count
+        let same = count > 0
         let namesSize = same ? 0 : typing.slotNames.reduce(0) { $0 + ByteCursor.maximumSize($1) }
         encoded.write(maximum: start.count + idSize + ByteCursor.varintSize + 1 + namesSize + valuesSize) { c in
             c.bytes(start)

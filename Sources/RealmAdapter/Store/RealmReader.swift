@@ -67,31 +67,47 @@ struct RealmReader {
     /// order if several do), or nil. Indexed for database keys.
     func identity(_ typeName: String, where property: String, equals value: Value) throws -> Value? {
         let (t, tt) = try located(typeName)
-        guard let j = t.properties.firstIndex(where: { $0.name == property }), case .scalar(let s) = t.properties[j].type else {
-            throw RealmAdapterError(.schemaViolation, "\(typeName).\(property) is not a single-value property", context: ["type": typeName, "property": property])
+        guard let j = t.properties.firstIndex(where: { $0.name == property }),
+            case .scalar(let s) = t.properties[j].type
+        else {
+            throw RealmAdapterError(
+                .schemaViolation, "\(typeName).\(property) is not a single-value property",
+                context: ["type": typeName, "property": property])
         }
         let sql = "SELECT key FROM \(tt.table) WHERE realm = ? AND \(tt.columns[j]!) = ? ORDER BY key LIMIT 1"
-        let arguments: StatementArguments = [tables.realmId, try RealmTables.encode(value.coerced(to: s, optional: false))]
-        guard let dv = try DatabaseValue.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) else { return nil }
+        let arguments: StatementArguments = [
+            tables.realmId, try RealmTables.encode(value.coerced(to: s, optional: false)),
+        ]
+        guard let dv = try DatabaseValue.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) else {
+            return nil
+        }
         return RealmTables.decode(dv, as: RealmTables.keyType(of: t))
     }
 
     func count(_ typeName: String) throws -> Int {
         let (_, tt) = try located(typeName)
-        return try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM \(tt.table) WHERE realm = ?"), arguments: [tables.realmId]) ?? 0
+        return try Int.fetchOne(
+            db.cachedStatement(sql: "SELECT count(*) FROM \(tt.table) WHERE realm = ?"), arguments: [tables.realmId])
+            ?? 0
     }
 
     func list(_ typeName: String, _ identity: Value, _ property: String) throws -> [Value] {
         let (t, tt) = try located(typeName)
-        guard let j = t.properties.firstIndex(where: { $0.name == property }), case .list(let element) = t.properties[j].type else {
-            throw RealmAdapterError(.schemaViolation, "'\(typeName).\(property)' is not a list", context: ["type": typeName, "property": property])
+        guard let j = t.properties.firstIndex(where: { $0.name == property }),
+            case .list(let element) = t.properties[j].type
+        else {
+            throw RealmAdapterError(
+                .schemaViolation, "'\(typeName).\(property)' is not a list",
+                context: ["type": typeName, "property": property])
         }
-        let s: ScalarType = switch element {
-        case .scalar(let s): s
-        case .link(let target): RealmTables.keyType(of: schema[type: target]!)
-        }
+        let s: ScalarType =
+            switch element {
+            case .scalar(let s): s
+            case .link(let target): RealmTables.keyType(of: schema[type: target]!)
+            }
         let sql = "SELECT value FROM \(tt.listTables[j]!) WHERE realm = ? AND owner = ? ORDER BY idx"
-        let values = try DatabaseValue.fetchAll(db.cachedStatement(sql: sql), arguments: [tables.realmId, try RealmTables.encode(identity)])
+        let values = try DatabaseValue.fetchAll(
+            db.cachedStatement(sql: sql), arguments: [tables.realmId, try RealmTables.encode(identity)])
         return values.map { RealmTables.decode($0, as: s) }
     }
 
@@ -143,7 +159,8 @@ extension RealmStore {
 
     /// The identity of an object of `type` whose `property` holds `value`, in the Realm at
     /// `path`, or nil (also when there is no such Realm or type).
-    public func identity(of type: String, where property: String, equals value: Value, in path: String) throws -> Value? {
+    public func identity(of type: String, where property: String, equals value: Value, in path: String) throws -> Value?
+    {
         try read { db in
             guard try Self.realmRow(db, path) != nil else { return nil }
             let r = try reader(db, path)
@@ -192,7 +209,8 @@ extension RealmStore {
             var counts: [Int64: [String: Int]] = [:]
             for type in try Row.fetchAll(db, sql: "SELECT id, name FROM object_type") {
                 let name: String = type[1]
-                let rows = try Row.fetchCursor(db, sql: "SELECT realm, count(*) FROM t\(type[0] as Int64) GROUP BY realm")
+                let rows = try Row.fetchCursor(
+                    db, sql: "SELECT realm, count(*) FROM t\(type[0] as Int64) GROUP BY realm")
                 while let r = try rows.next() { counts[r[0], default: [:]][name] = r[1] }
             }
             var out: [RealmSummary] = []
@@ -200,7 +218,10 @@ extension RealmStore {
             while let r = try realms.next() {
                 let have = counts[r[0]] ?? [:]
                 let types = try schema(db, id: r[3]).types
-                out.append(RealmSummary(path: r[1], version: r[2], counts: types.map { .init(type: $0.name, count: have[$0.name] ?? 0) }))
+                out.append(
+                    RealmSummary(
+                        path: r[1], version: r[2], counts: types.map { .init(type: $0.name, count: have[$0.name] ?? 0) }
+                    ))
             }
             return out
         }

@@ -24,15 +24,21 @@ extension RealmStore {
     }
 
     /// ``history(of:after:limit:)`` without the transactions of origin `excluded` (not even read).
-    func history(of path: String, after version: Int64, limit: Int = Int.max, excludingOrigin excluded: String?) throws -> [RealmTransaction] {
+    func history(of path: String, after version: Int64, limit: Int = Int.max, excludingOrigin excluded: String?) throws
+        -> [RealmTransaction]
+    {
         try read { db in
             let r = try Self.requireRealm(db, path)
             if version < r.compactedThrough {
-                throw RealmAdapterError(.historyCompacted, "History of \(path) up to version \(r.compactedThrough) was compacted after every registered adapter processed it; ask for versions after \(r.compactedThrough).",
-                                        context: ["realm.path": path])
+                throw RealmAdapterError(
+                    .historyCompacted,
+                    "History of \(path) up to version \(r.compactedThrough) was compacted after every registered adapter processed it; ask for versions after \(r.compactedThrough).",
+                    context: ["realm.path": path])
             }
-            let sql = "SELECT \(Self.historyColumns) FROM history WHERE realm_id = ? AND version > ? AND origin IS NOT ? ORDER BY version LIMIT ?"
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: [r.id, version, excluded, Int64(clamping: limit)])
+            let sql =
+                "SELECT \(Self.historyColumns) FROM history WHERE realm_id = ? AND version > ? AND origin IS NOT ? ORDER BY version LIMIT ?"
+            let rows = try Row.fetchCursor(
+                db.cachedStatement(sql: sql), arguments: [r.id, version, excluded, Int64(clamping: limit)])
             var out: [RealmTransaction] = []
             while let row = try rows.next() { out.append(try Self.transaction(row)) }
             return out
@@ -49,10 +55,12 @@ extension RealmStore {
 
     static func transaction(_ row: Row) throws -> RealmTransaction {
         let blob: Data = row[3]
-        let source: String? = row[4], position: String? = row[5]
-        return RealmTransaction(version: row[0], origin: row[1], committedAt: Timestamp(totalNanoseconds: row[2]),
-                                instructions: try InstructionCodec.decode([UInt8](blob)),
-                                sourcePosition: source.flatMap { s in position.map { SourcePosition(source: s, position: $0) } })
+        let source: String? = row[4]
+        let position: String? = row[5]
+        return RealmTransaction(
+            version: row[0], origin: row[1], committedAt: Timestamp(totalNanoseconds: row[2]),
+            instructions: try InstructionCodec.decode([UInt8](blob)),
+            sourcePosition: source.flatMap { s in position.map { SourcePosition(source: s, position: $0) } })
     }
 
     /// Removes history of the Realm at `path` that every registered adapter whose path filter
@@ -66,9 +74,12 @@ extension RealmStore {
             return try pool.write { db in
                 let r = try Self.requireRealm(db, path)
                 guard let horizon = try Self.compactionHorizon(db, r), horizon > r.compactedThrough else { return 0 }
-                try db.cachedStatement(sql: "DELETE FROM history WHERE realm_id = ? AND version <= ?").execute(arguments: [r.id, horizon])
+                try db.cachedStatement(sql: "DELETE FROM history WHERE realm_id = ? AND version <= ?").execute(
+                    arguments: [r.id, horizon])
                 let removed = db.changesCount
-                try db.cachedStatement(sql: "UPDATE realm SET compacted_through = ? WHERE id = ?").execute(arguments: [horizon, r.id])
+                try db.cachedStatement(sql: "UPDATE realm SET compacted_through = ? WHERE id = ?").execute(arguments: [
+                    horizon, r.id,
+                ])
                 return removed
             }
         } catch let e as DatabaseError { throw Self.wrap(e) }
@@ -77,10 +88,12 @@ extension RealmStore {
     /// The lowest cursor among registered adapters following the Realm, or nil if none does.
     static func compactionHorizon(_ db: Database, _ r: RealmRow) throws -> Int64? {
         var horizon: Int64?
-        let adapters = try Row.fetchAll(db, sql: """
-            SELECT a.name, a.path_regex, coalesce(c.version, 0) FROM adapter a
-            LEFT JOIN adapter_cursor c ON c.adapter_id = a.id AND c.realm_id = ?
-            """, arguments: [r.id])
+        let adapters = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT a.name, a.path_regex, coalesce(c.version, 0) FROM adapter a
+                LEFT JOIN adapter_cursor c ON c.adapter_id = a.id AND c.realm_id = ?
+                """, arguments: [r.id])
         for a in adapters {
             let pattern: String = a[1]
             guard let filter = try? PathFilter(pattern), filter.matches(r.path) else { continue }

@@ -17,7 +17,8 @@ extension RealmStore {
                 defer { try? db.execute(sql: "PRAGMA synchronous = \(options.durable ? "FULL" : "NORMAL")") }
                 try db.inTransaction {
                     if let value {
-                        try db.execute(sql: "INSERT OR REPLACE INTO metadata (key, value) VALUES (?, ?)", arguments: [key, value])
+                        try db.execute(
+                            sql: "INSERT OR REPLACE INTO metadata (key, value) VALUES (?, ?)", arguments: [key, value])
                     } else {
                         try db.execute(sql: "DELETE FROM metadata WHERE key = ?", arguments: [key])
                     }

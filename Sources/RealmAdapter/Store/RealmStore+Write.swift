@@ -8,14 +8,20 @@ import GRDB
 public struct SourcePosition: Hashable, Sendable {
     public var source: String
     public var position: String
-    public init(source: String, position: String) { self.source = source; self.position = position }
+    public init(source: String, position: String) {
+        self.source = source
+        self.position = position
+    }
 }
 
 /// The instructions of one Realm in a multi-Realm write.
 public struct RealmChanges: Sendable, Hashable {
     public var path: String
     public var instructions: [Instruction]
-    public init(path: String, instructions: [Instruction]) { self.path = path; self.instructions = instructions }
+    public init(path: String, instructions: [Instruction]) {
+        self.path = path
+        self.instructions = instructions
+    }
 }
 
 extension RealmStore {
@@ -31,15 +37,20 @@ extension RealmStore {
     ///   - sourcePosition: recorded in the same SQLite transaction, for exactly-once delivery.
     /// - Returns: the new version, or the current one if `instructions` is empty.
     @discardableResult
-    public func apply(_ instructions: [Instruction], to path: String, origin: String,
-                      sourcePosition: SourcePosition? = nil) throws -> Int64 {
-        try apply([RealmChanges(path: path, instructions: instructions)], origin: origin, sourcePosition: sourcePosition)[0]
+    public func apply(
+        _ instructions: [Instruction], to path: String, origin: String,
+        sourcePosition: SourcePosition? = nil
+    ) throws -> Int64 {
+        try apply(
+            [RealmChanges(path: path, instructions: instructions)], origin: origin, sourcePosition: sourcePosition)[0]
     }
 
     /// Applies changes to several Realms in one atomic transaction (all or none), recording
     /// `sourcePosition` with each of them. Returns each Realm's new version, in order.
     @discardableResult
-    public func apply(_ changes: [RealmChanges], origin: String, sourcePosition: SourcePosition? = nil) throws -> [Int64] {
+    public func apply(_ changes: [RealmChanges], origin: String, sourcePosition: SourcePosition? = nil) throws
+        -> [Int64]
+    {
         try commit(changes.map(\.path), origin: origin, sourcePosition: sourcePosition) { i, w in
             Recorded(instructions: try Self.apply(changes[i].instructions, with: &w, path: changes[i].path))
         }
@@ -48,8 +59,10 @@ extension RealmStore {
     /// Runs `body` once per path, each as a write transaction on that Realm, and commits them all
     /// in one atomic store transaction (all Realms or none). Realms are created if missing.
     @discardableResult
-    public func write(toEach paths: [String], origin: String, sourcePosition: SourcePosition? = nil,
-                      _ body: (String, inout WriteTransaction) throws -> Void) throws -> [Int64] {
+    public func write(
+        toEach paths: [String], origin: String, sourcePosition: SourcePosition? = nil,
+        _ body: (String, inout WriteTransaction) throws -> Void
+    ) throws -> [Int64] {
         try commit(paths, origin: origin, sourcePosition: sourcePosition) { i, w in
             var tx = WriteTransaction(writer: w, path: paths[i])
             defer { w = tx.writer }
@@ -60,8 +73,10 @@ extension RealmStore {
 
     /// `apply(_:to:origin:sourcePosition:)` without blocking the caller's thread.
     @discardableResult
-    public func apply(_ instructions: [Instruction], to path: String, origin: String,
-                      sourcePosition: SourcePosition? = nil) async throws -> Int64 {
+    public func apply(
+        _ instructions: [Instruction], to path: String, origin: String,
+        sourcePosition: SourcePosition? = nil
+    ) async throws -> Int64 {
         try await perform { try self.apply(instructions, to: path, origin: origin, sourcePosition: sourcePosition) }
     }
 
@@ -78,8 +93,10 @@ extension RealmStore {
     ///
     /// - Returns: `body`'s result and the new version (unchanged if `body` changed nothing).
     @discardableResult
-    public func write<T>(to path: String, origin: String = "local", sourcePosition: SourcePosition? = nil,
-                         _ body: (inout WriteTransaction) throws -> T) throws -> (result: T, version: Int64) {
+    public func write<T>(
+        to path: String, origin: String = "local", sourcePosition: SourcePosition? = nil,
+        _ body: (inout WriteTransaction) throws -> T
+    ) throws -> (result: T, version: Int64) {
         var result: T?
         let versions = try commit([path], origin: origin, sourcePosition: sourcePosition) { _, w in
             var tx = WriteTransaction(writer: w, path: path)
@@ -109,16 +126,22 @@ extension RealmStore {
         return typed
     }
 
-    static func rejected(_ e: RealmAdapterError, index: Int, instruction: Instruction, path: String) -> RealmAdapterError {
-        RealmAdapterError(e.code, "Transaction rejected, nothing was applied: instruction \(index) (\(instruction.summary)): \(e.message).",
-                          context: e.context.merging(["instruction": "\(index)", "realm.path": path]) { a, _ in a })
+    static func rejected(_ e: RealmAdapterError, index: Int, instruction: Instruction, path: String)
+        -> RealmAdapterError
+    {
+        RealmAdapterError(
+            e.code,
+            "Transaction rejected, nothing was applied: instruction \(index) (\(instruction.summary)): \(e.message).",
+            context: e.context.merging(["instruction": "\(index)", "realm.path": path]) { a, _ in a })
     }
 
     /// The one write path: `body(i, writer)` fills the Realm at `paths[i]` through its writer
     /// and returns the instructions to record. Creates Realms, bumps versions, records history,
     /// schema and the source position, all in one SQLite transaction; then wakes the notifier.
-    func commit(_ paths: [String], origin: String, sourcePosition: SourcePosition?,
-                _ body: (Int, inout RealmWriter) throws -> Recorded) throws -> [Int64] {
+    func commit(
+        _ paths: [String], origin: String, sourcePosition: SourcePosition?,
+        _ body: (Int, inout RealmWriter) throws -> Recorded
+    ) throws -> [Int64] {
         for p in paths { try RealmPath.validate(p) }
         var newSchemas: [(Int64, Schema)] = []
         let versions: [Int64]
@@ -128,42 +151,50 @@ extension RealmStore {
                 var versions: [Int64] = []
                 for (i, path) in paths.enumerated() {
                     let r = try Self.realmRow(db, path) ?? Self.createRealm(db, path)
-                    var writer = RealmWriter(db: db, tables: RealmTables(realmId: r.id, layout: layout), schema: try schema(db, r),
-                                             baseVersion: r.version)
+                    var writer = RealmWriter(
+                        db: db, tables: RealmTables(realmId: r.id, layout: layout), schema: try schema(db, r),
+                        baseVersion: r.version)
                     let recorded = try body(i, &writer)
                     // Types may refer to each other in any order within a transaction: check the whole at
                     // the end, unless it is a schema stored before (and checked then), as per-user Realms' are.
                     if writer.schemaChanged, !knowsSchema(writer.schema.serializedJSON) {
                         do { try writer.schema.validate() } catch let e as RealmAdapterError {
-                            throw RealmAdapterError(e.code, "Transaction rejected, nothing was applied: \(e.message)", context: e.context.merging(["realm.path": path]) { a, _ in a })
+                            throw RealmAdapterError(
+                                e.code, "Transaction rejected, nothing was applied: \(e.message)",
+                                context: e.context.merging(["realm.path": path]) { a, _ in a })
                         }
                     }
                     var version = r.version
                     if recorded.count > 0 {
                         version += 1
-                        try db.cachedStatement(sql: """
-                            INSERT INTO history (realm_id, version, origin, committed_at, instruction_count, instructions,
-                                                 source, position)
-                            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                            """).execute(arguments: [
-                                r.id, version, origin, Timestamp(Date()).totalNanoseconds ?? 0, recorded.count,
-                                Data(InstructionCodec.encode(recorded.instructions, prepared: recorded.prepared)),
-                                sourcePosition?.source, sourcePosition?.position,
-                            ])
+                        try db.cachedStatement(
+                            sql: """
+                                INSERT INTO history (realm_id, version, origin, committed_at, instruction_count, instructions,
+                                                     source, position)
+                                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                                """
+                        ).execute(arguments: [
+                            r.id, version, origin, Timestamp(Date()).totalNanoseconds ?? 0, recorded.count,
+                            Data(InstructionCodec.encode(recorded.instructions, prepared: recorded.prepared)),
+                            sourcePosition?.source, sourcePosition?.position,
+                        ])
                         if writer.schemaChanged {
                             let id = try schemaId(db, json: writer.schema.serializedJSON)
                             try db.cachedStatement(sql: "UPDATE realm SET version = ?, schema_id = ? WHERE id = ?")
                                 .execute(arguments: [version, id, r.id])
                             newSchemas.append((id, writer.schema))
                         } else {
-                            try db.cachedStatement(sql: "UPDATE realm SET version = ? WHERE id = ?").execute(arguments: [version, r.id])
+                            try db.cachedStatement(sql: "UPDATE realm SET version = ? WHERE id = ?").execute(
+                                arguments: [version, r.id])
                         }
                     }
                     if let sourcePosition {
                         let source = try sourceId(db, sourcePosition.source)
-                        try db.cachedStatement(sql: """
-                            INSERT OR REPLACE INTO source_position (realm_id, source_id, position) VALUES (?, ?, ?)
-                            """).execute(arguments: [r.id, source, sourcePosition.position])
+                        try db.cachedStatement(
+                            sql: """
+                                INSERT OR REPLACE INTO source_position (realm_id, source_id, position) VALUES (?, ?, ?)
+                                """
+                        ).execute(arguments: [r.id, source, sourcePosition.position])
                     }
                     versions.append(version)
                 }
@@ -190,7 +221,7 @@ extension RealmStore {
 
     static func createRealm(_ db: Database, _ path: String) throws -> RealmRow {
         try db.cachedStatement(sql: "INSERT INTO realm (path, created_at) VALUES (?, ?)").execute(
-                       arguments: [path, Timestamp(Date()).totalNanoseconds ?? 0])
+            arguments: [path, Timestamp(Date()).totalNanoseconds ?? 0])
         return RealmRow(id: db.lastInsertedRowID, path: path, schemaId: 0, version: 0, compactedThrough: 0)
     }
 }

@@ -54,18 +54,23 @@ public final class RealmStore: Sendable {
     ///
     /// - Throws: `storeUnavailable` if the directory cannot be created or the database cannot
     ///   be opened (permissions, a file that is not a store, a disk error).
-    public init(directory: String, options: Options = Options(), logger: Logger = Logger(label: "realm-adapter.store")) throws {
+    public init(directory: String, options: Options = Options(), logger: Logger = Logger(label: "realm-adapter.store"))
+        throws
+    {
         self.directory = directory
         self.options = options
         self.logger = logger
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw RealmAdapterError(.storeUnavailable, "Cannot create the store directory '\(directory)': \(error.localizedDescription). Check the path and its permissions.",
-                                    context: ["store": directory])
+            throw RealmAdapterError(
+                .storeUnavailable,
+                "Cannot create the store directory '\(directory)': \(error.localizedDescription). Check the path and its permissions.",
+                context: ["store": directory])
         }
         var config = GRDB.Configuration()
-        let seconds = Double(options.busyTimeout.components.seconds) + Double(options.busyTimeout.components.attoseconds) / 1e18
+        let seconds =
+            Double(options.busyTimeout.components.seconds) + Double(options.busyTimeout.components.attoseconds) / 1e18
         config.busyMode = .timeout(seconds)
         let synchronous = options.durable ? "FULL" : "NORMAL"
         config.prepareDatabase { db in
@@ -85,8 +90,9 @@ public final class RealmStore: Sendable {
                 try Self.migrator.migrate(pool)
             }
         } catch let e as DatabaseError {
-            throw RealmAdapterError(.storeUnavailable, "Cannot open the Realm store at '\(file)': \(e.message ?? e.description).",
-                                    context: ["store": directory, "sqlite.code": "\(e.resultCode.rawValue)"])
+            throw RealmAdapterError(
+                .storeUnavailable, "Cannot open the Realm store at '\(file)': \(e.message ?? e.description).",
+                context: ["store": directory, "sqlite.code": "\(e.resultCode.rawValue)"])
         }
         notifier = ChangeNotifier(pool: pool, interval: options.pollInterval, logger: logger)
     }
@@ -94,44 +100,46 @@ public final class RealmStore: Sendable {
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
         m.registerMigration("v1") { db in
-            try db.execute(sql: """
-                CREATE TABLE IF NOT EXISTS realm (
-                    id INTEGER PRIMARY KEY,
-                    path TEXT NOT NULL UNIQUE,
-                    schema TEXT NOT NULL,
-                    schema_version INTEGER NOT NULL DEFAULT 0,
-                    version INTEGER NOT NULL DEFAULT 0,
-                    compacted_through INTEGER NOT NULL DEFAULT 0,
-                    created_at INTEGER NOT NULL);
-                CREATE TABLE IF NOT EXISTS history (
-                    id INTEGER PRIMARY KEY AUTOINCREMENT,
-                    realm_id INTEGER NOT NULL,
-                    version INTEGER NOT NULL,
-                    origin TEXT NOT NULL,
-                    committed_at INTEGER NOT NULL,
-                    instruction_count INTEGER NOT NULL,
-                    instructions BLOB NOT NULL,
-                    UNIQUE (realm_id, version));
-                CREATE TABLE IF NOT EXISTS source_position (
-                    realm_id INTEGER NOT NULL,
-                    source TEXT NOT NULL,
-                    position TEXT NOT NULL,
-                    PRIMARY KEY (realm_id, source)) WITHOUT ROWID;
-                CREATE TABLE IF NOT EXISTS adapter (
-                    name TEXT PRIMARY KEY,
-                    path_regex TEXT NOT NULL,
-                    registered_at INTEGER NOT NULL) WITHOUT ROWID;
-                CREATE TABLE IF NOT EXISTS adapter_cursor (
-                    adapter TEXT NOT NULL,
-                    realm_id INTEGER NOT NULL,
-                    version INTEGER NOT NULL,
-                    PRIMARY KEY (adapter, realm_id)) WITHOUT ROWID;
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE IF NOT EXISTS realm (
+                        id INTEGER PRIMARY KEY,
+                        path TEXT NOT NULL UNIQUE,
+                        schema TEXT NOT NULL,
+                        schema_version INTEGER NOT NULL DEFAULT 0,
+                        version INTEGER NOT NULL DEFAULT 0,
+                        compacted_through INTEGER NOT NULL DEFAULT 0,
+                        created_at INTEGER NOT NULL);
+                    CREATE TABLE IF NOT EXISTS history (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        realm_id INTEGER NOT NULL,
+                        version INTEGER NOT NULL,
+                        origin TEXT NOT NULL,
+                        committed_at INTEGER NOT NULL,
+                        instruction_count INTEGER NOT NULL,
+                        instructions BLOB NOT NULL,
+                        UNIQUE (realm_id, version));
+                    CREATE TABLE IF NOT EXISTS source_position (
+                        realm_id INTEGER NOT NULL,
+                        source TEXT NOT NULL,
+                        position TEXT NOT NULL,
+                        PRIMARY KEY (realm_id, source)) WITHOUT ROWID;
+                    CREATE TABLE IF NOT EXISTS adapter (
+                        name TEXT PRIMARY KEY,
+                        path_regex TEXT NOT NULL,
+                        registered_at INTEGER NOT NULL) WITHOUT ROWID;
+                    CREATE TABLE IF NOT EXISTS adapter_cursor (
+                        adapter TEXT NOT NULL,
+                        realm_id INTEGER NOT NULL,
+                        version INTEGER NOT NULL,
+                        PRIMARY KEY (adapter, realm_id)) WITHOUT ROWID;
+                    """)
         }
         // Migrations are idempotent: two processes opening a new store at the same instant
         // (two daemons started together) may both run one.
         m.registerMigration("v2: metadata") { db in
-            try db.execute(sql: "CREATE TABLE IF NOT EXISTS metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
+            try db.execute(
+                sql: "CREATE TABLE IF NOT EXISTS metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
         }
         // Each transaction written for a connector keeps the source position it came from, so a
         // transaction applied twice shows in history (the same position twice), not only in values.
@@ -203,10 +211,11 @@ public final class RealmStore: Sendable {
     public func recordSourcePosition(_ position: SourcePosition, in paths: [String]) throws {
         do {
             try pool.write { db in
-                try db.execute(sql: """
-                    INSERT OR REPLACE INTO source_position (realm_id, source_id, position)
-                    SELECT r.id, ?, ? FROM json_each(?) p CROSS JOIN realm r ON r.path = p.value
-                    """, arguments: [try sourceId(db, position.source), position.position, Self.jsonArray(paths)])
+                try db.execute(
+                    sql: """
+                        INSERT OR REPLACE INTO source_position (realm_id, source_id, position)
+                        SELECT r.id, ?, ? FROM json_each(?) p CROSS JOIN realm r ON r.path = p.value
+                        """, arguments: [try sourceId(db, position.source), position.position, Self.jsonArray(paths)])
             }
         } catch {
             forgetStoredIds()
@@ -221,9 +230,11 @@ public final class RealmStore: Sendable {
     /// Whether any Realm holds a transaction from `source` (one query, whatever the number of Realms).
     public func holdsChanges(from source: String) throws -> Bool {
         try read { db in
-            try Bool.fetchOne(db, sql: """
-                SELECT EXISTS (SELECT 1 FROM source_position WHERE source_id = (SELECT id FROM source WHERE name = ?))
-                """, arguments: [source]) ?? false
+            try Bool.fetchOne(
+                db,
+                sql: """
+                    SELECT EXISTS (SELECT 1 FROM source_position WHERE source_id = (SELECT id FROM source WHERE name = ?))
+                    """, arguments: [source]) ?? false
         }
     }
 
@@ -264,8 +275,9 @@ public final class RealmStore: Sendable {
         guard bound == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: bound)) }
         switch sqlite3_step(stmt) {
         case SQLITE_ROW:
-            return RealmRow(id: sqlite3_column_int64(stmt, 0), path: path, schemaId: sqlite3_column_int64(stmt, 1),
-                            version: sqlite3_column_int64(stmt, 2), compactedThrough: sqlite3_column_int64(stmt, 3))
+            return RealmRow(
+                id: sqlite3_column_int64(stmt, 0), path: path, schemaId: sqlite3_column_int64(stmt, 1),
+                version: sqlite3_column_int64(stmt, 2), compactedThrough: sqlite3_column_int64(stmt, 3))
         case SQLITE_DONE: return nil
         case let rc:
             let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
@@ -276,8 +288,10 @@ public final class RealmStore: Sendable {
     static func requireRealm(_ db: Database, _ path: String) throws -> RealmRow {
         try RealmPath.validate(path)
         guard let r = try realmRow(db, path) else {
-            throw RealmAdapterError(.realmNotFound, "There is no Realm at \(path) in this store. `realm-adapter realm list` shows the Realms it has.",
-                                    context: ["realm.path": path])
+            throw RealmAdapterError(
+                .realmNotFound,
+                "There is no Realm at \(path) in this store. `realm-adapter realm list` shows the Realms it has.",
+                context: ["realm.path": path])
         }
         return r
     }
@@ -291,8 +305,9 @@ public final class RealmStore: Sendable {
         if let s = schemas.withLock({ $0[id] }) { return s }
         let sql = "SELECT json FROM realm_schema WHERE id = ?"
         guard let json = try String.fetchOne(db.cachedStatement(sql: sql), arguments: [id]) else {
-            throw RealmAdapterError(.storeUnavailable, "The Realm store names a schema it does not hold (\(id)).",
-                                    context: ["store": directory])
+            throw RealmAdapterError(
+                .storeUnavailable, "The Realm store names a schema it does not hold (\(id)).",
+                context: ["store": directory])
         }
         let s = try Schema(json: try JSONValue(parsing: json, errorCode: .storeUnavailable), path: "stored schema")
         cache(s, id: id)
@@ -329,8 +344,10 @@ public final class RealmStore: Sendable {
     }
 
     /// The id of `value` in a table that stores each value once (`id`, a unique `column`).
-    private static func interned(_ value: String, in table: String, column: String,
-                                 cache: borrowing Mutex<[String: Int64]>, db: Database) throws -> Int64 {
+    private static func interned(
+        _ value: String, in table: String, column: String,
+        cache: borrowing Mutex<[String: Int64]>, db: Database
+    ) throws -> Int64 {
         if let id = cache.withLock({ $0[value] }) { return id }
         let query = "SELECT id FROM \(table) WHERE \(column) = ?"
         var id = try Int64.fetchOne(db.cachedStatement(sql: query), arguments: [value])
@@ -349,14 +366,18 @@ public final class RealmStore: Sendable {
     static func numberSources(_ db: Database) throws {
         // Done already (by another process opening the store at the same time).
         guard try db.columns(in: "source_position").contains(where: { $0.name == "source" }) else { return }
-        try db.execute(sql: """
-            CREATE TABLE IF NOT EXISTS source (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
-            INSERT OR IGNORE INTO source (name) SELECT DISTINCT source FROM source_position;
-            """)
-        try rebuild("source_position", as: """
-            (realm_id INTEGER NOT NULL, source_id INTEGER NOT NULL, position TEXT NOT NULL,
-             PRIMARY KEY (realm_id, source_id)) WITHOUT ROWID
-            """, from: "SELECT p.realm_id, s.id, p.position FROM source_position p JOIN source s ON s.name = p.source",
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS source (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+                INSERT OR IGNORE INTO source (name) SELECT DISTINCT source FROM source_position;
+                """)
+        try rebuild(
+            "source_position",
+            as: """
+                (realm_id INTEGER NOT NULL, source_id INTEGER NOT NULL, position TEXT NOT NULL,
+                 PRIMARY KEY (realm_id, source_id)) WITHOUT ROWID
+                """,
+            from: "SELECT p.realm_id, s.id, p.position FROM source_position p JOIN source s ON s.name = p.source",
             db)
     }
 
@@ -364,16 +385,21 @@ public final class RealmStore: Sendable {
     static func numberAdapters(_ db: Database) throws {
         // Done already (by another process opening the store at the same time).
         guard try db.columns(in: "adapter_cursor").contains(where: { $0.name == "adapter" }) else { return }
-        try rebuild("adapter", as: """
-            (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, path_regex TEXT NOT NULL,
-             registered_at INTEGER NOT NULL)
-            """, from: "SELECT NULL, name, path_regex, registered_at FROM adapter", db)
-        try rebuild("adapter_cursor", as: """
-            (adapter_id INTEGER NOT NULL, realm_id INTEGER NOT NULL, version INTEGER NOT NULL,
-             PRIMARY KEY (adapter_id, realm_id)) WITHOUT ROWID
-            """, from: """
-            SELECT a.id, c.realm_id, c.version FROM adapter_cursor c JOIN adapter a ON a.name = c.adapter
-            """, db)
+        try rebuild(
+            "adapter",
+            as: """
+                (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, path_regex TEXT NOT NULL,
+                 registered_at INTEGER NOT NULL)
+                """, from: "SELECT NULL, name, path_regex, registered_at FROM adapter", db)
+        try rebuild(
+            "adapter_cursor",
+            as: """
+                (adapter_id INTEGER NOT NULL, realm_id INTEGER NOT NULL, version INTEGER NOT NULL,
+                 PRIMARY KEY (adapter_id, realm_id)) WITHOUT ROWID
+                """,
+            from: """
+                SELECT a.id, c.realm_id, c.version FROM adapter_cursor c JOIN adapter a ON a.name = c.adapter
+                """, db)
     }
 
     /// Migration v5: each distinct schema stored once, in `realm_schema`, and Realms refer to it
@@ -381,30 +407,35 @@ public final class RealmStore: Sendable {
     static func shareSchemas(_ db: Database) throws {
         // Done already (by another process opening the store at the same time).
         guard try db.columns(in: "realm").contains(where: { $0.name == "schema" }) else { return }
-        try db.execute(sql: """
-            CREATE TABLE IF NOT EXISTS realm_schema (id INTEGER PRIMARY KEY, json TEXT NOT NULL UNIQUE);
-            INSERT OR IGNORE INTO realm_schema (json) SELECT DISTINCT schema FROM realm WHERE schema <> '[]';
-            """)
-        try rebuild("realm", as: """
-            (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, schema_id INTEGER NOT NULL DEFAULT 0,
-             version INTEGER NOT NULL DEFAULT 0, compacted_through INTEGER NOT NULL DEFAULT 0,
-             created_at INTEGER NOT NULL)
-            """, from: """
-            SELECT r.id, r.path, coalesce(s.id, 0), r.version, r.compacted_through, r.created_at
-            FROM realm r LEFT JOIN realm_schema s ON s.json = r.schema
-            """, db)
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS realm_schema (id INTEGER PRIMARY KEY, json TEXT NOT NULL UNIQUE);
+                INSERT OR IGNORE INTO realm_schema (json) SELECT DISTINCT schema FROM realm WHERE schema <> '[]';
+                """)
+        try rebuild(
+            "realm",
+            as: """
+                (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, schema_id INTEGER NOT NULL DEFAULT 0,
+                 version INTEGER NOT NULL DEFAULT 0, compacted_through INTEGER NOT NULL DEFAULT 0,
+                 created_at INTEGER NOT NULL)
+                """,
+            from: """
+                SELECT r.id, r.path, coalesce(s.id, 0), r.version, r.compacted_through, r.created_at
+                FROM realm r LEFT JOIN realm_schema s ON s.json = r.schema
+                """, db)
     }
 
     /// Replaces `table` by one of `definition` (its columns and keys, and table options) holding
     /// the rows `select` gives (in the new columns' order): SQLite cannot change a key or drop a
     /// column in place.
     private static func rebuild(_ table: String, as definition: String, from select: String, _ db: Database) throws {
-        try db.execute(sql: """
-            CREATE TABLE \(table)_rebuilt \(definition);
-            INSERT INTO \(table)_rebuilt \(select);
-            DROP TABLE \(table);
-            ALTER TABLE \(table)_rebuilt RENAME TO \(table);
-            """)
+        try db.execute(
+            sql: """
+                CREATE TABLE \(table)_rebuilt \(definition);
+                INSERT INTO \(table)_rebuilt \(select);
+                DROP TABLE \(table);
+                ALTER TABLE \(table)_rebuilt RENAME TO \(table);
+                """)
     }
 
     func read<T>(_ body: (Database) throws -> T) throws -> T {
@@ -412,7 +443,8 @@ public final class RealmStore: Sendable {
     }
 
     static func wrap(_ e: DatabaseError) -> RealmAdapterError {
-        RealmAdapterError(.storeUnavailable, "The Realm store failed: \(e.message ?? "SQLite error \(e.resultCode.rawValue)").",
-                          context: ["sqlite.code": "\(e.extendedResultCode.rawValue)"])
+        RealmAdapterError(
+            .storeUnavailable, "The Realm store failed: \(e.message ?? "SQLite error \(e.resultCode.rawValue)").",
+            context: ["sqlite.code": "\(e.extendedResultCode.rawValue)"])
     }
 }

@@ -35,8 +35,11 @@ extension RealmTables {
                 // refused, rather than stored cut short.
                 if let base = u.baseAddress, memchr(base, 0, u.count) != nil { return Self.nulInText }
                 return u.withMemoryRebound(to: CChar.self) { c in
-                    if let base = c.baseAddress { sqlite3_bind_text(stmt, index, base, Int32(c.count), transient) }
-                    else { sqlite3_bind_text(stmt, index, "", 0, transient) }
+                    if let base = c.baseAddress {
+                        sqlite3_bind_text(stmt, index, base, Int32(c.count), transient)
+                    } else {
+                        sqlite3_bind_text(stmt, index, "", 0, transient)
+                    }
                 }
             }
             // Native strings lend their bytes as they are; others are made contiguous in a copy.
@@ -48,10 +51,15 @@ extension RealmTables {
             }
             if rc == Self.nulInText { throw RealmAdapterError.nulInString() }
         case .data(let d):
-            rc = d.isEmpty ? sqlite3_bind_zeroblob(stmt, index, 0)
+            rc =
+                d.isEmpty
+                ? sqlite3_bind_zeroblob(stmt, index, 0)
                 : d.withUnsafeBytes { b in sqlite3_bind_blob(stmt, index, b.baseAddress, Int32(b.count), transient) }
         case .date(let t):
-            guard let n = t.totalNanoseconds else { _ = try encode(v); return }  // throws the range error
+            guard let n = t.totalNanoseconds else {
+                _ = try encode(v)
+                return
+            }  // throws the range error
             rc = sqlite3_bind_int64(stmt, index, n)
         case .decimal(let d):
             rc = sqlite3_bind_text(stmt, index, d.description, -1, transient)
@@ -62,7 +70,10 @@ extension RealmTables {
         case .list:
             throw RealmAdapterError(.invalidValue, "a list cannot be stored in a single-value column")
         }
-        guard rc == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(db.sqliteConnection))) }
+        guard rc == SQLITE_OK else {
+            throw DatabaseError(
+                resultCode: ResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        }
     }
 
     /// Binds the next value of a history record as ``bind(_:to:at:db:)`` binds the ``Value`` it
@@ -73,7 +84,8 @@ extension RealmTables {
             guard let base = b.baseAddress, b.count > 0 else {
                 return text ? sqlite3_bind_text(stmt, index, "", 0, transient) : sqlite3_bind_zeroblob(stmt, index, 0)
             }
-            return text ? sqlite3_bind_text(stmt, index, base.assumingMemoryBound(to: CChar.self), Int32(b.count), nil)
+            return text
+                ? sqlite3_bind_text(stmt, index, base.assumingMemoryBound(to: CChar.self), Int32(b.count), nil)
                 : sqlite3_bind_blob(stmt, index, base, Int32(b.count), nil)
         }
         let rc: Int32
@@ -88,14 +100,20 @@ extension RealmTables {
         case 7: rc = bytes(try r.take(Int(try r.varint())), text: false)
         case 8:
             let t = Timestamp(seconds: try r.signed(), nanoseconds: Int32(truncatingIfNeeded: try r.varint()))
-            guard let n = t.totalNanoseconds else { _ = try encode(.date(t)); return }  // throws the range error
+            guard let n = t.totalNanoseconds else {
+                _ = try encode(.date(t))
+                return
+            }  // throws the range error
             rc = sqlite3_bind_int64(stmt, index, n)
         case 10: rc = bytes(try r.take(16), text: false)
         case 11: rc = bytes(try r.take(12), text: false)
         case 12: throw RealmAdapterError(.invalidValue, "a list cannot be stored in a single-value column")
         default: throw BinaryReader.corrupt
         }
-        guard rc == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(db.sqliteConnection))) }
+        guard rc == SQLITE_OK else {
+            throw DatabaseError(
+                resultCode: ResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        }
     }
 
     /// Runs a bound raw statement once and resets it.
@@ -103,7 +121,8 @@ extension RealmTables {
         let rc = sqlite3_step(stmt)
         sqlite3_reset(stmt)
         guard rc == SQLITE_DONE || rc == SQLITE_ROW else {
-            throw DatabaseError(resultCode: ResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+            throw DatabaseError(
+                resultCode: ResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
         }
     }
 }

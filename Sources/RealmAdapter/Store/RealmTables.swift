@@ -40,7 +40,8 @@ struct RealmTables {
         case .data(let d): return d.databaseValue
         case .date(let t):
             guard let n = t.totalNanoseconds else {
-                throw RealmAdapterError(.invalidValue, "date \(t.iso8601) is outside the supported range (years 1678 to 2261)")
+                throw RealmAdapterError(
+                    .invalidValue, "date \(t.iso8601) is outside the supported range (years 1678 to 2261)")
             }
             return n.databaseValue
         case .decimal(let d): return d.description.databaseValue

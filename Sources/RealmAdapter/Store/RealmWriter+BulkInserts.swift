@@ -34,9 +34,13 @@ extension RealmWriter {
     }
 
     /// Stores `rows` INSERTs with one run of `stmt`, or one by one if it fails.
-    private mutating func insertStatement(_ rows: ArraySlice<Instruction>, _ plan: InsertPlan, _ stmt: OpaquePointer,
-                                          into typed: inout [Instruction]) throws {
-        let typing = plan.typing, width = Int32(plan.columns.count), first = typed.count
+    private mutating func insertStatement(
+        _ rows: ArraySlice<Instruction>, _ plan: InsertPlan, _ stmt: OpaquePointer,
+        into typed: inout [Instruction]
+    ) throws {
+        let typing = plan.typing
+        let width = Int32(plan.columns.count)
+        let first = typed.count
         sqlite3_reset(stmt)
         for (j, instruction) in rows.enumerated() {
             guard case .insert(let n, let rawId, let values) = instruction else { preconditionFailure("not an INSERT") }
@@ -68,7 +72,11 @@ extension RealmWriter {
         let n = prepared.type.name
         let plan = try plan(n)
         let single = plan.statement.sqliteStatement
-        let width = prepared.width, count = prepared.count, db = self.db, type = plan.typing.type, realm = self.realm
+        let width = prepared.width
+        let count = prepared.count
+        let db = self.db
+        let type = plan.typing.type
+        let realm = self.realm
         let perStatement = max(1, min(Self.rowsPerStatement, Self.maxParameters / (width + 1)))
         var used: [OpaquePointer] = []
         try prepared.encoded.bytes.withUnsafeBytes { records in
@@ -126,7 +134,12 @@ extension RealmWriter {
     private static func identity(_ records: UnsafeRawBufferPointer, at offset: Int) -> Value {
         var r = BinaryReader(buffer: records)
         r.i = offset
-        return (try? { _ = try r.byte(); try r.skipString(); return try r.value() }()) ?? .null
+        return
+            (try? {
+                _ = try r.byte()
+                try r.skipString()
+                return try r.value()
+            }()) ?? .null
     }
 
     static let rowsPerStatement = 32

@@ -73,7 +73,9 @@ struct RealmWriter {
             let (t, tt) = try type(n)
             try removeIncomingLinks(to: t, key: id)
             try deleteLists(of: t, owner: id)
-            try db.cachedStatement(sql: "DELETE FROM \(tt.table) WHERE realm = ? AND key = ?").execute(arguments: [realm, try RealmTables.encode(id)])
+            try db.cachedStatement(sql: "DELETE FROM \(tt.table) WHERE realm = ? AND key = ?").execute(arguments: [
+                realm, try RealmTables.encode(id),
+            ])
             guard db.changesCount == 1 else { throw missing(t, id) }
         case .clear(let n):
             let (t, tt) = try type(n)
@@ -86,46 +88,63 @@ struct RealmWriter {
             try checkElement(t, p, v)
             let o = try RealmTables.encode(id)
             if i < count {
-                try db.cachedStatement(sql: "UPDATE \(lt) SET idx = idx + 1 WHERE realm = ? AND owner = ? AND idx >= ?").execute(arguments: [realm, o, i])
+                try db.cachedStatement(sql: "UPDATE \(lt) SET idx = idx + 1 WHERE realm = ? AND owner = ? AND idx >= ?")
+                    .execute(arguments: [realm, o, i])
             }
-            try db.cachedStatement(sql: "INSERT INTO \(lt) (realm, owner, idx, value) VALUES (?, ?, ?, ?)").execute(arguments: [realm, o, i, try RealmTables.encode(v)])
+            try db.cachedStatement(sql: "INSERT INTO \(lt) (realm, owner, idx, value) VALUES (?, ?, ?, ?)").execute(
+                arguments: [realm, o, i, try RealmTables.encode(v)])
         case .listSet(let n, let id, let p, let i, let v):
             let (t, lt, count) = try list(n, id, p)
             guard i < count else { throw outOfRange(t, p, i, count, inserting: false) }
             try checkElement(t, p, v)
             try db.cachedStatement(sql: "UPDATE \(lt) SET value = ? WHERE realm = ? AND owner = ? AND idx = ?").execute(
-                           arguments: [try RealmTables.encode(v), realm, try RealmTables.encode(id), i])
+                arguments: [try RealmTables.encode(v), realm, try RealmTables.encode(id), i])
         case .listErase(let n, let id, let p, let i):
             let (t, lt, count) = try list(n, id, p)
             guard i < count else { throw outOfRange(t, p, i, count, inserting: false) }
             let o = try RealmTables.encode(id)
-            try db.cachedStatement(sql: "DELETE FROM \(lt) WHERE realm = ? AND owner = ? AND idx = ?").execute(arguments: [realm, o, i])
-            try db.cachedStatement(sql: "UPDATE \(lt) SET idx = idx - 1 WHERE realm = ? AND owner = ? AND idx > ?").execute(arguments: [realm, o, i])
+            try db.cachedStatement(sql: "DELETE FROM \(lt) WHERE realm = ? AND owner = ? AND idx = ?").execute(
+                arguments: [realm, o, i])
+            try db.cachedStatement(sql: "UPDATE \(lt) SET idx = idx - 1 WHERE realm = ? AND owner = ? AND idx > ?")
+                .execute(arguments: [realm, o, i])
         case .listClear(let n, let id, let p):
             let (_, lt, _) = try list(n, id, p)
-            try db.cachedStatement(sql: "DELETE FROM \(lt) WHERE realm = ? AND owner = ?").execute(arguments: [realm, try RealmTables.encode(id)])
+            try db.cachedStatement(sql: "DELETE FROM \(lt) WHERE realm = ? AND owner = ?").execute(arguments: [
+                realm, try RealmTables.encode(id),
+            ])
         case .changeIdentity(let n, let old, let new):
             let (t, tt) = try type(n)
-            let o = try RealmTables.encode(old), nw = try RealmTables.encode(new)
+            let o = try RealmTables.encode(old)
+            let nw = try RealmTables.encode(new)
             guard try !exists(tt.table, nw) else {
-                throw RealmAdapterError(.duplicatePrimaryKey, "\(n) already has an object with row key \(new)", context: ["type": n])
+                throw RealmAdapterError(
+                    .duplicatePrimaryKey, "\(n) already has an object with row key \(new)", context: ["type": n])
             }
-            try db.cachedStatement(sql: "UPDATE \(tt.table) SET key = ? WHERE realm = ? AND key = ?").execute(arguments: [nw, realm, o])
+            try db.cachedStatement(sql: "UPDATE \(tt.table) SET key = ? WHERE realm = ? AND key = ?").execute(
+                arguments: [nw, realm, o])
             guard db.changesCount == 1 else { throw missing(t, old) }
             for lt in tt.listTables.compactMap({ $0 }) {
-                try db.cachedStatement(sql: "UPDATE \(lt) SET owner = ? WHERE realm = ? AND owner = ?").execute(arguments: [nw, realm, o])
+                try db.cachedStatement(sql: "UPDATE \(lt) SET owner = ? WHERE realm = ? AND owner = ?").execute(
+                    arguments: [nw, realm, o])
             }
             try forEachIncomingLink(to: t) { table, column, _ in
-                try db.cachedStatement(sql: "UPDATE \(table) SET \(column) = ? WHERE realm = ? AND \(column) = ?").execute(arguments: [nw, realm, o])
+                try db.cachedStatement(sql: "UPDATE \(table) SET \(column) = ? WHERE realm = ? AND \(column) = ?")
+                    .execute(arguments: [nw, realm, o])
             }
         }
     }
 
     /// A fresh row key for a new object of a type without a primary key.
     mutating func newRowKey(for typeName: String) throws -> Int64 {
-        if let k = nextRowKey[typeName] { nextRowKey[typeName] = k + 1; return k }
+        if let k = nextRowKey[typeName] {
+            nextRowKey[typeName] = k + 1
+            return k
+        }
         let (_, tt) = try type(typeName)
-        let k = try Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(key), -1) + 1 FROM \(tt.table) WHERE realm = ?"), arguments: [realm]) ?? 0
+        let k =
+            try Int64.fetchOne(
+                db.cachedStatement(sql: "SELECT coalesce(max(key), -1) + 1 FROM \(tt.table) WHERE realm = ?"),
+                arguments: [realm]) ?? 0
         nextRowKey[typeName] = k + 1
         return k
     }
@@ -173,13 +192,17 @@ struct RealmWriter {
 
         static func sql(_ table: String, _ columns: [String], rows: Int) -> String {
             let row = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
-            return "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES " + Array(repeating: row, count: rows).joined(separator: ", ")
+            return "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES "
+                + Array(repeating: row, count: rows).joined(separator: ", ")
         }
     }
 
     mutating func plan(_ n: String) throws -> InsertPlan {
         if let (name, p) = lastPlan, name == n { return p }
-        if let p = insertPlans[n] { lastPlan = (n, p); return p }
+        if let p = insertPlans[n] {
+            lastPlan = (n, p)
+            return p
+        }
         let (t, tt) = try type(n)
         // Types without links insert alike in every Realm that has them: one plan for all.
         let shareable = !t.properties.contains { $0.type.linkTarget != nil }
@@ -191,8 +214,9 @@ struct RealmWriter {
         let typing = try InsertTyping(t, schema: schema)
         var columns = ["realm"] + (t.primaryKey == nil ? [TypeTables.key] : [])
         for (j, p) in t.properties.enumerated() where typing.slots[p.name] != nil { columns.append(tt.columns[j]!) }
-        let p = InsertPlan(typing: typing, statement: try db.cachedStatement(sql: InsertPlan.sql(tt.table, columns, rows: 1)),
-                           table: tt.table, columns: columns)
+        let p = InsertPlan(
+            typing: typing, statement: try db.cachedStatement(sql: InsertPlan.sql(tt.table, columns, rows: 1)),
+            table: tt.table, columns: columns)
         insertPlans[n] = p
         lastPlan = (n, p)
         if shareable { tables.layout.keep(p, for: t) }
@@ -226,8 +250,10 @@ struct RealmWriter {
             try RealmTables.step(stmt, db: db)
         } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
             let id = id()
-            throw RealmAdapterError(.duplicatePrimaryKey, "\(t.name) already has an object with \(t.primaryKey.map { "primary key '\($0)'" } ?? "this row key") = \(id.kindName == "string" ? "the given string" : id.description)",
-                                    context: ["type": t.name])
+            throw RealmAdapterError(
+                .duplicatePrimaryKey,
+                "\(t.name) already has an object with \(t.primaryKey.map { "primary key '\($0)'" } ?? "this row key") = \(id.kindName == "string" ? "the given string" : id.description)",
+                context: ["type": t.name])
         }
     }
 
@@ -240,13 +266,16 @@ struct RealmWriter {
             let p = t.properties[j]
             if p.name == t.primaryKey {
                 guard e.value == id else {
-                    throw RealmAdapterError(.schemaViolation, "SET cannot change the primary key '\(p.name)' of \(n); delete and insert instead",
-                                            context: ["type": n, "property": p.name])
+                    throw RealmAdapterError(
+                        .schemaViolation,
+                        "SET cannot change the primary key '\(p.name)' of \(n); delete and insert instead",
+                        context: ["type": n, "property": p.name])
                 }
                 continue
             }
             if case .list(let items) = e.value {
-                try db.cachedStatement(sql: "DELETE FROM \(tt.listTables[j]!) WHERE realm = ? AND owner = ?").execute(arguments: [realm, key])
+                try db.cachedStatement(sql: "DELETE FROM \(tt.listTables[j]!) WHERE realm = ? AND owner = ?").execute(
+                    arguments: [realm, key])
                 try fillList(t, p, owner: id, items)
                 continue
             }
@@ -257,7 +286,8 @@ struct RealmWriter {
     }
 
     private func fillList(_ t: ObjectSchema, _ p: Property, owner: Value, _ items: [Value]) throws {
-        let stmt = try db.cachedStatement(sql: "INSERT INTO \(try listTable(t, p.name)) (realm, owner, idx, value) VALUES (?, ?, ?, ?)")
+        let stmt = try db.cachedStatement(
+            sql: "INSERT INTO \(try listTable(t, p.name)) (realm, owner, idx, value) VALUES (?, ?, ?, ?)")
         for (i, v) in items.enumerated() {
             try checkElement(t, p.name, v)
             try RealmTables.execute(stmt, [.int(realm), owner, .int(Int64(i)), v], db: db)
@@ -270,8 +300,10 @@ struct RealmWriter {
         let (t, tt) = try type(n)
         guard try exists(tt.table, try RealmTables.encode(id)) else { throw missing(t, id) }
         let lt = try listTable(t, p)
-        let count = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM \(lt) WHERE realm = ? AND owner = ?"),
-                                     arguments: [realm, try RealmTables.encode(id)]) ?? 0
+        let count =
+            try Int.fetchOne(
+                db.cachedStatement(sql: "SELECT count(*) FROM \(lt) WHERE realm = ? AND owner = ?"),
+                arguments: [realm, try RealmTables.encode(id)]) ?? 0
         return (t, lt, count)
     }
 
@@ -284,24 +316,35 @@ struct RealmWriter {
     private func checkTarget(_ target: String, _ v: Value, from t: ObjectSchema, _ p: Property) throws {
         let (_, tt) = try type(target)
         guard try exists(tt.table, try RealmTables.encode(v)) else {
-            throw RealmAdapterError(.objectNotFound, "\(t.name).\(p.name) links to a \(target) that does not exist (\(v.kindName) key); insert the \(target) first",
-                                    context: ["type": t.name, "property": p.name])
+            throw RealmAdapterError(
+                .objectNotFound,
+                "\(t.name).\(p.name) links to a \(target) that does not exist (\(v.kindName) key); insert the \(target) first",
+                context: ["type": t.name, "property": p.name])
         }
     }
 
     /// Whether the Realm has an object with this key in `table`.
     func exists(_ table: String, _ key: DatabaseValue) throws -> Bool {
-        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM \(table) WHERE realm = ? AND key = ?"), arguments: [realm, key]) ?? false
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT 1 FROM \(table) WHERE realm = ? AND key = ?"), arguments: [realm, key])
+            ?? false
     }
 
     private func missing(_ t: ObjectSchema, _ id: Value) -> RealmAdapterError {
-        RealmAdapterError(.objectNotFound, "\(t.name) has no object with \(t.primaryKey.map { "primary key '\($0)'" } ?? "row key") = \(id.kindName == "string" ? "the given string" : id.description)",
-                          context: ["type": t.name])
+        RealmAdapterError(
+            .objectNotFound,
+            "\(t.name) has no object with \(t.primaryKey.map { "primary key '\($0)'" } ?? "row key") = \(id.kindName == "string" ? "the given string" : id.description)",
+            context: ["type": t.name])
     }
 
-    private func outOfRange(_ t: ObjectSchema, _ p: String, _ i: Int, _ count: Int, inserting: Bool) -> RealmAdapterError {
-        RealmAdapterError(.listIndexOutOfRange, "list index \(i) is out of range for \(t.name).\(p), which has \(count) element\(count == 1 ? "" : "s")" + (inserting ? " (insert at 0...\(count))" : ""),
-                          context: ["type": t.name, "property": p])
+    private func outOfRange(_ t: ObjectSchema, _ p: String, _ i: Int, _ count: Int, inserting: Bool)
+        -> RealmAdapterError
+    {
+        RealmAdapterError(
+            .listIndexOutOfRange,
+            "list index \(i) is out of range for \(t.name).\(p), which has \(count) element\(count == 1 ? "" : "s")"
+                + (inserting ? " (insert at 0...\(count))" : ""),
+            context: ["type": t.name, "property": p])
     }
 
     // MARK: Links into a deleted object
@@ -327,21 +370,36 @@ struct RealmWriter {
         try forEachIncomingLink(to: t) { table, column, isList in
             if !isList {
                 if let k {
-                    try db.cachedStatement(sql: "UPDATE \(table) SET \(column) = NULL WHERE realm = ? AND \(column) = ?").execute(arguments: [realm, k])
+                    try db.cachedStatement(
+                        sql: "UPDATE \(table) SET \(column) = NULL WHERE realm = ? AND \(column) = ?"
+                    ).execute(arguments: [realm, k])
                 } else {
-                    try db.cachedStatement(sql: "UPDATE \(table) SET \(column) = NULL WHERE realm = ? AND \(column) IS NOT NULL").execute(arguments: [realm])
+                    try db.cachedStatement(
+                        sql: "UPDATE \(table) SET \(column) = NULL WHERE realm = ? AND \(column) IS NOT NULL"
+                    ).execute(arguments: [realm])
                 }
                 return
             }
-            guard let k else { try db.cachedStatement(sql: "DELETE FROM \(table) WHERE realm = ?").execute(arguments: [realm]); return }
+            guard let k else {
+                try db.cachedStatement(sql: "DELETE FROM \(table) WHERE realm = ?").execute(arguments: [realm])
+                return
+            }
             // Renumber each affected list: its remaining elements keep their order.
-            let owners = try DatabaseValue.fetchAll(db.cachedStatement(sql: "SELECT DISTINCT owner FROM \(table) WHERE realm = ? AND value = ?"), arguments: [realm, k])
+            let owners = try DatabaseValue.fetchAll(
+                db.cachedStatement(sql: "SELECT DISTINCT owner FROM \(table) WHERE realm = ? AND value = ?"),
+                arguments: [realm, k])
             guard !owners.isEmpty else { return }
-            try db.cachedStatement(sql: "DELETE FROM \(table) WHERE realm = ? AND value = ?").execute(arguments: [realm, k])
+            try db.cachedStatement(sql: "DELETE FROM \(table) WHERE realm = ? AND value = ?").execute(arguments: [
+                realm, k,
+            ])
             for o in owners {
-                let rows = try Int64.fetchAll(db.cachedStatement(sql: "SELECT rowid FROM \(table) WHERE realm = ? AND owner = ? ORDER BY idx"), arguments: [realm, o])
+                let rows = try Int64.fetchAll(
+                    db.cachedStatement(sql: "SELECT rowid FROM \(table) WHERE realm = ? AND owner = ? ORDER BY idx"),
+                    arguments: [realm, o])
                 for (i, rowid) in rows.enumerated() {
-                    try db.cachedStatement(sql: "UPDATE \(table) SET idx = ? WHERE rowid = ?").execute(arguments: [i, rowid])
+                    try db.cachedStatement(sql: "UPDATE \(table) SET idx = ? WHERE rowid = ?").execute(arguments: [
+                        i, rowid,
+                    ])
                 }
             }
         }
@@ -350,7 +408,9 @@ struct RealmWriter {
     private func deleteLists(of t: ObjectSchema, owner: Value?) throws {
         for lt in try tables.of(t, db: db).listTables.compactMap({ $0 }) {
             if let owner {
-                try db.cachedStatement(sql: "DELETE FROM \(lt) WHERE realm = ? AND owner = ?").execute(arguments: [realm, try RealmTables.encode(owner)])
+                try db.cachedStatement(sql: "DELETE FROM \(lt) WHERE realm = ? AND owner = ?").execute(arguments: [
+                    realm, try RealmTables.encode(owner),
+                ])
             } else {
                 try db.cachedStatement(sql: "DELETE FROM \(lt) WHERE realm = ?").execute(arguments: [realm])
             }

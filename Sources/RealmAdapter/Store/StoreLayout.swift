@@ -53,7 +53,8 @@ final class StoreLayout: Sendable {
     func tables(of t: ObjectSchema, db: Database) throws -> TypeTables {
         if let cached = state.withLock({ $0.resolved[t] }) { return cached }
         var entry = try typeEntry(t.name, db: db, creating: false)
-        var columns: [String?] = [], lists: [String?] = []
+        var columns: [String?] = []
+        var lists: [String?] = []
         for p in t.properties {
             guard let kind = Self.kind(p), p.name != t.primaryKey else {
                 columns.append(p.name == t.primaryKey ? TypeTables.key : nil)
@@ -76,8 +77,10 @@ final class StoreLayout: Sendable {
     /// `first` is 0): its table, columns, list tables and indexes, where no Realm made them yet.
     /// When the Realm had the type before (`isNew` false), its objects get the new properties'
     /// defaults. Called inside a write transaction.
-    func prepare(_ t: ObjectSchema, fromProperty first: Int, isNew: Bool, realmId: Int64, schema: Schema,
-                 db: Database) throws {
+    func prepare(
+        _ t: ObjectSchema, fromProperty first: Int, isNew: Bool, realmId: Int64, schema: Schema,
+        db: Database
+    ) throws {
         var entry = try typeEntry(t.name, db: db, creating: true)
         let table = "t\(entry.id)"
         for j in first..<t.properties.count {
@@ -97,16 +100,20 @@ final class StoreLayout: Sendable {
             if p.type.isList {
                 let lt = "\(table)_c\(n)"
                 let valueType = kind == "LIST LINK" ? "" : String(kind.dropFirst(5))
-                try db.execute(sql: """
-                    CREATE TABLE IF NOT EXISTS \(lt) (realm INTEGER NOT NULL, owner NOT NULL, idx INTEGER NOT NULL, value \(valueType));
-                    CREATE INDEX IF NOT EXISTS \(lt)_owner ON \(lt)(realm, owner, idx)
-                    """)
-                if p.type.linkTarget != nil { try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(lt)_value ON \(lt)(realm, value)") }
+                try db.execute(
+                    sql: """
+                        CREATE TABLE IF NOT EXISTS \(lt) (realm INTEGER NOT NULL, owner NOT NULL, idx INTEGER NOT NULL, value \(valueType));
+                        CREATE INDEX IF NOT EXISTS \(lt)_owner ON \(lt)(realm, owner, idx)
+                        """)
+                if p.type.linkTarget != nil {
+                    try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(lt)_value ON \(lt)(realm, value)")
+                }
                 continue
             }
             if !isNew, let d = p.defaultValue {
-                try db.execute(sql: "UPDATE \(table) SET c\(n) = ? WHERE realm = ?",
-                               arguments: [try RealmTables.encode(d.coerced(to: p, in: schema)), realmId])
+                try db.execute(
+                    sql: "UPDATE \(table) SET c\(n) = ? WHERE realm = ?",
+                    arguments: [try RealmTables.encode(d.coerced(to: p, in: schema)), realmId])
             }
             // The database key is indexed too: database changes find objects by it.
             if p.isIndexed || p.name == t.databasePrimaryKey || p.type.linkTarget != nil {
@@ -118,10 +125,12 @@ final class StoreLayout: Sendable {
 
     /// Every table holding objects or lists of any Realm (for removing a Realm).
     func allTables(db: Database) throws -> [String] {
-        try String.fetchAll(db, sql: """
-            SELECT 't' || id FROM object_type
-            UNION ALL SELECT 't' || type_id || '_c' || id FROM object_column WHERE kind LIKE 'LIST %'
-            """)
+        try String.fetchAll(
+            db,
+            sql: """
+                SELECT 't' || id FROM object_type
+                UNION ALL SELECT 't' || type_id || '_c' || id FROM object_column WHERE kind LIKE 'LIST %'
+                """)
     }
 
     /// The storage kind of a property's column: the SQLite type of a single value, `LINK` (the
@@ -139,15 +148,20 @@ final class StoreLayout: Sendable {
 
     private func typeEntry(_ name: String, db: Database, creating: Bool, reload: Bool = false) throws -> TypeEntry {
         if !reload, let cached = state.withLock({ $0.types[name] }) { return cached }
-        var id = try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM object_type WHERE name = ?"), arguments: [name])
+        var id = try Int64.fetchOne(
+            db.cachedStatement(sql: "SELECT id FROM object_type WHERE name = ?"), arguments: [name])
         if id == nil {
             guard creating else { throw RealmAdapterError.storeLayoutMissing(type: name) }
             try db.execute(sql: "INSERT INTO object_type (name) VALUES (?)", arguments: [name])
             id = db.lastInsertedRowID
-            try db.execute(sql: "CREATE TABLE IF NOT EXISTS t\(id!) (realm INTEGER NOT NULL, key NOT NULL, PRIMARY KEY (realm, key)) WITHOUT ROWID")
+            try db.execute(
+                sql:
+                    "CREATE TABLE IF NOT EXISTS t\(id!) (realm INTEGER NOT NULL, key NOT NULL, PRIMARY KEY (realm, key)) WITHOUT ROWID"
+            )
         }
         var columns: [ColumnKey: Int64] = [:]
-        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT name, kind, id FROM object_column WHERE type_id = ?"), arguments: [id!])
+        let rows = try Row.fetchCursor(
+            db.cachedStatement(sql: "SELECT name, kind, id FROM object_column WHERE type_id = ?"), arguments: [id!])
         while let row = try rows.next() { columns[ColumnKey(name: row[0], kind: row[1])] = row[2] }
         let entry = TypeEntry(id: id!, columns: columns)
         state.withLock { $0.types[name] = entry }
@@ -155,8 +169,13 @@ final class StoreLayout: Sendable {
     }
 
     private static func addColumn(_ key: ColumnKey, to typeId: Int64, db: Database) throws -> Int64 {
-        let n = try Int64.fetchOne(db, sql: "SELECT coalesce(max(id), 0) + 1 FROM object_column WHERE type_id = ?", arguments: [typeId]) ?? 1
-        try db.execute(sql: "INSERT INTO object_column (type_id, name, kind, id) VALUES (?, ?, ?, ?)", arguments: [typeId, key.name, key.kind, n])
+        let n =
+            try Int64.fetchOne(
+                db, sql: "SELECT coalesce(max(id), 0) + 1 FROM object_column WHERE type_id = ?", arguments: [typeId])
+            ?? 1
+        try db.execute(
+            sql: "INSERT INTO object_column (type_id, name, kind, id) VALUES (?, ?, ?, ?)",
+            arguments: [typeId, key.name, key.kind, n])
         if !key.kind.hasPrefix("LIST ") {
             try db.execute(sql: "ALTER TABLE t\(typeId) ADD COLUMN c\(n) \(key.kind == "LINK" ? "" : key.kind)")
         }
@@ -164,15 +183,19 @@ final class StoreLayout: Sendable {
     }
 
     private static func unregistered(_ t: ObjectSchema, _ p: Property) -> RealmAdapterError {
-        RealmAdapterError(.storeUnavailable, "The store has no column for \(t.name).\(p.name) although a Realm's schema has it: the store is damaged.",
-                          context: ["type": t.name, "property": p.name])
+        RealmAdapterError(
+            .storeUnavailable,
+            "The store has no column for \(t.name).\(p.name) although a Realm's schema has it: the store is damaged.",
+            context: ["type": t.name, "property": p.name])
     }
 }
 
 extension RealmAdapterError {
     static func storeLayoutMissing(type: String) -> RealmAdapterError {
-        RealmAdapterError(.storeUnavailable, "The store has no table for type \(type) although a Realm's schema has it: the store is damaged.",
-                          context: ["type": type])
+        RealmAdapterError(
+            .storeUnavailable,
+            "The store has no table for type \(type) although a Realm's schema has it: the store is damaged.",
+            context: ["type": type])
     }
 }
 
@@ -198,7 +221,8 @@ struct TypeTables: Sendable {
         let values = columns.compactMap { $0 }
         let selected = values.isEmpty ? "1" : values.joined(separator: ", ")
         selectObject = "SELECT \(selected) FROM \(table) WHERE realm = ? AND key = ?"
-        selectObjects = "SELECT \((["key"] + values).joined(separator: ", ")) FROM \(table) WHERE realm = ? ORDER BY key"
+        selectObjects =
+            "SELECT \((["key"] + values).joined(separator: ", ")) FROM \(table) WHERE realm = ? ORDER BY key"
     }
 
     /// The column of the primary key, or of the row key of a type without one.
@@ -210,33 +234,44 @@ extension StoreLayout {
     /// `r{realm}_t{k}` with a column `p{j}` per property and `_key` for row keys, lists in
     /// `r{realm}_t{k}_p{j}`) into tables by type. Runs once, as a store migration.
     static func upgrade(_ db: Database) throws {
-        try db.execute(sql: """
-            CREATE TABLE IF NOT EXISTS object_type (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
-            CREATE TABLE IF NOT EXISTS object_column (type_id INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL,
-                id INTEGER NOT NULL, PRIMARY KEY (type_id, name, kind)) WITHOUT ROWID
-            """)
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS object_type (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+                CREATE TABLE IF NOT EXISTS object_column (type_id INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL,
+                    id INTEGER NOT NULL, PRIMARY KEY (type_id, name, kind)) WITHOUT ROWID
+                """)
         let layout = StoreLayout()
         let realms = try Row.fetchAll(db, sql: "SELECT id, schema FROM realm ORDER BY id")
         for row in realms {
             let realm: Int64 = row[0]
-            let schema = try Schema(json: try JSONValue(parsing: row[1] as String, errorCode: .storeUnavailable), path: "stored schema")
+            let schema = try Schema(
+                json: try JSONValue(parsing: row[1] as String, errorCode: .storeUnavailable), path: "stored schema")
             for (k, t) in schema.types.enumerated() {
                 let old = "r\(realm)_t\(k)"
                 guard try db.tableExists(old) else { continue }
                 try layout.prepare(t, fromProperty: 0, isNew: true, realmId: realm, schema: schema, db: db)
                 let tt = try layout.tables(of: t, db: db)
-                var from = [t.primaryKey.flatMap { pk in t.properties.firstIndex { $0.name == pk } }.map { "p\($0)" } ?? "_key"]
+                var from = [
+                    t.primaryKey.flatMap { pk in t.properties.firstIndex { $0.name == pk } }.map { "p\($0)" } ?? "_key"
+                ]
                 var to = [TypeTables.key]
                 for (j, p) in t.properties.enumerated() where p.name != t.primaryKey {
-                    if let column = tt.columns[j] { from.append("p\(j)"); to.append(column) }
+                    if let column = tt.columns[j] {
+                        from.append("p\(j)")
+                        to.append(column)
+                    }
                     if let list = tt.listTables[j] {
-                        try db.execute(sql: "INSERT INTO \(list) (realm, owner, idx, value) SELECT ?, owner, idx, value FROM \(old)_p\(j) ORDER BY rowid",
-                                       arguments: [realm])
+                        try db.execute(
+                            sql:
+                                "INSERT INTO \(list) (realm, owner, idx, value) SELECT ?, owner, idx, value FROM \(old)_p\(j) ORDER BY rowid",
+                            arguments: [realm])
                         try db.execute(sql: "DROP TABLE \(old)_p\(j)")
                     }
                 }
-                try db.execute(sql: "INSERT INTO \(tt.table) (realm, \(to.joined(separator: ", "))) SELECT ?, \(from.joined(separator: ", ")) FROM \(old)",
-                               arguments: [realm])
+                try db.execute(
+                    sql:
+                        "INSERT INTO \(tt.table) (realm, \(to.joined(separator: ", "))) SELECT ?, \(from.joined(separator: ", ")) FROM \(old)",
+                    arguments: [realm])
                 try db.execute(sql: "DROP TABLE \(old)")
             }
         }

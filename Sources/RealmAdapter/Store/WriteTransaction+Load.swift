@@ -10,7 +10,10 @@ extension WriteTransaction {
     /// Adds the types and properties of `schema` that the Realm lacks (a new Realm gets them all).
     public mutating func adopt(_ schema: Schema) throws {
         for t in schema.types {
-            guard let existing = self.schema[type: t.name] else { try addType(t); continue }
+            guard let existing = self.schema[type: t.name] else {
+                try addType(t)
+                continue
+            }
             let missing = t.properties.filter { existing[property: $0.name] == nil }
             if !missing.isEmpty { try addProperties(missing, to: t.name) }
         }
@@ -18,13 +21,18 @@ extension WriteTransaction {
 
     /// Turns a list into `wanted` with the fewest instructions (LIST_SET in place, then
     /// LIST_INSERT at the end or LIST_ERASE from the end).
-    public mutating func replaceList(_ type: String, _ identity: Value, _ property: String, with wanted: [Value]) throws {
+    public mutating func replaceList(_ type: String, _ identity: Value, _ property: String, with wanted: [Value]) throws
+    {
         let have = try list(type, identity, property)
         for i in 0..<min(wanted.count, have.count) where wanted[i] != have[i] {
             try listSet(type, identity, property, at: i, wanted[i])
         }
-        for i in have.count..<max(have.count, wanted.count) { try listInsert(type, identity, property, at: i, wanted[i]) }
-        for i in stride(from: have.count - 1, through: wanted.count, by: -1) { try listErase(type, identity, property, at: i) }
+        for i in have.count..<max(have.count, wanted.count) {
+            try listInsert(type, identity, property, at: i, wanted[i])
+        }
+        for i in stride(from: have.count - 1, through: wanted.count, by: -1) {
+            try listErase(type, identity, property, at: i)
+        }
     }
 
     /// The number of objects of `type` (0 if the Realm has no such type yet).
@@ -36,8 +44,10 @@ extension WriteTransaction {
     /// Notes that the load wrote the object (`kind` a type name) or the list (`kind`
     /// `Type.property`) with this identity.
     func noteLoaded(_ kind: String, _ identity: Value) throws {
-        try writer.db.cachedStatement(sql: "INSERT OR IGNORE INTO temp.load_note (realm_id, kind, key) VALUES (?, ?, ?)")
-            .execute(arguments: [writer.tables.realmId, kind, try RealmTables.encode(identity)])
+        try writer.db.cachedStatement(
+            sql: "INSERT OR IGNORE INTO temp.load_note (realm_id, kind, key) VALUES (?, ?, ?)"
+        )
+        .execute(arguments: [writer.tables.realmId, kind, try RealmTables.encode(identity)])
     }
 
     /// Whether the Realm has the object (cheaper than reading it).
@@ -58,9 +68,13 @@ extension WriteTransaction {
 
     /// Empties up to `limit` lists `type.property` the load did not note, in owner order after
     /// `after`; returns how many and the last owner.
-    mutating func clearListsNotLoaded(_ type: String, _ property: String, after: Value?, limit: Int) throws -> (Int, Value?) {
+    mutating func clearListsNotLoaded(_ type: String, _ property: String, after: Value?, limit: Int) throws -> (
+        Int, Value?
+    ) {
         let (t, _) = try writer.type(type)
-        let owners = try notLoaded(table: try writer.listTable(t, property), key: "owner", kind: "\(type).\(property)", after: after, limit: limit)
+        let owners = try notLoaded(
+            table: try writer.listTable(t, property), key: "owner", kind: "\(type).\(property)", after: after,
+            limit: limit)
         let decoded = owners.map { RealmTables.decode($0, as: RealmTables.keyType(of: t)) }
         for o in decoded { try listClear(type, o, property) }
         return (decoded.count, decoded.last)
@@ -68,15 +82,19 @@ extension WriteTransaction {
 
     /// `+o.key`: without the column's affinity, so that the notes' primary key serves the
     /// lookup (an INTEGER column compared with the untyped note key would scan all notes per row).
-    private func notLoaded(table: String, key: String, kind: String, after: Value?, limit: Int) throws -> [DatabaseValue] {
+    private func notLoaded(table: String, key: String, kind: String, after: Value?, limit: Int) throws
+        -> [DatabaseValue]
+    {
         var arguments: StatementArguments = [writer.realm, writer.realm, kind]
         if let after { _ = arguments.append(contentsOf: [try RealmTables.encode(after)]) }
         _ = arguments.append(contentsOf: [limit])
-        return try DatabaseValue.fetchAll(writer.db, sql: """
-            SELECT DISTINCT \(key) FROM \(table) AS o
-            WHERE o.realm = ? AND NOT EXISTS (SELECT 1 FROM temp.load_note n WHERE n.realm_id = ? AND n.kind = ? AND n.key = +o.\(key))
-            \(after == nil ? "" : "AND \(key) > ?") ORDER BY \(key) LIMIT ?
-            """, arguments: arguments)
+        return try DatabaseValue.fetchAll(
+            writer.db,
+            sql: """
+                SELECT DISTINCT \(key) FROM \(table) AS o
+                WHERE o.realm = ? AND NOT EXISTS (SELECT 1 FROM temp.load_note n WHERE n.realm_id = ? AND n.kind = ? AND n.key = +o.\(key))
+                \(after == nil ? "" : "AND \(key) > ?") ORDER BY \(key) LIMIT ?
+                """, arguments: arguments)
     }
 }
 
@@ -88,7 +106,10 @@ extension RealmStore {
             try pool.writeWithoutTransaction { db in
                 try db.execute(sql: "DROP TABLE IF EXISTS temp.load_note")
                 if starting {
-                    try db.execute(sql: "CREATE TEMP TABLE load_note (realm_id INTEGER, kind TEXT, key, PRIMARY KEY (realm_id, kind, key)) WITHOUT ROWID")
+                    try db.execute(
+                        sql:
+                            "CREATE TEMP TABLE load_note (realm_id INTEGER, kind TEXT, key, PRIMARY KEY (realm_id, kind, key)) WITHOUT ROWID"
+                    )
                 }
             }
         } catch let e as DatabaseError { throw Self.wrap(e) }

@@ -45,7 +45,9 @@ public struct WriteTransaction {
         do {
             guard try writer.insert(inserts) else { return false }
         } catch let e as RealmAdapterError {
-            throw RealmStore.rejected(e, index: instructions.count + prepared.reduce(0) { $0 + $1.count }, instruction: .insert(objectType: inserts.type.name, identity: .null, values: [:]), path: path)
+            throw RealmStore.rejected(
+                e, index: instructions.count + prepared.reduce(0) { $0 + $1.count },
+                instruction: .insert(objectType: inserts.type.name, identity: .null, values: [:]), path: path)
         }
         prepared.append((instructions.count, inserts.encoded, inserts.count))
         return true
@@ -64,14 +66,16 @@ public struct WriteTransaction {
     @discardableResult
     public mutating func create(_ type: String, _ values: PropertyValues) throws -> Value {
         guard let t = writer.schema[type: type] else {
-            throw RealmStore.rejected(RealmAdapterError(.schemaViolation, "unknown type '\(type)'"), index: instructions.count,
-                                      instruction: .insert(objectType: type, identity: .null, values: values), path: path)
+            throw RealmStore.rejected(
+                RealmAdapterError(.schemaViolation, "unknown type '\(type)'"), index: instructions.count,
+                instruction: .insert(objectType: type, identity: .null, values: values), path: path)
         }
         let identity: Value
         if let pk = t.primaryKey {
             guard let v = values[pk] else {
-                throw RealmStore.rejected(RealmAdapterError(.invalidValue, "no value for primary key '\(pk)'"), index: instructions.count,
-                                          instruction: .insert(objectType: type, identity: .null, values: values), path: path)
+                throw RealmStore.rejected(
+                    RealmAdapterError(.invalidValue, "no value for primary key '\(pk)'"), index: instructions.count,
+                    instruction: .insert(objectType: type, identity: .null, values: values), path: path)
             }
             identity = v
         } else {
@@ -85,8 +89,10 @@ public struct WriteTransaction {
     /// if none does).
     public mutating func update(_ type: String, _ identity: Value, _ values: PropertyValues) throws {
         if try !update(type, identity, values, creating: false) {
-            throw RealmStore.rejected(RealmAdapterError(.objectNotFound, "\(type) has no object with this identity"), index: instructions.count,
-                                      instruction: .set(objectType: type, identity: identity, values: values), path: path)
+            throw RealmStore.rejected(
+                RealmAdapterError(.objectNotFound, "\(type) has no object with this identity"),
+                index: instructions.count,
+                instruction: .set(objectType: type, identity: identity, values: values), path: path)
         }
     }
 
@@ -96,12 +102,16 @@ public struct WriteTransaction {
     }
 
     /// Records a SET of the values that change, reading the object once; false if it does not exist.
-    private mutating func update(_ type: String, _ identity: Value, _ values: PropertyValues, creating: Bool) throws -> Bool {
+    private mutating func update(_ type: String, _ identity: Value, _ values: PropertyValues, creating: Bool) throws
+        -> Bool
+    {
         let probe = Instruction.set(objectType: type, identity: identity, values: values)
         let typed: Instruction
         do { typed = try probe.coerced(in: writer.schema) } catch let e as RealmAdapterError {
             // An object to create is checked by its INSERT (which knows its defaults and lists).
-            if creating, try reader.object(type, try identity.coercedKey(of: type, in: writer.schema)) == nil { return false }
+            if creating, try reader.object(type, try identity.coercedKey(of: type, in: writer.schema)) == nil {
+                return false
+            }
             throw RealmStore.rejected(e, index: instructions.count, instruction: probe, path: path)
         }
         guard case .set(_, let id, let newValues) = typed else { return true }
@@ -118,7 +128,9 @@ public struct WriteTransaction {
     /// Deletes every object of `type` (CLEAR).
     public mutating func deleteAll(_ type: String) throws { try record(.clear(objectType: type)) }
 
-    public mutating func listInsert(_ type: String, _ identity: Value, _ property: String, at index: Int, _ value: Value) throws {
+    public mutating func listInsert(
+        _ type: String, _ identity: Value, _ property: String, at index: Int, _ value: Value
+    ) throws {
         try record(.listInsert(objectType: type, identity: identity, property: property, index: index, value: value))
     }
 
@@ -127,7 +139,9 @@ public struct WriteTransaction {
         try listInsert(type, identity, property, at: count, value)
     }
 
-    public mutating func listSet(_ type: String, _ identity: Value, _ property: String, at index: Int, _ value: Value) throws {
+    public mutating func listSet(_ type: String, _ identity: Value, _ property: String, at index: Int, _ value: Value)
+        throws
+    {
         try record(.listSet(objectType: type, identity: identity, property: property, index: index, value: value))
     }
 

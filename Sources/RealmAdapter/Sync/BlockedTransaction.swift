@@ -28,8 +28,9 @@ public struct BlockedTransaction: Sendable, Equatable {
     /// adapter has still to send (a record the daemon got past since is stale and ignored).
     public static func current(in store: RealmStore, adapter: Adapter, path: String) throws -> BlockedTransaction? {
         guard let text = try store.metadata(key(adapter: adapter.name, path: path)),
-              case .int(let version)? = try JSONValue(parsing: text)["version"],
-              try adapter.pending(path, limit: 1).first?.version == version else { return nil }
+            case .int(let version)? = try JSONValue(parsing: text)["version"],
+            try adapter.pending(path, limit: 1).first?.version == version
+        else { return nil }
         guard case .string(let error)? = try JSONValue(parsing: text)["error"] else { return nil }
         return BlockedTransaction(path: path, version: version, error: error)
     }

@@ -23,7 +23,8 @@ final class PendingIndex: Sendable {
     ) throws -> [String: PendingWrites] {
         let states = state.withLock { all in groups.map { all[$0.path] ?? PathState() } }
         let standings = try read(zip(groups, states).map { ($0.path, $1.indexedThrough) })
-        var out: [String: PendingWrites] = [:], kept: [String: PathState] = [:]
+        var out: [String: PendingWrites] = [:]
+        var kept: [String: PathState] = [:]
         for (g, s) in zip(groups, states) {
             guard let standing = standings[g.path] else { continue }
             var s = s

@@ -17,8 +17,15 @@
 /// row: ``DatabaseTransaction/missedRows``) is followed, at its place in the commit order, by
 /// the row as the database has it. Once writes stop, both sides hold the same values.
 public struct PendingWrites: Sendable {
-    struct ObjectKey: Hashable { var type: String; var identity: Value }
-    struct PropertyKey: Hashable { var type: String; var identity: Value; var property: String }
+    struct ObjectKey: Hashable {
+        var type: String
+        var identity: Value
+    }
+    struct PropertyKey: Hashable {
+        var type: String
+        var identity: Value
+        var property: String
+    }
 
     /// The last value pending writes give each property (nil for list edits, which carry no final value).
     var properties: [PropertyKey: Value?] = [:]
@@ -37,11 +44,13 @@ public struct PendingWrites: Sendable {
                 switch i {
                 case .insert(let t, let id, _): created.insert(ObjectKey(type: t, identity: id))
                 case .set(let t, let id, let values):
-                    for e in values { properties[PropertyKey(type: t, identity: id, property: e.name)] = .some(e.value) }
+                    for e in values {
+                        properties[PropertyKey(type: t, identity: id, property: e.name)] = .some(e.value)
+                    }
                 case .delete(let t, let id): deleted.insert(ObjectKey(type: t, identity: id))
                 case .clear(let t): clearedTypes.insert(t)
                 case .listSet(let t, let id, let p, _, _), .listInsert(let t, let id, let p, _, _),
-                     .listErase(let t, let id, let p, _), .listClear(let t, let id, let p):
+                    .listErase(let t, let id, let p, _), .listClear(let t, let id, let p):
                     properties[PropertyKey(type: t, identity: id, property: p)] = .some(nil)
                 case .addType, .addProperties, .changeIdentity:
                     continue
@@ -53,11 +62,14 @@ public struct PendingWrites: Sendable {
     /// The writes of `transactions` that concern the objects of `changes` (cheaper to hold and
     /// to filter with than all of them).
     init(_ transactions: [RealmTransaction], concerning changes: [ObjectChange]) {
-        var keys = Set<ObjectKey>(), types = Set<String>()
+        var keys = Set<ObjectKey>()
+        var types = Set<String>()
         for c in changes {
             switch c {
-            case .upsert(let t, let id, _), .update(let t, let id, _), .delete(let t, let id), .listChanged(let t, let id, _):
-                keys.insert(ObjectKey(type: t, identity: id)); types.insert(t)
+            case .upsert(let t, let id, _), .update(let t, let id, _), .delete(let t, let id),
+                .listChanged(let t, let id, _):
+                keys.insert(ObjectKey(type: t, identity: id))
+                types.insert(t)
             case .clear(let t): types.insert(t)
             }
         }
@@ -77,9 +89,9 @@ public struct PendingWrites: Sendable {
             var kept = PropertyValues()
             for e in values {
                 switch properties[PropertyKey(type: type, identity: identity, property: e.name)] {
-                case .none: kept.append(e.name, e.value)          // not pending: the database's value
+                case .none: kept.append(e.name, e.value)  // not pending: the database's value
                 case .some(.some(let mine)): kept.append(e.name, mine)  // pending: the Realm write's value
-                case .some(.none): continue                        // a pending list edit: keep the Realm's list
+                case .some(.none): continue  // a pending list edit: keep the Realm's list
                 }
             }
             if case .update = change { return .update(type: type, identity: identity, values: kept) }
@@ -92,7 +104,10 @@ public struct PendingWrites: Sendable {
             // A list a pending Realm write edits, or whose owner it creates or deletes, keeps the Realm's contents.
             let key = ObjectKey(type: type, identity: identity)
             if created.contains(key) || deleted.contains(key) || clearedTypes.contains(type)
-                || properties[PropertyKey(type: type, identity: identity, property: property)] != nil { return nil }
+                || properties[PropertyKey(type: type, identity: identity, property: property)] != nil
+            {
+                return nil
+            }
             return change
         }
     }

@@ -1,4 +1,8 @@
-struct ListKey: Hashable { var type: String; var identity: Value; var property: String }
+struct ListKey: Hashable {
+    var type: String
+    var identity: Value
+    var property: String
+}
 
 /// Applies database transactions to Realms, exactly once (ARCHITECTURE.md: Database → Realm).
 ///
@@ -44,13 +48,14 @@ public struct RealmApplier: Sendable {
     ///   handed to it before the Realms commit, and the rest of the transaction applies; without
     ///   it, such a row stops the transaction with an error naming table, column, key and why.
     @discardableResult
-    public func apply(_ transaction: DatabaseTransaction,
-                      pending: ([(path: String, changes: [ObjectChange])]) throws -> [String: PendingWrites]
-                          = { _ in [:] },
-                      linkList: (LinkListMapping, Value) throws -> [Value] = { _, _ in [] },
-                      row: (String, DatabaseRow, [String]) throws -> DatabaseRow? = { _, _, _ in nil },
-                      writeRealmIds: ([RealmIdAssignment]) throws -> Void = { _ in },
-                      setAside: (([SetAsideRow]) throws -> Void)? = nil) throws -> [String] {
+    public func apply(
+        _ transaction: DatabaseTransaction,
+        pending: ([(path: String, changes: [ObjectChange])]) throws -> [String: PendingWrites] = { _ in [:] },
+        linkList: (LinkListMapping, Value) throws -> [Value] = { _, _ in [] },
+        row: (String, DatabaseRow, [String]) throws -> DatabaseRow? = { _, _, _ in nil },
+        writeRealmIds: ([RealmIdAssignment]) throws -> Void = { _ in },
+        setAside: (([SetAsideRow]) throws -> Void)? = nil
+    ) throws -> [String] {
         let mapping = self.mapping  // one mapping for the whole transaction
         let store = self.store
         let keys = DatabaseKeyResolver { path, type, key in
@@ -67,7 +72,9 @@ public struct RealmApplier: Sendable {
             // nothing. Link tables are left out: the database rarely changes them on its own,
             // and each would cost a read of the list.
             let stored = transaction.changes.filter { $0.tables.allSatisfy { mapping.linkList(named: $0) == nil } }
-            own.add(Self.lastImages(try mapping.objectChanges(stored, paths: { try store.realmPaths() }, row: row, keys: keys)))
+            own.add(
+                Self.lastImages(
+                    try mapping.objectChanges(stored, paths: { try store.realmPaths() }, row: row, keys: keys)))
             let missed = try reread(transaction.missedRows, mapping, row)
             own.add(try mapping.objectChanges(missed, paths: { try store.realmPaths() }, row: row, keys: keys))
             // Usually the rows are what the Realm wrote: read, compared, and no store write at all.
@@ -79,15 +86,21 @@ public struct RealmApplier: Sendable {
         } else {
             var aside: [SetAsideRow] = []
             do {
-                groups = try mapping.objectChanges(transaction.changes, paths: { try store.realmPaths() }, row: row, keys: keys,
-                                                   setAside: setAside == nil ? nil : { aside.append(SetAsideRow($0, error: $1, position: transaction.position)) })
+                groups = try mapping.objectChanges(
+                    transaction.changes, paths: { try store.realmPaths() }, row: row, keys: keys,
+                    setAside: setAside == nil
+                        ? nil : { aside.append(SetAsideRow($0, error: $1, position: transaction.position)) })
             } catch let e as RealmAdapterError where e.code == .invalidValue {
-                throw RealmAdapterError(e.code, e.message + " The change stream replays it as it was committed, so fixing the row does not help: "
-                                        + "set ignoreSQLErrors to true to set such rows aside (table realm_adapter_dead_row) and go on.",
-                                        context: e.context)
+                throw RealmAdapterError(
+                    e.code,
+                    e.message + " The change stream replays it as it was committed, so fixing the row does not help: "
+                        + "set ignoreSQLErrors to true to set such rows aside (table realm_adapter_dead_row) and go on.",
+                    context: e.context)
             }
             // Kept before the Realms commit: a replay may keep them twice, but never loses them.
-            if let setAside, !aside.isEmpty, try groups.isEmpty || groups.contains(where: { try !holds($0.path, transaction.position) }) {
+            if let setAside, !aside.isEmpty,
+                try groups.isEmpty || groups.contains(where: { try !holds($0.path, transaction.position) })
+            {
                 try setAside(aside)
             }
         }
@@ -118,15 +131,21 @@ public struct RealmApplier: Sendable {
 
     /// The changes with the columns the stream does not carry read back from the database, as it
     /// holds them now (a later change brings the same or newer values).
-    static func readingBack(_ tx: DatabaseTransaction, _ mapping: Mapping,
-                            _ row: (String, DatabaseRow, [String]) throws -> DatabaseRow?) throws -> [RowChange] {
+    static func readingBack(
+        _ tx: DatabaseTransaction, _ mapping: Mapping,
+        _ row: (String, DatabaseRow, [String]) throws -> DatabaseRow?
+    ) throws -> [RowChange] {
         try tx.changes.map { change in
             switch change {
             case .insert(let table, var r), .update(let table, var r, _):
-                guard let columns = tx.readBack[table], !columns.isEmpty, let t = mapping.table(named: table) else { return change }
+                guard let columns = tx.readBack[table], !columns.isEmpty, let t = mapping.table(named: table) else {
+                    return change
+                }
                 var key = DatabaseRow()
                 for c in t.keyColumns { key[c] = r[c] }
-                guard key.values.count == t.keyColumns.count, let now = try row(table, key, columns) else { return change }
+                guard key.values.count == t.keyColumns.count, let now = try row(table, key, columns) else {
+                    return change
+                }
                 for (c, v) in now.values { r[c] = v }
                 if case .update(_, _, let old) = change { return .update(table: table, row: r, oldKey: old) }
                 return .insert(table: table, row: r)
@@ -140,7 +159,9 @@ public struct RealmApplier: Sendable {
     /// several times (an update, then a list's array column), and the images before the last
     /// are states the Realm has moved past; an object the transaction deletes afterwards (one
     /// created and deleted within a group commit) gets none.
-    static func lastImages(_ groups: [(path: String, changes: [ObjectChange])]) -> [(path: String, changes: [ObjectChange])] {
+    static func lastImages(_ groups: [(path: String, changes: [ObjectChange])]) -> [(
+        path: String, changes: [ObjectChange]
+    )] {
         groups.map { group in
             var later = Set<ObjectKey>()
             var kept: [ObjectChange] = []
@@ -159,14 +180,20 @@ public struct RealmApplier: Sendable {
         }
     }
 
-    struct ObjectKey: Hashable { var type: String; var identity: Value }
+    struct ObjectKey: Hashable {
+        var type: String
+        var identity: Value
+    }
 
     /// Whether the Realm at `path` already is as `change` would make it (an upsert of the values
     /// it has, a delete of an object it lacks).
-    static func holdsAlready(_ change: ObjectChange, _ store: RealmStore, _ path: String, _ schema: Schema) throws -> Bool {
+    static func holdsAlready(_ change: ObjectChange, _ store: RealmStore, _ path: String, _ schema: Schema) throws
+        -> Bool
+    {
         switch change {
         case .upsert(let type, let identity, let values):
-            guard schema[type: type] != nil, let object = try store.object(of: type, identity: identity, in: path) else { return false }
+            guard schema[type: type] != nil, let object = try store.object(of: type, identity: identity, in: path)
+            else { return false }
             return values.allSatisfy { object.values[$0.name] == $0.value }
         case .delete(let type, let identity):
             guard schema[type: type] != nil else { return true }
@@ -185,18 +212,27 @@ public struct RealmApplier: Sendable {
     /// Rows an own write missed, as changes that bring the Realm to the database's rows now:
     /// the whole row if the database has it, a delete if not; for a link table, the owner's
     /// list (read back in full, as for any link-table change).
-    private func reread(_ rows: [RowReference], _ mapping: Mapping, _ row: (String, DatabaseRow, [String]) throws -> DatabaseRow?) throws -> [RowChange] {
+    private func reread(
+        _ rows: [RowReference], _ mapping: Mapping, _ row: (String, DatabaseRow, [String]) throws -> DatabaseRow?
+    ) throws -> [RowChange] {
         try rows.compactMap { r in
             if mapping.linkList(named: r.table) != nil { return .insert(table: r.table, row: r.key) }
             guard let t = mapping.table(named: r.table) else { return nil }
-            if let now = try row(r.table, r.key, t.columns.map(\.column) + t.pathColumns) { return .insert(table: r.table, row: now) }
+            if let now = try row(r.table, r.key, t.columns.map(\.column) + t.pathColumns) {
+                return .insert(table: r.table, row: now)
+            }
             return .delete(table: r.table, key: r.key)
         }
     }
 
-    private func write(_ mapping: Mapping, _ paths: [String], _ byPath: [String: [ObjectChange]], _ waiting: [String: PendingWrites], _ versions: [String: Int64],
-                       _ position: String, _ linkList: (LinkListMapping, Value) throws -> [Value]) throws {
-        try store.write(toEach: paths, origin: origin, sourcePosition: SourcePosition(source: source, position: position)) { path, tx in
+    private func write(
+        _ mapping: Mapping, _ paths: [String], _ byPath: [String: [ObjectChange]], _ waiting: [String: PendingWrites],
+        _ versions: [String: Int64],
+        _ position: String, _ linkList: (LinkListMapping, Value) throws -> [Value]
+    ) throws {
+        try store.write(
+            toEach: paths, origin: origin, sourcePosition: SourcePosition(source: source, position: position)
+        ) { path, tx in
             guard tx.baseVersion == versions[path, default: 0] else { throw RealmChangedMeanwhile() }
             try tx.adopt(mapping.schema)
             // Lists are read back from the database once per transaction, after the objects
@@ -218,11 +254,15 @@ public struct RealmApplier: Sendable {
                 }
             }
             for key in lists where try tx.object(key.type, key.identity) != nil {
-                guard let owner = mapping.table(forType: key.type), let l = owner.linkLists.first(where: { $0.property.name == key.property }) else { continue }
+                guard let owner = mapping.table(forType: key.type),
+                    let l = owner.linkLists.first(where: { $0.property.name == key.property })
+                else { continue }
                 // Link tables hold database keys where types have them.
                 var ownerKey = key.identity
                 if let dk = owner.databaseKey {
-                    guard let k = try tx.object(key.type, key.identity)?.values[dk.property], !k.isNull else { continue }
+                    guard let k = try tx.object(key.type, key.identity)?.values[dk.property], !k.isNull else {
+                        continue
+                    }
                     ownerKey = k
                 }
                 var targets = try linkList(l, ownerKey)

@@ -19,8 +19,10 @@ public struct DatabaseTransaction: Sendable {
     /// inserted or updated row.
     public var readBack: [String: [String]]
 
-    public init(position: String, isOwn: Bool, changes: [RowChange], token: UInt64, markers: [AppliedMarker] = [],
-                missedRows: [RowReference] = [], readBack: [String: [String]] = [:]) {
+    public init(
+        position: String, isOwn: Bool, changes: [RowChange], token: UInt64, markers: [AppliedMarker] = [],
+        missedRows: [RowReference] = [], readBack: [String: [String]] = [:]
+    ) {
         self.position = position
         self.isOwn = isOwn
         self.changes = changes
@@ -43,12 +45,17 @@ public struct RowReference: Hashable, Sendable {
 
     /// As JSON, `{"table": …, "key": {column: value}}` (values untyped, as JSON carries them).
     public var json: JSONValue {
-        .object([.init("table", .string(table)), .init("key", .object(key.values.sorted { $0.key < $1.key }.map { .init($0.key, $0.value.json) }))])
+        .object([
+            .init("table", .string(table)),
+            .init("key", .object(key.values.sorted { $0.key < $1.key }.map { .init($0.key, $0.value.json) })),
+        ])
     }
 
     public init?(json: JSONValue) {
         guard case .string(let table)? = json["table"], case .object(let key)? = json["key"] else { return nil }
-        self.init(table: table, key: DatabaseRow(Dictionary(key.map { ($0.key, Value(json: $0.value)) }, uniquingKeysWith: { a, _ in a })))
+        self.init(
+            table: table,
+            key: DatabaseRow(Dictionary(key.map { ($0.key, Value(json: $0.value)) }, uniquingKeysWith: { a, _ in a })))
     }
 }
 
@@ -64,14 +71,17 @@ public struct SetAsideRow: Sendable {
     public var position: String
 
     public init(_ change: RowChange, error: RealmAdapterError, position: String) {
-        let (kind, row): (String, DatabaseRow?) = switch change {
-        case .insert(_, let r): ("insert", r)
-        case .update(_, let r, _): ("update", r)
-        case .delete(_, let k): ("delete", k)
-        case .truncate: ("truncate", nil)
-        }
+        let (kind, row): (String, DatabaseRow?) =
+            switch change {
+            case .insert(_, let r): ("insert", r)
+            case .update(_, let r, _): ("update", r)
+            case .delete(_, let k): ("delete", k)
+            case .truncate: ("truncate", nil)
+            }
         table = change.tables.joined(separator: ",")
-        let values = row.map { r in JSONValue.object(r.values.sorted { $0.key < $1.key }.map { .init($0.key, $0.value.json) }) }
+        let values = row.map { r in
+            JSONValue.object(r.values.sorted { $0.key < $1.key }.map { .init($0.key, $0.value.json) })
+        }
         self.change = .object([.init("change", .string(kind)), .init("row", values ?? .null)])
         self.error = error.message
         self.position = position
@@ -132,7 +142,8 @@ public protocol RelationalConnector: Sendable {
 
     /// Keeps a change that the database rejected, with the reason (for `ignoreSQLErrors`), and
     /// records (adapter, path, version) as done.
-    func deadLetter(_ instructions: [Instruction], error: String, adapter: String, path: String, version: Int64) async throws
+    func deadLetter(_ instructions: [Instruction], error: String, adapter: String, path: String, version: Int64)
+        async throws
 
     /// Committed transactions from the database, oldest first, starting after what was
     /// reported processed before (across restarts). Own transactions carry their markers
@@ -190,6 +201,7 @@ extension RelationalConnector {
     }
 
     public func applyRealmSchema(_ mapping: Mapping) async throws {
-        throw RealmAdapterError(.invalidConfiguration, "database.applyRealmSchemaChanges is not available for \(sourceName).")
+        throw RealmAdapterError(
+            .invalidConfiguration, "database.applyRealmSchemaChanges is not available for \(sourceName).")
     }
 }

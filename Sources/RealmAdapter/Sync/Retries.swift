@@ -2,26 +2,33 @@ import Logging
 
 /// Runs `body`, and runs it again after transient errors with the configured backoff
 /// (`database.retry`): the daemon's start and both sync directions use it.
-package func withRetries<T>(_ retry: DatabaseConfiguration.Retry, connector: any RelationalConnector, logger: Logger,
-                            what: String, _ body: () async throws -> T) async throws -> T {
+package func withRetries<T>(
+    _ retry: DatabaseConfiguration.Retry, connector: any RelationalConnector, logger: Logger,
+    what: String, _ body: () async throws -> T
+) async throws -> T {
     var attempt = 1
     while true {
         let started = ContinuousClock.now
         do {
             return try await body()
-        } catch where !connector.isTransient(error) {
+        } catch  where !connector.isTransient(error) {
             // The daemon stops on it: the server's details (they may quote row values) at debug level only.
-            logger.debug("Stopping on an error", metadata: ["direction": "\(what)", "error": "\(String(reflecting: error))"])
+            logger.debug(
+                "Stopping on an error", metadata: ["direction": "\(what)", "error": "\(String(reflecting: error))"])
             throw error
-        } catch where connector.isTransient(error) && !Task.isCancelled {
+        } catch  where connector.isTransient(error) && !Task.isCancelled {
             // A connection that worked for a while starts a fresh series of attempts.
             attempt = ContinuousClock.now - started > .seconds(60) ? 2 : attempt + 1
             if retry.attempts > 0 && attempt > retry.attempts {
-                logger.error("Giving up after \(retry.attempts) attempts", metadata: ["direction": "\(what)", "error": "\(error)"])
+                logger.error(
+                    "Giving up after \(retry.attempts) attempts",
+                    metadata: ["direction": "\(what)", "error": "\(error)"])
                 throw error
             }
             let delay = retry.delay(beforeAttempt: attempt)
-            logger.warning("Connection problem; retrying", metadata: ["direction": "\(what)", "attempt": "\(attempt)", "delay": "\(delay)", "error": "\(error)"])
+            logger.warning(
+                "Connection problem; retrying",
+                metadata: ["direction": "\(what)", "attempt": "\(attempt)", "delay": "\(delay)", "error": "\(error)"])
             try await Task.sleep(for: delay)
         }
     }

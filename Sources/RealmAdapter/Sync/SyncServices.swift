@@ -27,8 +27,10 @@ public final class DatabaseToRealmService: Service {
     let ignoreSQLErrors: Bool
     let logger: Logger
 
-    public init(connector: any RelationalConnector, applier: RealmApplier, adapter: Adapter, retry: DatabaseConfiguration.Retry,
-                ignoreSQLErrors: Bool = false, logger: Logger) throws {
+    public init(
+        connector: any RelationalConnector, applier: RealmApplier, adapter: Adapter, retry: DatabaseConfiguration.Retry,
+        ignoreSQLErrors: Bool = false, logger: Logger
+    ) throws {
         try Loader.requireFinishedLoad(applier.store, source: applier.source)
         self.connector = connector
         self.applier = applier
@@ -43,8 +45,9 @@ public final class DatabaseToRealmService: Service {
     func setAside(_ rows: [SetAsideRow]) throws {
         try connector.setAside(rows)
         for r in rows {
-            logger.error("A database row no Realm can hold was set aside in realm_adapter_dead_row (ignoreSQLErrors)",
-                         metadata: ["db.table": "\(r.table)", "position": "\(r.position)", "error": "\(r.error)"])
+            logger.error(
+                "A database row no Realm can hold was set aside in realm_adapter_dead_row (ignoreSQLErrors)",
+                metadata: ["db.table": "\(r.table)", "position": "\(r.position)", "error": "\(r.error)"])
         }
     }
 
@@ -62,9 +65,11 @@ public final class DatabaseToRealmService: Service {
             guard table != previous else { return }
             previous = table
             guard mapping.table(named: table) == nil, mapping.linkList(named: table) == nil,
-                  unknownTables.withLock({ $0.insert(table).inserted }) else { return }
-            logger.warning("Changes to a table the mapping does not know are skipped (it is in the publication, or a partition published on its own)",
-                           metadata: ["db.table": "\(table)"])
+                unknownTables.withLock({ $0.insert(table).inserted })
+            else { return }
+            logger.warning(
+                "Changes to a table the mapping does not know are skipped (it is in the publication, or a partition published on its own)",
+                metadata: ["db.table": "\(table)"])
         }
         for change in tx.changes {
             switch change {
@@ -87,26 +92,37 @@ public final class DatabaseToRealmService: Service {
             try Failpoint.dbToRealmBeforeStream.hit()
             let stream = try await connector.changes()
             try Self.recordFollowing(applier.store, source: connector.sourceName)
-            if saidSyncing.withLock({ said in defer { said = true }; return !said }) {
-                logger.info("Syncing", metadata: ["realm.store": "\(applier.store.directory)", "adapter": "\(adapter.name)"])
+            if saidSyncing.withLock({ said in
+                defer { said = true }
+                return !said
+            }) {
+                logger.info(
+                    "Syncing", metadata: ["realm.store": "\(applier.store.directory)", "adapter": "\(adapter.name)"])
             }
             for try await tx in stream.cancelOnGracefulShutdown() {
                 try Failpoint.dbToRealmReceived.hit()
                 if !tx.isOwn { warnAboutUnknownTables(tx) }
-                let (applier, adapter, cursor, connector) = (self.applier, self.adapter, self.databaseCursor, self.connector)
+                let (applier, adapter, cursor, connector) = (
+                    self.applier, self.adapter, self.databaseCursor, self.connector
+                )
                 let paths = try await applier.store.perform {
                     // An own transaction moves the database's order past the Realm versions it holds;
                     // of its rows only what the database added comes back (RealmApplier.apply).
                     for m in tx.markers where tx.isOwn && m.adapter == adapter.name {
                         try cursor.advance(m.path, through: m.version)
                     }
-                    return try applier.apply(tx, pending: self.pendingWrites, linkList: { try connector.linkList($0, owner: $1) },
-                                             row: { try connector.row($0, key: $1, columns: $2) },
-                                             writeRealmIds: { try connector.writeRealmIds($0) },
-                                             setAside: self.ignoreSQLErrors ? { try self.setAside($0) } : nil)
+                    return try applier.apply(
+                        tx, pending: self.pendingWrites, linkList: { try connector.linkList($0, owner: $1) },
+                        row: { try connector.row($0, key: $1, columns: $2) },
+                        writeRealmIds: { try connector.writeRealmIds($0) },
+                        setAside: self.ignoreSQLErrors ? { try self.setAside($0) } : nil)
                 }
                 if !paths.isEmpty {
-                    logger.debug("Applied a database transaction", metadata: ["position": "\(tx.position)", "realm.paths": "\(paths)", "changes": "\(tx.changes.count)"])
+                    logger.debug(
+                        "Applied a database transaction",
+                        metadata: [
+                            "position": "\(tx.position)", "realm.paths": "\(paths)", "changes": "\(tx.changes.count)",
+                        ])
                     try Failpoint.dbToRealmAfterCommit.hit()
                 }
                 connector.processed(tx)
@@ -124,7 +140,8 @@ extension DatabaseToRealmService {
     /// store, or one deleted under a running daemon), or the stream was created anew while this
     /// store had followed an earlier one (its slot dropped behind the adapter's back).
     public static func requireStoreFollows(_ store: RealmStore, source: String, start: StreamStart) throws {
-        let followed = try store.metadata(followKey(source: source)) != nil
+        let followed =
+            try store.metadata(followKey(source: source)) != nil
             || store.metadata(Loader.stateKey(source: source)) != nil || store.holdsChanges(from: source)
         switch start {
         case .resumed where !followed: throw RealmAdapterError.storeNeverFollowed(source: source)
@@ -143,13 +160,17 @@ extension DatabaseToRealmService {
 
 extension RealmAdapterError {
     static func storeNeverFollowed(source: String) -> RealmAdapterError {
-        RealmAdapterError(.invalidState, "The database's change stream (\(source)) exists, but this store has never loaded from it or followed it (a new store, or one deleted while a daemon ran?): following it now would give the Realms only the changes from here on. Run `realm-adapter load` (it starts the stream again from a snapshot), then start the daemon.",
-                          context: ["source": source])
+        RealmAdapterError(
+            .invalidState,
+            "The database's change stream (\(source)) exists, but this store has never loaded from it or followed it (a new store, or one deleted while a daemon ran?): following it now would give the Realms only the changes from here on. Run `realm-adapter load` (it starts the stream again from a snapshot), then start the daemon.",
+            context: ["source": source])
     }
 
     static func streamLost(source: String) -> RealmAdapterError {
-        RealmAdapterError(.invalidState, "The database's change stream (\(source)) that this store followed is gone (its replication slot was dropped?), so changes made since are not in the Realms. Run `realm-adapter load` (it starts the stream again from a snapshot), then start the daemon; or set database.resetReplicationSlot to start over from now on purpose.",
-                          context: ["source": source])
+        RealmAdapterError(
+            .invalidState,
+            "The database's change stream (\(source)) that this store followed is gone (its replication slot was dropped?), so changes made since are not in the Realms. Run `realm-adapter load` (it starts the stream again from a snapshot), then start the daemon; or set database.resetReplicationSlot to start over from now on purpose.",
+            context: ["source": source])
     }
 }
 
@@ -157,7 +178,8 @@ extension Adapter {
     /// The second cursor of a two-way adapter (`<name>~database`): how far the database's
     /// commit order has reached in each Realm's history (see ``PendingWrites``).
     public func databaseOrderCursor(logger: Logger) throws -> Adapter {
-        try Adapter(store: store, name: name + "~database", pathRegex: pathRegex, compactionInterval: .max, logger: logger)
+        try Adapter(
+            store: store, name: name + "~database", pathRegex: pathRegex, compactionInterval: .max, logger: logger)
     }
 }
 
@@ -172,17 +194,24 @@ public final class RealmToDatabaseService: Service {
     let applyRealmSchemaChanges: Bool
     let logger: Logger
 
-    public convenience init(connector: any RelationalConnector, adapter: Adapter, mapping: Mapping, retry: DatabaseConfiguration.Retry,
-                            ignoreSQLErrors: Bool, logger: Logger) {
-        self.init(connector: connector, adapter: adapter, mappings: SharedMapping(mapping), retry: retry, ignoreSQLErrors: ignoreSQLErrors,
-                  applyRealmSchemaChanges: false, logger: logger)
+    public convenience init(
+        connector: any RelationalConnector, adapter: Adapter, mapping: Mapping, retry: DatabaseConfiguration.Retry,
+        ignoreSQLErrors: Bool, logger: Logger
+    ) {
+        self.init(
+            connector: connector, adapter: adapter, mappings: SharedMapping(mapping), retry: retry,
+            ignoreSQLErrors: ignoreSQLErrors,
+            applyRealmSchemaChanges: false, logger: logger)
     }
 
     /// - Parameter applyRealmSchemaChanges: types and properties that the Realms add to the
     ///   configured schema are created in the database (``RelationalConnector/applyRealmSchema(_:)``)
     ///   and synced both ways from then on (`mappings` is shared with the other direction).
-    public init(connector: any RelationalConnector, adapter: Adapter, mappings: SharedMapping, retry: DatabaseConfiguration.Retry,
-                ignoreSQLErrors: Bool, applyRealmSchemaChanges: Bool, logger: Logger) {
+    public init(
+        connector: any RelationalConnector, adapter: Adapter, mappings: SharedMapping,
+        retry: DatabaseConfiguration.Retry,
+        ignoreSQLErrors: Bool, applyRealmSchemaChanges: Bool, logger: Logger
+    ) {
         self.connector = connector
         self.adapter = adapter
         self.mappings = mappings
@@ -199,9 +228,12 @@ public final class RealmToDatabaseService: Service {
         guard let (mapping, added, skipped) = try mappings.current.adding(realmSchema: realmSchema) else { return }
         try await connector.applyRealmSchema(mapping)
         mappings.replace(with: mapping)
-        logger.info("Applied Realm schema changes to the database", metadata: ["realm.path": "\(path)", "added": "\(added)"])
+        logger.info(
+            "Applied Realm schema changes to the database", metadata: ["realm.path": "\(path)", "added": "\(added)"])
         if !skipped.isEmpty {
-            logger.warning("Types without a primary key cannot sync; left out", metadata: ["realm.path": "\(path)", "types": "\(skipped)"])
+            logger.warning(
+                "Types without a primary key cannot sync; left out",
+                metadata: ["realm.path": "\(path)", "types": "\(skipped)"])
         }
     }
 
@@ -217,7 +249,9 @@ public final class RealmToDatabaseService: Service {
                 }
             }
             if applyRealmSchemaChanges {
-                for path in try await adapter.store.perform({ try adapter.paths() }) { try await adoptRealmSchema(path) }
+                for path in try await adapter.store.perform({ try adapter.paths() }) {
+                    try await adoptRealmSchema(path)
+                }
             }
             for await path in adapter.pathsWithChanges().cancelOnGracefulShutdown() {
                 try await drain(path)
@@ -241,20 +275,27 @@ public final class RealmToDatabaseService: Service {
         let (store, adapter) = (self.adapter.store, self.adapter)
         let (limit, maxInstructions) = (batchLimit, batchInstructions)
         while true {
-            let pending = try await store.perform { try adapter.pending(path, limit: limit, maxInstructions: maxInstructions) }
+            let pending = try await store.perform {
+                try adapter.pending(path, limit: limit, maxInstructions: maxInstructions)
+            }
             guard !pending.isEmpty else { return }
             if applyRealmSchemaChanges, pending.contains(where: { $0.instructions.contains(where: \.isSchemaChange) }) {
                 try await adoptRealmSchema(path)
             }
             let mapping = mappings.current
             // Mapped one by one: a transaction that cannot become database writes is a rejected change.
-            let (batch, unmapped) = try await store.perform { () -> ([(RealmTransaction, [DatabaseWrite])], (RealmTransaction, RealmAdapterError)?) in
+            let (batch, unmapped) = try await store.perform {
+                () -> ([(RealmTransaction, [DatabaseWrite])], (RealmTransaction, RealmAdapterError)?) in
                 var batch: [(RealmTransaction, [DatabaseWrite])] = []
                 for tx in pending {
                     do {
-                        batch.append((tx, try mapping.databaseWrites(tx.instructions, path: path) { type, identity, property in
-                            try store.list(property, of: type, identity: identity, in: path)
-                        }))
+                        batch.append(
+                            (
+                                tx,
+                                try mapping.databaseWrites(tx.instructions, path: path) { type, identity, property in
+                                    try store.list(property, of: type, identity: identity, in: path)
+                                }
+                            ))
                     } catch let e as RealmAdapterError {
                         return (batch, (tx, e))
                     }
@@ -264,14 +305,16 @@ public final class RealmToDatabaseService: Service {
             if let last = batch.last {
                 do {
                     try await commit(batch.flatMap(\.1), path, through: last.0.version)
-                } catch where batch.count > 1 && !connector.isTransient(error) {
+                } catch  where batch.count > 1 && !connector.isTransient(error) {
                     for (tx, writes) in batch { try await applyOne(tx, writes, path) }
-                } catch where !connector.isTransient(error) {
+                } catch  where !connector.isTransient(error) {
                     try await rejected(last.0, error, path)
                 }
                 // The state table records what the database applied: the cursor need not be flushed on its own.
                 try await store.perform { try adapter.advance(path, through: last.0.version, durable: false) }
-                logger.debug("Applied Realm transactions", metadata: ["realm.path": "\(path)", "through": "\(last.0.version)", "count": "\(batch.count)"])
+                logger.debug(
+                    "Applied Realm transactions",
+                    metadata: ["realm.path": "\(path)", "through": "\(last.0.version)", "count": "\(batch.count)"])
             }
             if let (tx, error) = unmapped {
                 try await rejected(tx, error, path)
@@ -290,7 +333,7 @@ public final class RealmToDatabaseService: Service {
     private func applyOne(_ tx: RealmTransaction, _ writes: [DatabaseWrite], _ path: String) async throws {
         do {
             try await commit(writes, path, through: tx.version)
-        } catch where !connector.isTransient(error) {
+        } catch  where !connector.isTransient(error) {
             try await rejected(tx, error, path)
         }
     }
@@ -303,16 +346,20 @@ public final class RealmToDatabaseService: Service {
         let (store, adapter) = (self.adapter.store, self.adapter.name)
         let blocked = BlockedTransaction(path: path, version: tx.version, error: "\(error)")
         try await store.perform { try blocked.record(in: store, adapter: adapter) }
-        logger.error("The database rejected a change; stopping with it unsent. `realm-adapter status` shows it; fix the database and start again, or move it aside with `realm-adapter dead-letter`",
-                     metadata: ["realm.path": "\(path)", "version": "\(tx.version)", "error": "\(error)"])
+        logger.error(
+            "The database rejected a change; stopping with it unsent. `realm-adapter status` shows it; fix the database and start again, or move it aside with `realm-adapter dead-letter`",
+            metadata: ["realm.path": "\(path)", "version": "\(tx.version)", "error": "\(error)"])
         throw error
     }
 
     private func deadLetter(_ tx: RealmTransaction, _ error: Error, _ path: String) async throws {
-        logger.error("The database rejected a change; kept in the dead-letter record (ignoreSQLErrors)",
-                     metadata: ["realm.path": "\(path)", "version": "\(tx.version)", "error": "\(error)"])
-        logger.debug("The rejected change in full", metadata: ["realm.path": "\(path)", "error": "\(String(reflecting: error))"])
-        try await connector.deadLetter(tx.instructions, error: "\(error)", adapter: adapter.name, path: path, version: tx.version)
+        logger.error(
+            "The database rejected a change; kept in the dead-letter record (ignoreSQLErrors)",
+            metadata: ["realm.path": "\(path)", "version": "\(tx.version)", "error": "\(error)"])
+        logger.debug(
+            "The rejected change in full", metadata: ["realm.path": "\(path)", "error": "\(String(reflecting: error))"])
+        try await connector.deadLetter(
+            tx.instructions, error: "\(error)", adapter: adapter.name, path: path, version: tx.version)
         try Failpoint.realmToDbAfterDeadLetter.hit()
     }
 }

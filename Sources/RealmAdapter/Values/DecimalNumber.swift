@@ -19,7 +19,8 @@ public struct DecimalNumber: Hashable, Sendable, CustomStringConvertible {
     public static let maximumDigitsAroundThePoint = 128
 
     /// What an accepted decimal looks like, for error messages.
-    public static let expected = "a decimal number as text, such as \"12.50\", of at most \(significantDigits) "
+    public static let expected =
+        "a decimal number as text, such as \"12.50\", of at most \(significantDigits) "
         + "significant digits and \(maximumDigitsAroundThePoint) digits either side of the point"
 
     /// The decimal number `text` is, if it is one in full and fits exactly: `[+-]digits[.digits][e[+-]digits]`
@@ -40,7 +41,9 @@ public struct DecimalNumber: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The number's scale: its digits after the point.
-    public var scale: Int { description.firstIndex(of: ".").map { description.distance(from: $0, to: description.endIndex) - 1 } ?? 0 }
+    public var scale: Int {
+        description.firstIndex(of: ".").map { description.distance(from: $0, to: description.endIndex) - 1 } ?? 0
+    }
 
     /// The amount as a Foundation `Decimal`, for arithmetic (the scale is not kept).
     public var decimal: Decimal { Decimal(string: description, locale: Locale(identifier: "en_US_POSIX")) ?? .nan }
@@ -84,8 +87,13 @@ extension DecimalNumber {
         var i = 0
         func isDigit(_ c: UInt8) -> Bool { c >= 48 && c <= 57 }
         var negative = false
-        if i < u.count, u[i] == UInt8(ascii: "-") || u[i] == UInt8(ascii: "+") { negative = u[i] == UInt8(ascii: "-"); i += 1 }
-        var digits: [UInt8] = [], fraction = 0, sawPoint = false
+        if i < u.count, u[i] == UInt8(ascii: "-") || u[i] == UInt8(ascii: "+") {
+            negative = u[i] == UInt8(ascii: "-")
+            i += 1
+        }
+        var digits: [UInt8] = []
+        var fraction = 0
+        var sawPoint = false
         while i < u.count {
             if isDigit(u[i]) {
                 digits.append(u[i])
@@ -103,7 +111,10 @@ extension DecimalNumber {
             guard u[i] == UInt8(ascii: "e") || u[i] == UInt8(ascii: "E") else { return nil }
             i += 1
             var sign = 1
-            if i < u.count, u[i] == UInt8(ascii: "-") || u[i] == UInt8(ascii: "+") { sign = u[i] == UInt8(ascii: "-") ? -1 : 1; i += 1 }
+            if i < u.count, u[i] == UInt8(ascii: "-") || u[i] == UInt8(ascii: "+") {
+                sign = u[i] == UInt8(ascii: "-") ? -1 : 1
+                i += 1
+            }
             guard i < u.count, u[i...].allSatisfy(isDigit), u.count - i <= 6 else { return nil }
             exponent = sign * Int(String(decoding: u[i...], as: UTF8.self))!
         }
@@ -113,7 +124,8 @@ extension DecimalNumber {
         let leading = digits.firstIndex { $0 != zero } ?? digits.count - 1
         let integerDigits = digits.count - leading + last  // digits before the point, leading zeros left out
         guard significant <= significantDigits, -last <= maximumDigitsAroundThePoint,
-              integerDigits <= maximumDigitsAroundThePoint else { return nil }
+            integerDigits <= maximumDigitsAroundThePoint
+        else { return nil }
         return Parts(negative: negative, digits: digits, exponent: last)
     }
 }

@@ -6,7 +6,8 @@ public struct ObjectId: Hashable, Sendable, CustomStringConvertible {
     public init?(_ hex: String) {
         let u = Array(hex.utf8)
         guard u.count == 24 else { return nil }
-        var out = [UInt8](); out.reserveCapacity(12)
+        var out = [UInt8]()
+        out.reserveCapacity(12)
         for k in stride(from: 0, to: 24, by: 2) {
             guard let hi = Self.nibble(u[k]), let lo = Self.nibble(u[k + 1]) else { return nil }
             out.append(hi << 4 | lo)
@@ -21,8 +22,12 @@ public struct ObjectId: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8](); out.reserveCapacity(24)
-        for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 15)]) }
+        var out = [UInt8]()
+        out.reserveCapacity(24)
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 15)])
+        }
         return String(decoding: out, as: UTF8.self)
     }
 

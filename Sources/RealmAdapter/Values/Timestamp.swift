@@ -14,9 +14,14 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     public init(seconds: Int64, nanoseconds: Int32 = 0) {
         // Normalize so that nanoseconds is never negative.
-        var s = seconds, n = Int64(nanoseconds)
-        s += n / 1_000_000_000; n %= 1_000_000_000
-        if n < 0 { n += 1_000_000_000; s -= 1 }
+        var s = seconds
+        var n = Int64(nanoseconds)
+        s += n / 1_000_000_000
+        n %= 1_000_000_000
+        if n < 0 {
+            n += 1_000_000_000
+            s -= 1
+        }
         self.seconds = s
         self.nanoseconds = Int32(n)
     }
@@ -58,7 +63,8 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
             let s = String(abs(v))
             return (v < 0 ? "-" : "") + String(repeating: "0", count: max(0, w - s.count)) + s
         }
-        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(secOfDay / 3600, 2)):\(pad(secOfDay / 60 % 60, 2)):\(pad(secOfDay % 60, 2)).\(frac)Z"
+        return
+            "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(secOfDay / 3600, 2)):\(pad(secOfDay / 60 % 60, 2)):\(pad(secOfDay % 60, 2)).\(frac)Z"
     }
 
     /// Parses `YYYY-MM-DD`, or `YYYY-MM-DDTHH:MM[:SS[.fffffffff]]` followed by `Z`, `±HH:MM`
@@ -86,20 +92,30 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         }
         func expect(_ c: UInt8) -> Bool {
             guard i < b.count, b[i] == c else { return false }
-            i += 1; return true
+            i += 1
+            return true
         }
         var negativeYear = false
-        if i < b.count, b[i] == UInt8(ascii: "-") { negativeYear = true; i += 1 }
+        if i < b.count, b[i] == UInt8(ascii: "-") {
+            negativeYear = true
+            i += 1
+        }
         guard var year = number(4), expect(45), let month = number(2), expect(45), let day = number(2),
-              (1...12).contains(month) else { return nil }
+            (1...12).contains(month)
+        else { return nil }
         if negativeYear { year = -year }
         guard (1...Self.daysIn(month: month, of: year)).contains(day) else { return nil }
-        var h: Int64 = 0, mi: Int64 = 0, s: Int64 = 0, nanos: Int64 = 0, offset: Int64 = 0
+        var h: Int64 = 0
+        var mi: Int64 = 0
+        var s: Int64 = 0
+        var nanos: Int64 = 0
+        var offset: Int64 = 0
         if i < b.count {
             guard b[i] == UInt8(ascii: "T") || b[i] == UInt8(ascii: " ") else { return nil }
             i += 1
             guard let hh = number(2), expect(58), let mm = number(2), hh < 24, mm < 60 else { return nil }
-            h = hh; mi = mm
+            h = hh
+            mi = mm
             if expect(58) {
                 guard let ss = number(2), ss < 61 else { return nil }
                 s = ss
@@ -107,7 +123,8 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
                     var digits = 0
                     while i < b.count, b[i] >= 48, b[i] <= 57 {
                         if digits < 9 { nanos = nanos * 10 + Int64(b[i] - 48) }
-                        digits += 1; i += 1
+                        digits += 1
+                        i += 1
                     }
                     guard (1...9).contains(digits) else { return nil }
                     for _ in digits..<9 { nanos *= 10 }

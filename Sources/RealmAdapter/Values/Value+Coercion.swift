@@ -20,12 +20,13 @@ extension Value {
             case .null: items = []
             default: throw RealmAdapterError(.invalidValue, "expected a list, found \(kindName)")
             }
-            return .list(try items.map { item in
-                switch element {
-                case .scalar(let s): try item.coerced(to: s, optional: property.isOptional)
-                case .link(let target): try item.coercedKey(of: target, in: schema)
-                }
-            })
+            return .list(
+                try items.map { item in
+                    switch element {
+                    case .scalar(let s): try item.coerced(to: s, optional: property.isOptional)
+                    case .link(let target): try item.coercedKey(of: target, in: schema)
+                    }
+                })
         case .linkingObjects:
             throw RealmAdapterError(.invalidValue, "linkingObjects properties are computed and cannot be written")
         }
@@ -37,7 +38,11 @@ extension Value {
             throw RealmAdapterError(.schemaViolation, "unknown type '\(typeName)'")
         }
         guard let pk = t.primaryKeyProperty, case .scalar(let s) = pk.type else {
-            guard case .int = self else { throw RealmAdapterError(.invalidValue, "expected an int row key for '\(typeName)' (it has no primary key), found \(kindName)") }
+            guard case .int = self else {
+                throw RealmAdapterError(
+                    .invalidValue,
+                    "expected an int row key for '\(typeName)' (it has no primary key), found \(kindName)")
+            }
             return self
         }
         return try coerced(to: s, optional: pk.isOptional)
@@ -51,36 +56,52 @@ extension Value {
         }
         switch (type, self) {
         case (_, .null):
-            guard optional else { throw RealmAdapterError(.invalidValue, "null is not allowed in a required \(type.rawValue) property") }
+            guard optional else {
+                throw RealmAdapterError(.invalidValue, "null is not allowed in a required \(type.rawValue) property")
+            }
             return .null
         case (.bool, .bool), (.int, .int), (.float, .float), (.double, .double), (.string, .string), (.data, .data),
-             (.date, .date), (.decimal, .decimal), (.uuid, .uuid), (.objectId, .objectId):
+            (.date, .date), (.decimal, .decimal), (.uuid, .uuid), (.objectId, .objectId):
             return self
         case (.float, .double(let d)):
-            guard Float(d).isFinite else { throw RealmAdapterError(.invalidValue, "number out of range for a float (about ±3.4e38)") }
+            guard Float(d).isFinite else {
+                throw RealmAdapterError(.invalidValue, "number out of range for a float (about ±3.4e38)")
+            }
             return .float(Float(d))
         case (.float, .int(let i)): return .float(Float(i))
         case (.double, .int(let i)): return .double(Double(i))
         case (.double, .float(let f)): return .double(Double(f))
         case (.int, .double(let d)) where d.rounded() == d && abs(d) < 9.2e18: return .int(Int64(d))
         case (.data, .string(let s)):
-            guard let d = Data(base64Encoded: s) else { throw RealmAdapterError(.invalidValue, "expected base64 text for data") }
+            guard let d = Data(base64Encoded: s) else {
+                throw RealmAdapterError(.invalidValue, "expected base64 text for data")
+            }
             return .data(d)
         case (.date, .string(let s)):
-            guard let t = Timestamp(iso8601: s) else { throw RealmAdapterError(.invalidValue, "expected an ISO-8601 date such as 2024-05-01T12:00:00.000Z") }
+            guard let t = Timestamp(iso8601: s) else {
+                throw RealmAdapterError(.invalidValue, "expected an ISO-8601 date such as 2024-05-01T12:00:00.000Z")
+            }
             return .date(t)
         case (.decimal, .string(let s)):
-            guard let d = DecimalNumber(exactly: s) else { throw RealmAdapterError(.invalidValue, "expected \(DecimalNumber.expected)") }
+            guard let d = DecimalNumber(exactly: s) else {
+                throw RealmAdapterError(.invalidValue, "expected \(DecimalNumber.expected)")
+            }
             return .decimal(d)
         case (.decimal, .int(let i)): return .decimal(DecimalNumber(i))
         case (.decimal, .double(let d)):
-            guard let n = DecimalNumber(d) else { throw RealmAdapterError(.invalidValue, "expected \(DecimalNumber.expected)") }
+            guard let n = DecimalNumber(d) else {
+                throw RealmAdapterError(.invalidValue, "expected \(DecimalNumber.expected)")
+            }
             return .decimal(n)
         case (.uuid, .string(let s)):
-            guard let u = UUID(uuidString: s) else { throw RealmAdapterError(.invalidValue, "expected a UUID such as 123e4567-e89b-12d3-a456-426614174000") }
+            guard let u = UUID(uuidString: s) else {
+                throw RealmAdapterError(.invalidValue, "expected a UUID such as 123e4567-e89b-12d3-a456-426614174000")
+            }
             return .uuid(u)
         case (.objectId, .string(let s)):
-            guard let o = ObjectId(s) else { throw RealmAdapterError(.invalidValue, "expected an ObjectId of 24 hex digits") }
+            guard let o = ObjectId(s) else {
+                throw RealmAdapterError(.invalidValue, "expected an ObjectId of 24 hex digits")
+            }
             return .objectId(o)
         default:
             throw mismatch()

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A child process for tests, started with `posix_spawn` and reaped with `waitpid`.
@@ -17,8 +18,10 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Starts `executable` with `arguments`. Standard input, output and error go to the given
     /// files (nil: /dev/null for input, inherited for output and error).
-    public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                stdin: String? = nil, stdout: String? = nil, stderr: String? = nil) throws {
+    public init(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+        stdin: String? = nil, stdout: String? = nil, stderr: String? = nil
+    ) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -26,9 +29,9 @@ public final class ChildProcess: @unchecked Sendable {
         if let stdout { posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_APPEND, 0o644) }
         if let stderr { posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_APPEND, 0o644) }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        defer { for p in argv { free(p) } }
         let env = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { env.forEach { free($0) } }
+        defer { for p in env { free(p) } }
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, executable, &actions, nil, argv, env)
         guard rc == 0 else { throw ChildProcessError("cannot start \(executable): \(String(cString: strerror(rc)))") }
@@ -54,7 +57,10 @@ public final class ChildProcess: @unchecked Sendable {
         if lock.withLock({ status }) != nil { return false }
         var raw: Int32 = 0
         let r = waitpid(pid, &raw, WNOHANG)
-        if r == pid { _ = record(raw); return false }
+        if r == pid {
+            _ = record(raw)
+            return false
+        }
         return r == 0
     }
 
@@ -67,13 +73,16 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Runs a command to completion with optional standard input text; returns its status and output.
-    public static func run(_ executable: String, _ arguments: [String], input: String? = nil,
-                           environment: [String: String]? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+    public static func run(
+        _ executable: String, _ arguments: [String], input: String? = nil,
+        environment: [String: String]? = nil
+    ) throws -> (status: Int32, stdout: String, stderr: String) {
         let base = NSTemporaryDirectory() + "child-\(UUID().uuidString)"
         defer { for s in [".in", ".out", ".err"] { try? FileManager.default.removeItem(atPath: base + s) } }
         if let input { try input.write(toFile: base + ".in", atomically: true, encoding: .utf8) }
-        let p = try ChildProcess(executable, arguments, environment: environment, stdin: input == nil ? nil : base + ".in",
-                                 stdout: base + ".out", stderr: base + ".err")
+        let p = try ChildProcess(
+            executable, arguments, environment: environment, stdin: input == nil ? nil : base + ".in",
+            stdout: base + ".out", stderr: base + ".err")
         let status = p.wait()
         let out = (try? String(contentsOfFile: base + ".out", encoding: .utf8)) ?? ""
         let err = (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? ""

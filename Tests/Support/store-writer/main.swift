@@ -12,8 +12,13 @@ let (directory, path, name) = (args[1], args[2], args[3])
 do {
     let store = try RealmStore(directory: directory)
     for i in 0..<count {
-        try store.apply([.insert(objectType: "Person", identity: .string("\(name)-\(i)"), values: ["id": .string("\(name)-\(i)"), "name": .string(name)])],
-                        to: path, origin: name)
+        try store.apply(
+            [
+                .insert(
+                    objectType: "Person", identity: .string("\(name)-\(i)"),
+                    values: ["id": .string("\(name)-\(i)"), "name": .string(name)])
+            ],
+            to: path, origin: name)
     }
 } catch {
     FileHandle.standardError.write(Data("store-writer \(name): \(error)\n".utf8))

@@ -53,19 +53,28 @@ public enum PgOutputMessage: Equatable, Sendable {
         let tag = try r.uint8()
         switch tag {
         case UInt8(ascii: "B"):
-            self = .begin(finalLSN: LSN(try r.uint64()), commitTime: Int64(bitPattern: try r.uint64()), xid: try r.uint32())
+            self = .begin(
+                finalLSN: LSN(try r.uint64()), commitTime: Int64(bitPattern: try r.uint64()), xid: try r.uint32())
         case UInt8(ascii: "C"):
             _ = try r.uint8()
-            self = .commit(commitLSN: LSN(try r.uint64()), endLSN: LSN(try r.uint64()), commitTime: Int64(bitPattern: try r.uint64()))
+            self = .commit(
+                commitLSN: LSN(try r.uint64()), endLSN: LSN(try r.uint64()),
+                commitTime: Int64(bitPattern: try r.uint64()))
         case UInt8(ascii: "O"):
             self = .origin(lsn: LSN(try r.uint64()), name: try r.cString())
         case UInt8(ascii: "R"):
-            let oid = try r.uint32(), ns = try r.cString(), name = try r.cString(), identity = try r.uint8()
+            let oid = try r.uint32()
+            let ns = try r.cString()
+            let name = try r.cString()
+            let identity = try r.uint8()
             let n = Int(try r.uint16())
             var columns: [Column] = []
             for _ in 0..<n {
                 let flags = try r.uint8()
-                columns.append(Column(name: try r.cString(), typeOID: try r.uint32(), typeModifier: Int32(bitPattern: try r.uint32()), isKey: flags & 1 == 1))
+                columns.append(
+                    Column(
+                        name: try r.cString(), typeOID: try r.uint32(), typeModifier: Int32(bitPattern: try r.uint32()),
+                        isKey: flags & 1 == 1))
             }
             self = .relation(Relation(oid: oid, namespace: ns, name: name, replicaIdentity: identity, columns: columns))
         case UInt8(ascii: "Y"):
@@ -89,19 +98,28 @@ public enum PgOutputMessage: Equatable, Sendable {
         case UInt8(ascii: "D"):
             let rel = try r.uint32()
             let kind = try r.uint8()
-            guard kind == UInt8(ascii: "K") || kind == UInt8(ascii: "O") else { throw ByteReader.malformed("delete without an old tuple") }
+            guard kind == UInt8(ascii: "K") || kind == UInt8(ascii: "O") else {
+                throw ByteReader.malformed("delete without an old tuple")
+            }
             self = .delete(relation: rel, old: try r.tuple(), oldIsKeyOnly: kind == UInt8(ascii: "K"))
         case UInt8(ascii: "T"):
             let n = Int(try r.uint32())
             let options = try r.uint8()
             // The count comes from the wire: checked against the bytes there before anything is allocated for it.
-            guard n <= (r.bytes.count - r.i) / 4 else { throw ByteReader.malformed("truncate of more relations than the message holds") }
-            self = .truncate(relations: try (0..<n).map { _ in try r.uint32() }, cascade: options & 1 == 1, restartIdentity: options & 2 == 2)
+            guard n <= (r.bytes.count - r.i) / 4 else {
+                throw ByteReader.malformed("truncate of more relations than the message holds")
+            }
+            self = .truncate(
+                relations: try (0..<n).map { _ in try r.uint32() }, cascade: options & 1 == 1,
+                restartIdentity: options & 2 == 2)
         case UInt8(ascii: "M"):
-            let flags = try r.uint8(), lsn = LSN(try r.uint64()), prefix = try r.cString()
+            let flags = try r.uint8()
+            let lsn = LSN(try r.uint64())
+            let prefix = try r.cString()
             let n = Int(try r.uint32())
             guard r.i + n <= r.bytes.count else { throw ByteReader.malformed("message content past the end") }
-            self = .message(transactional: flags & 1 == 1, lsn: lsn, prefix: prefix, content: Array(r.bytes[r.i..<(r.i + n)]))
+            self = .message(
+                transactional: flags & 1 == 1, lsn: lsn, prefix: prefix, content: Array(r.bytes[r.i..<(r.i + n)]))
         default:
             self = .other(tag)
         }
@@ -115,7 +133,10 @@ struct ByteReader {
     init(_ bytes: [UInt8]) { self.bytes = bytes }
 
     static func malformed(_ what: String) -> PostgresError {
-        PostgresError(.protocolError, "A logical replication message could not be decoded (\(what)). The server may speak a newer pgoutput protocol.")
+        PostgresError(
+            .protocolError,
+            "A logical replication message could not be decoded (\(what)). The server may speak a newer pgoutput protocol."
+        )
     }
 
     mutating func uint8() throws -> UInt8 {

@@ -16,15 +16,24 @@ public struct PostgresSettings: Sendable {
     public var connectTimeout: Int = 10
     public var applicationName = "realm-adapter"
 
-    public init(url: String? = nil, host: String? = nil, port: Int? = nil, user: String? = nil, password: Secret? = nil,
-                database: String? = nil, sslmode: String? = nil, connectTimeout: Int = 10) {
-        self.url = url; self.host = host; self.port = port; self.user = user; self.password = password
-        self.database = database; self.sslmode = sslmode; self.connectTimeout = connectTimeout
+    public init(
+        url: String? = nil, host: String? = nil, port: Int? = nil, user: String? = nil, password: Secret? = nil,
+        database: String? = nil, sslmode: String? = nil, connectTimeout: Int = 10
+    ) {
+        self.url = url
+        self.host = host
+        self.port = port
+        self.user = user
+        self.password = password
+        self.database = database
+        self.sslmode = sslmode
+        self.connectTimeout = connectTimeout
     }
 
     public init(_ c: DatabaseConfiguration) {
-        self.init(url: c.url, host: c.host, port: c.port, user: c.user, password: c.password, database: c.database,
-                  sslmode: c.postgres.sslmode?.rawValue, connectTimeout: c.connectTimeout)
+        self.init(
+            url: c.url, host: c.host, port: c.port, user: c.user, password: c.password, database: c.database,
+            sslmode: c.postgres.sslmode?.rawValue, connectTimeout: c.connectTimeout)
     }
 
     /// `host:port/database`, for messages (no credentials).
@@ -47,7 +56,11 @@ public struct PostgresSettings: Sendable {
         p.append(("connect_timeout", String(connectTimeout)))
         p.append(("application_name", applicationName))
         // Unambiguous text formats for every value this connector reads or writes.
-        p.append(("options", "-c DateStyle=ISO -c TimeZone=UTC -c extra_float_digits=3 -c bytea_output=hex -c IntervalStyle=iso_8601 -c client_min_messages=warning"))
+        p.append(
+            (
+                "options",
+                "-c DateStyle=ISO -c TimeZone=UTC -c extra_float_digits=3 -c bytea_output=hex -c IntervalStyle=iso_8601 -c client_min_messages=warning"
+            ))
         if replication { p.append(("replication", "database")) }
         return p
     }
@@ -72,7 +85,9 @@ public final class PostgresConnection: @unchecked Sendable {
     let logger: Logger
     private var closed = false
 
-    private init(handle: OpaquePointer, queue: DispatchQueue, settings: PostgresSettings, replication: Bool, logger: Logger) {
+    private init(
+        handle: OpaquePointer, queue: DispatchQueue, settings: PostgresSettings, replication: Bool, logger: Logger
+    ) {
         self.handle = handle
         self.queue = queue
         self.settings = settings
@@ -88,38 +103,55 @@ public final class PostgresConnection: @unchecked Sendable {
     ///
     /// - Throws: ``PostgresError`` `connectionFailed` naming host, port and database and the
     ///   server's own message, never the password.
-    public static func connect(_ settings: PostgresSettings, replication: Bool = false,
-                               logger: Logger = Logger(label: "realm-adapter.postgres")) async throws -> PostgresConnection {
+    public static func connect(
+        _ settings: PostgresSettings, replication: Bool = false,
+        logger: Logger = Logger(label: "realm-adapter.postgres")
+    ) async throws -> PostgresConnection {
         let queue = DispatchQueue(label: "realm-adapter.postgres.connection")
         return try await withCheckedThrowingContinuation { continuation in
             queue.async {
-                continuation.resume(with: Result { try connectBlocking(settings, replication: replication, queue: queue, logger: logger) })
+                continuation.resume(
+                    with: Result {
+                        try connectBlocking(settings, replication: replication, queue: queue, logger: logger)
+                    })
             }
         }
     }
 
     /// ``connect(_:replication:logger:)`` for callers on a thread of their own (it blocks).
-    public static func connectSync(_ settings: PostgresSettings, replication: Bool = false,
-                                   logger: Logger = Logger(label: "realm-adapter.postgres")) throws -> PostgresConnection {
+    public static func connectSync(
+        _ settings: PostgresSettings, replication: Bool = false,
+        logger: Logger = Logger(label: "realm-adapter.postgres")
+    ) throws -> PostgresConnection {
         let queue = DispatchQueue(label: "realm-adapter.postgres.connection")
         return try queue.sync { try connectBlocking(settings, replication: replication, queue: queue, logger: logger) }
     }
 
-    private static func connectBlocking(_ settings: PostgresSettings, replication: Bool, queue: DispatchQueue, logger: Logger) throws -> PostgresConnection {
+    private static func connectBlocking(
+        _ settings: PostgresSettings, replication: Bool, queue: DispatchQueue, logger: Logger
+    ) throws -> PostgresConnection {
         let params = settings.parameters(replication: replication)
-        let keys = params.map { strdup($0.0) }, values = params.map { strdup($0.1) }
-        defer { (keys + values).forEach { free($0) } }
-        var k = keys.map { UnsafePointer($0) } + [nil], v = values.map { UnsafePointer($0) } + [nil]
+        let keys = params.map { strdup($0.0) }
+        let values = params.map { strdup($0.1) }
+        defer { for p in keys + values { free(p) } }
+        var k = keys.map { UnsafePointer($0) } + [nil]
+        var v = values.map { UnsafePointer($0) } + [nil]
         guard let conn = PQconnectdbParams(&k, &v, 1) else {
             throw PostgresError(.connectionFailed, "Could not allocate a connection to \(settings.displayTarget).")
         }
         guard PQstatus(conn) == CONNECTION_OK else {
             let server = String(cString: PQerrorMessage(conn)).trimmingCharacters(in: .whitespacesAndNewlines)
             PQfinish(conn)
-            throw PostgresError(.connectionFailed, "Cannot connect to Postgres at \(settings.displayTarget): \(server). Check database.host/port/user and that the server is running.")
+            throw PostgresError(
+                .connectionFailed,
+                "Cannot connect to Postgres at \(settings.displayTarget): \(server). Check database.host/port/user and that the server is running."
+            )
         }
-        logger.debug("Connected to Postgres", metadata: ["db.target": "\(settings.displayTarget)", "replication": "\(replication)"])
-        return PostgresConnection(handle: conn, queue: queue, settings: settings, replication: replication, logger: logger)
+        logger.debug(
+            "Connected to Postgres",
+            metadata: ["db.target": "\(settings.displayTarget)", "replication": "\(replication)"])
+        return PostgresConnection(
+            handle: conn, queue: queue, settings: settings, replication: replication, logger: logger)
     }
 
     /// Runs `body` on the connection's queue with exclusive use of the connection.
@@ -170,7 +202,7 @@ public struct PostgresSession {
             result = PQexec(handle, sql)
         } else {
             let copies: [UnsafeMutablePointer<CChar>?] = params.map { p in p.flatMap { strdup($0) } }
-            defer { copies.forEach { free($0) } }
+            defer { for p in copies { free(p) } }
             var pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } }
             result = PQexecParams(handle, sql, Int32(params.count), nil, &pointers, nil, nil, 0)
         }
@@ -185,8 +217,12 @@ public struct PostgresSession {
         var failure: Error?
         do {
             try produce { line in
-                let ok = line.utf8CString.withUnsafeBufferPointer { b in PQputCopyData(handle, b.baseAddress, Int32(b.count - 1)) }
-                guard ok == 1 else { throw PostgresError(.connectionLost, String(cString: PQerrorMessage(handle)), query: sql) }
+                let ok = line.utf8CString.withUnsafeBufferPointer { b in
+                    PQputCopyData(handle, b.baseAddress, Int32(b.count - 1))
+                }
+                guard ok == 1 else {
+                    throw PostgresError(.connectionLost, String(cString: PQerrorMessage(handle)), query: sql)
+                }
             }
         } catch { failure = error }
         PQputCopyEnd(handle, failure == nil ? nil : "aborted by the client")
@@ -210,13 +246,16 @@ public struct PostgresSession {
             let n = PQgetCopyData(handle, &buffer, 0)
             if n == -1 { break }  // done: the final result follows
             guard n > 0, let buffer else {
-                throw PostgresError(PQstatus(handle) == CONNECTION_OK ? .queryFailed : .connectionLost,
-                                    String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines), query: sql)
+                throw PostgresError(
+                    PQstatus(handle) == CONNECTION_OK ? .queryFailed : .connectionLost,
+                    String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines), query: sql)
             }
             defer { PQfreemem(buffer) }
             guard failure == nil else { continue }  // drain the rest so the connection stays usable
             do {
-                try buffer.withMemoryRebound(to: UInt8.self, capacity: Int(n)) { try body(UnsafeBufferPointer(start: $0, count: Int(n))) }
+                try buffer.withMemoryRebound(to: UInt8.self, capacity: Int(n)) {
+                    try body(UnsafeBufferPointer(start: $0, count: Int(n)))
+                }
             } catch {
                 failure = error
                 // Stop the server sending the rest; what arrives meanwhile is drained above.
@@ -228,7 +267,7 @@ public struct PostgresSession {
             }
         }
         while let result = PQgetResult(handle) {
-            do { _ = try PostgresResult(result, connection: handle, sql: sql) } catch where failure != nil {}
+            do { _ = try PostgresResult(result, connection: handle, sql: sql) } catch  where failure != nil {}
         }
         if let failure { throw failure }
     }
@@ -263,26 +302,37 @@ public struct PostgresResult: Sendable {
     init(_ result: OpaquePointer?, connection: OpaquePointer, sql: String) throws {
         guard let result else {
             let message = String(cString: PQerrorMessage(connection)).trimmingCharacters(in: .whitespacesAndNewlines)
-            throw PostgresError(PQstatus(connection) == CONNECTION_OK ? .queryFailed : .connectionLost, message, query: sql)
+            throw PostgresError(
+                PQstatus(connection) == CONNECTION_OK ? .queryFailed : .connectionLost, message, query: sql)
         }
         defer { PQclear(result) }
         let status = PQresultStatus(result)
-        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_COPY_BOTH || status == PGRES_COPY_OUT || status == PGRES_COPY_IN else {
+        guard
+            status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_COPY_BOTH
+                || status == PGRES_COPY_OUT || status == PGRES_COPY_IN
+        else {
             func field(_ code: Int32) -> String? { PQresultErrorField(result, code).map { String(cString: $0) } }
-            let message = field(Int32(UInt8(ascii: "M"))) ?? String(cString: PQresultErrorMessage(result)).trimmingCharacters(in: .whitespacesAndNewlines)
+            let message =
+                field(Int32(UInt8(ascii: "M")))
+                ?? String(cString: PQresultErrorMessage(result)).trimmingCharacters(in: .whitespacesAndNewlines)
             let lost = PQstatus(connection) != CONNECTION_OK
-            throw PostgresError(lost ? .connectionLost : .queryFailed, message.isEmpty ? "The statement failed." : message,
-                                sqlState: field(Int32(UInt8(ascii: "C"))).map { SQLState($0) }, detail: field(Int32(UInt8(ascii: "D"))),
-                                hint: field(Int32(UInt8(ascii: "H"))), query: sql)
+            throw PostgresError(
+                lost ? .connectionLost : .queryFailed, message.isEmpty ? "The statement failed." : message,
+                sqlState: field(Int32(UInt8(ascii: "C"))).map { SQLState($0) }, detail: field(Int32(UInt8(ascii: "D"))),
+                hint: field(Int32(UInt8(ascii: "H"))), query: sql)
         }
-        let nCols = Int(PQnfields(result)), nRows = Int(PQntuples(result))
+        let nCols = Int(PQnfields(result))
+        let nRows = Int(PQntuples(result))
         // COPY results have columns but no names.
         columns = (0..<nCols).map { PQfname(result, Int32($0)).map { String(cString: $0) } ?? "" }
         types = (0..<nCols).map { UInt32(PQftype(result, Int32($0))) }
         var rows: [[String?]] = []
         rows.reserveCapacity(nRows)
         for r in 0..<Int32(nRows) {
-            rows.append((0..<Int32(nCols)).map { c in PQgetisnull(result, r, c) == 1 ? nil : String(cString: PQgetvalue(result, r, c)) })
+            rows.append(
+                (0..<Int32(nCols)).map { c in
+                    PQgetisnull(result, r, c) == 1 ? nil : String(cString: PQgetvalue(result, r, c))
+                })
         }
         self.rows = rows
         affected = Int(String(cString: PQcmdTuples(result))) ?? 0

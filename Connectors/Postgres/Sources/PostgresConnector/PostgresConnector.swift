@@ -106,13 +106,18 @@ public final class PostgresConnector: RelationalConnector {
         // connection end, a moment later: wait a little before calling it a second daemon.
         var locked = false
         for attempt in 0..<50 {
-            locked = try await holder.session { s in try s.query("SELECT pg_try_advisory_lock($1::bigint)", [lockKey]).rows == [["t"]] }
+            locked = try await holder.session { s in
+                try s.query("SELECT pg_try_advisory_lock($1::bigint)", [lockKey]).rows == [["t"]]
+            }
             if locked { break }
             if attempt < 49 { try await Task.sleep(for: .milliseconds(100)) }
         }
         guard locked else {
             holder.close()
-            throw PostgresError(.replicationSlot, "Another realm-adapter daemon is running with slot \(options.slotName) (it holds the daemon lock). Stop it before starting this one: two daemons on one slot would each miss what the other reads.")
+            throw PostgresError(
+                .replicationSlot,
+                "Another realm-adapter daemon is running with slot \(options.slotName) (it holds the daemon lock). Stop it before starting this one: two daemons on one slot would each miss what the other reads."
+            )
         }
         state.withLock { $0.lockHolder = holder }
     }
@@ -124,14 +129,20 @@ public final class PostgresConnector: RelationalConnector {
         if configuration.createDatabase { try await createDatabaseIfMissing() }
         let admin = try await PostgresConnection.connect(settings, logger: logger)
         defer { admin.close() }
-        let c = options, createSchema = configuration.createSchema, schema = self.schema, customTypes = self.customTypes
+        let c = options
+        let createSchema = configuration.createSchema
+        let schema = self.schema
+        let customTypes = self.customTypes
         try await admin.session { s in
             if createSchema { try PostgresSchema.create(mapping, schema: schema, s) }
             let problems = try PostgresSchema.mismatches(mapping, schema: schema, customTypes: customTypes, s)
             guard problems.isEmpty else {
-                throw PostgresError(.schemaMismatch, "The database does not match the mapping:\n  - " + problems.joined(separator: "\n  - "))
+                throw PostgresError(
+                    .schemaMismatch,
+                    "The database does not match the mapping:\n  - " + problems.joined(separator: "\n  - "))
             }
-            try s.execute("""
+            try s.execute(
+                """
                 CREATE TABLE IF NOT EXISTS \(PostgresSQL.qualified(schema, Self.stateTable)) (
                     adapter text NOT NULL, path text NOT NULL, version bigint NOT NULL,
                     updated_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (adapter, path));
@@ -162,7 +173,8 @@ public final class PostgresConnector: RelationalConnector {
         // The state table is published too: its rows in our own transactions say which Realm
         // versions the database holds at that point (the convergence rule needs it).
         let tables = mapping.tables.map(\.table) + mapping.tables.flatMap { $0.linkLists.map(\.table) }
-        try PostgresReplicationSetup.ensurePublication(s, name: publication, schema: schema, tables: tables + [stateTable])
+        try PostgresReplicationSetup.ensurePublication(
+            s, name: publication, schema: schema, tables: tables + [stateTable])
     }
 
     /// What writes and the stream need to know of the mapped tables: the conflict targets of
@@ -170,7 +182,10 @@ public final class PostgresConnector: RelationalConnector {
     func learnTables(_ mapping: Mapping, _ s: PostgresSession) throws {
         let targets = try PostgresSchema.conflictTargets(mapping, schema: schema, s)
         let generated = try PostgresSchema.generatedColumns(mapping, schema: schema, s)
-        state.withLock { $0.conflictTargets = targets; $0.generatedColumns = generated }
+        state.withLock {
+            $0.conflictTargets = targets
+            $0.generatedColumns = generated
+        }
     }
 
     /// `applyRealmSchemaChanges`: the tables and columns the grown mapping has and the database
@@ -179,7 +194,9 @@ public final class PostgresConnector: RelationalConnector {
         try PostgresSchema.checkNameLengths(mapping)
         let admin = try await PostgresConnection.connect(settings, logger: logger)
         defer { admin.close() }
-        let schema = self.schema, publication = options.publication, customTypes = self.customTypes
+        let schema = self.schema
+        let publication = options.publication
+        let customTypes = self.customTypes
         try await admin.session { s in
             try s.transaction {
                 try PostgresSchema.addMissingColumns(mapping, schema: schema, customTypes: customTypes, s)
@@ -194,7 +211,8 @@ public final class PostgresConnector: RelationalConnector {
     func createDatabaseIfMissing() async throws {
         let name = settings.database ?? settings.url.flatMap { try? ConnectionString($0) }?.database ?? ""
         guard !name.isEmpty else {
-            throw PostgresError(.queryFailed, "database.createDatabase needs the database name (database, or the URL's path).")
+            throw PostgresError(
+                .queryFailed, "database.createDatabase needs the database name (database, or the URL's path).")
         }
         var maintenance = settings
         maintenance.database = "postgres"
@@ -212,26 +230,36 @@ public final class PostgresConnector: RelationalConnector {
         let w = try await writer()
         let schema = self.schema
         let rows = try await w.session { s in
-            try s.query("SELECT path, version FROM \(PostgresSQL.qualified(schema, Self.stateTable)) WHERE adapter = $1", [adapter]).rows
+            try s.query(
+                "SELECT path, version FROM \(PostgresSQL.qualified(schema, Self.stateTable)) WHERE adapter = $1",
+                [adapter]
+            ).rows
         }
-        return Dictionary(rows.compactMap { r in r[0].flatMap { p in r[1].flatMap(Int64.init).map { (p, $0) } } }, uniquingKeysWith: max)
+        return Dictionary(
+            rows.compactMap { r in r[0].flatMap { p in r[1].flatMap(Int64.init).map { (p, $0) } } },
+            uniquingKeysWith: max)
     }
 
     public func apply(_ writes: [DatabaseWrite], adapter: String, path: String, version: Int64) async throws {
         let w = try await writer()
-        let schema = self.schema, targets = state.withLock { $0.conflictTargets }
+        let schema = self.schema
+        let targets = state.withLock { $0.conflictTargets }
         do {
             try await w.session { s in
                 try s.transaction {
-                    for (sql, params, write) in PostgresWrites.statements(writes, schema: schema, conflictTargets: targets) {
+                    for (sql, params, write) in PostgresWrites.statements(
+                        writes, schema: schema, conflictTargets: targets)
+                    {
                         let result = try s.query(sql, params)
                         // Rows this statement may not have seen: named in the stream, to be read again.
                         if let missed = write?.missedRow(affected: result.affected) {
-                            try s.query("SELECT pg_logical_emit_message(true, $1, $2)",
-                                        [PostgresReplicationStream.messagePrefix, missed.json.serialized()])
+                            try s.query(
+                                "SELECT pg_logical_emit_message(true, $1, $2)",
+                                [PostgresReplicationStream.messagePrefix, missed.json.serialized()])
                         }
                     }
-                    try s.query("""
+                    try s.query(
+                        """
                         INSERT INTO \(PostgresSQL.qualified(schema, Self.stateTable)) (adapter, path, version) VALUES ($1, $2, $3)
                         ON CONFLICT (adapter, path) DO UPDATE SET version = EXCLUDED.version, updated_at = now()
                         """, [adapter, path, String(version)])
@@ -243,15 +271,19 @@ public final class PostgresConnector: RelationalConnector {
         }
     }
 
-    public func deadLetter(_ instructions: [Instruction], error: String, adapter: String, path: String, version: Int64) async throws {
+    public func deadLetter(_ instructions: [Instruction], error: String, adapter: String, path: String, version: Int64)
+        async throws
+    {
         let w = try await writer()
         let schema = self.schema
         let json = JSONValue.array(instructions.map { $0.json() }).serialized()
         try await w.session { s in
             try s.transaction {
-                try s.query("INSERT INTO \(PostgresSQL.qualified(schema, Self.deadLetterTable)) (adapter, path, version, instructions, error) VALUES ($1, $2, $3, $4, $5)",
-                            [adapter, path, String(version), json, error])
-                try s.query("""
+                try s.query(
+                    "INSERT INTO \(PostgresSQL.qualified(schema, Self.deadLetterTable)) (adapter, path, version, instructions, error) VALUES ($1, $2, $3, $4, $5)",
+                    [adapter, path, String(version), json, error])
+                try s.query(
+                    """
                     INSERT INTO \(PostgresSQL.qualified(schema, Self.stateTable)) (adapter, path, version) VALUES ($1, $2, $3)
                     ON CONFLICT (adapter, path) DO UPDATE SET version = EXCLUDED.version, updated_at = now()
                     """, [adapter, path, String(version)])
@@ -260,12 +292,19 @@ public final class PostgresConnector: RelationalConnector {
     }
 
     public func changes() async throws -> AsyncThrowingStream<DatabaseTransaction, Error> {
-        state.withLock { $0.stream?.stop(); $0.stream = nil }
-        let stream = try await PostgresReplicationStream(settings: settings, slot: options.slotName, publication: options.publication,
-                                                         schema: schema, customTypes: customTypes, logger: logger)
+        state.withLock {
+            $0.stream?.stop()
+            $0.stream = nil
+        }
+        let stream = try await PostgresReplicationStream(
+            settings: settings, slot: options.slotName, publication: options.publication,
+            schema: schema, customTypes: customTypes, logger: logger)
         stream.partSize = configuration.largeTransactionChanges
         try stream.start()
-        state.withLock { $0.stream = stream; $0.streamStarted = true }
+        state.withLock {
+            $0.stream = stream
+            $0.streamStarted = true
+        }
         let origins: Set<String> = [originName, idsOriginName]
         let readBack = state.withLock { $0.generatedColumns }
         return AsyncThrowingStream { continuation in
@@ -278,7 +317,9 @@ public final class PostgresConnector: RelationalConnector {
                         for change in tx.changes {
                             switch change {
                             case .insert(Self.stateTable, let row), .update(Self.stateTable, let row, _):
-                                if case .string(let a)? = row["adapter"], case .string(let p)? = row["path"], case .int(let v)? = row["version"] {
+                                if case .string(let a)? = row["adapter"], case .string(let p)? = row["path"],
+                                    case .int(let v)? = row["version"]
+                                {
                                     markers.append(AppliedMarker(adapter: a, path: p, version: v))
                                 }
                             case .delete(Self.stateTable, _):
@@ -289,17 +330,25 @@ public final class PostgresConnector: RelationalConnector {
                         }
                         // A part of a large transaction sorts after what came before and before its end;
                         // the slot moves only past a whole one.
-                        let position = tx.isComplete ? Self.position(tx.endLSN) : Self.position(tx.commitLSN) + ":" + Self.zeroPadded(String(tx.part), 8)
-                        continuation.yield(DatabaseTransaction(position: position, isOwn: tx.origin.map(origins.contains) ?? false,
-                                                               changes: changes, token: tx.isComplete ? tx.endLSN.value : 0, markers: markers,
-                                                               missedRows: missed, readBack: readBack))
+                        let position =
+                            tx.isComplete
+                            ? Self.position(tx.endLSN)
+                            : Self.position(tx.commitLSN) + ":" + Self.zeroPadded(String(tx.part), 8)
+                        continuation.yield(
+                            DatabaseTransaction(
+                                position: position, isOwn: tx.origin.map(origins.contains) ?? false,
+                                changes: changes, token: tx.isComplete ? tx.endLSN.value : 0, markers: markers,
+                                missedRows: missed, readBack: readBack))
                     }
                     continuation.finish()
                 } catch {
                     continuation.finish(throwing: error)
                 }
             }
-            continuation.onTermination = { _ in task.cancel(); stream.stop() }
+            continuation.onTermination = { _ in
+                task.cancel()
+                stream.stop()
+            }
         }
     }
 
@@ -313,7 +362,10 @@ public final class PostgresConnector: RelationalConnector {
         if let r = state.withLock({ $0.reader }), r.isAlive { return r }
         let reader = try PostgresConnection.connectSync(settings, logger: logger)
         let catalog = try reader.sessionSync { s in try PostgresTypeCatalog.load(s) }
-        state.withLock { $0.reader = reader; $0.catalog = catalog }
+        state.withLock {
+            $0.reader = reader
+            $0.catalog = catalog
+        }
         return reader
     }
 
@@ -342,7 +394,8 @@ public final class PostgresConnector: RelationalConnector {
     }
 
     public func setAside(_ rows: [SetAsideRow]) throws {
-        let sql = "INSERT INTO \(PostgresSQL.qualified(schema, Self.deadRowTable)) (slot, position, table_name, row_data, error) "
+        let sql =
+            "INSERT INTO \(PostgresSQL.qualified(schema, Self.deadRowTable)) (slot, position, table_name, row_data, error) "
             + "VALUES ($1, $2, $3, $4, $5)"
         let slot = options.slotName
         try idWriter().sessionSync { s in
@@ -354,15 +407,19 @@ public final class PostgresConnector: RelationalConnector {
 
     public func row(_ table: String, key: DatabaseRow, columns: [String]) throws -> DatabaseRow? {
         let keys = key.values.keys.sorted()
-        let sql = "SELECT \(columns.map(PostgresSQL.quote).joined(separator: ", ")) FROM \(PostgresSQL.qualified(schema, table)) WHERE "
+        let sql =
+            "SELECT \(columns.map(PostgresSQL.quote).joined(separator: ", ")) FROM \(PostgresSQL.qualified(schema, table)) WHERE "
             + keys.enumerated().map { "\(PostgresSQL.quote($1)) = $\($0 + 1)" }.joined(separator: " AND ")
-        let result = try reader().sessionSync { s in try s.query(sql, keys.map { PostgresType.encode(key.values[$0]!) }) }
+        let result = try reader().sessionSync { s in try s.query(sql, keys.map { PostgresType.encode(key.values[$0]!) })
+        }
         guard let first = result.rows.first else { return nil }
         let (catalog, customTypes) = (state.withLock { $0.catalog }, self.customTypes)
         var row = DatabaseRow()
         for (i, c) in columns.enumerated() {
             // Typed as the change stream types them, so that a Realm path renders the same.
-            let type = catalog.resolve(oid: result.types[i], customTypes: customTypes) ?? PostgresType(oid: 0, name: "text", kind: .scalar(.string))
+            let type =
+                catalog.resolve(oid: result.types[i], customTypes: customTypes)
+                ?? PostgresType(oid: 0, name: "text", kind: .scalar(.string))
             row[c] = try first[i].map { try type.decode($0) } ?? .null
         }
         return row
@@ -390,18 +447,27 @@ public final class PostgresConnector: RelationalConnector {
             let slot = options.slotName
             try await admin.session { s in try PostgresReplicationSetup.dropSlot(s, slot) }
             state.withLock { $0.createdSlot = false }
-            logger.info("Dropped the replication slot this start created: the start failed before reading from it", metadata: ["pg.slot": "\(slot)"])
+            logger.info(
+                "Dropped the replication slot this start created: the start failed before reading from it",
+                metadata: ["pg.slot": "\(slot)"])
             return true
         } catch {
-            logger.warning("Could not drop the replication slot this failed start created; drop it by hand (SELECT pg_drop_replication_slot(…)) or it keeps WAL",
-                           metadata: ["pg.slot": "\(options.slotName)", "error": "\(error)"])
+            logger.warning(
+                "Could not drop the replication slot this failed start created; drop it by hand (SELECT pg_drop_replication_slot(…)) or it keeps WAL",
+                metadata: ["pg.slot": "\(options.slotName)", "error": "\(error)"])
             return false
         }
     }
 
     public func shutdown() async {
         let (w, r, i, stream, lock) = state.withLock { s in
-            defer { s.writer = nil; s.reader = nil; s.idWriter = nil; s.stream = nil; s.lockHolder = nil }
+            defer {
+                s.writer = nil
+                s.reader = nil
+                s.idWriter = nil
+                s.stream = nil
+                s.lockHolder = nil
+            }
             return (s.writer, s.reader, s.idWriter, s.stream, s.lockHolder)
         }
         stream?.stop()
@@ -425,12 +491,14 @@ extension PostgresConnector: DatabaseConnector {
     public func statusReport(adapter: String) async throws -> DatabaseStatus {
         let pg = try await PostgresConnection.connect(settings, logger: logger)
         defer { pg.close() }
-        let slot = options.slotName, schema = self.schema
+        let slot = options.slotName
+        let schema = self.schema
         let (slotStatus, applied, deadLetters, deadRows) = try await pg.session { s in
             let slotStatus = try PostgresReplicationSetup.slotStatus(s, slot)
             let state = PostgresSQL.qualified(schema, Self.stateTable)
             var applied: [String: Int64] = [:]
-            var deadLetters = 0, deadRows = 0
+            var deadLetters = 0
+            var deadRows = 0
             if try s.query("SELECT to_regclass($1) IS NOT NULL", [state]).rows == [["t"]] {
                 for r in try s.query("SELECT path, version FROM \(state) WHERE adapter = $1", [adapter]).rows {
                     if let p = r[0], let v = r[1].flatMap(Int64.init) { applied[p] = v }
@@ -444,23 +512,27 @@ extension PostgresConnector: DatabaseConnector {
             }
             return (slotStatus, applied, deadLetters, deadRows)
         }
-        var stream: [String] = [], warnings: [String] = []
+        var stream: [String] = []
+        var warnings: [String] = []
         if let slotStatus {
             let state = slotStatus.active ? "streaming" : "idle (no daemon connected)"
-            stream.append("Slot \(slot): confirmed \(slotStatus.confirmed?.description ?? "-"), \(state), "
-                + "retains \(Self.bytes(slotStatus.retainedBytes)) of WAL")
+            stream.append(
+                "Slot \(slot): confirmed \(slotStatus.confirmed?.description ?? "-"), \(state), "
+                    + "retains \(Self.bytes(slotStatus.retainedBytes)) of WAL")
             if slotStatus.retainedBytes > options.walWarningBytes {
-                warnings.append("the slot retains \(Self.bytes(slotStatus.retainedBytes)), more than "
-                    + "database.walWarningBytes (\(Self.bytes(options.walWarningBytes))). Start the daemon so it "
-                    + "catches up, or drop the slot (SELECT pg_drop_replication_slot('\(slot)')) and load again; "
-                    + "an abandoned slot fills the disk.")
+                warnings.append(
+                    "the slot retains \(Self.bytes(slotStatus.retainedBytes)), more than "
+                        + "database.walWarningBytes (\(Self.bytes(options.walWarningBytes))). Start the daemon so it "
+                        + "catches up, or drop the slot (SELECT pg_drop_replication_slot('\(slot)')) and load again; "
+                        + "an abandoned slot fills the disk.")
             }
         } else {
             stream.append("Slot \(slot): does not exist (the daemon creates it; `realm-adapter load` will too)")
         }
-        return DatabaseStatus(applied: applied, deadLetters: deadLetters, deadRows: deadRows,
-                              streaming: slotStatus?.active ?? false, streamName: "slot \(slot)", stream: stream,
-                              warnings: warnings)
+        return DatabaseStatus(
+            applied: applied, deadLetters: deadLetters, deadRows: deadRows,
+            streaming: slotStatus?.active ?? false, streamName: "slot \(slot)", stream: stream,
+            warnings: warnings)
     }
 
     static func count(_ s: PostgresSession, _ sql: String, _ parameters: [String?]) throws -> Int {
@@ -470,8 +542,12 @@ extension PostgresConnector: DatabaseConnector {
     /// `1.5 GiB`.
     static func bytes(_ n: Int64) -> String {
         let units = ["B", "KiB", "MiB", "GiB", "TiB"]
-        var v = Double(n), i = 0
-        while v >= 1024 && i < units.count - 1 { v /= 1024; i += 1 }
+        var v = Double(n)
+        var i = 0
+        while v >= 1024 && i < units.count - 1 {
+            v /= 1024
+            i += 1
+        }
         return i == 0 ? "\(n) B" : String(format: "%.1f", v) + " " + units[i]
     }
 
@@ -481,5 +557,7 @@ extension PostgresConnector: DatabaseConnector {
     }
 
     /// An LSN from a position string written by this connector.
-    public static func lsn(fromPosition position: String) -> LSN? { UInt64(position.prefix { $0 != ":" }, radix: 16).map(LSN.init) }
+    public static func lsn(fromPosition position: String) -> LSN? {
+        UInt64(position.prefix { $0 != ":" }, radix: 16).map(LSN.init)
+    }
 }

@@ -14,13 +14,17 @@ public struct PostgresConnectorFactory: ConnectorFactory {
         try PostgresOptions(&reader)
     }
 
-    public func connector(_ database: DatabaseConfiguration, customTypes: [String: ScalarType],
-                          logger: Logger) throws -> any DatabaseConnector {
+    public func connector(
+        _ database: DatabaseConfiguration, customTypes: [String: ScalarType],
+        logger: Logger
+    ) throws -> any DatabaseConnector {
         PostgresConnector(configuration: database, customTypes: customTypes, logger: logger)
     }
 
-    public func describe(_ connection: ConnectionString, password: Secret?, schema: String,
-                         logger: Logger) async throws -> DatabaseDescription {
+    public func describe(
+        _ connection: ConnectionString, password: Secret?, schema: String,
+        logger: Logger
+    ) async throws -> DatabaseDescription {
         var settings = PostgresSettings(url: connection.withoutPassword, password: password)
         settings.applicationName = "realm-adapter init"
         let pg = try await PostgresConnection.connect(settings, logger: logger)
@@ -38,9 +42,10 @@ public struct PostgresConnectorFactory: ConnectorFactory {
     /// `realm_adapter_<database>` as a valid slot name: lower-case letters, digits and
     /// underscores, at most 63 bytes.
     static func ownName(for database: String) -> String {
-        let safe = String(decoding: database.lowercased().utf8.map { c in
-            (97...122).contains(c) || (48...57).contains(c) ? c : UInt8(ascii: "_")
-        }, as: UTF8.self)
+        let safe = String(
+            decoding: database.lowercased().utf8.map { c in
+                (97...122).contains(c) || (48...57).contains(c) ? c : UInt8(ascii: "_")
+            }, as: UTF8.self)
         return String(("realm_adapter_" + safe).prefix(63))
     }
 }

@@ -15,7 +15,9 @@ enum PostgresCopyBinary {
     /// Calls `field(i, bytes)` for each field of the row in `message` (nil for NULL; the bytes
     /// are valid only during the call). Returns false for the trailer.
     /// - Parameter first: the first message of the copy (it carries the header).
-    static func fields(_ message: UnsafeBufferPointer<UInt8>, first: Bool, _ field: (Int, UnsafeBufferPointer<UInt8>?) throws -> Void) throws -> Bool {
+    static func fields(
+        _ message: UnsafeBufferPointer<UInt8>, first: Bool, _ field: (Int, UnsafeBufferPointer<UInt8>?) throws -> Void
+    ) throws -> Bool {
         var reader = Reader(bytes: message)
         if first {
             guard message.count >= 19, signature.indices.allSatisfy({ message[$0] == signature[$0] }) else {
@@ -28,13 +30,20 @@ enum PostgresCopyBinary {
         }
         let count = try reader.int16()
         if count == -1 { return false }
-        guard count >= 0 else { throw PostgresError(.queryFailed, "COPY sent a binary row with a negative field count.") }
+        guard count >= 0 else {
+            throw PostgresError(.queryFailed, "COPY sent a binary row with a negative field count.")
+        }
         for i in 0..<Int(count) {
             let length = try reader.int32()
-            if length == -1 { try field(i, nil); continue }
+            if length == -1 {
+                try field(i, nil)
+                continue
+            }
             try field(i, try reader.bytes(Int(length)))
         }
-        guard reader.offset == message.count else { throw PostgresError(.queryFailed, "COPY sent a binary row of unexpected length.") }
+        guard reader.offset == message.count else {
+            throw PostgresError(.queryFailed, "COPY sent a binary row of unexpected length.")
+        }
         return true
     }
 
@@ -43,7 +52,9 @@ enum PostgresCopyBinary {
         var offset = 0
 
         mutating func bytes(_ n: Int) throws -> UnsafeBufferPointer<UInt8> {
-            guard n >= 0, offset + n <= bytes.count else { throw PostgresError(.queryFailed, "COPY sent a truncated binary row.") }
+            guard n >= 0, offset + n <= bytes.count else {
+                throw PostgresError(.queryFailed, "COPY sent a truncated binary row.")
+            }
             defer { offset += n }
             return UnsafeBufferPointer(rebasing: bytes[offset..<(offset + n)])
         }
@@ -117,7 +128,9 @@ struct BinaryField {
     }
 
     func size(_ b: UnsafeBufferPointer<UInt8>, _ n: Int) throws {
-        guard b.count == n else { throw RealmAdapterError(.invalidValue, "a \(name) value has \(b.count) bytes in binary form, expected \(n)") }
+        guard b.count == n else {
+            throw RealmAdapterError(.invalidValue, "a \(name) value has \(b.count) bytes in binary form, expected \(n)")
+        }
     }
 
     func bool(_ b: UnsafeBufferPointer<UInt8>) throws -> Bool {
@@ -128,10 +141,18 @@ struct BinaryField {
     /// int2, int4, oid (unsigned) and int8.
     func integer(_ b: UnsafeBufferPointer<UInt8>) throws -> Int64 {
         switch oid {
-        case 21: try size(b, 2); return Int64(Int16(truncatingIfNeeded: PostgresType.bigEndian(b)))
-        case 23: try size(b, 4); return Int64(Int32(truncatingIfNeeded: PostgresType.bigEndian(b)))
-        case 26: try size(b, 4); return Int64(UInt32(truncatingIfNeeded: PostgresType.bigEndian(b)))
-        default: try size(b, 8); return Int64(bitPattern: PostgresType.bigEndian(b))
+        case 21:
+            try size(b, 2)
+            return Int64(Int16(truncatingIfNeeded: PostgresType.bigEndian(b)))
+        case 23:
+            try size(b, 4)
+            return Int64(Int32(truncatingIfNeeded: PostgresType.bigEndian(b)))
+        case 26:
+            try size(b, 4)
+            return Int64(UInt32(truncatingIfNeeded: PostgresType.bigEndian(b)))
+        default:
+            try size(b, 8)
+            return Int64(bitPattern: PostgresType.bigEndian(b))
         }
     }
 
@@ -156,12 +177,16 @@ struct BinaryField {
         if oid == 1082 {
             try size(b, 4)
             let days = Int32(truncatingIfNeeded: PostgresType.bigEndian(b))
-            guard days != .max && days != .min else { throw RealmAdapterError(.invalidValue, "a \(name) value is infinity, which cannot be stored") }
+            guard days != .max && days != .min else {
+                throw RealmAdapterError(.invalidValue, "a \(name) value is infinity, which cannot be stored")
+            }
             return Timestamp(seconds: (Int64(days) + PostgresType.postgresEpochDays) * 86_400)
         }
         try size(b, 8)
         let micros = Int64(bitPattern: PostgresType.bigEndian(b))
-        guard micros != .max && micros != .min else { throw RealmAdapterError(.invalidValue, "a \(name) value is infinity, which cannot be stored") }
+        guard micros != .max && micros != .min else {
+            throw RealmAdapterError(.invalidValue, "a \(name) value is infinity, which cannot be stored")
+        }
         let (seconds, rest) = micros.quotientAndRemainder(dividingBy: 1_000_000)
         return Timestamp(seconds: seconds + PostgresType.postgresEpochDays * 86_400, nanoseconds: Int32(rest * 1000))
     }

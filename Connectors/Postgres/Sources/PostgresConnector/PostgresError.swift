@@ -37,7 +37,10 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
     /// The statement's text (parameters are `$1`, `$2`: their values are never kept).
     public var query: String?
 
-    public init(_ code: Code, _ message: String, sqlState: SQLState? = nil, detail: String? = nil, hint: String? = nil, query: String? = nil) {
+    public init(
+        _ code: Code, _ message: String, sqlState: SQLState? = nil, detail: String? = nil, hint: String? = nil,
+        query: String? = nil
+    ) {
         self.code = code
         self.message = message
         self.sqlState = sqlState

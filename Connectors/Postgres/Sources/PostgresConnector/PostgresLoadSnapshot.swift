@@ -21,8 +21,10 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
     /// Writes RealmIds back on a connection of their own (the connector's).
     let realmIdWriter: ([RealmIdAssignment]) throws -> Void
 
-    init(handOffPosition: String?, reader: PostgresConnection, replication: PostgresConnection?, schema: String,
-         columnTypes: [String: [String: PostgresType?]], realmIdWriter: @escaping ([RealmIdAssignment]) throws -> Void) {
+    init(
+        handOffPosition: String?, reader: PostgresConnection, replication: PostgresConnection?, schema: String,
+        columnTypes: [String: [String: PostgresType?]], realmIdWriter: @escaping ([RealmIdAssignment]) throws -> Void
+    ) {
         self.handOffPosition = handOffPosition
         self.reader = reader
         self.replication = replication
@@ -51,7 +53,8 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
         let sql = "EXPLAIN (FORMAT JSON) SELECT * FROM \(PostgresSQL.qualified(schema, table))"
         let plan = try reader.sessionSync { s in try s.query(sql).rows.first?[0] }
         guard let plan, case .array(let plans) = try JSONValue(parsing: plan),
-              case .int(let rows)? = plans.first?["Plan"]?["Plan Rows"] else { return nil }
+            case .int(let rows)? = plans.first?["Plan"]?["Plan Rows"]
+        else { return nil }
         return Int(rows)
     }
 
@@ -63,66 +66,105 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
 
     public func rows(_ table: String, columns: [String], orderedBy: [String], _ body: ([Value]) throws -> Void) throws {
         let types = try columns.map { try type(table, $0) }
-        try copy(columns.map(PostgresSQL.quote), from: ordered(table, orderedBy), table: table, columns: columns, types: types, body)
+        try copy(
+            columns.map(PostgresSQL.quote), from: ordered(table, orderedBy), table: table, columns: columns,
+            types: types, body)
     }
 
     /// The table, with `ORDER BY` the columns if there are any.
     private func ordered(_ table: String, _ columns: [String]) -> String {
-        PostgresSQL.qualified(schema, table) + (columns.isEmpty ? "" : " ORDER BY " + columns.map(PostgresSQL.quote).joined(separator: ", "))
+        PostgresSQL.qualified(schema, table)
+            + (columns.isEmpty ? "" : " ORDER BY " + columns.map(PostgresSQL.quote).joined(separator: ", "))
     }
 
     public func rows(_ table: String, columns: [String], orderedBy: [String], into receiver: FieldReceiver) throws {
         let types = try columns.map { try type(table, $0) }
         let fields = types.map { BinaryField(oid: $0.oid) }
         try fields.withUnsafeBufferPointer { fields in
-            try copy(columns.map(PostgresSQL.quote), from: ordered(table, orderedBy), table: table, columns: columns, types: types, field: { i, bytes, binary in
-                guard let bytes else { return try receiver.value(.null, at: i) }
-                if binary {
-                    try fields[i].write(bytes, to: receiver, at: i)
-                } else {
-                    try receiver.value(try types[i].decode(String(decoding: bytes, as: UTF8.self)), at: i)
-                }
-            }, endRow: receiver.endRow)
+            try copy(
+                columns.map(PostgresSQL.quote), from: ordered(table, orderedBy), table: table, columns: columns,
+                types: types,
+                field: { i, bytes, binary in
+                    guard let bytes else { return try receiver.value(.null, at: i) }
+                    if binary {
+                        try fields[i].write(bytes, to: receiver, at: i)
+                    } else {
+                        try receiver.value(try types[i].decode(String(decoding: bytes, as: UTF8.self)), at: i)
+                    }
+                }, endRow: receiver.endRow)
         }
     }
 
-    public func linkRows(_ list: LinkListMapping, owner: TableMapping, ownerColumns: [String], _ body: ([Value]) throws -> Void) throws {
+    public func linkRows(
+        _ list: LinkListMapping, owner: TableMapping, ownerColumns: [String], _ body: ([Value]) throws -> Void
+    ) throws {
         let (o, t, i) = (LinkListMapping.ownerColumn, LinkListMapping.targetColumn, LinkListMapping.indexColumn)
         let types = try [type(list.table, o), type(list.table, t)] + ownerColumns.map { try type(owner.table, $0) }
         // A join object's list names it by its string key: the parts joined by the separator.
-        let ownerKey = owner.compoundKey.map { "concat_ws(\(PostgresSQL.literal(TableMapping.compoundKeySeparator)), " + $0.map { "o." + PostgresSQL.quote($0.dbColumn) }.joined(separator: ", ") + ")" }
+        let ownerKey =
+            owner.compoundKey.map {
+                "concat_ws(\(PostgresSQL.literal(TableMapping.compoundKeySeparator)), "
+                    + $0.map { "o." + PostgresSQL.quote($0.dbColumn) }.joined(separator: ", ") + ")"
+            }
             ?? "o." + PostgresSQL.quote(owner.referencedColumn)
-        let joined = ownerColumns.isEmpty ? "" : " LEFT JOIN \(PostgresSQL.qualified(schema, owner.table)) o ON \(ownerKey) = l.\(PostgresSQL.quote(o))"
-        let select = ["l." + PostgresSQL.quote(o), "l." + PostgresSQL.quote(t)] + ownerColumns.map { "o." + PostgresSQL.quote($0) }
-        try copy(select, from: "\(PostgresSQL.qualified(schema, list.table)) l\(joined) ORDER BY l.\(PostgresSQL.quote(o)), l.\(PostgresSQL.quote(i))",
-                 table: list.table, columns: [o, t] + ownerColumns, types: types, body)
+        let joined =
+            ownerColumns.isEmpty
+            ? ""
+            : " LEFT JOIN \(PostgresSQL.qualified(schema, owner.table)) o ON \(ownerKey) = l.\(PostgresSQL.quote(o))"
+        let select =
+            ["l." + PostgresSQL.quote(o), "l." + PostgresSQL.quote(t)]
+            + ownerColumns.map { "o." + PostgresSQL.quote($0) }
+        try copy(
+            select,
+            from:
+                "\(PostgresSQL.qualified(schema, list.table)) l\(joined) ORDER BY l.\(PostgresSQL.quote(o)), l.\(PostgresSQL.quote(i))",
+            table: list.table, columns: [o, t] + ownerColumns, types: types, body)
     }
 
     /// The type of a column of the snapshot's tables.
     private func type(_ table: String, _ column: String) throws -> PostgresType {
-        guard let known = columnTypes[table] else { throw PostgresError(.schemaMismatch, "Table \(schema).\(table) does not exist.") }
-        guard let found = known[column] else { throw PostgresError(.schemaMismatch, "Column \(table).\(column) does not exist.") }
+        guard let known = columnTypes[table] else {
+            throw PostgresError(.schemaMismatch, "Table \(schema).\(table) does not exist.")
+        }
+        guard let found = known[column] else {
+            throw PostgresError(.schemaMismatch, "Column \(table).\(column) does not exist.")
+        }
         guard let type = found else {
-            throw PostgresError(.schemaMismatch, "Column \(table).\(column) has a type realm-adapter does not know; map it in mapping.customTypes.")
+            throw PostgresError(
+                .schemaMismatch,
+                "Column \(table).\(column) has a type realm-adapter does not know; map it in mapping.customTypes.")
         }
         return type
     }
 
     /// `COPY (SELECT select FROM from) TO STDOUT` in binary, each row decoded into `types` and
     /// handed to `body`; columns of types without a binary form travel as text.
-    private func copy(_ select: [String], from: String, table: String, columns: [String], types: [PostgresType], _ body: ([Value]) throws -> Void) throws {
+    private func copy(
+        _ select: [String], from: String, table: String, columns: [String], types: [PostgresType],
+        _ body: ([Value]) throws -> Void
+    ) throws {
         var values = [Value](repeating: .null, count: columns.count)
-        try copy(select, from: from, table: table, columns: columns, types: types, field: { i, bytes, binary in
-            guard let bytes else { values[i] = .null; return }
-            values[i] = binary ? try types[i].decode(binary: bytes) : try types[i].decode(String(decoding: bytes, as: UTF8.self))
-        }, endRow: { try body(values) })
+        try copy(
+            select, from: from, table: table, columns: columns, types: types,
+            field: { i, bytes, binary in
+                guard let bytes else {
+                    values[i] = .null
+                    return
+                }
+                values[i] =
+                    binary
+                    ? try types[i].decode(binary: bytes) : try types[i].decode(String(decoding: bytes, as: UTF8.self))
+            }, endRow: { try body(values) })
     }
 
     /// The same field by field: `field(i, bytes, binary)` for each (nil bytes for NULL, valid
     /// during the call; `binary`: in the type's binary form, else text), `endRow()` after each row.
-    private func copy(_ select: [String], from: String, table: String, columns: [String], types: [PostgresType],
-                      field: (Int, UnsafeBufferPointer<UInt8>?, Bool) throws -> Void, endRow: () throws -> Void) throws {
-        let binary = types.map(\.hasBinaryForm), width = types.count
+    private func copy(
+        _ select: [String], from: String, table: String, columns: [String], types: [PostgresType],
+        field: (Int, UnsafeBufferPointer<UInt8>?, Bool) throws -> Void, endRow: () throws -> Void
+    ) throws {
+        let binary = types.map(\.hasBinaryForm)
+        let width = types.count
         let list = zip(select, binary).map { $1 ? $0 : "(\($0))::text" }.joined(separator: ", ")
         // The flags through a pointer: no reference counting per field.
         try binary.withUnsafeBufferPointer { binary in
@@ -136,13 +178,16 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
                         do {
                             try field(i, bytes, binary[i])
                         } catch let e as RealmAdapterError where e.context["db.table"] == nil {
-                            throw RealmAdapterError(e.code, "Table \(table), column \(columns[i]): \(e.message).", context: ["db.table": table, "db.column": columns[i]])
+                            throw RealmAdapterError(
+                                e.code, "Table \(table), column \(columns[i]): \(e.message).",
+                                context: ["db.table": table, "db.column": columns[i]])
                         }
                     }
                     first = false
                     guard isRow else { return }
                     guard count == width else {
-                        throw PostgresError(.queryFailed, "COPY of \(table) returned \(count) columns, expected \(width).")
+                        throw PostgresError(
+                            .queryFailed, "COPY of \(table) returned \(count) columns, expected \(width).")
                     }
                     try endRow()
                 }
@@ -172,7 +217,9 @@ extension PostgresConnector: LoadableConnector {
     /// - Throws: `replicationSlot` if the slot is in use (a daemon is running).
     public func loadSnapshot(_ mapping: Mapping, partial: Bool) async throws -> LoadSnapshot {
         try await prepareDatabase(mapping)
-        let c = options, schema = self.schema, customTypes = self.customTypes
+        let c = options
+        let schema = self.schema
+        let customTypes = self.customTypes
         let admin = try await PostgresConnection.connect(settings, logger: logger)
         defer { admin.close() }
         let status = try await admin.session { s in
@@ -180,11 +227,16 @@ extension PostgresConnector: LoadableConnector {
             return try PostgresReplicationSetup.slotStatus(s, c.slotName)
         }
         if status?.active == true {
-            throw PostgresError(.replicationSlot, "The replication slot \(c.slotName) is in use: stop `realm-adapter run` before loading (a load sets where the daemon's stream starts).")
+            throw PostgresError(
+                .replicationSlot,
+                "The replication slot \(c.slotName) is in use: stop `realm-adapter run` before loading (a load sets where the daemon's stream starts)."
+            )
         }
         let keepSlot = partial && status != nil
         if status != nil && !keepSlot {
-            logger.info("Recreating the replication slot: the load becomes the daemon's starting point", metadata: ["pg.slot": "\(c.slotName)"])
+            logger.info(
+                "Recreating the replication slot: the load becomes the daemon's starting point",
+                metadata: ["pg.slot": "\(c.slotName)"])
             try await admin.session { s in try PostgresReplicationSetup.dropSlot(s, c.slotName) }
         }
         let replication = try await PostgresConnection.connect(settings, replication: true, logger: logger)
@@ -193,9 +245,14 @@ extension PostgresConnector: LoadableConnector {
             let (lsn, snapshot) = try await replication.session { s in
                 try PostgresReplicationSetup.createSlot(s, slot, exportSnapshot: true, temporary: keepSlot)
             }
-            guard let snapshot else { throw PostgresError(.replicationSlot, "CREATE_REPLICATION_SLOT exported no snapshot.") }
-            logger.info(keepSlot ? "Reading a snapshot; the replication slot keeps its place" : "Created the replication slot; loading its snapshot",
-                        metadata: ["pg.slot": "\(slot)", "pg.lsn": "\(lsn)"])
+            guard let snapshot else {
+                throw PostgresError(.replicationSlot, "CREATE_REPLICATION_SLOT exported no snapshot.")
+            }
+            logger.info(
+                keepSlot
+                    ? "Reading a snapshot; the replication slot keeps its place"
+                    : "Created the replication slot; loading its snapshot",
+                metadata: ["pg.slot": "\(slot)", "pg.lsn": "\(lsn)"])
             try Failpoint.loadAfterSnapshotPoint.hit()
             let reader = try await PostgresConnection.connect(settings, logger: logger)
             let columns = try await reader.session { s in
@@ -203,8 +260,9 @@ extension PostgresConnector: LoadableConnector {
                 try s.execute("SET TRANSACTION SNAPSHOT \(PostgresSQL.literal(snapshot))")
                 return try PostgresSchema.columnTypes(schema: schema, customTypes: customTypes, s)
             }
-            return PostgresLoadSnapshot(handOffPosition: keepSlot ? nil : Self.position(lsn), reader: reader, replication: replication,
-                                        schema: schema, columnTypes: columns, realmIdWriter: { [self] in try self.writeRealmIds($0) })
+            return PostgresLoadSnapshot(
+                handOffPosition: keepSlot ? nil : Self.position(lsn), reader: reader, replication: replication,
+                schema: schema, columnTypes: columns, realmIdWriter: { [self] in try self.writeRealmIds($0) })
         } catch {
             replication.close()
             throw error
@@ -214,16 +272,21 @@ extension PostgresConnector: LoadableConnector {
     /// A read for `load --dry-run`: no slot, no writes; checks that the database matches the mapping.
     public func dryRunSnapshot(_ mapping: Mapping) async throws -> LoadSnapshot {
         let reader = try await PostgresConnection.connect(settings, logger: logger)
-        let schema = self.schema, customTypes = self.customTypes
+        let schema = self.schema
+        let customTypes = self.customTypes
         let columns = try await reader.session { s in
             let problems = try PostgresSchema.mismatches(mapping, schema: schema, customTypes: customTypes, s)
             guard problems.isEmpty else {
-                throw PostgresError(.schemaMismatch, "The database does not match the mapping:\n  - " + problems.joined(separator: "\n  - "))
+                throw PostgresError(
+                    .schemaMismatch,
+                    "The database does not match the mapping:\n  - " + problems.joined(separator: "\n  - "))
             }
             try s.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             return try PostgresSchema.columnTypes(schema: schema, customTypes: customTypes, s)
         }
-        return PostgresLoadSnapshot(handOffPosition: nil, reader: reader, replication: nil, schema: schema, columnTypes: columns) { _ in
+        return PostgresLoadSnapshot(
+            handOffPosition: nil, reader: reader, replication: nil, schema: schema, columnTypes: columns
+        ) { _ in
             throw PostgresError(.queryFailed, "A dry run writes nothing.")
         }
     }

@@ -34,14 +34,18 @@ public struct PostgresOptions: ConnectorSettings, Hashable {
         slotName = try r.string("slotName") ?? slotName
         // Postgres's own rule for slot names, checked before anything is created.
         guard Self.isPlainName(slotName) else {
-            throw r.error("slotName", "'\(slotName)' is not a replication slot name: "
-                + "use 1 to 63 lower-case letters, digits and underscores.")
+            throw r.error(
+                "slotName",
+                "'\(slotName)' is not a replication slot name: "
+                    + "use 1 to 63 lower-case letters, digits and underscores.")
         }
         publication = try r.string("publication") ?? publication
         // pgoutput reads publication_names as a list of identifiers: keep to names it reads back as they are.
         guard Self.isPlainName(publication) else {
-            throw r.error("publication", "'\(publication)' is not a publication name the replication stream "
-                + "reads back: use 1 to 63 lower-case letters, digits and underscores.")
+            throw r.error(
+                "publication",
+                "'\(publication)' is not a publication name the replication stream "
+                    + "reads back: use 1 to 63 lower-case letters, digits and underscores.")
         }
         walWarningBytes = Int64(try r.int("walWarningBytes", in: 0...Int64.max) ?? Int(walWarningBytes))
     }

@@ -13,9 +13,13 @@ public enum PostgresReplicationSetup {
         let viaRoot = s.serverVersion >= 130000
         if exists {
             try s.execute("ALTER PUBLICATION \(PostgresSQL.quote(name)) SET TABLE \(list)")
-            if viaRoot { try s.execute("ALTER PUBLICATION \(PostgresSQL.quote(name)) SET (publish_via_partition_root = true)") }
+            if viaRoot {
+                try s.execute("ALTER PUBLICATION \(PostgresSQL.quote(name)) SET (publish_via_partition_root = true)")
+            }
         } else {
-            try s.execute("CREATE PUBLICATION \(PostgresSQL.quote(name)) FOR TABLE \(list)" + (viaRoot ? " WITH (publish_via_partition_root = true)" : ""))
+            try s.execute(
+                "CREATE PUBLICATION \(PostgresSQL.quote(name)) FOR TABLE \(list)"
+                    + (viaRoot ? " WITH (publish_via_partition_root = true)" : ""))
         }
     }
 
@@ -23,10 +27,15 @@ public enum PostgresReplicationSetup {
     /// - Throws: `replicationSlot` if a slot of that name belongs to another database (slot
     ///   names are shared by the whole server).
     public static func slotExists(_ s: PostgresSession, _ slot: String) throws -> Bool {
-        let rows = try s.query("SELECT database, database = current_database() FROM pg_replication_slots WHERE slot_name = $1", [slot]).rows
+        let rows = try s.query(
+            "SELECT database, database = current_database() FROM pg_replication_slots WHERE slot_name = $1", [slot]
+        ).rows
         guard let row = rows.first else { return false }
         guard row[1] == "t" else {
-            throw PostgresError(.replicationSlot, "The replication slot \(slot) belongs to database \(row[0] ?? "(none)"); slot names are shared by the whole server. Set database.slotName to a name of its own.")
+            throw PostgresError(
+                .replicationSlot,
+                "The replication slot \(slot) belongs to database \(row[0] ?? "(none)"); slot names are shared by the whole server. Set database.slotName to a name of its own."
+            )
         }
         return true
     }
@@ -35,8 +44,12 @@ public enum PostgresReplicationSetup {
     /// With `exportSnapshot` the connection must stay open and idle while another session
     /// reads under the returned snapshot name.
     /// A `temporary` slot is dropped when the connection closes.
-    public static func createSlot(_ replication: PostgresSession, _ slot: String, exportSnapshot: Bool = false, temporary: Bool = false) throws -> (lsn: LSN, snapshot: String?) {
-        let r = try replication.query("CREATE_REPLICATION_SLOT \(PostgresSQL.quote(slot))\(temporary ? " TEMPORARY" : "") LOGICAL pgoutput \(exportSnapshot ? "EXPORT_SNAPSHOT" : "NOEXPORT_SNAPSHOT")")
+    public static func createSlot(
+        _ replication: PostgresSession, _ slot: String, exportSnapshot: Bool = false, temporary: Bool = false
+    ) throws -> (lsn: LSN, snapshot: String?) {
+        let r = try replication.query(
+            "CREATE_REPLICATION_SLOT \(PostgresSQL.quote(slot))\(temporary ? " TEMPORARY" : "") LOGICAL pgoutput \(exportSnapshot ? "EXPORT_SNAPSHOT" : "NOEXPORT_SNAPSHOT")"
+        )
         guard let row = r.rows.first, let lsnText = row[1], let lsn = LSN(lsnText) else {
             throw PostgresError(.replicationSlot, "CREATE_REPLICATION_SLOT returned no consistent point.")
         }
@@ -45,17 +58,24 @@ public enum PostgresReplicationSetup {
 
     /// Drops the slot if it exists and nobody uses it.
     public static func dropSlot(_ s: PostgresSession, _ slot: String) throws {
-        try s.query("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND database = current_database()", [slot])
+        try s.query(
+            "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND database = current_database()",
+            [slot])
     }
 
     /// Creates the replication origin that tags the adapter's own writes, if missing.
     public static func ensureOrigin(_ s: PostgresSession, _ name: String) throws {
-        try s.query("SELECT pg_replication_origin_create($1) WHERE NOT EXISTS (SELECT 1 FROM pg_replication_origin WHERE roname = $1)", [name])
+        try s.query(
+            "SELECT pg_replication_origin_create($1) WHERE NOT EXISTS (SELECT 1 FROM pg_replication_origin WHERE roname = $1)",
+            [name])
     }
 
     /// The slot's confirmed position and how much WAL it keeps the server from recycling.
-    public static func slotStatus(_ s: PostgresSession, _ slot: String) throws -> (confirmed: LSN?, retainedBytes: Int64, active: Bool)? {
-        let r = try s.query("""
+    public static func slotStatus(_ s: PostgresSession, _ slot: String) throws -> (
+        confirmed: LSN?, retainedBytes: Int64, active: Bool
+    )? {
+        let r = try s.query(
+            """
             SELECT confirmed_flush_lsn::text, pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint, active
             FROM pg_replication_slots WHERE slot_name = $1 AND database = current_database()
             """, [slot])

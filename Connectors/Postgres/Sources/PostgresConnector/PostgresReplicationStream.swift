@@ -45,9 +45,11 @@ public final class PostgresReplicationStream: @unchecked Sendable {
     }
 
     /// Opens the replication connection. Call ``start(from:)`` to begin streaming.
-    public init(settings: PostgresSettings, slot: String, publication: String, schema: String = "public",
-                customTypes: [String: ScalarType] = [:], maxInFlight: Int = 64,
-                logger: Logger = Logger(label: "realm-adapter.postgres.replication")) async throws {
+    public init(
+        settings: PostgresSettings, slot: String, publication: String, schema: String = "public",
+        customTypes: [String: ScalarType] = [:], maxInFlight: Int = 64,
+        logger: Logger = Logger(label: "realm-adapter.postgres.replication")
+    ) async throws {
         connection = try await PostgresConnection.connect(settings, replication: true, logger: logger)
         self.slot = slot
         self.publication = publication
@@ -69,16 +71,21 @@ public final class PostgresReplicationStream: @unchecked Sendable {
             // Logical decoding messages (Postgres 14 and later) name the rows an own write missed.
             let messages = s.serverVersion >= 140000 ? ", messages 'true'" : ""
             catalog = try PostgresTypeCatalog.load(s)
-            let sql = "START_REPLICATION SLOT \(PostgresSQL.quote(slot)) LOGICAL \(lsn) (proto_version '1', publication_names \(PostgresSQL.literal(publication))\(messages))"
+            let sql =
+                "START_REPLICATION SLOT \(PostgresSQL.quote(slot)) LOGICAL \(lsn) (proto_version '1', publication_names \(PostgresSQL.literal(publication))\(messages))"
             do {
                 try s.query(sql)
             } catch var e as PostgresError {
                 if e.sqlState == .undefinedObject {
-                    e = PostgresError(.replicationSlot, "The replication slot \(slot) does not exist: it was dropped behind the adapter's back, so changes made since may be lost. Run `realm-adapter load` again to start from a fresh snapshot (it recreates the slot).",
-                                      sqlState: e.sqlState, query: sql)
+                    e = PostgresError(
+                        .replicationSlot,
+                        "The replication slot \(slot) does not exist: it was dropped behind the adapter's back, so changes made since may be lost. Run `realm-adapter load` again to start from a fresh snapshot (it recreates the slot).",
+                        sqlState: e.sqlState, query: sql)
                 } else if e.sqlState == .objectInUse {
-                    e = PostgresError(.replicationSlot, "The replication slot \(slot) is in use by another process. Is another realm-adapter running with this configuration?",
-                                      sqlState: e.sqlState, query: sql)
+                    e = PostgresError(
+                        .replicationSlot,
+                        "The replication slot \(slot) is in use by another process. Is another realm-adapter running with this configuration?",
+                        sqlState: e.sqlState, query: sql)
                 }
                 throw e
             }
@@ -92,7 +99,8 @@ public final class PostgresReplicationStream: @unchecked Sendable {
                     continuation.finish()
                 } else {
                     // The server ended the stream (it is shutting down, say): worth reconnecting.
-                    continuation.finish(throwing: PostgresError(.connectionLost, "The server ended the replication stream."))
+                    continuation.finish(
+                        throwing: PostgresError(.connectionLost, "The server ended the replication stream."))
                 }
             } catch {
                 connection.close()
@@ -157,7 +165,10 @@ public final class PostgresReplicationStream: @unchecked Sendable {
                         // Idle, nothing of ours in flight: WAL up to here holds nothing we need.
                         if current == nil && s.inFlight.isEmpty { s.acknowledged = max(s.acknowledged, walEnd) }
                     }
-                    if replyRequested { try sendStatus(conn); lastStatus = .now }
+                    if replyRequested {
+                        try sendStatus(conn)
+                        lastStatus = .now
+                    }
                 default:
                     break
                 }
@@ -169,10 +180,16 @@ public final class PostgresReplicationStream: @unchecked Sendable {
                 return
             }
             if n < -1 {
-                throw PostgresError(.connectionLost, "The replication connection failed: \(String(cString: PQerrorMessage(conn)).trimmingCharacters(in: .whitespacesAndNewlines))")
+                throw PostgresError(
+                    .connectionLost,
+                    "The replication connection failed: \(String(cString: PQerrorMessage(conn)).trimmingCharacters(in: .whitespacesAndNewlines))"
+                )
             }
             // Nothing buffered: send progress when due, then wait for data.
-            let ackPending = state.withLock { s in defer { s.ackPending = false }; return s.ackPending }
+            let ackPending = state.withLock { s in
+                defer { s.ackPending = false }
+                return s.ackPending
+            }
             if ackPending || ContinuousClock.now - lastStatus > .seconds(10) {
                 try sendStatus(conn)
                 lastStatus = .now
@@ -180,14 +197,19 @@ public final class PostgresReplicationStream: @unchecked Sendable {
             var pfd = pollfd(fd: PQsocket(conn), events: Int16(POLLIN), revents: 0)
             _ = poll(&pfd, 1, 20)
             guard PQconsumeInput(conn) == 1 else {
-                throw PostgresError(.connectionLost, "The replication connection was lost: \(String(cString: PQerrorMessage(conn)).trimmingCharacters(in: .whitespacesAndNewlines))")
+                throw PostgresError(
+                    .connectionLost,
+                    "The replication connection was lost: \(String(cString: PQerrorMessage(conn)).trimmingCharacters(in: .whitespacesAndNewlines))"
+                )
             }
         }
         try? sendStatus(conn)
     }
 
-    private func handle(_ message: PgOutputMessage, _ current: inout PostgresTransaction?,
-                        _ relations: inout [UInt32: PgOutputMessage.Relation], _ typeNames: inout [UInt32: String]) throws {
+    private func handle(
+        _ message: PgOutputMessage, _ current: inout PostgresTransaction?,
+        _ relations: inout [UInt32: PgOutputMessage.Relation], _ typeNames: inout [UInt32: String]
+    ) throws {
         switch message {
         case .begin(let final, _, _):
             current = PostgresTransaction(endLSN: final, commitLSN: final, origin: nil, changes: [])
@@ -204,7 +226,9 @@ public final class PostgresReplicationStream: @unchecked Sendable {
         case .update(let rel, let old, _, let new):
             guard let r = relations[rel], r.namespace == schema else { return }
             yieldPartIfFull(&current)
-            current?.changes.append(.update(table: r.name, row: try row(new, r, typeNames), oldKey: try old.map { try row($0, r, typeNames) }))
+            current?.changes.append(
+                .update(
+                    table: r.name, row: try row(new, r, typeNames), oldKey: try old.map { try row($0, r, typeNames) }))
         case .delete(let rel, let old, _):
             guard let r = relations[rel], r.namespace == schema else { return }
             yieldPartIfFull(&current)
@@ -228,11 +252,13 @@ public final class PostgresReplicationStream: @unchecked Sendable {
 
     /// Hands a transaction (or a part) to the consumer; flow control: waits while too many are unprocessed.
     private func deliver(_ tx: PostgresTransaction) {
-        let n = tx.changes.count, maxChanges = 2 * partSize
+        let n = tx.changes.count
+        let maxChanges = 2 * partSize
         while true {
             let (admitted, stopped) = state.withLock { s -> (Bool, Bool) in
                 guard !s.stopped else { return (false, true) }
-                guard s.inFlight.isEmpty || (s.inFlight.count < maxInFlight && s.inFlightChanges + n <= maxChanges) else { return (false, false) }
+                guard s.inFlight.isEmpty || (s.inFlight.count < maxInFlight && s.inFlightChanges + n <= maxChanges)
+                else { return (false, false) }
                 s.inFlight.append(n)
                 s.inFlightChanges += n
                 return (true, false)
@@ -255,14 +281,19 @@ public final class PostgresReplicationStream: @unchecked Sendable {
     }
 
     /// Typed values of a tuple. Unchanged TOASTed values are listed as missing, never null.
-    private func row(_ tuple: [PgOutputMessage.TupleValue], _ r: PgOutputMessage.Relation, _ typeNames: [UInt32: String]) throws -> DatabaseRow {
+    private func row(
+        _ tuple: [PgOutputMessage.TupleValue], _ r: PgOutputMessage.Relation, _ typeNames: [UInt32: String]
+    ) throws -> DatabaseRow {
         var out = DatabaseRow()
         for (column, value) in zip(r.columns, tuple) {
             switch value {
             case .null: out[column.name] = .null
             case .unchangedToast: out.missing.insert(column.name)
             case .text(let text):
-                guard let type = catalog.resolve(oid: column.typeOID, name: typeNames[column.typeOID] ?? "", customTypes: customTypes) else {
+                guard
+                    let type = catalog.resolve(
+                        oid: column.typeOID, name: typeNames[column.typeOID] ?? "", customTypes: customTypes)
+                else {
                     // Not a type we map: kept as text; the start-up check rejects mapped columns of such types.
                     out[column.name] = .string(text)
                     continue
@@ -278,7 +309,11 @@ public final class PostgresReplicationStream: @unchecked Sendable {
     private func sendStatus(_ conn: OpaquePointer) throws {
         let (received, acked) = state.withLock { ($0.lastReceived, $0.acknowledged) }
         var bytes: [UInt8] = [UInt8(ascii: "r")]
-        func put(_ v: UInt64) { for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt64(shift))) } }
+        func put(_ v: UInt64) {
+            for shift in stride(from: 56, through: 0, by: -8) {
+                bytes.append(UInt8(truncatingIfNeeded: v >> UInt64(shift)))
+            }
+        }
         put(max(received, acked).value)
         put(acked.value)
         put(acked.value)
@@ -288,7 +323,10 @@ public final class PostgresReplicationStream: @unchecked Sendable {
             b.withMemoryRebound(to: CChar.self) { PQputCopyData(conn, $0.baseAddress, Int32($0.count)) }
         }
         guard ok == 1, PQflush(conn) == 0 else {
-            throw PostgresError(.connectionLost, "Could not send progress to the server: \(String(cString: PQerrorMessage(conn)).trimmingCharacters(in: .whitespacesAndNewlines))")
+            throw PostgresError(
+                .connectionLost,
+                "Could not send progress to the server: \(String(cString: PQerrorMessage(conn)).trimmingCharacters(in: .whitespacesAndNewlines))"
+            )
         }
         logger.trace("Sent standby status", metadata: ["pg.lsn": "\(acked)"])
     }

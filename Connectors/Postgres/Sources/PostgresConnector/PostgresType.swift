@@ -23,16 +23,21 @@ public struct PostgresType: Hashable, Sendable {
         let scalars: [(UInt32, UInt32, String, ScalarType)] = [
             // oid, array oid, name, Realm type
             (16, 1000, "boolean", .bool),
-            (21, 1005, "smallint", .int), (23, 1007, "integer", .int), (20, 1016, "bigint", .int), (26, 1028, "oid", .int),
+            (21, 1005, "smallint", .int), (23, 1007, "integer", .int), (20, 1016, "bigint", .int),
+            (26, 1028, "oid", .int),
             (700, 1021, "real", .float), (701, 1022, "double precision", .double),
             (1700, 1231, "numeric", .decimal), (790, 791, "money", .string),
             (25, 1009, "text", .string), (1043, 1015, "character varying", .string), (1042, 1014, "character", .string),
-            (19, 1003, "name", .string), (18, 1002, "\"char\"", .string), (114, 199, "json", .string), (3802, 3807, "jsonb", .string),
-            (3614, 3643, "tsvector", .string), (142, 143, "xml", .string), (869, 1041, "inet", .string), (650, 651, "cidr", .string),
-            (829, 1040, "macaddr", .string), (1186, 1187, "interval", .string), (1083, 1183, "time without time zone", .string),
+            (19, 1003, "name", .string), (18, 1002, "\"char\"", .string), (114, 199, "json", .string),
+            (3802, 3807, "jsonb", .string),
+            (3614, 3643, "tsvector", .string), (142, 143, "xml", .string), (869, 1041, "inet", .string),
+            (650, 651, "cidr", .string),
+            (829, 1040, "macaddr", .string), (1186, 1187, "interval", .string),
+            (1083, 1183, "time without time zone", .string),
             (1266, 1270, "time with time zone", .string),
             (2950, 2951, "uuid", .uuid), (17, 1001, "bytea", .data),
-            (1082, 1182, "date", .date), (1114, 1115, "timestamp without time zone", .date), (1184, 1185, "timestamp with time zone", .date),
+            (1082, 1182, "date", .date), (1114, 1115, "timestamp without time zone", .date),
+            (1184, 1185, "timestamp with time zone", .date),
         ]
         var table: [UInt32: (String, Kind)] = [:]
         for (oid, arrayOID, name, realm) in scalars {
@@ -47,7 +52,9 @@ public struct PostgresType: Hashable, Sendable {
     public static func resolve(oid: UInt32, name: String, customTypes: [String: ScalarType]) -> PostgresType? {
         if let (n, kind) = builtins[oid] { return PostgresType(oid: oid, name: n, kind: kind) }
         if let s = customTypes[name] { return PostgresType(oid: oid, name: name, kind: .scalar(s)) }
-        if name.hasPrefix("_"), let s = customTypes[String(name.dropFirst())] { return PostgresType(oid: oid, name: name, kind: .array(s)) }
+        if name.hasPrefix("_"), let s = customTypes[String(name.dropFirst())] {
+            return PostgresType(oid: oid, name: name, kind: .array(s))
+        }
         return nil
     }
 
@@ -74,7 +81,11 @@ public struct PostgresType: Hashable, Sendable {
     public func decode(_ text: String) throws -> Value {
         switch kind {
         case .scalar(let s): return try Self.decode(text, as: s, typeName: name)
-        case .array(let s): return .list(try Self.parseArray(text, typeName: name).map { try $0.map { try Self.decode($0, as: s, typeName: name) } ?? .null })
+        case .array(let s):
+            return .list(
+                try Self.parseArray(text, typeName: name).map {
+                    try $0.map { try Self.decode($0, as: s, typeName: name) } ?? .null
+                })
         }
     }
 
@@ -84,7 +95,11 @@ public struct PostgresType: Hashable, Sendable {
         }
         switch s {
         case .bool:
-            switch text { case "t", "true": return .bool(true); case "f", "false": return .bool(false); default: throw fail("boolean text") }
+            switch text {
+            case "t", "true": return .bool(true)
+            case "f", "false": return .bool(false)
+            default: throw fail("boolean text")
+            }
         case .int:
             guard let i = Int64(text) else { throw fail("integer text") }
             return .int(i)
@@ -96,8 +111,10 @@ public struct PostgresType: Hashable, Sendable {
             return .double(d)
         case .decimal:
             guard let d = DecimalNumber(exactly: text) else {
-                throw fail("numeric text of at most \(DecimalNumber.significantDigits) significant digits "
-                    + "and \(DecimalNumber.maximumDigitsAroundThePoint) digits either side of the point (NaN and infinities cannot be stored)")
+                throw fail(
+                    "numeric text of at most \(DecimalNumber.significantDigits) significant digits "
+                        + "and \(DecimalNumber.maximumDigitsAroundThePoint) digits either side of the point (NaN and infinities cannot be stored)"
+                )
             }
             return .decimal(d)
         case .string: return .string(text)
@@ -138,7 +155,8 @@ public struct PostgresType: Hashable, Sendable {
 
     private static func arrayElement(_ v: Value) -> String {
         guard let text = encode(v) else { return "NULL" }
-        return "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        return "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            + "\""
     }
 
     /// Parses a one-dimensional array literal: `{a,"b c",NULL}`.
@@ -167,7 +185,10 @@ public struct PostgresType: Hashable, Sendable {
                 guard i < end else { throw fail }
                 i += 1
             } else {
-                while i < end, chars[i] != "," { item.unicodeScalars.append(chars[i]); i += 1 }
+                while i < end, chars[i] != "," {
+                    item.unicodeScalars.append(chars[i])
+                    i += 1
+                }
             }
             items.append(!quoted && item == "NULL" ? nil : item)
             if i < end {
@@ -196,5 +217,10 @@ extension Data {
 
 /// The value of an ASCII hexadecimal digit, or nil.
 func hexDigit(_ c: UInt8) -> UInt8? {
-    switch c { case 48...57: c - 48; case 97...102: c - 87; case 65...70: c - 55; default: nil }
+    switch c {
+    case 48...57: c - 48
+    case 97...102: c - 87
+    case 65...70: c - 55
+    default: nil
+    }
 }

@@ -22,14 +22,17 @@ struct PostgresTypeCatalog: Sendable {
 
     /// The types outside Postgres's own catalog (the database's domains, enums, arrays of them).
     static func load(_ s: PostgresSession) throws -> PostgresTypeCatalog {
-        let rows = try s.query("""
+        let rows = try s.query(
+            """
             SELECT t.oid::int8, t.typname, t.typtype, t.typbasetype::int8, t.typelem::int8 FROM pg_type t
             JOIN pg_namespace n ON n.oid = t.typnamespace WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')
-            """).rows
+            """
+        ).rows
         var catalog = PostgresTypeCatalog()
         for r in rows {
             guard let oid = r[0].flatMap(UInt32.init), let name = r[1], let kind = r[2]?.utf8.first,
-                  let base = r[3].flatMap(UInt32.init), let element = r[4].flatMap(UInt32.init) else { continue }
+                let base = r[3].flatMap(UInt32.init), let element = r[4].flatMap(UInt32.init)
+            else { continue }
             catalog.entries[oid] = Entry(name: name, kind: kind, base: base, element: element)
         }
         return catalog
@@ -39,7 +42,8 @@ struct PostgresTypeCatalog: Sendable {
     /// not in `customTypes`). `name` is used only for an OID the catalog does not hold (a type
     /// created after it was read).
     func resolve(oid: UInt32, name: String = "", customTypes: [String: ScalarType]) -> PostgresType? {
-        if let (n, kind) = PostgresType.builtins[oid] { return PostgresType(oid: oid, name: n, kind: kind) }  // one lookup: per field
+        // one lookup: per field
+        if let (n, kind) = PostgresType.builtins[oid] { return PostgresType(oid: oid, name: n, kind: kind) }
         guard let e = entries[oid] else { return PostgresType.resolve(oid: oid, name: name, customTypes: customTypes) }
         if let s = customTypes[e.name] { return PostgresType(oid: oid, name: e.name, kind: .scalar(s)) }
         if e.kind == UInt8(ascii: "d") { return resolve(oid: e.base, customTypes: customTypes) }

@@ -9,14 +9,18 @@ enum PostgresWrites {
     ///
     /// - Parameter conflictTargets: per table, the columns of `ON CONFLICT` when they are not its
     ///   key columns (``PostgresSchema/conflictTarget(_:_:)``).
-    static func statements(_ writes: [DatabaseWrite], schema: String, conflictTargets: [String: [String]] = [:],
-                           maxParameters: Int = 30_000) -> [(String, [String?], DatabaseWrite?)] {
+    static func statements(
+        _ writes: [DatabaseWrite], schema: String, conflictTargets: [String: [String]] = [:],
+        maxParameters: Int = 30_000
+    ) -> [(String, [String?], DatabaseWrite?)] {
         var out: [(String, [String?], DatabaseWrite?)] = []
         var run: [DatabaseWrite] = []
         var runKeys = Set<[Value]>()
         func flush() {
             guard !run.isEmpty else { return }
-            let (text, params) = run.count == 1 ? sql(run[0], schema: schema, conflictTargets: conflictTargets)
+            let (text, params) =
+                run.count == 1
+                ? sql(run[0], schema: schema, conflictTargets: conflictTargets)
                 : multiRowUpsert(run, schema: schema, conflictTargets: conflictTargets)
             out.append((text, params, run.count == 1 ? run[0] : nil))
             run = []
@@ -31,8 +35,10 @@ enum PostgresWrites {
             }
             let key = keys.map { row[$0] ?? .null }
             if let first = run.first, case .upsert(let t0, let k0, let r0) = first,
-               t0 != table || k0 != keys || Set(r0.values.keys) != Set(row.values.keys) || r0.references != row.references || runKeys.contains(key)
-                || (run.count + 1) * row.values.count > maxParameters {
+                t0 != table || k0 != keys || Set(r0.values.keys) != Set(row.values.keys)
+                    || r0.references != row.references || runKeys.contains(key)
+                    || (run.count + 1) * row.values.count > maxParameters
+            {
                 flush()
             }
             run.append(w)
@@ -42,31 +48,46 @@ enum PostgresWrites {
         return out
     }
 
-    private static func multiRowUpsert(_ run: [DatabaseWrite], schema: String, conflictTargets: [String: [String]]) -> (String, [String?]) {
-        guard case .upsert(let table, let keyColumns, let first) = run[0] else { preconditionFailure("a run holds upserts only") }
+    private static func multiRowUpsert(_ run: [DatabaseWrite], schema: String, conflictTargets: [String: [String]]) -> (
+        String, [String?]
+    ) {
+        guard case .upsert(let table, let keyColumns, let first) = run[0] else {
+            preconditionFailure("a run holds upserts only")
+        }
         let names = first.values.keys.sorted()
         var params: [String?] = []
         var tuples: [String] = []
         for w in run {
             guard case .upsert(_, _, let row) = w else { continue }
             let base = params.count
-            tuples.append("(" + names.enumerated().map { placeholder(base + $0 + 1, row.references[$1], schema) }.joined(separator: ", ") + ")")
+            tuples.append(
+                "("
+                    + names.enumerated().map { placeholder(base + $0 + 1, row.references[$1], schema) }.joined(
+                        separator: ", ") + ")")
             params += names.map { PostgresType.encode(row[$0] ?? .null) }
         }
-        let updates = names.filter { !keyColumns.contains($0) }.map { "\(PostgresSQL.quote($0)) = EXCLUDED.\(PostgresSQL.quote($0))" }
+        let updates = names.filter { !keyColumns.contains($0) }.map {
+            "\(PostgresSQL.quote($0)) = EXCLUDED.\(PostgresSQL.quote($0))"
+        }
         let target = conflictTargets[table] ?? keyColumns
-        let conflict = "ON CONFLICT (\(target.map(PostgresSQL.quote).joined(separator: ", "))) " + (updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + updates.joined(separator: ", "))
-        let sql = "INSERT INTO \(PostgresSQL.qualified(schema, table)) (\(names.map(PostgresSQL.quote).joined(separator: ", "))) VALUES \(tuples.joined(separator: ", ")) \(conflict)"
+        let conflict =
+            "ON CONFLICT (\(target.map(PostgresSQL.quote).joined(separator: ", "))) "
+            + (updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + updates.joined(separator: ", "))
+        let sql =
+            "INSERT INTO \(PostgresSQL.qualified(schema, table)) (\(names.map(PostgresSQL.quote).joined(separator: ", "))) VALUES \(tuples.joined(separator: ", ")) \(conflict)"
         return (sql, params)
     }
 
     /// Parameter `$n`, or the database key that a RealmId parameter refers to.
     static func placeholder(_ n: Int, _ reference: KeyReference?, _ schema: String) -> String {
         guard let r = reference else { return "$\(n)" }
-        return "(SELECT \(PostgresSQL.quote(r.column)) FROM \(PostgresSQL.qualified(schema, r.table)) WHERE \(PostgresSQL.quote(r.byColumn)) = $\(n))"
+        return
+            "(SELECT \(PostgresSQL.quote(r.column)) FROM \(PostgresSQL.qualified(schema, r.table)) WHERE \(PostgresSQL.quote(r.byColumn)) = $\(n))"
     }
 
-    static func sql(_ write: DatabaseWrite, schema: String, conflictTargets: [String: [String]] = [:]) -> (String, [String?]) {
+    static func sql(_ write: DatabaseWrite, schema: String, conflictTargets: [String: [String]] = [:]) -> (
+        String, [String?]
+    ) {
         let table = PostgresSQL.qualified(schema, write.table)
         func ordered(_ row: DatabaseRow) -> [(String, Value)] { row.values.sorted { $0.key < $1.key } }
         func params(_ row: DatabaseRow, from n: Int) -> String {
@@ -74,21 +95,34 @@ enum PostgresWrites {
         }
         func conditions(_ key: DatabaseRow, from n: Int) -> (String, [String?]) {
             let parts = ordered(key)
-            let sql = parts.enumerated().map { "\(PostgresSQL.quote($1.0)) = \(placeholder(n + $0, key.references[$1.0], schema))" }.joined(separator: " AND ")
+            let sql = parts.enumerated().map {
+                "\(PostgresSQL.quote($1.0)) = \(placeholder(n + $0, key.references[$1.0], schema))"
+            }.joined(separator: " AND ")
             return (sql, parts.map { PostgresType.encode($0.1) })
         }
         switch write {
         case .upsert(_, let keyColumns, let row):
             let cols = ordered(row)
             let names = cols.map { PostgresSQL.quote($0.0) }.joined(separator: ", ")
-            let updates = cols.filter { !keyColumns.contains($0.0) }.map { "\(PostgresSQL.quote($0.0)) = EXCLUDED.\(PostgresSQL.quote($0.0))" }
-            let conflict = "ON CONFLICT (\((conflictTargets[write.table] ?? keyColumns).map(PostgresSQL.quote).joined(separator: ", "))) " + (updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + updates.joined(separator: ", "))
-            return ("INSERT INTO \(table) (\(names)) VALUES (\(params(row, from: 1))) \(conflict)", cols.map { PostgresType.encode($0.1) })
+            let updates = cols.filter { !keyColumns.contains($0.0) }.map {
+                "\(PostgresSQL.quote($0.0)) = EXCLUDED.\(PostgresSQL.quote($0.0))"
+            }
+            let conflict =
+                "ON CONFLICT (\((conflictTargets[write.table] ?? keyColumns).map(PostgresSQL.quote).joined(separator: ", "))) "
+                + (updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + updates.joined(separator: ", "))
+            return (
+                "INSERT INTO \(table) (\(names)) VALUES (\(params(row, from: 1))) \(conflict)",
+                cols.map { PostgresType.encode($0.1) }
+            )
         case .update(_, let key, let values):
             let cols = ordered(values)
-            let sets = cols.enumerated().map { "\(PostgresSQL.quote($1.0)) = \(placeholder($0 + 1, values.references[$1.0], schema))" }.joined(separator: ", ")
+            let sets = cols.enumerated().map {
+                "\(PostgresSQL.quote($1.0)) = \(placeholder($0 + 1, values.references[$1.0], schema))"
+            }.joined(separator: ", ")
             let (whereSQL, whereParams) = conditions(key, from: cols.count + 1)
-            return ("UPDATE \(table) SET \(sets) WHERE \(whereSQL)", cols.map { PostgresType.encode($0.1) } + whereParams)
+            return (
+                "UPDATE \(table) SET \(sets) WHERE \(whereSQL)", cols.map { PostgresType.encode($0.1) } + whereParams
+            )
         case .delete(_, let key):
             let (whereSQL, params) = conditions(key, from: 1)
             return ("DELETE FROM \(table) WHERE \(whereSQL)", params)
@@ -98,11 +132,18 @@ enum PostgresWrites {
             return ("DELETE FROM \(table) WHERE \(whereSQL)", params)
         case .insert(_, let row):
             let cols = ordered(row)
-            return ("INSERT INTO \(table) (\(cols.map { PostgresSQL.quote($0.0) }.joined(separator: ", "))) VALUES (\(params(row, from: 1)))",
-                    cols.map { PostgresType.encode($0.1) })
+            return (
+                "INSERT INTO \(table) (\(cols.map { PostgresSQL.quote($0.0) }.joined(separator: ", "))) VALUES (\(params(row, from: 1)))",
+                cols.map { PostgresType.encode($0.1) }
+            )
         case .closeGaps:
-            let (oid, idx) = (PostgresSQL.quote(LinkListMapping.ownerColumn), PostgresSQL.quote(LinkListMapping.indexColumn))
-            return ("UPDATE \(table) t SET \(idx) = r.n FROM (SELECT ctid AS row, row_number() OVER (PARTITION BY \(oid) ORDER BY \(idx)) - 1 AS n FROM \(table)) r WHERE t.ctid = r.row AND t.\(idx) <> r.n", [])
+            let (oid, idx) = (
+                PostgresSQL.quote(LinkListMapping.ownerColumn), PostgresSQL.quote(LinkListMapping.indexColumn)
+            )
+            return (
+                "UPDATE \(table) t SET \(idx) = r.n FROM (SELECT ctid AS row, row_number() OVER (PARTITION BY \(oid) ORDER BY \(idx)) - 1 AS n FROM \(table)) r WHERE t.ctid = r.row AND t.\(idx) <> r.n",
+                []
+            )
         }
     }
 
@@ -122,9 +163,17 @@ enum PostgresWrites {
                 let chunk = rows[start..<min(start + 10_000, rows.count)]
                 let a = chunk.first!
                 let (key, id) = (PostgresSQL.quote(a.keyColumn), PostgresSQL.quote(a.realmIdColumn))
-                let sql = "UPDATE \(PostgresSQL.qualified(schema, table)) t SET \(id) = v.id FROM unnest($1::\(PostgresType.sqlType(for: a.keyType))[], $2::\(PostgresType.sqlType(for: a.realmIdType))[]) AS v(k, id) "
+                let sql =
+                    "UPDATE \(PostgresSQL.qualified(schema, table)) t SET \(id) = v.id FROM unnest($1::\(PostgresType.sqlType(for: a.keyType))[], $2::\(PostgresType.sqlType(for: a.realmIdType))[]) AS v(k, id) "
                     + "WHERE t.\(key) = v.k AND t.\(id) IS NULL"
-                out.append((sql, [PostgresType.encode(.list(chunk.map(\.key))), PostgresType.encode(.list(chunk.map(\.realmId)))]))
+                out.append(
+                    (
+                        sql,
+                        [
+                            PostgresType.encode(.list(chunk.map(\.key))),
+                            PostgresType.encode(.list(chunk.map(\.realmId))),
+                        ]
+                    ))
             }
         }
         return out

@@ -52,7 +52,10 @@ public final class JSONLinesMirror: Service {
                 let schema = try adapter.store.schema(of: path)
                 var text = ""
                 for instruction in tx.instructions {
-                    text += JSONValue.object([.init("version", .int(tx.version)), .init("instruction", instruction.json(schema: schema))]).serialized() + "\n"
+                    text +=
+                        JSONValue.object([
+                            .init("version", .int(tx.version)), .init("instruction", instruction.json(schema: schema)),
+                        ]).serialized() + "\n"
                 }
                 try append(text, to: file)
                 lastInFile = tx.version
@@ -61,7 +64,8 @@ public final class JSONLinesMirror: Service {
             try adapter.advance(path)
         }
         if written > 0 {
-            logger.info("Mirrored transactions", metadata: ["realm.path": "\(path)", "count": "\(written)", "file": "\(file)"])
+            logger.info(
+                "Mirrored transactions", metadata: ["realm.path": "\(path)", "count": "\(written)", "file": "\(file)"])
         }
         return written
     }
@@ -74,7 +78,9 @@ public final class JSONLinesMirror: Service {
     private func append(_ text: String, to file: String) throws {
         let directory = (file as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        if !FileManager.default.fileExists(atPath: file) { _ = FileManager.default.createFile(atPath: file, contents: nil) }
+        if !FileManager.default.fileExists(atPath: file) {
+            _ = FileManager.default.createFile(atPath: file, contents: nil)
+        }
         let handle = try FileHandle(forWritingAtPath: file).orThrow("Cannot open \(file) for writing.")
         defer { try? handle.close() }
         try handle.seekToEnd()
@@ -91,9 +97,12 @@ public final class JSONLinesMirror: Service {
         try handle.seek(toOffset: size - tail)
         let data = try handle.readToEnd() ?? Data()
         // A crash mid-write can leave a partial last line: use the last line that ends in a newline.
-        guard let lines = String(data: data, encoding: .utf8)?.split(separator: "\n", omittingEmptySubsequences: false).dropLast(),
-              let last = lines.last(where: { !$0.isEmpty }),
-              case .int(let v)? = (try? JSONValue(parsing: String(last)))?["version"] else { return 0 }
+        guard
+            let lines = String(data: data, encoding: .utf8)?.split(separator: "\n", omittingEmptySubsequences: false)
+                .dropLast(),
+            let last = lines.last(where: { !$0.isEmpty }),
+            case .int(let v)? = (try? JSONValue(parsing: String(last)))?["version"]
+        else { return 0 }
         return v
     }
 }

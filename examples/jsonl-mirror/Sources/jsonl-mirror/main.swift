@@ -20,13 +20,15 @@ LoggingSystem.bootstrap(StreamLogHandler.standardError)
 let logger = Logger(label: "jsonl-mirror")
 do {
     let store = try RealmStore(directory: args[0], logger: logger)
-    let adapter = try Adapter(store: store, name: "jsonl-mirror", pathRegex: args.count == 3 ? args[2] : ".*", logger: logger)
+    let adapter = try Adapter(
+        store: store, name: "jsonl-mirror", pathRegex: args.count == 3 ? args[2] : ".*", logger: logger)
     let mirror = JSONLinesMirror(adapter: adapter, outputDirectory: args[1], logger: logger)
     if once {
         let n = try mirror.drainAll()
         print("Mirrored \(n) transaction\(n == 1 ? "" : "s") into \(args[1])")
     } else {
-        let group = ServiceGroup(configuration: .init(services: [mirror], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let group = ServiceGroup(
+            configuration: .init(services: [mirror], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }
 } catch {
