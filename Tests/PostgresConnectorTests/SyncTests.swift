@@ -1,3 +1,4 @@
+import ConnectorScenarios
 import Foundation
 import Logging
 import PostgresConnector
@@ -77,39 +78,8 @@ struct SyncHarness {
         logger.logLevel = ProcessInfo.processInfo.environment["REALM_ADAPTER_TEST_DEBUG"] != nil ? .debug : .warning
         let connector = PostgresConnector(configuration: config.database!, logger: logger)
         try await connector.prepare(mapping)
-        let adapter = try Adapter(
-            store: store, name: config.realm.adapterName, pathRegex: config.realm.effectivePathRegex)
-        let mappings = SharedMapping(mapping)
-        let applier = RealmApplier(
-            store: store, mappings: mappings, origin: adapter.origin, source: connector.sourceName)
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [
-                    .init(
-                        service: try DatabaseToRealmService(
-                            connector: connector, applier: applier, adapter: adapter, retry: config.database!.retry,
-                            logger: logger)),
-                    .init(
-                        service: RealmToDatabaseService(
-                            connector: connector, adapter: adapter, mappings: mappings, retry: config.database!.retry,
-                            ignoreSQLErrors: config.ignoreSQLErrors,
-                            applyRealmSchemaChanges: config.database!.applyRealmSchemaChanges,
-                            logger: logger)),
-                ], logger: logger))
-        try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            do {
-                try await body()
-            } catch {
-                await group.triggerGracefulShutdown()
-                try? await tasks.waitForAll()
-                await connector.shutdown()
-                throw error
-            }
-            await group.triggerGracefulShutdown()
-            try await tasks.waitForAll()
-            await connector.shutdown()
-        }
+        try await InProcessDaemon.run(
+            connector, configuration: config, mapping: mapping, store: store, logger: logger, body)
     }
 
     /// The object, or nil (also while the Realm does not exist yet).

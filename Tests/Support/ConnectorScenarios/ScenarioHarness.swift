@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import RealmAdapter
-import ServiceLifecycle
 
 /// A database the core's scenarios run against, through its connector: each connector's tests
 /// provide one (a fresh SQLite file, a fresh Postgres database) and run the same ``Scenarios``.
@@ -70,71 +69,16 @@ struct ScenarioHarness<Database: ScenarioDatabase> {
 
     func connector() throws -> any DatabaseConnector { try database.connectors.connector(config, logger: logger) }
 
-    /// How a daemon run ends once its body is done.
-    enum Ending {
-        /// SIGTERM's way: the transaction in flight finishes and is confirmed.
-        case graceful
-        /// Abruptly: its tasks cancelled, nothing confirmed or tidied on the way out, as close
-        /// to a kill as one process gets.
-        case crash
-        /// When it stops by itself (a failpoint's error); that error is returned.
-        case whenItStops
-    }
-
     /// Runs `body` while the daemon runs, and ends it as `ending` says.
     @discardableResult
-    func withDaemon(_ ending: Ending = .graceful, _ body: () async throws -> Void) async throws -> Error? {
+    func withDaemon(_ ending: InProcessDaemon.Ending = .graceful, _ body: () async throws -> Void) async throws
+        -> Error?
+    {
         let connector = try connector()
         let start = try await connector.prepare(mapping)
         try DatabaseToRealmService.requireStoreFollows(store, source: connector.sourceName, start: start)
-        let adapter = try Adapter(
-            store: store, name: config.realm.adapterName, pathRegex: config.realm.effectivePathRegex)
-        let mappings = SharedMapping(mapping)
-        let applier = RealmApplier(
-            store: store, mappings: mappings, origin: adapter.origin, source: connector.sourceName)
-        let retry = config.database!.retry
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [
-                    .init(
-                        service: try DatabaseToRealmService(
-                            connector: connector, applier: applier, adapter: adapter, retry: retry,
-                            logger: logger)),
-                    .init(
-                        service: RealmToDatabaseService(
-                            connector: connector, adapter: adapter, mappings: mappings, retry: retry,
-                            ignoreSQLErrors: false, applyRealmSchemaChanges: false, logger: logger)),
-                ], logger: logger))
-        return try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            defer { tasks.cancelAll() }
-            do {
-                try await body()
-            } catch {
-                await group.triggerGracefulShutdown()
-                try? await tasks.waitForAll()
-                await connector.shutdown()
-                throw error
-            }
-            switch ending {
-            case .graceful:
-                await group.triggerGracefulShutdown()
-                try await tasks.waitForAll()
-                await connector.shutdown()
-                return nil
-            case .crash:
-                tasks.cancelAll()
-                try? await tasks.waitForAll()
-                return nil
-            case .whenItStops:
-                do {
-                    try await tasks.waitForAll()
-                } catch {
-                    return error
-                }
-                throw ScenarioFailure(description: "the daemon stopped without an error")
-            }
-        }
+        return try await InProcessDaemon.run(
+            connector, configuration: config, mapping: mapping, store: store, logger: logger, ending: ending, body)
     }
 
     /// `realm-adapter load`, in process.
