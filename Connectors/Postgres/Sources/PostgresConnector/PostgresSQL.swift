@@ -1,3 +1,5 @@
+import RealmAdapter
+
 /// Quoting for the Postgres dialect: the one place identifiers and literals are quoted.
 /// Values are never pasted into SQL; they travel as parameters. Literals are used only where
 /// the protocol allows no parameter (replication commands, DDL options).
@@ -36,4 +38,14 @@ public enum PostgresSQL {
     public static func literal(_ text: String) -> String {
         "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
     }
+}
+
+/// The Postgres dialect of the statements the core builds (``DatabaseWrite/statement(_:conflictTarget:)``):
+/// tables qualified by the configured schema, parameters `$n`.
+struct PostgresDialect: SQLDialect {
+    let schema: String
+
+    func quote(_ identifier: String) -> String { PostgresSQL.quote(identifier) }
+    func table(_ name: String) -> String { PostgresSQL.qualified(schema, name) }
+    func parameter(_ n: Int) -> String { "$\(n)" }
 }

@@ -54,6 +54,7 @@ enum PostgresWrites {
         guard case .upsert(let table, let keyColumns, let first) = run[0] else {
             preconditionFailure("a run holds upserts only")
         }
+        let dialect = PostgresDialect(schema: schema)
         let names = first.values.keys.sorted()
         var params: [String?] = []
         var tuples: [String] = []
@@ -62,8 +63,8 @@ enum PostgresWrites {
             let base = params.count
             tuples.append(
                 "("
-                    + names.enumerated().map { placeholder(base + $0 + 1, row.references[$1], schema) }.joined(
-                        separator: ", ") + ")")
+                    + names.enumerated().map { dialect.parameter(base + $0 + 1, referring: row.references[$1]) }
+                    .joined(separator: ", ") + ")")
             params += names.map { PostgresType.encode(row[$0] ?? .null) }
         }
         let updates = names.filter { !keyColumns.contains($0) }.map {
@@ -78,65 +79,13 @@ enum PostgresWrites {
         return (sql, params)
     }
 
-    /// Parameter `$n`, or the database key that a RealmId parameter refers to.
-    static func placeholder(_ n: Int, _ reference: KeyReference?, _ schema: String) -> String {
-        guard let r = reference else { return "$\(n)" }
-        return
-            "(SELECT \(PostgresSQL.quote(r.column)) FROM \(PostgresSQL.qualified(schema, r.table)) WHERE \(PostgresSQL.quote(r.byColumn)) = $\(n))"
-    }
-
     static func sql(_ write: DatabaseWrite, schema: String, conflictTargets: [String: [String]] = [:]) -> (
         String, [String?]
     ) {
-        let table = PostgresSQL.qualified(schema, write.table)
-        func ordered(_ row: DatabaseRow) -> [(String, Value)] { row.values.sorted { $0.key < $1.key } }
-        func params(_ row: DatabaseRow, from n: Int) -> String {
-            ordered(row).enumerated().map { placeholder(n + $0, row.references[$1.0], schema) }.joined(separator: ", ")
-        }
-        func conditions(_ key: DatabaseRow, from n: Int) -> (String, [String?]) {
-            let parts = ordered(key)
-            let sql = parts.enumerated().map {
-                "\(PostgresSQL.quote($1.0)) = \(placeholder(n + $0, key.references[$1.0], schema))"
-            }.joined(separator: " AND ")
-            return (sql, parts.map { PostgresType.encode($0.1) })
-        }
-        switch write {
-        case .upsert(_, let keyColumns, let row):
-            let cols = ordered(row)
-            let names = cols.map { PostgresSQL.quote($0.0) }.joined(separator: ", ")
-            let updates = cols.filter { !keyColumns.contains($0.0) }.map {
-                "\(PostgresSQL.quote($0.0)) = EXCLUDED.\(PostgresSQL.quote($0.0))"
-            }
-            let conflict =
-                "ON CONFLICT (\((conflictTargets[write.table] ?? keyColumns).map(PostgresSQL.quote).joined(separator: ", "))) "
-                + (updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + updates.joined(separator: ", "))
-            return (
-                "INSERT INTO \(table) (\(names)) VALUES (\(params(row, from: 1))) \(conflict)",
-                cols.map { PostgresType.encode($0.1) }
-            )
-        case .update(_, let key, let values):
-            let cols = ordered(values)
-            let sets = cols.enumerated().map {
-                "\(PostgresSQL.quote($1.0)) = \(placeholder($0 + 1, values.references[$1.0], schema))"
-            }.joined(separator: ", ")
-            let (whereSQL, whereParams) = conditions(key, from: cols.count + 1)
-            return (
-                "UPDATE \(table) SET \(sets) WHERE \(whereSQL)", cols.map { PostgresType.encode($0.1) } + whereParams
-            )
-        case .delete(_, let key):
-            let (whereSQL, params) = conditions(key, from: 1)
-            return ("DELETE FROM \(table) WHERE \(whereSQL)", params)
-        case .deleteAll(_, let matching):
-            if matching.values.isEmpty { return ("DELETE FROM \(table)", []) }
-            let (whereSQL, params) = conditions(matching, from: 1)
-            return ("DELETE FROM \(table) WHERE \(whereSQL)", params)
-        case .insert(_, let row):
-            let cols = ordered(row)
-            return (
-                "INSERT INTO \(table) (\(cols.map { PostgresSQL.quote($0.0) }.joined(separator: ", "))) VALUES (\(params(row, from: 1)))",
-                cols.map { PostgresType.encode($0.1) }
-            )
-        case .closeGaps:
+        guard let s = write.statement(PostgresDialect(schema: schema), conflictTarget: conflictTargets[write.table])
+        else {
+            // closeGaps: renumbered by row_number() over the physical rows.
+            let table = PostgresSQL.qualified(schema, write.table)
             let (oid, idx) = (
                 PostgresSQL.quote(LinkListMapping.ownerColumn), PostgresSQL.quote(LinkListMapping.indexColumn)
             )
@@ -145,6 +94,7 @@ enum PostgresWrites {
                 []
             )
         }
+        return (s.text, s.values.map(PostgresType.encode))
     }
 
     /// RealmIds written into rows that have none yet, one statement per table and 10,000 rows

@@ -169,10 +169,7 @@ public final class SQLiteConnector: DatabaseConnector {
 
     public func apply(_ writes: [DatabaseWrite], adapter: String, path: String, version: Int64) async throws {
         try await own(adapter: adapter, path: path, version: version) { db in
-            for w in writes {
-                let s = SQLiteWrites.statement(w)
-                try db.execute(sql: s.sql, arguments: StatementArguments(s.arguments))
-            }
+            for w in writes { try db.execute(w) }
         }
     }
 

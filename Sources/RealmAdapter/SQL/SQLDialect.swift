@@ -1,0 +1,32 @@
+/// What a relational connector's SQL looks like where dialects differ: quoting, table names,
+/// parameter markers. ``DatabaseWrite/statement(_:conflictTarget:)`` builds the statements of
+/// every connector with it, so a connector supplies only these and its wire.
+public protocol SQLDialect: Sendable {
+    /// An identifier, quoted (`"name"`, with quotes inside doubled).
+    func quote(_ identifier: String) -> String
+    /// A table's name as statements use it (Postgres: qualified by the schema).
+    func table(_ name: String) -> String
+    /// The marker of the `n`th parameter, 1-based (`$1` for Postgres, `?` for SQLite).
+    func parameter(_ n: Int) -> String
+}
+
+extension SQLDialect {
+    /// The `n`th parameter, or, when it holds a RealmId that `reference` looks up, the subquery
+    /// that finds the row's database key by it.
+    public func parameter(_ n: Int, referring reference: KeyReference?) -> String {
+        guard let r = reference else { return parameter(n) }
+        return "(SELECT \(quote(r.column)) FROM \(table(r.table)) WHERE \(quote(r.byColumn)) = \(parameter(n)))"
+    }
+}
+
+/// A SQL statement and the values of its parameters, in order. Values are never pasted into
+/// the text: they travel as parameters, converted by the connector for its wire.
+public struct SQLStatement: Sendable, Hashable {
+    public var text: String
+    public var values: [Value]
+
+    public init(_ text: String, _ values: [Value] = []) {
+        self.text = text
+        self.values = values
+    }
+}
