@@ -42,10 +42,7 @@ struct StoreOptions: ParsableArguments {
         if !creating
             && !FileManager.default.fileExists(atPath: (directory as NSString).appendingPathComponent("realms.sqlite"))
         {
-            throw RealmAdapterError(
-                .storeUnavailable,
-                "There is no Realm store in '\(directory)'. Give the right --store (or --config), or write to it first with `realm-adapter realm apply`."
-            )
+            throw RealmAdapterError.noStore(directory)
         }
         logger.debug("Opening store", metadata: ["store": "\(directory)"])
         return (try RealmStore(directory: directory, logger: logger), logger)
@@ -131,9 +128,7 @@ extension RealmCommand {
                 let schema = try store.schema(of: path)
                 let types = type.isEmpty ? schema.types.map(\.name) : type
                 for t in types where schema[type: t] == nil {
-                    throw RealmAdapterError(
-                        .schemaViolation,
-                        "\(path) has no type '\(t)'. Its types: \(schema.types.map(\.name).joined(separator: ", ")).")
+                    throw RealmAdapterError.noSuchType(t, path: path, types: schema.types.map(\.name))
                 }
                 var out = FileHandleOutputStream.standardOutput
                 print("{", to: &out)
@@ -225,7 +220,7 @@ extension RealmCommand {
                     data = FileHandle.standardInput.readDataToEndOfFile()
                 } else {
                     guard let d = FileManager.default.contents(atPath: file) else {
-                        throw RealmAdapterError(.invalidInstruction, "Cannot read the instructions file '\(file)'.")
+                        throw RealmAdapterError.instructionsUnreadable(file)
                     }
                     data = d
                 }
@@ -253,4 +248,24 @@ struct FileHandleOutputStream: TextOutputStream {
     let handle: FileHandle
     static var standardOutput: FileHandleOutputStream { FileHandleOutputStream(handle: .standardOutput) }
     mutating func write(_ string: String) { handle.write(Data(string.utf8)) }
+}
+
+extension RealmAdapterError {
+    static func noStore(_ directory: String) -> RealmAdapterError {
+        RealmAdapterError(
+            .storeUnavailable,
+            "There is no Realm store in '\(directory)'. Give the right --store (or --config), or write to it "
+                + "first with `realm-adapter realm apply`.",
+            context: ["store": directory])
+    }
+
+    static func noSuchType(_ type: String, path: String, types: [String]) -> RealmAdapterError {
+        RealmAdapterError(
+            .schemaViolation, "\(path) has no type '\(type)'. Its types: \(types.joined(separator: ", ")).",
+            context: ["realm.path": path, "type": type])
+    }
+
+    static func instructionsUnreadable(_ file: String) -> RealmAdapterError {
+        RealmAdapterError(.invalidInstruction, "Cannot read the instructions file '\(file)'.", context: ["file": file])
+    }
 }

@@ -117,7 +117,9 @@ extension PostgresIntegration {
                     try stream.start()
                 } throws: { error in
                     let e = error as! PostgresError
-                    return e.code == .replicationSlot && e.message.contains("does not exist")
+                    // The server's own error is kept under the one that says what to do.
+                    return e.code == .replicationSlot && e.sqlState == .undefinedObject
+                        && (e.underlying as? PostgresError)?.code == .queryFailed
                         && e.message.contains("realm-adapter load")
                 }
             }

@@ -118,8 +118,7 @@ import Testing
                 origin: "t")
         } throws: { error in
             let e = error as? RealmAdapterError
-            return e?.code == .invalidValue && e?.message.contains("instruction 0") == true
-                && e?.message.contains("U+0000") == true
+            return e?.code == .invalidValue && e?.context["instruction"] == "0" && e?.context["realm.path"] == "/n"
         }
         #expect(try t.store.count(of: "Note", in: "/n") == 0)
     }

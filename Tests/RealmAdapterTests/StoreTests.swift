@@ -161,8 +161,8 @@ import Testing
             try t.store.apply([good, bad], to: "/x", origin: "t")
         } throws: { error in
             let e = error as! RealmAdapterError
-            return e.code == code && e.message.contains(reason) && e.message.contains("instruction 1 (\(bad.summary))")
-                && e.message.contains("nothing was applied") && e.context["realm.path"] == "/x"
+            return e.code == code && e.message.contains(reason) && e.context["instruction"] == "1"
+                && e.context["realm.path"] == "/x"
         }
         #expect(try t.store.version(of: "/x") == before)
         #expect(try t.store.object(of: "Person", identity: "ok", in: "/x") == nil)
@@ -380,7 +380,9 @@ extension StoreTests {
         #expect {
             try t.store.write(to: "/x", origin: "test") { tx in _ = try tx.insert(p) }
         } throws: { error in
-            (error as? RealmAdapterError)?.code == .duplicatePrimaryKey && "\(error)".contains("= \(existing)")
+            let e = error as? RealmAdapterError
+            return e?.code == .duplicatePrimaryKey && e?.context["type"] == "Item"
+                && "\(error)".contains("= \(existing)")
         }
         #expect(try t.store.count(of: "Item", in: "/x") == 1)
         #expect(try t.store.object(of: "Item", identity: .int(existing), in: "/x")?.values["label"] == "already")
@@ -429,7 +431,7 @@ extension StoreTests {
         #expect {
             try t.store.apply(run, to: "/x", origin: "test")
         } throws: { error in
-            "\(error)".contains("instruction \(index) (INSERT Item") && "\(error)".contains(says)
+            (error as? RealmAdapterError)?.context["instruction"] == "\(index)" && "\(error)".contains(says)
         }
         #expect(try t.store.count(of: "Item", in: "/x") == 0)
         #expect(try t.store.version(of: "/x") == 1)

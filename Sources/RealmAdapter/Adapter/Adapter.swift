@@ -48,7 +48,7 @@ public final class Adapter: Sendable {
     ) throws {
         filter = try PathFilter(pathRegex)
         guard !name.isEmpty else {
-            throw RealmAdapterError(.invalidConfiguration, "An adapter needs a non-empty name.")
+            throw RealmAdapterError.emptyAdapterName()
         }
         self.store = store
         self.name = name
@@ -212,10 +212,8 @@ public final class Adapter: Sendable {
             guard let r = try RealmStore.realmRow(db, path) else { return [] }
             let cursor = try cursorVersion(db, r.id)
             if cursor < r.compactedThrough {
-                throw RealmAdapterError(
-                    .historyCompacted,
-                    "Adapter '\(name)' is at version \(cursor) of \(path), but history up to \(r.compactedThrough) was compacted before it registered. Follow this Realm with a new adapter name from the start, or load it again.",
-                    context: ["adapter": name, "realm.path": path])
+                throw RealmAdapterError.adapterBehindCompaction(
+                    adapter: name, path: path, cursor: cursor, compactedThrough: r.compactedThrough)
             }
             let rows = try Row.fetchCursor(
                 db.cachedStatement(

@@ -13,9 +13,7 @@ public struct PathFilter: @unchecked Sendable, CustomStringConvertible {
         do {
             regex = try NSRegularExpression(pattern: pattern)
         } catch {
-            throw RealmAdapterError(
-                .invalidConfiguration, "The Realm path filter '\(pattern)' is not a valid regular expression.",
-                context: ["pathRegex": pattern])
+            throw RealmAdapterError.invalidPathRegex(pattern)
         }
         self.pattern = pattern
     }

@@ -32,10 +32,7 @@ public struct Configuration: Sendable {
         connectors: ConnectorRegistry = ConnectorRegistry()
     ) throws -> Configuration {
         guard let data = FileManager.default.contents(atPath: file) else {
-            throw RealmAdapterError(
-                .invalidConfiguration,
-                "Cannot read the configuration file '\(file)'. Check the path; `realm-adapter validate --help` shows an example.",
-                context: ["file": file])
+            throw RealmAdapterError.configurationUnreadable(file)
         }
         do {
             var config = try Configuration(
@@ -98,17 +95,11 @@ public struct Configuration: Sendable {
     /// Cross-checks between sections.
     func check() throws {
         if let d = database, schema.types.isEmpty, !d.applyRealmSchemaChanges {
-            throw RealmAdapterError(
-                .invalidConfiguration,
-                "schema: has no object types, so nothing would sync. List the types to sync, or set database.applyRealmSchemaChanges to take them from the Realms.",
-                context: ["json.path": "schema"])
+            throw RealmAdapterError.nothingToSync()
         }
         if let regex = realm.pathRegex, realm.path.isLiteral {
             guard try PathFilter(regex).matches(realm.path.template) else {
-                throw RealmAdapterError(
-                    .invalidConfiguration,
-                    "realm.pathRegex '\(regex)' does not match realm.path '\(realm.path)', so no change would ever sync. Fix one of them, or leave pathRegex out to derive it from the path.",
-                    context: ["json.path": "realm.pathRegex"])
+                throw RealmAdapterError.pathRegexMismatch(regex, path: "\(realm.path)")
             }
         }
     }

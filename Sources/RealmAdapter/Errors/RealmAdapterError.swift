@@ -3,6 +3,10 @@
 /// Every error says what went wrong, where (Realm path, type, property, instruction index,
 /// JSON path, …) and, where a user can act, what to do. Bound values and secrets are never
 /// part of a message: a conversion error names the value's *kind*, not the value.
+///
+/// Errors are built by named factories (`RealmAdapterError+Values.swift`, `+Schema`, `+Objects`,
+/// `+Store`, `+Mapping`), so one failure reads the same wherever it happens; an error that reports
+/// another (SQLite's, the file system's, a connector's) keeps it as ``underlying``.
 public struct RealmAdapterError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A stable category, so callers can branch without parsing messages.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -49,11 +53,22 @@ public struct RealmAdapterError: Error, Sendable, Equatable, CustomStringConvert
     public var message: String
     /// Where it happened, e.g. `["realm.path": "/a", "instruction": "3 (SET Task)"]`.
     public var context: [String: String]
+    /// The error this one reports, when it reports another (a SQLite or file system error).
+    public var underlying: (any Error)?
 
-    public init(_ code: Code, _ message: String, context: [String: String] = [:]) {
+    public init(
+        _ code: Code, _ message: String, context: [String: String] = [:], underlying: (any Error)? = nil
+    ) {
         self.code = code
         self.message = message
         self.context = context
+        self.underlying = underlying
+    }
+
+    /// Errors are equal when they say the same; the underlying errors are compared by their text.
+    public static func == (a: RealmAdapterError, b: RealmAdapterError) -> Bool {
+        a.code == b.code && a.message == b.message && a.context == b.context
+            && a.underlying.map { "\($0)" } == b.underlying.map { "\($0)" }
     }
 
     public var description: String {
@@ -71,11 +86,6 @@ public struct RealmAdapterError: Error, Sendable, Equatable, CustomStringConvert
 }
 
 extension RealmAdapterError {
-    /// A string holds U+0000, which the store's text and Postgres text cannot keep.
-    static func nulInString() -> RealmAdapterError {
-        RealmAdapterError(.invalidValue, "a string cannot contain the NUL character (U+0000)")
-    }
-
     /// A failpoint configured with `error` was hit (debug builds only).
     static func failpoint(_ name: String) -> RealmAdapterError {
         RealmAdapterError(

@@ -7,26 +7,21 @@ extension Instruction {
     public func coerced(in schema: Schema) throws -> Instruction {
         func type(_ name: String) throws -> ObjectSchema {
             guard let t = schema[type: name] else {
-                throw RealmAdapterError(.schemaViolation, "unknown type '\(name)'", context: ["type": name])
+                throw RealmAdapterError.unknownType(name)
             }
             return t
         }
         func key(_ t: ObjectSchema, _ v: Value, _ what: String = "identity") throws -> Value {
             do { return try v.coercedKey(of: t.name, in: schema) } catch let e as RealmAdapterError {
-                throw RealmAdapterError(e.code, "\(what) of \(t.name): \(e.message)", context: ["type": t.name])
+                throw e.located("\(what) of \(t.name)", ["type": t.name])
             }
         }
         func property(_ t: ObjectSchema, _ name: String) throws -> Property {
             guard let p = t[property: name] else {
-                throw RealmAdapterError(
-                    .schemaViolation, "unknown property '\(name)' of type '\(t.name)'",
-                    context: ["type": t.name, "property": name])
+                throw RealmAdapterError.unknownProperty(type: t.name, property: name)
             }
             guard p.type.isStored else {
-                throw RealmAdapterError(
-                    .schemaViolation,
-                    "'\(t.name).\(name)' is a linkingObjects property, computed from the links that point here; it cannot be written",
-                    context: ["type": t.name, "property": name])
+                throw RealmAdapterError.computedProperty(type: t.name, property: name)
             }
             return p
         }
@@ -36,8 +31,7 @@ extension Instruction {
             for e in v {
                 let p = try property(t, e.name)
                 do { out.append(e.name, try e.value.coerced(to: p, in: schema)) } catch let err as RealmAdapterError {
-                    throw RealmAdapterError(
-                        err.code, "\(t.name).\(e.name): \(err.message)", context: ["type": t.name, "property": e.name])
+                    throw err.located("\(t.name).\(e.name)", ["type": t.name, "property": e.name])
                 }
             }
             return out
@@ -45,8 +39,7 @@ extension Instruction {
         func listProperty(_ t: ObjectSchema, _ name: String) throws -> Property {
             let p = try property(t, name)
             guard p.type.isList else {
-                throw RealmAdapterError(
-                    .schemaViolation, "'\(t.name).\(name)' is not a list", context: ["type": t.name, "property": name])
+                throw RealmAdapterError.notAList(type: t.name, property: name)
             }
             return p
         }
@@ -58,9 +51,7 @@ extension Instruction {
                 default: return v
                 }
             } catch let err as RealmAdapterError {
-                throw RealmAdapterError(
-                    err.code, "\(t.name).\(p.name) element: \(err.message)",
-                    context: ["type": t.name, "property": p.name])
+                throw err.located("\(t.name).\(p.name) element", ["type": t.name, "property": p.name])
             }
         }
 
@@ -97,10 +88,7 @@ extension Instruction {
         case .changeIdentity(let n, let id, let new):
             let t = try type(n)
             guard t.primaryKey == nil else {
-                throw RealmAdapterError(
-                    .schemaViolation,
-                    "CHANGE_IDENTITY applies only to types without a primary key; '\(n)' has '\(t.primaryKey!)'",
-                    context: ["type": n])
+                throw RealmAdapterError.identityIsPrimaryKey(type: n, primaryKey: t.primaryKey!)
             }
             return .changeIdentity(
                 objectType: n, identity: try key(t, id), newIdentity: try key(t, new, "new_identity"))

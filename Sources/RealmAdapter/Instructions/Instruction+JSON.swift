@@ -136,8 +136,8 @@ extension Instruction {
     /// type are left as parsed; applying them reports the precise error.
     public static func decodeTransaction(_ json: JSONValue, schema: Schema) throws -> [Instruction] {
         guard case .array(let items) = json else {
-            throw RealmAdapterError(
-                .invalidInstruction, "$: expected an array of instructions, found \(json.kindName).")
+            throw RealmAdapterError.atJSONPath(
+                "$", "expected an array of instructions, found \(json.kindName).", code: .invalidInstruction)
         }
         var schema = schema
         return try items.enumerated().map { i, item in

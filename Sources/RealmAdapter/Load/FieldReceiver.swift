@@ -229,18 +229,12 @@ public final class FieldReceiver {
                         mapped.has(typing.slotScalars[k]!)
                         ? mapped : try mapped.coerced(to: typing.slotScalars[k]!, optional: typing.slotOptional[k])
                 } catch let e as RealmAdapterError {
-                    throw RealmAdapterError(
-                        e.code,
-                        "Table \(t.table), column \(columns[j]), row with key \(Mapping.keyText(id!)): \(e.message).",
-                        context: ["db.table": t.table, "db.column": columns[j]])
+                    throw e.inColumn(table: t.table, column: columns[j], key: id!)
                 }
             } else if columnOfSlot[k] == nil {
                 v = try typing.unmentioned(k, n)
             } else {
-                throw RealmAdapterError(
-                    .invalidState,
-                    "Table \(t.table): the connector gave no field for column \(columns[columnOfSlot[k]!]).",
-                    context: ["db.table": t.table])
+                throw RealmAdapterError.fieldMissing(table: t.table, column: columns[columnOfSlot[k]!])
             }
             write(slot: k, maximum: ByteCursor.maximumSize(v)) { $0.value(v) }
         }

@@ -23,10 +23,7 @@ public struct LoadPlan: Sendable {
         if let only {
             let unknown = only.filter { n in mapping.table(named: n) == nil && mapping.table(forType: n) == nil }
             guard unknown.isEmpty else {
-                throw RealmAdapterError(
-                    .invalidConfiguration,
-                    "--tables names \(unknown.joined(separator: ", ")), which the configuration does not map; mapped tables: \(mapping.tables.map(\.table).joined(separator: ", "))."
-                )
+                throw RealmAdapterError.unknownTables(unknown, mapped: mapping.tables.map(\.table))
             }
             let names = Set(only)
             selected = mapping.tables.filter { names.contains($0.table) || names.contains($0.type.name) }

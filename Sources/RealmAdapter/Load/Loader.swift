@@ -50,10 +50,7 @@ public final class Loader: @unchecked Sendable {
     /// then hold part of a snapshot, and following the change stream would not complete them.
     public static func requireFinishedLoad(_ store: RealmStore, source: String) throws {
         guard let state = try store.metadata(stateKey(source: source)), state.hasPrefix("running") else { return }
-        throw RealmAdapterError(
-            .loadIncomplete,
-            "A load into this store did not finish (\(state)). Run `realm-adapter load` again to complete it, then start the daemon.",
-            context: ["source": source])
+        throw RealmAdapterError.loadIncomplete(source: source, state: state)
     }
 
     /// Throws if a followed Realm has transactions the database does not have yet: loading
@@ -62,10 +59,7 @@ public final class Loader: @unchecked Sendable {
     public func requireNothingUnsent() throws {
         let unsent = try adapter.pendingCounts().map(\.path)
         guard unsent.isEmpty else {
-            throw RealmAdapterError(
-                .invalidState,
-                "These Realms have changes the database does not have yet: \(unsent.prefix(10).joined(separator: ", "))\(unsent.count > 10 ? ", …" : ""). Run `realm-adapter run` until `realm-adapter status` shows no lag (if it shows one blocked, move it aside with `realm-adapter dead-letter`), then load again."
-            )
+            throw RealmAdapterError.unsentChanges(unsent)
         }
     }
 

@@ -146,9 +146,7 @@ extension Mapping {
         Value, RealmIdAssignment?
     ) {
         guard let key = try Self.databaseKey(row, t, dk) else {
-            throw RealmAdapterError(
-                .invalidValue, "Table \(t.table): a row has no value in its database key column \(dk.column).",
-                context: ["db.table": t.table, "db.column": dk.column])
+            throw RealmAdapterError.noKeyValue(table: t.table, column: dk.column, what: "database key")
         }
         return try Self.identity(row, t, key: key)
     }

@@ -178,12 +178,8 @@ extension Mapping {
                 if text.isEmpty { return "column \(field) is empty" }
                 return text.contains("/") ? "column \(field) contains '/', which would make a different path" : nil
             }
-            let key = (try? self.key(row, t)).map { ", row with key \(Self.keyText($0))" } ?? ""
-            throw RealmAdapterError(
-                .invalidValue,
-                "Table \(t.table)\(key): realm.path \(path) cannot choose its Realm: "
-                    + reasons.joined(separator: "; ") + ".",
-                context: ["db.table": t.table, "db.column": path.fields.joined(separator: ",")])
+            throw RealmAdapterError.unroutable(
+                table: t.table, key: try? self.key(row, t), template: "\(path)", fields: path.fields, reasons: reasons)
         }
         return p
     }
@@ -202,9 +198,7 @@ extension Mapping {
             // A join object's key: its parts joined by "-" (legacy: "2-3").
             let texts = try parts.map { part -> String in
                 guard let v = row.value(column: part.dbColumn), let text = Self.pathText(v) else {
-                    throw RealmAdapterError(
-                        .invalidValue, "Table \(t.table): a row has no value in its key column \(part.dbColumn).",
-                        context: ["db.table": t.table])
+                    throw RealmAdapterError.noKeyValue(table: t.table, column: part.dbColumn)
                 }
                 return text
             }
@@ -216,14 +210,10 @@ extension Mapping {
     /// The identity a row's key column value `v` gives (a type without a join key).
     func key(_ v: Value?, _ t: TableMapping) throws -> Value {
         guard let i = t.keyColumnIndex, let v, !v.isNull else {
-            throw RealmAdapterError(
-                .invalidValue, "Table \(t.table): a row has no value in its key column \(t.keyColumn).",
-                context: ["db.table": t.table])
+            throw RealmAdapterError.noKeyValue(table: t.table, column: t.keyColumn)
         }
         do { return try t.columns[i].realmValue(v) } catch let e as RealmAdapterError {
-            throw RealmAdapterError(
-                e.code, "Table \(t.table), column \(t.keyColumn): \(e.message).",
-                context: ["db.table": t.table, "db.column": t.keyColumn])
+            throw e.inColumn(table: t.table, column: t.keyColumn)
         }
     }
 
@@ -235,9 +225,7 @@ extension Mapping {
         var identity: Value?
         if let dk = t.databaseKey {
             guard let id = try keys.identity(row, t, dk, path: path) else {
-                throw RealmAdapterError(
-                    .invalidValue, "Table \(t.table): a row has no value in its database key column \(dk.column).",
-                    context: ["db.table": t.table])
+                throw RealmAdapterError.noKeyValue(table: t.table, column: dk.column, what: "database key")
             }
             identity = id
         }
@@ -306,9 +294,7 @@ extension Mapping {
         do {
             return try c.realmValue(v)
         } catch let e as RealmAdapterError {
-            throw RealmAdapterError(
-                e.code, "Table \(t.table), column \(c.column), row with key \(Self.keyText(identity)): \(e.message).",
-                context: ["db.table": t.table, "db.column": c.column])
+            throw e.inColumn(table: t.table, column: c.column, key: identity)
         }
     }
 

@@ -47,10 +47,7 @@ extension Mapping {
             case let pieces = text.split(separator: TableMapping.compoundKeySeparator, omittingEmptySubsequences: false),
             pieces.count == parts.count
         else {
-            throw RealmAdapterError(
-                .invalidValue,
-                "\(t.type.name): the key does not have the \(parts.count) parts \(parts.map(\.property).joined(separator: TableMapping.compoundKeySeparator)) that mapping.compoundPrimaryKeys gives it.",
-                context: ["type": t.type.name])
+            throw RealmAdapterError.compoundKeyParts(type: t.type.name, parts: parts.map(\.property))
         }
         var row = DatabaseRow()
         for (part, piece) in zip(parts, pieces) {
@@ -61,9 +58,7 @@ extension Mapping {
                 default: try? Value.string(text).coerced(to: part.type, optional: false)
                 }
             guard let value else {
-                throw RealmAdapterError(
-                    .invalidValue, "\(t.type.name): key part \(part.property) is not a valid \(part.type.rawValue).",
-                    context: ["type": t.type.name])
+                throw RealmAdapterError.compoundKeyPart(type: t.type.name, part: part.property, of: part.type)
             }
             row[part.dbColumn] = value
         }
@@ -106,9 +101,7 @@ extension Mapping {
                     row.references[c.column] = tables[target].reference!
                 }
                 do { row[c.column] = try c.databaseValue(e.value) } catch let err as RealmAdapterError {
-                    throw RealmAdapterError(
-                        err.code, "\(t.type.name).\(e.name) → \(t.table).\(c.column): \(err.message).",
-                        context: ["db.table": t.table, "db.column": c.column])
+                    throw err.inColumn(table: t.table, column: c.column, type: t.type.name, property: e.name)
                 }
             }
             return row

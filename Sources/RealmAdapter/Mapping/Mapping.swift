@@ -250,13 +250,10 @@ public final class ColumnMapping: Sendable {
             return try v.coerced(to: keyType, optional: false)
         case .array(let s):
             guard case .list(let items) = v else {
-                throw RealmAdapterError(.invalidValue, "expected an array, found \(v.kindName)")
+                throw RealmAdapterError.expected("an array", found: v.kindName)
             }
             if !isOptional, let i = items.firstIndex(where: \.isNull) {
-                throw RealmAdapterError(
-                    .invalidValue,
-                    "element \(i + 1) of the array is NULL, which \(property.name) "
-                        + "(\(property.typeString)) cannot hold; make it \(s.rawValue)?[] to allow NULL elements")
+                throw RealmAdapterError.nullElement(i, property: property, element: s)
             }
             return .list(try items.map { try $0.coerced(to: s, optional: isOptional) })
         }

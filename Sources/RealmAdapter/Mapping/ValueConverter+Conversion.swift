@@ -4,7 +4,7 @@ extension ValueConverter {
     /// Database value → Realm value (before coercion to the property's type).
     func toRealm(_ v: Value) throws -> Value {
         func fail() -> RealmAdapterError {
-            RealmAdapterError(.invalidValue, "converter '\(rawValue)' cannot convert a \(v.kindName) value")
+            RealmAdapterError.converterCannot(rawValue, kind: v.kindName)
         }
         switch self {
         case .string, .json:

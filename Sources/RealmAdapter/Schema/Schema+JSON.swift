@@ -12,9 +12,8 @@ extension Schema {
     /// - Parameter path: the JSON path of `json`, used in errors (e.g. `schema`).
     public init(json: JSONValue, path: String = "schema", code: RealmAdapterError.Code = .invalidSchema) throws {
         guard case .array(let items) = json else {
-            throw RealmAdapterError(
-                code, "\(path): expected an array of object schemas, found \(json.kindName).",
-                context: ["json.path": path])
+            throw RealmAdapterError.atJSONPath(
+                path, "expected an array of object schemas, found \(json.kindName).", code: code)
         }
         var types: [ObjectSchema] = []
         for (i, item) in items.enumerated() {
@@ -84,10 +83,11 @@ extension Property {
         switch json {
         case .string(let s):
             guard let (type, optional) = Self.parseTypeString(s) else {
-                throw RealmAdapterError(
-                    code,
-                    "\(path): unknown property type '\(s)' (expected bool, int, float, double, string, data, date, decimal, uuid, objectId, a type name, with '?' for optional and '[]' for a list).",
-                    context: ["json.path": path])
+                throw RealmAdapterError.atJSONPath(
+                    path,
+                    "unknown property type '\(s)' (expected bool, int, float, double, string, data, date, decimal, "
+                        + "uuid, objectId, a type name, with '?' for optional and '[]' for a list).",
+                    code: code)
             }
             self.init(name: name, type: type, isOptional: optional)
         case .object:
@@ -141,9 +141,8 @@ extension Property {
                 name: name, type: type, isOptional: isOptional, isIndexed: indexed,
                 defaultValue: defaultValue, watchTable: watch)
         default:
-            throw RealmAdapterError(
-                code, "\(path): expected a type string or an object, found \(json.kindName).",
-                context: ["json.path": path])
+            throw RealmAdapterError.atJSONPath(
+                path, "expected a type string or an object, found \(json.kindName).", code: code)
         }
     }
 

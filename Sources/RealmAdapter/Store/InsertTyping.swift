@@ -91,26 +91,20 @@ final class InsertTyping {
                     v = try e.value.coerced(to: scalar, optional: slotOptional[slot])
                 } else {
                     guard let p = slot.map({ slotProperties[$0] }) ?? type[property: e.name] else {
-                        throw RealmAdapterError(
-                            .schemaViolation, "unknown property '\(e.name)' of type '\(n)'",
-                            context: ["type": n, "property": e.name])
+                        throw RealmAdapterError.unknownProperty(type: n, property: e.name)
                     }
                     v = try e.value.coerced(to: p, in: schema)
                     if slot == nil, case .list(let items) = v, !items.isEmpty { lists.append((p, items)) }
                 }
             } catch let err as RealmAdapterError where err.code != .schemaViolation {
-                throw RealmAdapterError(
-                    err.code, "\(n).\(e.name): \(err.message)", context: ["type": n, "property": e.name])
+                throw err.located("\(n).\(e.name)", ["type": n, "property": e.name])
             }
             if !v.isSameKind(as: e.value) { typed.setValue(v, at: i) }
             if let slot { row[slot] = v }
         }
         if let k = primaryKeySlot {
             if let given = row[k], given != id {
-                throw RealmAdapterError(
-                    .schemaViolation,
-                    "the values of INSERT \(n) give primary key '\(type.primaryKey!)' a different value than its identity",
-                    context: ["type": n, "property": type.primaryKey!])
+                throw RealmAdapterError.primaryKeyDisagrees(type: n, property: type.primaryKey!)
             }
             row[k] = id
         }
@@ -126,7 +120,7 @@ final class InsertTyping {
     /// The identity of an INSERT of `n`, of the key's type.
     func identity(_ n: String, _ rawId: Value) throws -> Value {
         do { return try rawId.coerced(to: keyType, optional: false) } catch let e as RealmAdapterError {
-            throw RealmAdapterError(e.code, "identity of \(n): \(e.message)", context: ["type": n])
+            throw e.located("identity of \(n)", ["type": n])
         }
     }
 
@@ -135,10 +129,7 @@ final class InsertTyping {
     func unmentioned(_ k: Int, _ n: String) throws -> Value {
         if let d = defaults[k] { return d }
         guard slotOptional[k] else {
-            throw RealmAdapterError(
-                .invalidValue,
-                "INSERT \(n) has no value for required property '\(slotProperties[k].name)' (and it has no default)",
-                context: ["type": n, "property": slotProperties[k].name])
+            throw RealmAdapterError.requiredValueMissing(type: n, property: slotProperties[k].name)
         }
         return .null
     }

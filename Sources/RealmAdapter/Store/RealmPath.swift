@@ -3,12 +3,7 @@ public enum RealmPath {
     /// Checks that `path` is absolute, has no empty, `.` or `..` segments, and no control
     /// characters or backslashes; throws `invalidPath` saying what is wrong otherwise.
     public static func validate(_ path: String) throws {
-        func fail(_ why: String) -> RealmAdapterError {
-            RealmAdapterError(
-                .invalidPath,
-                "Invalid Realm path '\(path.unicodeScalars.map { $0.value < 0x20 ? "?" : String($0) }.joined())': \(why). A path looks like /SQLDemo or /user-1/tasks.",
-                context: ["realm.path": path])
-        }
+        func fail(_ why: String) -> RealmAdapterError { RealmAdapterError.invalidPath(path, why) }
         guard path.hasPrefix("/") else { throw fail("it must start with '/'") }
         guard path.utf8.count <= 1024 else { throw fail("it is longer than 1024 bytes") }
         let segments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)

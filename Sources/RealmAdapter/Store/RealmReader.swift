@@ -27,7 +27,7 @@ struct RealmReader {
 
     private func located(_ typeName: String) throws -> (ObjectSchema, TypeTables) {
         guard let t = schema[type: typeName] else {
-            throw RealmAdapterError(.schemaViolation, "unknown type '\(typeName)'", context: ["type": typeName])
+            throw RealmAdapterError.unknownType(typeName)
         }
         return (t, try tables.of(t, db: db))
     }
@@ -70,9 +70,7 @@ struct RealmReader {
         guard let j = t.properties.firstIndex(where: { $0.name == property }),
             case .scalar(let s) = t.properties[j].type
         else {
-            throw RealmAdapterError(
-                .schemaViolation, "\(typeName).\(property) is not a single-value property",
-                context: ["type": typeName, "property": property])
+            throw RealmAdapterError.notASingleValue(type: typeName, property: property)
         }
         let sql = "SELECT key FROM \(tt.table) WHERE realm = ? AND \(tt.columns[j]!) = ? ORDER BY key LIMIT 1"
         let arguments: StatementArguments = [
@@ -96,9 +94,7 @@ struct RealmReader {
         guard let j = t.properties.firstIndex(where: { $0.name == property }),
             case .list(let element) = t.properties[j].type
         else {
-            throw RealmAdapterError(
-                .schemaViolation, "'\(typeName).\(property)' is not a list",
-                context: ["type": typeName, "property": property])
+            throw RealmAdapterError.notAList(type: typeName, property: property)
         }
         let s: ScalarType =
             switch element {

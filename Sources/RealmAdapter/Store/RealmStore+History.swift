@@ -30,10 +30,7 @@ extension RealmStore {
         try read { db in
             let r = try Self.requireRealm(db, path)
             if version < r.compactedThrough {
-                throw RealmAdapterError(
-                    .historyCompacted,
-                    "History of \(path) up to version \(r.compactedThrough) was compacted after every registered adapter processed it; ask for versions after \(r.compactedThrough).",
-                    context: ["realm.path": path])
+                throw RealmAdapterError.historyCompacted(path, through: r.compactedThrough)
             }
             let sql =
                 "SELECT \(Self.historyColumns) FROM history WHERE realm_id = ? AND version > ? AND origin IS NOT ? ORDER BY version LIMIT ?"

@@ -129,10 +129,7 @@ extension RealmStore {
     static func rejected(_ e: RealmAdapterError, index: Int, instruction: Instruction, path: String)
         -> RealmAdapterError
     {
-        RealmAdapterError(
-            e.code,
-            "Transaction rejected, nothing was applied: instruction \(index) (\(instruction.summary)): \(e.message).",
-            context: e.context.merging(["instruction": "\(index)", "realm.path": path]) { a, _ in a })
+        RealmAdapterError.rejected(e, path: path, index: index, instruction: instruction)
     }
 
     /// The one write path: `body(i, writer)` fills the Realm at `paths[i]` through its writer
@@ -159,9 +156,7 @@ extension RealmStore {
                     // the end, unless it is a schema stored before (and checked then), as per-user Realms' are.
                     if writer.schemaChanged, !knowsSchema(writer.schema.serializedJSON) {
                         do { try writer.schema.validate() } catch let e as RealmAdapterError {
-                            throw RealmAdapterError(
-                                e.code, "Transaction rejected, nothing was applied: \(e.message)",
-                                context: e.context.merging(["realm.path": path]) { a, _ in a })
+                            throw RealmAdapterError.rejected(e, path: path)
                         }
                     }
                     var version = r.version

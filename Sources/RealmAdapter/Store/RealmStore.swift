@@ -63,10 +63,7 @@ public final class RealmStore: Sendable {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw RealmAdapterError(
-                .storeUnavailable,
-                "Cannot create the store directory '\(directory)': \(error.localizedDescription). Check the path and its permissions.",
-                context: ["store": directory])
+            throw RealmAdapterError.storeDirectory(directory, error)
         }
         var config = GRDB.Configuration()
         let seconds =
@@ -90,9 +87,7 @@ public final class RealmStore: Sendable {
                 try Self.migrator.migrate(pool)
             }
         } catch let e as DatabaseError {
-            throw RealmAdapterError(
-                .storeUnavailable, "Cannot open the Realm store at '\(file)': \(e.message ?? e.description).",
-                context: ["store": directory, "sqlite.code": "\(e.resultCode.rawValue)"])
+            throw RealmAdapterError.storeOpen(file, directory: directory, e)
         }
         notifier = ChangeNotifier(pool: pool, interval: options.pollInterval, logger: logger)
     }
@@ -288,10 +283,7 @@ public final class RealmStore: Sendable {
     static func requireRealm(_ db: Database, _ path: String) throws -> RealmRow {
         try RealmPath.validate(path)
         guard let r = try realmRow(db, path) else {
-            throw RealmAdapterError(
-                .realmNotFound,
-                "There is no Realm at \(path) in this store. `realm-adapter realm list` shows the Realms it has.",
-                context: ["realm.path": path])
+            throw RealmAdapterError.realmNotFound(path)
         }
         return r
     }
@@ -305,9 +297,7 @@ public final class RealmStore: Sendable {
         if let s = schemas.withLock({ $0[id] }) { return s }
         let sql = "SELECT json FROM realm_schema WHERE id = ?"
         guard let json = try String.fetchOne(db.cachedStatement(sql: sql), arguments: [id]) else {
-            throw RealmAdapterError(
-                .storeUnavailable, "The Realm store names a schema it does not hold (\(id)).",
-                context: ["store": directory])
+            throw RealmAdapterError.storedSchemaMissing(id, directory: directory)
         }
         let s = try Schema(json: try JSONValue(parsing: json, errorCode: .storeUnavailable), path: "stored schema")
         cache(s, id: id)
@@ -443,8 +433,6 @@ public final class RealmStore: Sendable {
     }
 
     static func wrap(_ e: DatabaseError) -> RealmAdapterError {
-        RealmAdapterError(
-            .storeUnavailable, "The Realm store failed: \(e.message ?? "SQLite error \(e.resultCode.rawValue)").",
-            context: ["sqlite.code": "\(e.extendedResultCode.rawValue)"])
+        RealmAdapterError.storeFailed(e)
     }
 }

@@ -68,7 +68,7 @@ extension RealmTables {
         case .objectId(let o):
             rc = o.bytes.withUnsafeBytes { b in sqlite3_bind_blob(stmt, index, b.baseAddress, 12, transient) }
         case .list:
-            throw RealmAdapterError(.invalidValue, "a list cannot be stored in a single-value column")
+            throw RealmAdapterError.listInSingleValueColumn()
         }
         guard rc == SQLITE_OK else {
             throw DatabaseError(
@@ -107,7 +107,7 @@ extension RealmTables {
             rc = sqlite3_bind_int64(stmt, index, n)
         case 10: rc = bytes(try r.take(16), text: false)
         case 11: rc = bytes(try r.take(12), text: false)
-        case 12: throw RealmAdapterError(.invalidValue, "a list cannot be stored in a single-value column")
+        case 12: throw RealmAdapterError.listInSingleValueColumn()
         default: throw BinaryReader.corrupt
         }
         guard rc == SQLITE_OK else {

@@ -40,14 +40,13 @@ struct RealmTables {
         case .data(let d): return d.databaseValue
         case .date(let t):
             guard let n = t.totalNanoseconds else {
-                throw RealmAdapterError(
-                    .invalidValue, "date \(t.iso8601) is outside the supported range (years 1678 to 2261)")
+                throw RealmAdapterError.outOfRange("date \(t.iso8601)", range: "years 1678 to 2261")
             }
             return n.databaseValue
         case .decimal(let d): return d.description.databaseValue
         case .uuid(let u): return withUnsafeBytes(of: u.uuid) { Data($0) }.databaseValue
         case .objectId(let o): return Data(o.bytes).databaseValue
-        case .list: throw RealmAdapterError(.invalidValue, "a list cannot be stored in a single-value column")
+        case .list: throw RealmAdapterError.listInSingleValueColumn()
         }
     }
 

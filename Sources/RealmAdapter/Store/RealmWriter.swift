@@ -34,7 +34,7 @@ struct RealmWriter {
 
     func type(_ name: String) throws -> (ObjectSchema, TypeTables) {
         guard let t = schema[type: name] else {
-            throw RealmAdapterError(.schemaViolation, "unknown type '\(name)'", context: ["type": name])
+            throw RealmAdapterError.unknownType(name)
         }
         return (t, try tables.of(t, db: db))
     }
@@ -117,8 +117,7 @@ struct RealmWriter {
             let o = try RealmTables.encode(old)
             let nw = try RealmTables.encode(new)
             guard try !exists(tt.table, nw) else {
-                throw RealmAdapterError(
-                    .duplicatePrimaryKey, "\(n) already has an object with row key \(new)", context: ["type": n])
+                throw RealmAdapterError.duplicateKey(t, new)
             }
             try db.cachedStatement(sql: "UPDATE \(tt.table) SET key = ? WHERE realm = ? AND key = ?").execute(
                 arguments: [nw, realm, o])
@@ -250,10 +249,7 @@ struct RealmWriter {
             try RealmTables.step(stmt, db: db)
         } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
             let id = id()
-            throw RealmAdapterError(
-                .duplicatePrimaryKey,
-                "\(t.name) already has an object with \(t.primaryKey.map { "primary key '\($0)'" } ?? "this row key") = \(id.kindName == "string" ? "the given string" : id.description)",
-                context: ["type": t.name])
+            throw RealmAdapterError.duplicateKey(t, id)
         }
     }
 
@@ -266,10 +262,7 @@ struct RealmWriter {
             let p = t.properties[j]
             if p.name == t.primaryKey {
                 guard e.value == id else {
-                    throw RealmAdapterError(
-                        .schemaViolation,
-                        "SET cannot change the primary key '\(p.name)' of \(n); delete and insert instead",
-                        context: ["type": n, "property": p.name])
+                    throw RealmAdapterError.primaryKeyIsFixed(type: n, property: p.name)
                 }
                 continue
             }
@@ -316,10 +309,8 @@ struct RealmWriter {
     private func checkTarget(_ target: String, _ v: Value, from t: ObjectSchema, _ p: Property) throws {
         let (_, tt) = try type(target)
         guard try exists(tt.table, try RealmTables.encode(v)) else {
-            throw RealmAdapterError(
-                .objectNotFound,
-                "\(t.name).\(p.name) links to a \(target) that does not exist (\(v.kindName) key); insert the \(target) first",
-                context: ["type": t.name, "property": p.name])
+            throw RealmAdapterError.linkTargetMissing(
+                type: t.name, property: p.name, target: target, kind: v.kindName)
         }
     }
 
@@ -331,20 +322,13 @@ struct RealmWriter {
     }
 
     private func missing(_ t: ObjectSchema, _ id: Value) -> RealmAdapterError {
-        RealmAdapterError(
-            .objectNotFound,
-            "\(t.name) has no object with \(t.primaryKey.map { "primary key '\($0)'" } ?? "row key") = \(id.kindName == "string" ? "the given string" : id.description)",
-            context: ["type": t.name])
+        RealmAdapterError.objectNotFound(t, id)
     }
 
     private func outOfRange(_ t: ObjectSchema, _ p: String, _ i: Int, _ count: Int, inserting: Bool)
         -> RealmAdapterError
     {
-        RealmAdapterError(
-            .listIndexOutOfRange,
-            "list index \(i) is out of range for \(t.name).\(p), which has \(count) element\(count == 1 ? "" : "s")"
-                + (inserting ? " (insert at 0...\(count))" : ""),
-            context: ["type": t.name, "property": p])
+        RealmAdapterError.listIndexOutOfRange(type: t.name, property: p, index: i, count: count, inserting: inserting)
     }
 
     // MARK: Links into a deleted object

@@ -183,19 +183,7 @@ final class StoreLayout: Sendable {
     }
 
     private static func unregistered(_ t: ObjectSchema, _ p: Property) -> RealmAdapterError {
-        RealmAdapterError(
-            .storeUnavailable,
-            "The store has no column for \(t.name).\(p.name) although a Realm's schema has it: the store is damaged.",
-            context: ["type": t.name, "property": p.name])
-    }
-}
-
-extension RealmAdapterError {
-    static func storeLayoutMissing(type: String) -> RealmAdapterError {
-        RealmAdapterError(
-            .storeUnavailable,
-            "The store has no table for type \(type) although a Realm's schema has it: the store is damaged.",
-            context: ["type": type])
+        RealmAdapterError.storeColumnMissing(type: t.name, property: p.name)
     }
 }
 

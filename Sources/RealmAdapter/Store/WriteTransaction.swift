@@ -67,14 +67,14 @@ public struct WriteTransaction {
     public mutating func create(_ type: String, _ values: PropertyValues) throws -> Value {
         guard let t = writer.schema[type: type] else {
             throw RealmStore.rejected(
-                RealmAdapterError(.schemaViolation, "unknown type '\(type)'"), index: instructions.count,
+                RealmAdapterError.unknownType(type), index: instructions.count,
                 instruction: .insert(objectType: type, identity: .null, values: values), path: path)
         }
         let identity: Value
         if let pk = t.primaryKey {
             guard let v = values[pk] else {
                 throw RealmStore.rejected(
-                    RealmAdapterError(.invalidValue, "no value for primary key '\(pk)'"), index: instructions.count,
+                    RealmAdapterError.requiredValueMissing(type: type, property: pk), index: instructions.count,
                     instruction: .insert(objectType: type, identity: .null, values: values), path: path)
             }
             identity = v
@@ -90,7 +90,8 @@ public struct WriteTransaction {
     public mutating func update(_ type: String, _ identity: Value, _ values: PropertyValues) throws {
         if try !update(type, identity, values, creating: false) {
             throw RealmStore.rejected(
-                RealmAdapterError(.objectNotFound, "\(type) has no object with this identity"),
+                writer.schema[type: type].map { RealmAdapterError.objectNotFound($0, identity) }
+                    ?? RealmAdapterError.unknownType(type),
                 index: instructions.count,
                 instruction: .set(objectType: type, identity: identity, values: values), path: path)
         }

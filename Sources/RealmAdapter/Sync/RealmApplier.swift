@@ -91,11 +91,7 @@ public struct RealmApplier: Sendable {
                     setAside: setAside == nil
                         ? nil : { aside.append(SetAsideRow($0, error: $1, position: transaction.position)) })
             } catch let e as RealmAdapterError where e.code == .invalidValue {
-                throw RealmAdapterError(
-                    e.code,
-                    e.message + " The change stream replays it as it was committed, so fixing the row does not help: "
-                        + "set ignoreSQLErrors to true to set such rows aside (table realm_adapter_dead_row) and go on.",
-                    context: e.context)
+                throw e.replayed()
             }
             // Kept before the Realms commit: a replay may keep them twice, but never loses them.
             if let setAside, !aside.isEmpty,

@@ -193,15 +193,14 @@ extension RelationalConnector {
     public func abandonUnusedStart() async -> Bool { false }
 
     public func setAside(_ rows: [SetAsideRow]) throws {
-        throw RealmAdapterError(.invalidConfiguration, "ignoreSQLErrors cannot set rows aside for \(sourceName).")
+        throw RealmAdapterError.unavailable("ignoreSQLErrors (setting rows aside)", for: sourceName)
     }
 
     public func writeRealmIds(_ assignments: [RealmIdAssignment]) throws {
-        throw RealmAdapterError(.invalidConfiguration, "databasePrimaryKey is not available for \(sourceName).")
+        throw RealmAdapterError.unavailable("databasePrimaryKey", for: sourceName)
     }
 
     public func applyRealmSchema(_ mapping: Mapping) async throws {
-        throw RealmAdapterError(
-            .invalidConfiguration, "database.applyRealmSchemaChanges is not available for \(sourceName).")
+        throw RealmAdapterError.unavailable("database.applyRealmSchemaChanges", for: sourceName)
     }
 }

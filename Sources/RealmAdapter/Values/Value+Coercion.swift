@@ -18,7 +18,7 @@ extension Value {
             switch self {
             case .list(let l): items = l
             case .null: items = []
-            default: throw RealmAdapterError(.invalidValue, "expected a list, found \(kindName)")
+            default: throw RealmAdapterError.expected("a list", found: kindName)
             }
             return .list(
                 try items.map { item in
@@ -28,20 +28,19 @@ extension Value {
                     }
                 })
         case .linkingObjects:
-            throw RealmAdapterError(.invalidValue, "linkingObjects properties are computed and cannot be written")
+            throw RealmAdapterError.computedProperty(type: nil, property: property.name)
         }
     }
 
     /// The value as an identity (primary key, or row key) of an object of `typeName`.
     public func coercedKey(of typeName: String, in schema: Schema) throws -> Value {
         guard let t = schema[type: typeName] else {
-            throw RealmAdapterError(.schemaViolation, "unknown type '\(typeName)'")
+            throw RealmAdapterError.unknownType(typeName)
         }
         guard let pk = t.primaryKeyProperty, case .scalar(let s) = pk.type else {
             guard case .int = self else {
-                throw RealmAdapterError(
-                    .invalidValue,
-                    "expected an int row key for '\(typeName)' (it has no primary key), found \(kindName)")
+                throw RealmAdapterError.expected(
+                    "an int row key for '\(typeName)' (it has no primary key)", found: kindName)
             }
             return self
         }
@@ -52,12 +51,12 @@ extension Value {
     public func coerced(to type: ScalarType, optional: Bool) throws -> Value {
         if has(type) { return self }
         func mismatch() -> RealmAdapterError {
-            RealmAdapterError(.invalidValue, "expected \(type.rawValue)\(optional ? "?" : ""), found \(kindName)")
+            RealmAdapterError.expected("\(type.rawValue)\(optional ? "?" : "")", found: kindName)
         }
         switch (type, self) {
         case (_, .null):
             guard optional else {
-                throw RealmAdapterError(.invalidValue, "null is not allowed in a required \(type.rawValue) property")
+                throw RealmAdapterError.nullInRequired(type)
             }
             return .null
         case (.bool, .bool), (.int, .int), (.float, .float), (.double, .double), (.string, .string), (.data, .data),
@@ -65,7 +64,7 @@ extension Value {
             return self
         case (.float, .double(let d)):
             guard Float(d).isFinite else {
-                throw RealmAdapterError(.invalidValue, "number out of range for a float (about ±3.4e38)")
+                throw RealmAdapterError.outOfRange("the number", range: "about ±3.4e38 for a float")
             }
             return .float(Float(d))
         case (.float, .int(let i)): return .float(Float(i))
@@ -74,33 +73,33 @@ extension Value {
         case (.int, .double(let d)) where d.rounded() == d && abs(d) < 9.2e18: return .int(Int64(d))
         case (.data, .string(let s)):
             guard let d = Data(base64Encoded: s) else {
-                throw RealmAdapterError(.invalidValue, "expected base64 text for data")
+                throw RealmAdapterError.malformed("base64 text for data")
             }
             return .data(d)
         case (.date, .string(let s)):
             guard let t = Timestamp(iso8601: s) else {
-                throw RealmAdapterError(.invalidValue, "expected an ISO-8601 date such as 2024-05-01T12:00:00.000Z")
+                throw RealmAdapterError.malformed("an ISO-8601 date such as 2024-05-01T12:00:00.000Z")
             }
             return .date(t)
         case (.decimal, .string(let s)):
             guard let d = DecimalNumber(exactly: s) else {
-                throw RealmAdapterError(.invalidValue, "expected \(DecimalNumber.expected)")
+                throw RealmAdapterError.malformed(DecimalNumber.expected)
             }
             return .decimal(d)
         case (.decimal, .int(let i)): return .decimal(DecimalNumber(i))
         case (.decimal, .double(let d)):
             guard let n = DecimalNumber(d) else {
-                throw RealmAdapterError(.invalidValue, "expected \(DecimalNumber.expected)")
+                throw RealmAdapterError.malformed(DecimalNumber.expected)
             }
             return .decimal(n)
         case (.uuid, .string(let s)):
             guard let u = UUID(uuidString: s) else {
-                throw RealmAdapterError(.invalidValue, "expected a UUID such as 123e4567-e89b-12d3-a456-426614174000")
+                throw RealmAdapterError.malformed("a UUID such as 123e4567-e89b-12d3-a456-426614174000")
             }
             return .uuid(u)
         case (.objectId, .string(let s)):
             guard let o = ObjectId(s) else {
-                throw RealmAdapterError(.invalidValue, "expected an ObjectId of 24 hex digits")
+                throw RealmAdapterError.malformed("an ObjectId of 24 hex digits")
             }
             return .objectId(o)
         default:

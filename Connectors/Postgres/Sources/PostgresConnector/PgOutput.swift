@@ -133,10 +133,7 @@ struct ByteReader {
     init(_ bytes: [UInt8]) { self.bytes = bytes }
 
     static func malformed(_ what: String) -> PostgresError {
-        PostgresError(
-            .protocolError,
-            "A logical replication message could not be decoded (\(what)). The server may speak a newer pgoutput protocol."
-        )
+        PostgresError.decoding(what)
     }
 
     mutating func uint8() throws -> UInt8 {

@@ -137,15 +137,12 @@ public final class PostgresConnection: @unchecked Sendable {
         var k = keys.map { UnsafePointer($0) } + [nil]
         var v = values.map { UnsafePointer($0) } + [nil]
         guard let conn = PQconnectdbParams(&k, &v, 1) else {
-            throw PostgresError(.connectionFailed, "Could not allocate a connection to \(settings.displayTarget).")
+            throw PostgresError.cannotAllocate(settings.displayTarget)
         }
         guard PQstatus(conn) == CONNECTION_OK else {
-            let server = String(cString: PQerrorMessage(conn)).trimmingCharacters(in: .whitespacesAndNewlines)
+            let server = PostgresError.libpqMessage(conn)
             PQfinish(conn)
-            throw PostgresError(
-                .connectionFailed,
-                "Cannot connect to Postgres at \(settings.displayTarget): \(server). Check database.host/port/user and that the server is running."
-            )
+            throw PostgresError.cannotConnect(settings.displayTarget, server: server)
         }
         logger.debug(
             "Connected to Postgres",
@@ -221,7 +218,7 @@ public struct PostgresSession {
                     PQputCopyData(handle, b.baseAddress, Int32(b.count - 1))
                 }
                 guard ok == 1 else {
-                    throw PostgresError(.connectionLost, String(cString: PQerrorMessage(handle)), query: sql)
+                    throw PostgresError.statementFailed(PostgresError.libpqMessage(handle), lost: true, query: sql)
                 }
             }
         } catch { failure = error }
@@ -246,9 +243,8 @@ public struct PostgresSession {
             let n = PQgetCopyData(handle, &buffer, 0)
             if n == -1 { break }  // done: the final result follows
             guard n > 0, let buffer else {
-                throw PostgresError(
-                    PQstatus(handle) == CONNECTION_OK ? .queryFailed : .connectionLost,
-                    String(cString: PQerrorMessage(handle)).trimmingCharacters(in: .whitespacesAndNewlines), query: sql)
+                throw PostgresError.statementFailed(
+                    PostgresError.libpqMessage(handle), lost: PQstatus(handle) != CONNECTION_OK, query: sql)
             }
             defer { PQfreemem(buffer) }
             guard failure == nil else { continue }  // drain the rest so the connection stays usable
@@ -301,9 +297,8 @@ public struct PostgresResult: Sendable {
 
     init(_ result: OpaquePointer?, connection: OpaquePointer, sql: String) throws {
         guard let result else {
-            let message = String(cString: PQerrorMessage(connection)).trimmingCharacters(in: .whitespacesAndNewlines)
-            throw PostgresError(
-                PQstatus(connection) == CONNECTION_OK ? .queryFailed : .connectionLost, message, query: sql)
+            throw PostgresError.statementFailed(
+                PostgresError.libpqMessage(connection), lost: PQstatus(connection) != CONNECTION_OK, query: sql)
         }
         defer { PQclear(result) }
         let status = PQresultStatus(result)
@@ -316,10 +311,9 @@ public struct PostgresResult: Sendable {
                 field(Int32(UInt8(ascii: "M")))
                 ?? String(cString: PQresultErrorMessage(result)).trimmingCharacters(in: .whitespacesAndNewlines)
             let lost = PQstatus(connection) != CONNECTION_OK
-            throw PostgresError(
-                lost ? .connectionLost : .queryFailed, message.isEmpty ? "The statement failed." : message,
-                sqlState: field(Int32(UInt8(ascii: "C"))).map { SQLState($0) }, detail: field(Int32(UInt8(ascii: "D"))),
-                hint: field(Int32(UInt8(ascii: "H"))), query: sql)
+            throw PostgresError.statementFailed(
+                message, lost: lost, sqlState: field(Int32(UInt8(ascii: "C"))).map { SQLState($0) },
+                detail: field(Int32(UInt8(ascii: "D"))), hint: field(Int32(UInt8(ascii: "H"))), query: sql)
         }
         let nCols = Int(PQnfields(result))
         let nRows = Int(PQntuples(result))

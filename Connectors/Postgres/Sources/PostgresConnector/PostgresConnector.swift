@@ -114,10 +114,7 @@ public final class PostgresConnector: RelationalConnector {
         }
         guard locked else {
             holder.close()
-            throw PostgresError(
-                .replicationSlot,
-                "Another realm-adapter daemon is running with slot \(options.slotName) (it holds the daemon lock). Stop it before starting this one: two daemons on one slot would each miss what the other reads."
-            )
+            throw PostgresError.daemonRunning(options.slotName)
         }
         state.withLock { $0.lockHolder = holder }
     }
@@ -137,9 +134,7 @@ public final class PostgresConnector: RelationalConnector {
             if createSchema { try PostgresSchema.create(mapping, schema: schema, s) }
             let problems = try PostgresSchema.mismatches(mapping, schema: schema, customTypes: customTypes, s)
             guard problems.isEmpty else {
-                throw PostgresError(
-                    .schemaMismatch,
-                    "The database does not match the mapping:\n  - " + problems.joined(separator: "\n  - "))
+                throw PostgresError.mismatch(problems)
             }
             try s.execute(
                 """
@@ -211,8 +206,7 @@ public final class PostgresConnector: RelationalConnector {
     func createDatabaseIfMissing() async throws {
         let name = settings.database ?? settings.url.flatMap { try? ConnectionString($0) }?.database ?? ""
         guard !name.isEmpty else {
-            throw PostgresError(
-                .queryFailed, "database.createDatabase needs the database name (database, or the URL's path).")
+            throw PostgresError.needsDatabaseName()
         }
         var maintenance = settings
         maintenance.database = "postgres"

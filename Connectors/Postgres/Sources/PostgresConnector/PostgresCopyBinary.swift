@@ -21,17 +21,17 @@ enum PostgresCopyBinary {
         var reader = Reader(bytes: message)
         if first {
             guard message.count >= 19, signature.indices.allSatisfy({ message[$0] == signature[$0] }) else {
-                throw PostgresError(.queryFailed, "COPY sent no binary header.")
+                throw PostgresError.copyMalformed("no binary header")
             }
             reader.offset = 15  // signature, flags
             let extensions = try Int(reader.int32())
-            guard extensions >= 0 else { throw PostgresError(.queryFailed, "COPY sent a malformed binary header.") }
+            guard extensions >= 0 else { throw PostgresError.copyMalformed("a malformed binary header") }
             reader.offset += extensions
         }
         let count = try reader.int16()
         if count == -1 { return false }
         guard count >= 0 else {
-            throw PostgresError(.queryFailed, "COPY sent a binary row with a negative field count.")
+            throw PostgresError.copyMalformed("a binary row with a negative field count")
         }
         for i in 0..<Int(count) {
             let length = try reader.int32()
@@ -42,7 +42,7 @@ enum PostgresCopyBinary {
             try field(i, try reader.bytes(Int(length)))
         }
         guard reader.offset == message.count else {
-            throw PostgresError(.queryFailed, "COPY sent a binary row of unexpected length.")
+            throw PostgresError.copyMalformed("a binary row of unexpected length")
         }
         return true
     }
@@ -53,7 +53,7 @@ enum PostgresCopyBinary {
 
         mutating func bytes(_ n: Int) throws -> UnsafeBufferPointer<UInt8> {
             guard n >= 0, offset + n <= bytes.count else {
-                throw PostgresError(.queryFailed, "COPY sent a truncated binary row.")
+                throw PostgresError.copyMalformed("a truncated binary row")
             }
             defer { offset += n }
             return UnsafeBufferPointer(rebasing: bytes[offset..<(offset + n)])
@@ -108,7 +108,7 @@ struct BinaryField {
         case 17: return .data(Data(b))
         case 2950: return .uuid(UUID(uuid: try uuid(b)))
         case 1082, 1114, 1184: return .date(try timestamp(b))
-        default: throw RealmAdapterError(.invalidValue, "a \(name) value has no binary form realm-adapter reads")
+        default: throw RealmAdapterError.invalidValue("a \(name) value has no binary form realm-adapter reads")
         }
     }
 
@@ -123,13 +123,13 @@ struct BinaryField {
         case 17: try receiver.data(UnsafeRawBufferPointer(b), at: column)
         case 2950: try receiver.uuid(try uuid(b), at: column)
         case 1082, 1114, 1184: try receiver.date(try timestamp(b), at: column)
-        default: throw RealmAdapterError(.invalidValue, "a \(name) value has no binary form realm-adapter reads")
+        default: throw RealmAdapterError.invalidValue("a \(name) value has no binary form realm-adapter reads")
         }
     }
 
     func size(_ b: UnsafeBufferPointer<UInt8>, _ n: Int) throws {
         guard b.count == n else {
-            throw RealmAdapterError(.invalidValue, "a \(name) value has \(b.count) bytes in binary form, expected \(n)")
+            throw RealmAdapterError.invalidValue("a \(name) value has \(b.count) bytes in binary form, expected \(n)")
         }
     }
 
@@ -178,14 +178,14 @@ struct BinaryField {
             try size(b, 4)
             let days = Int32(truncatingIfNeeded: PostgresType.bigEndian(b))
             guard days != .max && days != .min else {
-                throw RealmAdapterError(.invalidValue, "a \(name) value is infinity, which cannot be stored")
+                throw RealmAdapterError.invalidValue("a \(name) value is infinity, which cannot be stored")
             }
             return Timestamp(seconds: (Int64(days) + PostgresType.postgresEpochDays) * 86_400)
         }
         try size(b, 8)
         let micros = Int64(bitPattern: PostgresType.bigEndian(b))
         guard micros != .max && micros != .min else {
-            throw RealmAdapterError(.invalidValue, "a \(name) value is infinity, which cannot be stored")
+            throw RealmAdapterError.invalidValue("a \(name) value is infinity, which cannot be stored")
         }
         let (seconds, rest) = micros.quotientAndRemainder(dividingBy: 1_000_000)
         return Timestamp(seconds: seconds + PostgresType.postgresEpochDays * 86_400, nanoseconds: Int32(rest * 1000))

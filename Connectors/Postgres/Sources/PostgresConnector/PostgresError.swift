@@ -6,7 +6,8 @@ import RealmAdapter
 /// values or the password. `description` is the form for users and logs: the server's message,
 /// SQLSTATE and hint. The server's DETAIL often quotes row values (`Key (id)=(42) already
 /// exists`, `Failing row contains (…)`), so only `debugDescription` has it, with the SQL: the
-/// daemon logs that form at debug level only.
+/// daemon logs that form at debug level only. Errors are built by the factories in
+/// `PostgresError+Factories.swift`.
 public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         public let rawValue: String
@@ -36,6 +37,8 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDeb
     public var hint: String?
     /// The statement's text (parameters are `$1`, `$2`: their values are never kept).
     public var query: String?
+    /// The error this one reports, when it reports another (the server's, for a missing slot).
+    public var underlying: (any Error)?
 
     public init(
         _ code: Code, _ message: String, sqlState: SQLState? = nil, detail: String? = nil, hint: String? = nil,

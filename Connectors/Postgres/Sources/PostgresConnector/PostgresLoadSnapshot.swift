@@ -124,15 +124,13 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
     /// The type of a column of the snapshot's tables.
     private func type(_ table: String, _ column: String) throws -> PostgresType {
         guard let known = columnTypes[table] else {
-            throw PostgresError(.schemaMismatch, "Table \(schema).\(table) does not exist.")
+            throw PostgresError.tableMissing(schema, table)
         }
         guard let found = known[column] else {
-            throw PostgresError(.schemaMismatch, "Column \(table).\(column) does not exist.")
+            throw PostgresError.columnMissing(table, column)
         }
         guard let type = found else {
-            throw PostgresError(
-                .schemaMismatch,
-                "Column \(table).\(column) has a type realm-adapter does not know; map it in mapping.customTypes.")
+            throw PostgresError.unknownColumnType(table, column)
         }
         return type
     }
@@ -178,16 +176,13 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
                         do {
                             try field(i, bytes, binary[i])
                         } catch let e as RealmAdapterError where e.context["db.table"] == nil {
-                            throw RealmAdapterError(
-                                e.code, "Table \(table), column \(columns[i]): \(e.message).",
-                                context: ["db.table": table, "db.column": columns[i]])
+                            throw e.inColumn(table: table, column: columns[i])
                         }
                     }
                     first = false
                     guard isRow else { return }
                     guard count == width else {
-                        throw PostgresError(
-                            .queryFailed, "COPY of \(table) returned \(count) columns, expected \(width).")
+                        throw PostgresError.copyMalformed("\(count) columns for \(table), expected \(width)")
                     }
                     try endRow()
                 }
@@ -227,10 +222,7 @@ extension PostgresConnector: LoadableConnector {
             return try PostgresReplicationSetup.slotStatus(s, c.slotName)
         }
         if status?.active == true {
-            throw PostgresError(
-                .replicationSlot,
-                "The replication slot \(c.slotName) is in use: stop `realm-adapter run` before loading (a load sets where the daemon's stream starts)."
-            )
+            throw PostgresError.slotInUseByDaemon(c.slotName)
         }
         let keepSlot = partial && status != nil
         if status != nil && !keepSlot {
@@ -246,7 +238,7 @@ extension PostgresConnector: LoadableConnector {
                 try PostgresReplicationSetup.createSlot(s, slot, exportSnapshot: true, temporary: keepSlot)
             }
             guard let snapshot else {
-                throw PostgresError(.replicationSlot, "CREATE_REPLICATION_SLOT exported no snapshot.")
+                throw PostgresError.slotCreation(lacks: "exported snapshot")
             }
             logger.info(
                 keepSlot
@@ -277,9 +269,7 @@ extension PostgresConnector: LoadableConnector {
         let columns = try await reader.session { s in
             let problems = try PostgresSchema.mismatches(mapping, schema: schema, customTypes: customTypes, s)
             guard problems.isEmpty else {
-                throw PostgresError(
-                    .schemaMismatch,
-                    "The database does not match the mapping:\n  - " + problems.joined(separator: "\n  - "))
+                throw PostgresError.mismatch(problems)
             }
             try s.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             return try PostgresSchema.columnTypes(schema: schema, customTypes: customTypes, s)
@@ -287,7 +277,7 @@ extension PostgresConnector: LoadableConnector {
         return PostgresLoadSnapshot(
             handOffPosition: nil, reader: reader, replication: nil, schema: schema, columnTypes: columns
         ) { _ in
-            throw PostgresError(.queryFailed, "A dry run writes nothing.")
+            throw PostgresError.dryRunWritesNothing()
         }
     }
 }

@@ -32,10 +32,7 @@ public enum PostgresReplicationSetup {
         ).rows
         guard let row = rows.first else { return false }
         guard row[1] == "t" else {
-            throw PostgresError(
-                .replicationSlot,
-                "The replication slot \(slot) belongs to database \(row[0] ?? "(none)"); slot names are shared by the whole server. Set database.slotName to a name of its own."
-            )
+            throw PostgresError.slotOfOtherDatabase(slot, database: row[0])
         }
         return true
     }
@@ -51,7 +48,7 @@ public enum PostgresReplicationSetup {
             "CREATE_REPLICATION_SLOT \(PostgresSQL.quote(slot))\(temporary ? " TEMPORARY" : "") LOGICAL pgoutput \(exportSnapshot ? "EXPORT_SNAPSHOT" : "NOEXPORT_SNAPSHOT")"
         )
         guard let row = r.rows.first, let lsnText = row[1], let lsn = LSN(lsnText) else {
-            throw PostgresError(.replicationSlot, "CREATE_REPLICATION_SLOT returned no consistent point.")
+            throw PostgresError.slotCreation(lacks: "consistent point")
         }
         return (lsn, row[2])
     }

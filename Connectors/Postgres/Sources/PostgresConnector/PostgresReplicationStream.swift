@@ -77,15 +77,9 @@ public final class PostgresReplicationStream: @unchecked Sendable {
                 try s.query(sql)
             } catch var e as PostgresError {
                 if e.sqlState == .undefinedObject {
-                    e = PostgresError(
-                        .replicationSlot,
-                        "The replication slot \(slot) does not exist: it was dropped behind the adapter's back, so changes made since may be lost. Run `realm-adapter load` again to start from a fresh snapshot (it recreates the slot).",
-                        sqlState: e.sqlState, query: sql)
+                    e = PostgresError.slotMissing(slot, e)
                 } else if e.sqlState == .objectInUse {
-                    e = PostgresError(
-                        .replicationSlot,
-                        "The replication slot \(slot) is in use by another process. Is another realm-adapter running with this configuration?",
-                        sqlState: e.sqlState, query: sql)
+                    e = PostgresError.slotInUse(slot, e)
                 }
                 throw e
             }
@@ -100,7 +94,7 @@ public final class PostgresReplicationStream: @unchecked Sendable {
                 } else {
                     // The server ended the stream (it is shutting down, say): worth reconnecting.
                     continuation.finish(
-                        throwing: PostgresError(.connectionLost, "The server ended the replication stream."))
+                        throwing: PostgresError.streamEnded())
                 }
             } catch {
                 connection.close()
@@ -180,10 +174,7 @@ public final class PostgresReplicationStream: @unchecked Sendable {
                 return
             }
             if n < -1 {
-                throw PostgresError(
-                    .connectionLost,
-                    "The replication connection failed: \(String(cString: PQerrorMessage(conn)).trimmingCharacters(in: .whitespacesAndNewlines))"
-                )
+                throw PostgresError.replicationLost("The replication connection failed", conn)
             }
             // Nothing buffered: send progress when due, then wait for data.
             let ackPending = state.withLock { s in
@@ -197,10 +188,7 @@ public final class PostgresReplicationStream: @unchecked Sendable {
             var pfd = pollfd(fd: PQsocket(conn), events: Int16(POLLIN), revents: 0)
             _ = poll(&pfd, 1, 20)
             guard PQconsumeInput(conn) == 1 else {
-                throw PostgresError(
-                    .connectionLost,
-                    "The replication connection was lost: \(String(cString: PQerrorMessage(conn)).trimmingCharacters(in: .whitespacesAndNewlines))"
-                )
+                throw PostgresError.replicationLost("The replication connection was lost", conn)
             }
         }
         try? sendStatus(conn)
@@ -323,10 +311,7 @@ public final class PostgresReplicationStream: @unchecked Sendable {
             b.withMemoryRebound(to: CChar.self) { PQputCopyData(conn, $0.baseAddress, Int32($0.count)) }
         }
         guard ok == 1, PQflush(conn) == 0 else {
-            throw PostgresError(
-                .connectionLost,
-                "Could not send progress to the server: \(String(cString: PQerrorMessage(conn)).trimmingCharacters(in: .whitespacesAndNewlines))"
-            )
+            throw PostgresError.replicationLost("Could not send progress to the server", conn)
         }
         logger.trace("Sent standby status", metadata: ["pg.lsn": "\(acked)"])
     }

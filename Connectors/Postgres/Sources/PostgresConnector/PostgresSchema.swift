@@ -28,12 +28,7 @@ enum PostgresSchema {
             for l in t.linkLists { check(l.table, "link table \(l.table) for \(t.type.name).\(l.property.name)") }
         }
         guard !long.isEmpty else { return }
-        throw PostgresError(
-            .schemaMismatch,
-            "Postgres cuts names to \(PostgresSQL.maxIdentifierBytes) bytes, so these cannot be "
-                + "tables or columns as they are (names sharing their first \(PostgresSQL.maxIdentifierBytes) bytes would become one): "
-                + long.joined(separator: "; ") + ". Nothing was created. Give them shorter names in the database with "
-                + "mapping.tables and mapping.columns.")
+        throw PostgresError.namesTooLong(long)
     }
 
     static func create(_ mapping: Mapping, schema: String, _ s: PostgresSession) throws {

@@ -91,7 +91,7 @@ public struct PostgresType: Hashable, Sendable {
 
     static func decode(_ text: String, as s: ScalarType, typeName: String) throws -> Value {
         func fail(_ expected: String) -> RealmAdapterError {
-            RealmAdapterError(.invalidValue, "a \(typeName) value is not valid \(expected)")
+            RealmAdapterError.invalidValue("a \(typeName) value is not valid \(expected)")
         }
         switch s {
         case .bool:
@@ -161,7 +161,7 @@ public struct PostgresType: Hashable, Sendable {
 
     /// Parses a one-dimensional array literal: `{a,"b c",NULL}`.
     static func parseArray(_ text: String, typeName: String) throws -> [String?] {
-        let fail = RealmAdapterError(.invalidValue, "a \(typeName) value is not a one-dimensional array literal")
+        let fail = RealmAdapterError.invalidValue("a \(typeName) value is not a one-dimensional array literal")
         var chars = Array(text.unicodeScalars)
         // An explicit lower bound prefix: [0:2]={...}
         if chars.first == "[", let eq = chars.firstIndex(of: "=") { chars = Array(chars[(eq + 1)...]) }

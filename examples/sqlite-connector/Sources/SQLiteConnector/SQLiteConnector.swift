@@ -40,11 +40,7 @@ public final class SQLiteConnector: DatabaseConnector {
         self.options = configuration.sqlite
         self.logger = logger
         guard configuration.createDatabase || FileManager.default.fileExists(atPath: options.file) else {
-            throw RealmAdapterError(
-                .invalidConfiguration,
-                "The SQLite database \(options.file) does not exist. Check "
-                    + "database.file, or set database.createDatabase to create it.",
-                context: ["json.path": "database.file"])
+            throw Self.fileMissing(options.file, createsIt: true)
         }
         var c = GRDB.Configuration()
         c.busyMode = .timeout(10)
@@ -71,10 +67,7 @@ public final class SQLiteConnector: DatabaseConnector {
             if t.compoundKey != nil { problems.append("\(t.type.name): compound keys are not supported") }
         }
         guard problems.isEmpty else {
-            throw RealmAdapterError(
-                .invalidConfiguration,
-                "The sqlite connector cannot sync this mapping:\n  - "
-                    + problems.joined(separator: "\n  - "))
+            throw Self.mismatch(problems, heading: "The sqlite connector cannot sync this mapping")
         }
     }
 
@@ -96,10 +89,9 @@ public final class SQLiteConnector: DatabaseConnector {
             }
         }
         guard problems.isEmpty else {
-            throw RealmAdapterError(
-                .invalidConfiguration,
-                "The database does not match the mapping:\n  - "
-                    + problems.joined(separator: "\n  - ") + "\n(database.createSchema creates missing tables.)")
+            throw Self.mismatch(
+                problems, heading: "The database does not match the mapping",
+                hint: "\n(database.createSchema creates missing tables.)")
         }
         for t in mapping.tables { try SQLiteChangeLog.follow(db, table: t.table, keyColumns: t.keyColumns) }
         try SQLiteChangeLog.follow(db, table: SQLiteChangeLog.stateTable, keyColumns: ["adapter", "path"])
@@ -234,7 +226,7 @@ public final class SQLiteConnector: DatabaseConnector {
     }
 
     public func linkList(_ list: LinkListMapping, owner: Value) throws -> [Value] {
-        throw RealmAdapterError(.invalidConfiguration, "The sqlite connector does not sync lists of links.")
+        throw Self.unsupported("sync lists of links")
     }
 
     public func row(_ table: String, key: DatabaseRow, columns: [String]) throws -> DatabaseRow? {
@@ -293,8 +285,8 @@ public final class SQLiteConnector: DatabaseConnector {
         let snapshot = try pool.makeSnapshot()
         try await snapshot.read { db in
             for t in mapping.tables where try !db.tableExists(t.table) {
-                throw RealmAdapterError(
-                    .invalidConfiguration, "The database does not match the mapping: table \(t.table) does not exist.")
+                throw Self.mismatch(
+                    ["table \(t.table) does not exist"], heading: "The database does not match the mapping")
             }
         }
         return SQLiteLoadSnapshot(snapshot: snapshot, mapping: mapping, handOffPosition: nil)
@@ -320,17 +312,6 @@ public final class SQLiteConnector: DatabaseConnector {
                     + (streaming ? "a daemon follows it" : "no daemon running")
             ],
             warnings: [])
-    }
-
-    static func daemonRunning(_ file: String) -> RealmAdapterError {
-        RealmAdapterError(
-            .invalidState,
-            "Another realm-adapter daemon (or load) works on \(file) (it holds \(file).realm-adapter.lock). "
-                + "Stop it first.")
-    }
-
-    static func notPrepared() -> RealmAdapterError {
-        RealmAdapterError(.invalidState, "The sqlite connector streams changes only after prepare(_:).")
     }
 }
 

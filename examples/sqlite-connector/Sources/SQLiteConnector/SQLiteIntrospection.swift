@@ -8,18 +8,18 @@ enum SQLiteIntrospection {
     /// The file of a `sqlite:///absolute/path` or `sqlite://relative/path` URL.
     static func file(of connection: ConnectionString) throws -> String {
         guard let parts = URLComponents(string: connection.withoutPassword), parts.scheme == "sqlite" else {
-            throw RealmAdapterError(.invalidConfiguration, "Give the database as sqlite:///path/to/app.sqlite.")
+            throw SQLiteConnector.badURL("This is not a sqlite URL")
         }
         let file = (parts.host ?? "") + parts.path
         guard !file.isEmpty else {
-            throw RealmAdapterError(.invalidConfiguration, "The URL names no file: sqlite:///path/to/app.sqlite.")
+            throw SQLiteConnector.badURL("The URL names no file")
         }
         return file
     }
 
     static func describe(file: String) throws -> DatabaseDescription {
         guard FileManager.default.fileExists(atPath: file) else {
-            throw RealmAdapterError(.invalidConfiguration, "The SQLite database \(file) does not exist.")
+            throw SQLiteConnector.fileMissing(file, createsIt: false)
         }
         var c = GRDB.Configuration()
         c.readonly = true

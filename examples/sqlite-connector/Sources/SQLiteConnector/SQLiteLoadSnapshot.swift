@@ -41,12 +41,12 @@ final class SQLiteLoadSnapshot: LoadSnapshot, @unchecked Sendable {
     func linkRows(
         _ list: LinkListMapping, owner: TableMapping, ownerColumns: [String], _ body: ([Value]) throws -> Void
     ) throws {
-        throw RealmAdapterError(.invalidConfiguration, "The sqlite connector does not load lists of links.")
+        throw SQLiteConnector.unsupported("load lists of links")
     }
 
     func writeRealmIds(_ assignments: [RealmIdAssignment]) throws {
         guard assignments.isEmpty else {
-            throw RealmAdapterError(.invalidConfiguration, "The sqlite connector does not support databasePrimaryKey.")
+            throw SQLiteConnector.unsupported("support databasePrimaryKey")
         }
     }
 
