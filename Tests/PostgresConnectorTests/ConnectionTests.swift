@@ -67,14 +67,14 @@ extension PostgresIntegration {
             [up(1), up(2), up(3), up(2, "again"), .delete(table: "t", key: DatabaseRow(["id": 9])), up(4)],
             schema: "public")
         #expect(
-            statements.map(\.0) == [
+            statements.map(\.text) == [
                 #"INSERT INTO "public"."t" ("id", "name") VALUES ($1, $2), ($3, $4), ($5, $6) ON CONFLICT ("id") DO UPDATE SET "name" = EXCLUDED."name""#,
                 #"INSERT INTO "public"."t" ("id", "name") VALUES ($1, $2) ON CONFLICT ("id") DO UPDATE SET "name" = EXCLUDED."name""#,
                 #"DELETE FROM "public"."t" WHERE "id" = $1"#,
                 #"INSERT INTO "public"."t" ("id", "name") VALUES ($1, $2) ON CONFLICT ("id") DO UPDATE SET "name" = EXCLUDED."name""#,
             ])
-        #expect(statements[0].1 == ["1", "x", "2", "x", "3", "x"])
-        #expect(statements[1].1 == ["2", "again"])
+        #expect(statements[0].values == [1, "x", 2, "x", 3, "x"] && statements[0].write == nil)
+        #expect(statements[1].values == [2, "again"] && statements[1].write != nil, "a lone write is carried")
     }
 }
 

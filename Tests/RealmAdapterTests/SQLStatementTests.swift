@@ -17,15 +17,15 @@ import Testing
             upsert.text == #"INSERT INTO s."T" ("id", "n", "note") VALUES ($1, $2, $3) ON CONFLICT ("id") "#
                 + #"DO UPDATE SET "n" = EXCLUDED."n", "note" = EXCLUDED."note""#)
         #expect(upsert.values == [1, 2, "x"])
-        let update = try #require(
-            DatabaseWrite.update(table: "T", key: DatabaseRow(["id": 1]), values: DatabaseRow(["n": 3])).statement(
-                Dollar()))
-        #expect(update == SQLStatement(#"UPDATE s."T" SET "n" = $1 WHERE "id" = $2"#, [3, 1]))
-        let delete = try #require(DatabaseWrite.delete(table: "T", key: DatabaseRow(["id": 1])).statement(Dollar()))
-        #expect(delete == SQLStatement(#"DELETE FROM s."T" WHERE "id" = $1"#, [1]))
+        let updating = DatabaseWrite.update(table: "T", key: DatabaseRow(["id": 1]), values: DatabaseRow(["n": 3]))
         #expect(
-            DatabaseWrite.deleteAll(table: "T", matching: DatabaseRow()).statement(Dollar())
-                == SQLStatement(#"DELETE FROM s."T""#))
+            updating.statement(Dollar())
+                == SQLStatement(#"UPDATE s."T" SET "n" = $1 WHERE "id" = $2"#, [3, 1], write: updating))
+        let deleting = DatabaseWrite.delete(table: "T", key: DatabaseRow(["id": 1]))
+        #expect(
+            deleting.statement(Dollar()) == SQLStatement(#"DELETE FROM s."T" WHERE "id" = $1"#, [1], write: deleting))
+        let clearing = DatabaseWrite.deleteAll(table: "T", matching: DatabaseRow())
+        #expect(clearing.statement(Dollar()) == SQLStatement(#"DELETE FROM s."T""#, write: clearing))
         #expect(DatabaseWrite.closeGaps(table: "L").statement(Dollar()) == nil, "each dialect renumbers its own way")
     }
 

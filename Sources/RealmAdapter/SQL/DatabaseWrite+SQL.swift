@@ -1,11 +1,17 @@
 extension DatabaseWrite {
     /// The statement for this write in `dialect`, or nil for ``closeGaps(table:)``, which every
-    /// dialect renumbers its own way. Columns go in name order; a value that refers to another
+    /// dialect renumbers its own way; it carries this write (``SQLStatement/write``). Columns go in name order; a value that refers to another
     /// row's database key (``DatabaseRow/references``) becomes a subquery that finds it.
     ///
     /// - Parameter conflictTarget: the columns of an upsert's `ON CONFLICT` when they are not its
     ///   key columns (a Postgres partitioned table).
     public func statement(_ dialect: some SQLDialect, conflictTarget: [String]? = nil) -> SQLStatement? {
+        var statement = text(dialect, conflictTarget: conflictTarget)
+        statement?.write = self
+        return statement
+    }
+
+    private func text(_ dialect: some SQLDialect, conflictTarget: [String]?) -> SQLStatement? {
         var builder = StatementBuilder(dialect: dialect)
         let table = dialect.table(self.table)
         switch self {

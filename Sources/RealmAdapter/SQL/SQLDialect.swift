@@ -24,9 +24,14 @@ extension SQLDialect {
 public struct SQLStatement: Sendable, Hashable {
     public var text: String
     public var values: [Value]
+    /// The one write this statement carries out, when it carries out one alone (not a multi-row
+    /// batch, not DDL): its count of affected rows then tells whether it missed a row
+    /// (``DatabaseWrite/missedRow(affected:)``).
+    public var write: DatabaseWrite?
 
-    public init(_ text: String, _ values: [Value] = []) {
+    public init(_ text: String, _ values: [Value] = [], write: DatabaseWrite? = nil) {
         self.text = text
         self.values = values
+        self.write = write
     }
 }

@@ -190,6 +190,12 @@ public struct PostgresSession {
     /// The server's version number (150004 for 15.4).
     public var serverVersion: Int { Int(PQserverVersion(handle)) }
 
+    /// Runs a statement, its values sent as text parameters (``PostgresType/encode(_:)``).
+    @discardableResult
+    public func query(_ statement: SQLStatement) throws -> PostgresResult {
+        try query(statement.text, statement.values.map(PostgresType.encode))
+    }
+
     /// Runs one statement with text parameters (`$1`, `$2`, …; `nil` is SQL NULL) and returns
     /// its rows as text.
     @discardableResult

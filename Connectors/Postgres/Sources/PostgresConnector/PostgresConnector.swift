@@ -241,12 +241,10 @@ public final class PostgresConnector: RelationalConnector {
         do {
             try await w.session { s in
                 try s.transaction {
-                    for (sql, params, write) in PostgresWrites.statements(
-                        writes, schema: schema, conflictTargets: targets)
-                    {
-                        let result = try s.query(sql, params)
+                    for statement in PostgresWrites.statements(writes, schema: schema, conflictTargets: targets) {
+                        let result = try s.query(statement)
                         // Rows this statement may not have seen: named in the stream, to be read again.
-                        if let missed = write?.missedRow(affected: result.affected) {
+                        if let missed = statement.write?.missedRow(affected: result.affected) {
                             try s.query(
                                 "SELECT pg_logical_emit_message(true, $1, $2)",
                                 [PostgresReplicationStream.messagePrefix, missed.json.serialized()])
@@ -382,7 +380,7 @@ public final class PostgresConnector: RelationalConnector {
         let statements = PostgresWrites.realmIdUpdates(assignments, schema: schema)
         try idWriter().sessionSync { s in
             try s.transaction {
-                for (sql, params) in statements { try s.query(sql, params) }
+                for statement in statements { try s.query(statement) }
             }
         }
     }
