@@ -67,148 +67,21 @@ extension Mapping {
 }
 
 extension Mapping {
-    /// The database writes for one Realm transaction of the Realm at `path`.
+    /// The database writes for one Realm transaction of the Realm at `path` (``WritePlanner``).
     ///
     /// Instructions on types, properties and Realms the mapping does not sync are skipped, as
     /// are schema instructions (tables come from `createSchema`). An edit of a primitive list
-    /// writes the whole array, as `list` reads it from the Realm now: once writes stop, both sides hold the
-    /// Realm's list.
+    /// writes the whole array, as `list` reads it from the Realm now: once writes stop, both
+    /// sides hold the Realm's list.
     ///
     /// - Parameter list: the current elements of a list property (type, identity, property).
     public func databaseWrites(
         _ instructions: [Instruction], path realmPath: String,
-        list: (String, Value, String) throws -> [Value]
+        list: @escaping (String, Value, String) throws -> [Value]
     ) throws -> [DatabaseWrite] {
         guard let pathFields = path.extract(realmPath) else { return [] }
-        var writes: [DatabaseWrite] = []
-        // Collections (arrays, link lists) are written whole, once per transaction each.
-        var collectionsWritten: Set<String> = []
-        func keyRow(_ t: TableMapping, _ identity: Value) throws -> DatabaseRow {
-            var row = try self.keyRow(t, identity)
-            // Per-user tables share keys across users only if the path columns are part of the key;
-            // they are always written, so a row never lands in another user's Realm.
-            for c in t.pathColumns { row[c] = .string(pathFields[c]!) }
-            return row
-        }
-        func columns(_ t: TableMapping, _ values: PropertyValues) throws -> DatabaseRow {
-            var row = DatabaseRow()
-            let keyLinks = linksByDatabaseKey[t.type.name]
-            for e in values {
-                guard let c = t.column(forProperty: e.name) else { continue }
-                // The database generates its key; a Realm never writes it empty.
-                if e.value.isNull && c.column == t.databaseKey?.column { continue }
-                if let target = keyLinks?[e.name], !e.value.isNull {
-                    row.references[c.column] = tables[target].reference!
-                }
-                do { row[c.column] = try c.databaseValue(e.value) } catch let err as RealmAdapterError {
-                    throw err.inColumn(table: t.table, column: c.column, type: t.type.name, property: e.name)
-                }
-            }
-            return row
-        }
-        /// Rewrites one owner's list of links from the Realm's current contents.
-        func rewrite(_ t: TableMapping, _ l: LinkListMapping, _ owner: Value) throws {
-            guard collectionsWritten.insert("\(l.table)\u{0}\(owner)").inserted else { return }
-            writes.append(.deleteAll(table: l.table, matching: linkRow(l, owner: owner)))
-            for (i, target) in try list(t.type.name, owner, l.property.name).enumerated() {
-                var row = linkRow(l, owner: owner, target: target)
-                row[LinkListMapping.indexColumn] = .int(Int64(i))
-                writes.append(.insert(table: l.table, row: row))
-            }
-        }
-        for instruction in instructions {
-            guard let t = table(forType: instruction.objectType) else { continue }
-            switch instruction {
-            case .insert(_, let identity, let values), .set(_, let identity, let values):
-                // Lists of links given with the object are written whole after its row.
-                try writeRow(instruction, t)
-                for l in t.linkLists where values[l.property.name] != nil { try rewrite(t, l, identity) }
-                continue
-            case .delete(_, let identity):
-                // Its lists go before its row; and as Realm takes a deleted object out of every
-                // list that held it, so does the database.
-                for l in t.linkLists {
-                    writes.append(.deleteAll(table: l.table, matching: linkRow(l, owner: identity)))
-                }
-                for other in tables {
-                    for l in other.linkLists where l.target == t.type.name {
-                        writes.append(.deleteAll(table: l.table, matching: linkRow(l, target: identity)))
-                        writes.append(.closeGaps(table: l.table))
-                    }
-                }
-            case .clear where path.isLiteral:
-                for l in t.linkLists { writes.append(.deleteAll(table: l.table, matching: DatabaseRow())) }
-                for other in tables {
-                    for l in other.linkLists where l.target == t.type.name {
-                        writes.append(.deleteAll(table: l.table, matching: DatabaseRow()))
-                    }
-                }
-            case .clear:
-                // Only this Realm's objects go (the template's columns choose their rows); the
-                // link-table rows of their lists, and those pointing at them, follow through the
-                // link tables' foreign keys (ON DELETE CASCADE, as createSchema makes them).
-                try writeRow(instruction, t)
-                for other in tables {
-                    for l in other.linkLists where l.target == t.type.name { writes.append(.closeGaps(table: l.table)) }
-                }
-                continue
-            case .listSet(_, let identity, let property, _, _), .listInsert(_, let identity, let property, _, _),
-                .listErase(_, let identity, let property, _), .listClear(_, let identity, let property):
-                if let l = t.linkLists.first(where: { $0.property.name == property }) {
-                    try rewrite(t, l, identity)
-                    continue
-                }
-            default:
-                break
-            }
-            try writeRow(instruction, t)
-        }
-        return writes
-
-        /// A link-table row's owner and target columns (database keys looked up by RealmId where types have them).
-        func linkRow(_ l: LinkListMapping, owner: Value? = nil, target: Value? = nil) -> DatabaseRow {
-            var row = DatabaseRow()
-            for (column, value, type) in [
-                (LinkListMapping.ownerColumn, owner, l.owner), (LinkListMapping.targetColumn, target, l.target),
-            ] {
-                guard let value else { continue }
-                row[column] = value
-                if let reference = table(forType: type)?.reference { row.references[column] = reference }
-            }
-            return row
-        }
-
-        func writeRow(_ instruction: Instruction, _ t: TableMapping) throws {
-            switch instruction {
-            case .insert(_, let identity, let values):
-                var row = try columns(t, values)
-                for (k, v) in try keyRow(t, identity).values { row[k] = v }
-                // Lists not given start empty, as the object's do.
-                for c in t.columns where row[c.column] == nil { if case .array = c.kind { row[c.column] = .list([]) } }
-                writes.append(.upsert(table: t.table, keyColumns: t.keyColumns, row: row))
-            case .set(_, let identity, let values):
-                let row = try columns(t, values)
-                if !row.values.isEmpty {
-                    writes.append(.update(table: t.table, key: try keyRow(t, identity), values: row))
-                }
-            case .delete(_, let identity):
-                writes.append(.delete(table: t.table, key: try keyRow(t, identity)))
-            case .clear:
-                // Only this Realm's rows: the template's fields are columns.
-                var matching = DatabaseRow()
-                for (field, value) in pathFields { matching[field] = .string(value) }
-                writes.append(.deleteAll(table: t.table, matching: matching))
-            case .listSet(_, let identity, let property, _, _), .listInsert(_, let identity, let property, _, _),
-                .listErase(_, let identity, let property, _), .listClear(_, let identity, let property):
-                guard let c = t.column(forProperty: property) else { return }
-                guard collectionsWritten.insert("\(t.table).\(c.column)\u{0}\(identity)").inserted else { return }
-                writes.append(
-                    .update(
-                        table: t.table, key: try keyRow(t, identity),
-                        values: DatabaseRow([c.column: .list(try list(t.type.name, identity, property))])))
-            case .changeIdentity, .addType, .addProperties:
-                return
-            }
-        }
+        var planner = WritePlanner(mapping: self, pathFields: pathFields, list: list)
+        for instruction in instructions { try planner.plan(instruction) }
+        return planner.writes
     }
 }

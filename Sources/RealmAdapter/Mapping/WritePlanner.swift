@@ -1,0 +1,151 @@
+/// Plans the database writes of one Realm transaction, instruction by instruction, for
+/// ``Mapping/databaseWrites(_:path:list:)``.
+///
+/// Rows are keyed by their key columns and, in per-user tables, by the columns the Realm path
+/// fills, so a row never lands in another user's Realm. Collections (arrays, lists of links)
+/// are written whole, once per transaction each, from the Realm's current contents.
+struct WritePlanner {
+    let mapping: Mapping
+    /// The values the Realm's path gives the `realm.path` template's columns.
+    let pathFields: [String: String]
+    /// The current elements of a list property (type, identity, property).
+    let list: (String, Value, String) throws -> [Value]
+    private(set) var writes: [DatabaseWrite] = []
+    private var collectionsWritten: Set<String> = []
+
+    init(mapping: Mapping, pathFields: [String: String], list: @escaping (String, Value, String) throws -> [Value]) {
+        self.mapping = mapping
+        self.pathFields = pathFields
+        self.list = list
+    }
+
+    /// Adds the writes of one instruction (none for a type the mapping does not sync).
+    mutating func plan(_ instruction: Instruction) throws {
+        guard let t = mapping.table(forType: instruction.objectType) else { return }
+        switch instruction {
+        case .insert(_, let identity, let values), .set(_, let identity, let values):
+            // Lists of links given with the object are written whole after its row.
+            try writeRow(instruction, t)
+            for l in t.linkLists where values[l.property.name] != nil { try rewrite(t, l, identity) }
+        case .delete(_, let identity):
+            // Its lists go before its row; and as Realm takes a deleted object out of every list
+            // that held it, so does the database.
+            for l in t.linkLists { writes.append(.deleteAll(table: l.table, matching: linkRow(l, owner: identity))) }
+            for l in listsTargeting(t) {
+                writes.append(.deleteAll(table: l.table, matching: linkRow(l, target: identity)))
+                writes.append(.closeGaps(table: l.table))
+            }
+            try writeRow(instruction, t)
+        case .clear where mapping.path.isLiteral:
+            for l in t.linkLists { writes.append(.deleteAll(table: l.table, matching: DatabaseRow())) }
+            for l in listsTargeting(t) { writes.append(.deleteAll(table: l.table, matching: DatabaseRow())) }
+            try writeRow(instruction, t)
+        case .clear:
+            // Only this Realm's objects go (the template's columns choose their rows); the
+            // link-table rows of their lists, and those pointing at them, follow through the link
+            // tables' foreign keys (ON DELETE CASCADE, as createSchema makes them).
+            try writeRow(instruction, t)
+            for l in listsTargeting(t) { writes.append(.closeGaps(table: l.table)) }
+        case .listSet(_, let identity, let property, _, _), .listInsert(_, let identity, let property, _, _),
+            .listErase(_, let identity, let property, _), .listClear(_, let identity, let property):
+            if let l = t.linkLists.first(where: { $0.property.name == property }) {
+                try rewrite(t, l, identity)
+            } else {
+                try writeArray(t, identity, property)
+            }
+        case .changeIdentity, .addType, .addProperties:
+            return
+        }
+    }
+
+    // MARK: Rows
+
+    private mutating func writeRow(_ instruction: Instruction, _ t: TableMapping) throws {
+        switch instruction {
+        case .insert(_, let identity, let values):
+            var row = try columns(t, values)
+            for (k, v) in try keyRow(t, identity).values { row[k] = v }
+            // Lists not given start empty, as the object's do.
+            for c in t.columns where row[c.column] == nil { if case .array = c.kind { row[c.column] = .list([]) } }
+            writes.append(.upsert(table: t.table, keyColumns: t.keyColumns, row: row))
+        case .set(_, let identity, let values):
+            let row = try columns(t, values)
+            if !row.values.isEmpty { writes.append(.update(table: t.table, key: try keyRow(t, identity), values: row)) }
+        case .delete(_, let identity):
+            writes.append(.delete(table: t.table, key: try keyRow(t, identity)))
+        case .clear:
+            // Only this Realm's rows: the template's fields are columns.
+            var matching = DatabaseRow()
+            for (field, value) in pathFields { matching[field] = .string(value) }
+            writes.append(.deleteAll(table: t.table, matching: matching))
+        default:
+            return
+        }
+    }
+
+    /// A primitive list (an array column), written whole.
+    private mutating func writeArray(_ t: TableMapping, _ identity: Value, _ property: String) throws {
+        guard let c = t.column(forProperty: property) else { return }
+        guard collectionsWritten.insert("\(t.table).\(c.column)\u{0}\(identity)").inserted else { return }
+        let values = DatabaseRow([c.column: .list(try list(t.type.name, identity, property))])
+        writes.append(.update(table: t.table, key: try keyRow(t, identity), values: values))
+    }
+
+    /// The key columns of an object's row, with the columns its Realm's path fills (they are
+    /// always written, so a row never lands in another user's Realm).
+    private func keyRow(_ t: TableMapping, _ identity: Value) throws -> DatabaseRow {
+        var row = try mapping.keyRow(t, identity)
+        for c in t.pathColumns { row[c] = .string(pathFields[c]!) }
+        return row
+    }
+
+    /// The mapped columns of `values`; a link to a type with a database key refers to its row.
+    private func columns(_ t: TableMapping, _ values: PropertyValues) throws -> DatabaseRow {
+        var row = DatabaseRow()
+        let keyLinks = mapping.linksByDatabaseKey[t.type.name]
+        for e in values {
+            guard let c = t.column(forProperty: e.name) else { continue }
+            // The database generates its key; a Realm never writes it empty.
+            if e.value.isNull && c.column == t.databaseKey?.column { continue }
+            if let target = keyLinks?[e.name], !e.value.isNull {
+                row.references[c.column] = mapping.tables[target].reference!
+            }
+            do { row[c.column] = try c.databaseValue(e.value) } catch let err as RealmAdapterError {
+                throw err.inColumn(table: t.table, column: c.column, type: t.type.name, property: e.name)
+            }
+        }
+        return row
+    }
+
+    // MARK: Lists of links
+
+    /// The lists of links, of any type, whose targets are objects of `t`.
+    private func listsTargeting(_ t: TableMapping) -> [LinkListMapping] {
+        mapping.tables.flatMap { other in other.linkLists.filter { $0.target == t.type.name } }
+    }
+
+    /// Rewrites one owner's list of links from the Realm's current contents.
+    private mutating func rewrite(_ t: TableMapping, _ l: LinkListMapping, _ owner: Value) throws {
+        guard collectionsWritten.insert("\(l.table)\u{0}\(owner)").inserted else { return }
+        writes.append(.deleteAll(table: l.table, matching: linkRow(l, owner: owner)))
+        for (i, target) in try list(t.type.name, owner, l.property.name).enumerated() {
+            var row = linkRow(l, owner: owner, target: target)
+            row[LinkListMapping.indexColumn] = .int(Int64(i))
+            writes.append(.insert(table: l.table, row: row))
+        }
+    }
+
+    /// A link-table row's owner and target columns (database keys looked up by RealmId where
+    /// types have them).
+    private func linkRow(_ l: LinkListMapping, owner: Value? = nil, target: Value? = nil) -> DatabaseRow {
+        var row = DatabaseRow()
+        for (column, value, type) in [
+            (LinkListMapping.ownerColumn, owner, l.owner), (LinkListMapping.targetColumn, target, l.target),
+        ] {
+            guard let value else { continue }
+            row[column] = value
+            if let reference = mapping.table(forType: type)?.reference { row.references[column] = reference }
+        }
+        return row
+    }
+}
