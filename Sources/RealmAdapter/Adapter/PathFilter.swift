@@ -2,7 +2,7 @@ import Foundation
 
 /// A Realm path filter: a regular expression matched anywhere in the path unless anchored
 /// (`^/(.*?)/myRealm$`), as the legacy `realmRegex` was.
-public struct PathFilter: @unchecked Sendable, CustomStringConvertible {
+package struct PathFilter: @unchecked Sendable, CustomStringConvertible {
     // @unchecked: NSRegularExpression is immutable after creation and documented as safe to
     // use from several threads at once.
     private let regex: NSRegularExpression

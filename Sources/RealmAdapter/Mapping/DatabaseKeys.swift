@@ -57,7 +57,7 @@ extension Mapping {
 /// Turns database keys into Realm identities for one database transaction (or one load batch):
 /// remembers the identities its rows gave, finds the others in the Realm, and collects the
 /// RealmIds to write back.
-public final class DatabaseKeyResolver {
+package final class DatabaseKeyResolver {
     /// The identity of the object of `type` whose database key is `key`, in the Realm at `path`, if it has one.
     public typealias Lookup = (_ path: String, _ type: String, _ key: Value) throws -> Value?
 

@@ -42,7 +42,7 @@ extension Mapping {
     /// - Parameter keys: for types with a database key: finds objects by it, and collects the
     ///   RealmIds generated for rows without one (to be written back).
     /// - Throws: `invalidValue` naming table, column and key for a value that does not convert.
-    public func objectChanges(
+    package func objectChanges(
         _ changes: [RowChange], paths: () throws -> [String],
         row: (String, DatabaseRow, [String]) throws -> DatabaseRow? = { _, _, _ in nil },
         keys: DatabaseKeyResolver = DatabaseKeyResolver(),

@@ -67,7 +67,7 @@ extension Mapping {
 }
 
 extension Mapping {
-    /// The database writes for one Realm transaction of the Realm at `path` (``WritePlanner``).
+    /// The database writes for one Realm transaction of the Realm at `path` (`WritePlanner`).
     ///
     /// Instructions on types, properties and Realms the mapping does not sync are skipped, as
     /// are schema instructions (tables come from `createSchema`). An edit of a primitive list

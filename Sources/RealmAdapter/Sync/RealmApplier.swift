@@ -41,7 +41,7 @@ public struct RealmApplier: Sendable {
     ///   for many per-user Realms); the convergence rule (``PendingWrites``) keeps them.
     /// - Parameter linkList: a list of links as the database holds it now (its link table's
     ///   rows for the owner, in index order).
-    /// - Parameter row: a row as the database holds it now (see ``Mapping/objectChanges(_:paths:row:keys:setAside:)``).
+    /// - Parameter row: a row as the database holds it now (see `Mapping.objectChanges`).
     /// - Parameter writeRealmIds: writes RealmIds generated for rows without one back to the
     ///   database; called before the Realms commit (a replay generates the same ones).
     /// - Parameter setAside: with it (`ignoreSQLErrors`), a row change no Realm can hold is
