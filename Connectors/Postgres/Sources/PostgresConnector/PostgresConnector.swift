@@ -24,6 +24,7 @@ public final class PostgresConnector: RelationalConnector {
     public var idsOriginName: String { originName + "_ids" }
     public var sourceName: String { "postgres:\(options.slotName)" }
     var schema: String { configuration.schema }
+    var dialect: PostgresDialect { PostgresDialect(schema: schema) }
 
     private struct State {
         var writer: PostgresConnection?
@@ -137,17 +138,19 @@ public final class PostgresConnector: RelationalConnector {
                 throw PostgresError.mismatch(problems)
             }
             try s.execute(
-                """
-                CREATE TABLE IF NOT EXISTS \(PostgresSQL.qualified(schema, Self.stateTable)) (
-                    adapter text NOT NULL, path text NOT NULL, version bigint NOT NULL,
-                    updated_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (adapter, path));
-                CREATE TABLE IF NOT EXISTS \(PostgresSQL.qualified(schema, Self.deadLetterTable)) (
-                    id bigserial PRIMARY KEY, adapter text NOT NULL, path text NOT NULL, version bigint NOT NULL,
-                    instructions jsonb NOT NULL, error text NOT NULL, failed_at timestamptz NOT NULL DEFAULT now());
-                CREATE TABLE IF NOT EXISTS \(PostgresSQL.qualified(schema, Self.deadRowTable)) (
-                    id bigserial PRIMARY KEY, slot text NOT NULL, position text NOT NULL, table_name text NOT NULL,
-                    row_data jsonb NOT NULL, error text NOT NULL, failed_at timestamptz NOT NULL DEFAULT now())
-                """)
+                PostgresDialect(schema: schema).statement(
+                    """
+                    CREATE TABLE IF NOT EXISTS \(table: Self.stateTable) (
+                        adapter text NOT NULL, path text NOT NULL, version bigint NOT NULL,
+                        updated_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (adapter, path));
+                    CREATE TABLE IF NOT EXISTS \(table: Self.deadLetterTable) (
+                        id bigserial PRIMARY KEY, adapter text NOT NULL, path text NOT NULL, version bigint NOT NULL,
+                        instructions jsonb NOT NULL, error text NOT NULL, failed_at timestamptz NOT NULL DEFAULT now());
+                    CREATE TABLE IF NOT EXISTS \(table: Self.deadRowTable) (
+                        id bigserial PRIMARY KEY, slot text NOT NULL, position text NOT NULL, table_name text NOT NULL,
+                        row_data jsonb NOT NULL, error text NOT NULL, failed_at timestamptz NOT NULL DEFAULT now())
+                    """
+                ).text)
             try Self.follow(mapping, schema: schema, publication: c.publication, s)
             if c.resetReplicationSlot { try PostgresReplicationSetup.dropSlot(s, c.slotName) }
             try self.learnTables(mapping, s)
@@ -159,11 +162,12 @@ public final class PostgresConnector: RelationalConnector {
     static func follow(_ mapping: Mapping, schema: String, publication: String, _ s: PostgresSession) throws {
         // Rows routed to Realms by columns must carry them on delete too, and link-table rows
         // (no key of their own) their whole content.
+        let d = PostgresDialect(schema: schema)
         for t in mapping.tables where !mapping.path.isLiteral {
-            try s.execute("ALTER TABLE \(PostgresSQL.qualified(schema, t.table)) REPLICA IDENTITY FULL")
+            try s.query(d.statement("ALTER TABLE \(table: t.table) REPLICA IDENTITY FULL"))
         }
         for l in mapping.tables.flatMap(\.linkLists) {
-            try s.execute("ALTER TABLE \(PostgresSQL.qualified(schema, l.table)) REPLICA IDENTITY FULL")
+            try s.query(d.statement("ALTER TABLE \(table: l.table) REPLICA IDENTITY FULL"))
         }
         // The state table is published too: its rows in our own transactions say which Realm
         // versions the database holds at that point (the convergence rule needs it).
@@ -214,7 +218,7 @@ public final class PostgresConnector: RelationalConnector {
         defer { pg.close() }
         let created = try await pg.session { s -> Bool in
             guard try s.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]).rows.isEmpty else { return false }
-            try s.execute("CREATE DATABASE \(PostgresSQL.quote(name))")
+            try s.query(PostgresDialect(schema: "").statement("CREATE DATABASE \(id: name)"))
             return true
         }
         if created { logger.info("Created the database", metadata: ["db.name": "\(name)"]) }
@@ -222,12 +226,10 @@ public final class PostgresConnector: RelationalConnector {
 
     public func appliedVersions(adapter: String) async throws -> [String: Int64] {
         let w = try await writer()
-        let schema = self.schema
+        let d = dialect
         let rows = try await w.session { s in
-            try s.query(
-                "SELECT path, version FROM \(PostgresSQL.qualified(schema, Self.stateTable)) WHERE adapter = $1",
-                [adapter]
-            ).rows
+            try s.query(d.statement("SELECT path, version FROM \(table: Self.stateTable) WHERE adapter = \(adapter)"))
+                .rows
         }
         return Dictionary(
             rows.compactMap { r in r[0].flatMap { p in r[1].flatMap(Int64.init).map { (p, $0) } } },
@@ -250,11 +252,7 @@ public final class PostgresConnector: RelationalConnector {
                                 [PostgresReplicationStream.messagePrefix, missed.json.serialized()])
                         }
                     }
-                    try s.query(
-                        """
-                        INSERT INTO \(PostgresSQL.qualified(schema, Self.stateTable)) (adapter, path, version) VALUES ($1, $2, $3)
-                        ON CONFLICT (adapter, path) DO UPDATE SET version = EXCLUDED.version, updated_at = now()
-                        """, [adapter, path, String(version)])
+                    try s.query(Self.marker(adapter: adapter, path: path, version: version, schema: schema))
                 }
             }
         } catch let e as PostgresError where e.isTransient {
@@ -269,16 +267,15 @@ public final class PostgresConnector: RelationalConnector {
         let w = try await writer()
         let schema = self.schema
         let json = JSONValue.array(instructions.map { $0.json() }).serialized()
+        let letter = dialect.statement(
+            """
+            INSERT INTO \(table: Self.deadLetterTable) (adapter, path, version, instructions, error)
+            VALUES (\(adapter), \(path), \(version), \(json), \(error))
+            """)
         try await w.session { s in
             try s.transaction {
-                try s.query(
-                    "INSERT INTO \(PostgresSQL.qualified(schema, Self.deadLetterTable)) (adapter, path, version, instructions, error) VALUES ($1, $2, $3, $4, $5)",
-                    [adapter, path, String(version), json, error])
-                try s.query(
-                    """
-                    INSERT INTO \(PostgresSQL.qualified(schema, Self.stateTable)) (adapter, path, version) VALUES ($1, $2, $3)
-                    ON CONFLICT (adapter, path) DO UPDATE SET version = EXCLUDED.version, updated_at = now()
-                    """, [adapter, path, String(version)])
+                try s.query(letter)
+                try s.query(Self.marker(adapter: adapter, path: path, version: version, schema: schema))
             }
         }
     }
@@ -386,24 +383,26 @@ public final class PostgresConnector: RelationalConnector {
     }
 
     public func setAside(_ rows: [SetAsideRow]) throws {
-        let sql =
-            "INSERT INTO \(PostgresSQL.qualified(schema, Self.deadRowTable)) (slot, position, table_name, row_data, error) "
-            + "VALUES ($1, $2, $3, $4, $5)"
-        let slot = options.slotName
+        let (d, slot) = (dialect, options.slotName)
         try idWriter().sessionSync { s in
             try s.transaction {
-                for r in rows { try s.query(sql, [slot, r.position, r.table, r.change.serialized(), r.error]) }
+                for r in rows {
+                    try s.query(
+                        d.statement(
+                            """
+                            INSERT INTO \(table: Self.deadRowTable) (slot, position, table_name, row_data, error)
+                            VALUES (\(slot), \(r.position), \(r.table), \(r.change.serialized()), \(r.error))
+                            """))
+                }
             }
         }
     }
 
     public func row(_ table: String, key: DatabaseRow, columns: [String]) throws -> DatabaseRow? {
-        let keys = key.values.keys.sorted()
-        let sql =
-            "SELECT \(columns.map(PostgresSQL.quote).joined(separator: ", ")) FROM \(PostgresSQL.qualified(schema, table)) WHERE "
-            + keys.enumerated().map { "\(PostgresSQL.quote($1)) = $\($0 + 1)" }.joined(separator: " AND ")
-        let result = try reader().sessionSync { s in try s.query(sql, keys.map { PostgresType.encode(key.values[$0]!) })
-        }
+        let conditions = SQL.joined(
+            key.values.keys.sorted().map { "\(id: $0) = \(key.values[$0]!)" }, separator: " AND ")
+        let sql = dialect.statement("SELECT \(ids: columns) FROM \(table: table) WHERE \(sql: conditions)")
+        let result = try reader().sessionSync { s in try s.query(sql) }
         guard let first = result.rows.first else { return nil }
         let (catalog, customTypes) = (state.withLock { $0.catalog }, self.customTypes)
         var row = DatabaseRow()
@@ -419,8 +418,8 @@ public final class PostgresConnector: RelationalConnector {
 
     public func linkList(_ list: LinkListMapping, owner: Value) throws -> [Value] {
         let reader = try reader()
-        let sql = "SELECT target FROM \(PostgresSQL.qualified(schema, list.table)) WHERE oid = $1 ORDER BY idx"
-        let rows = try reader.sessionSync { s in try s.query(sql, [PostgresType.encode(owner)]).rows }
+        let sql = dialect.statement("SELECT target FROM \(table: list.table) WHERE oid = \(owner) ORDER BY idx")
+        let rows = try reader.sessionSync { s in try s.query(sql).rows }
         let type = PostgresType(oid: 0, name: list.targetKeyType.rawValue, kind: .scalar(list.targetKeyType))
         return try rows.compactMap { r in try r[0].map { try type.decode($0) } }
     }
@@ -484,22 +483,26 @@ extension PostgresConnector: DatabaseConnector {
         let pg = try await PostgresConnection.connect(settings, logger: logger)
         defer { pg.close() }
         let slot = options.slotName
-        let schema = self.schema
+        let d = dialect
         let (slotStatus, applied, deadLetters, deadRows) = try await pg.session { s in
             let slotStatus = try PostgresReplicationSetup.slotStatus(s, slot)
-            let state = PostgresSQL.qualified(schema, Self.stateTable)
             var applied: [String: Int64] = [:]
             var deadLetters = 0
             var deadRows = 0
-            if try s.query("SELECT to_regclass($1) IS NOT NULL", [state]).rows == [["t"]] {
-                for r in try s.query("SELECT path, version FROM \(state) WHERE adapter = $1", [adapter]).rows {
+            func exists(_ table: String) throws -> Bool {
+                try s.query("SELECT to_regclass($1) IS NOT NULL", [d.table(table)]).rows == [["t"]]
+            }
+            if try exists(Self.stateTable) {
+                for r in try s.query(
+                    d.statement("SELECT path, version FROM \(table: Self.stateTable) WHERE adapter = \(adapter)")
+                ).rows {
                     if let p = r[0], let v = r[1].flatMap(Int64.init) { applied[p] = v }
                 }
-                let letters = PostgresSQL.qualified(schema, Self.deadLetterTable)
-                deadLetters = try Self.count(s, "SELECT count(*) FROM \(letters) WHERE adapter = $1", [adapter])
-                let rows = PostgresSQL.qualified(schema, Self.deadRowTable)
-                if try s.query("SELECT to_regclass($1) IS NOT NULL", [rows]).rows == [["t"]] {
-                    deadRows = try Self.count(s, "SELECT count(*) FROM \(rows) WHERE slot = $1", [slot])
+                deadLetters = try Self.count(
+                    s, d.statement("SELECT count(*) FROM \(table: Self.deadLetterTable) WHERE adapter = \(adapter)"))
+                if try exists(Self.deadRowTable) {
+                    deadRows = try Self.count(
+                        s, d.statement("SELECT count(*) FROM \(table: Self.deadRowTable) WHERE slot = \(slot)"))
                 }
             }
             return (slotStatus, applied, deadLetters, deadRows)
@@ -527,8 +530,18 @@ extension PostgresConnector: DatabaseConnector {
             warnings: warnings)
     }
 
-    static func count(_ s: PostgresSession, _ sql: String, _ parameters: [String?]) throws -> Int {
-        Int(try s.query(sql, parameters).rows[0][0] ?? "0") ?? 0
+    static func count(_ s: PostgresSession, _ statement: SQLStatement) throws -> Int {
+        Int(try s.query(statement).rows[0][0] ?? "0") ?? 0
+    }
+
+    /// The state row that records `version` of `path` as in the database, in the same
+    /// transaction as its writes (the exactly-once marker).
+    static func marker(adapter: String, path: String, version: Int64, schema: String) -> SQLStatement {
+        PostgresDialect(schema: schema).statement(
+            """
+            INSERT INTO \(table: stateTable) (adapter, path, version) VALUES (\(adapter), \(path), \(version))
+            ON CONFLICT (adapter, path) DO UPDATE SET version = EXCLUDED.version, updated_at = now()
+            """)
     }
 
     /// `1.5 GiB`.

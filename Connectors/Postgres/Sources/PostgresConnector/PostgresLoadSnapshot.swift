@@ -17,6 +17,7 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
     /// Holds the exported snapshot open (nil for a dry run).
     let replication: PostgresConnection?
     let schema: String
+    var dialect: PostgresDialect { PostgresDialect(schema: schema) }
     let columnTypes: [String: [String: PostgresType?]]
     /// Writes RealmIds back on a connection of their own (the connector's).
     let realmIdWriter: ([RealmIdAssignment]) throws -> Void
@@ -38,10 +39,9 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
     }
 
     public func estimatedRows(_ table: String) throws -> Int? {
-        let qualified = PostgresSQL.qualified(schema, table)
-        let rows = try reader.sessionSync { s in
-            try s.query("SELECT reltuples::bigint FROM pg_class WHERE oid = $1::regclass", [qualified]).rows
-        }
+        let sql = dialect.statement(
+            "SELECT reltuples::bigint FROM pg_class WHERE oid = \(dialect.table(table))::regclass")
+        let rows = try reader.sessionSync { s in try s.query(sql).rows }
         // -1: never vacuumed or analyzed, so unknown.
         guard let n = rows.first?[0].flatMap(Int.init), n >= 0 else { return nil }
         return n
@@ -50,7 +50,7 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
     /// The planner's row estimate (`EXPLAIN`): for a table never analyzed, a guess from its
     /// size on disk.
     public func sizeEstimate(_ table: String) throws -> Int? {
-        let sql = "EXPLAIN (FORMAT JSON) SELECT * FROM \(PostgresSQL.qualified(schema, table))"
+        let sql = dialect.statement("EXPLAIN (FORMAT JSON) SELECT * FROM \(table: table)")
         let plan = try reader.sessionSync { s in try s.query(sql).rows.first?[0] }
         guard let plan, case .array(let plans) = try JSONValue(parsing: plan),
             case .int(let rows)? = plans.first?["Plan"]?["Plan Rows"]
@@ -59,22 +59,21 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
     }
 
     public func distinctCount(_ table: String, columns: [String]) throws -> Int {
-        let list = columns.map(PostgresSQL.quote).joined(separator: ", ")
-        let sql = "SELECT count(*) FROM (SELECT DISTINCT \(list) FROM \(PostgresSQL.qualified(schema, table))) d"
+        let sql = dialect.statement("SELECT count(*) FROM (SELECT DISTINCT \(ids: columns) FROM \(table: table)) d")
         return try reader.sessionSync { s in Int(try s.query(sql).rows[0][0] ?? "0") ?? 0 }
     }
 
     public func rows(_ table: String, columns: [String], orderedBy: [String], _ body: ([Value]) throws -> Void) throws {
         let types = try columns.map { try type(table, $0) }
         try copy(
-            columns.map(PostgresSQL.quote), from: ordered(table, orderedBy), table: table, columns: columns,
+            columns.map(dialect.quote), from: ordered(table, orderedBy), table: table, columns: columns,
             types: types, body)
     }
 
     /// The table, with `ORDER BY` the columns if there are any.
     private func ordered(_ table: String, _ columns: [String]) -> String {
-        PostgresSQL.qualified(schema, table)
-            + (columns.isEmpty ? "" : " ORDER BY " + columns.map(PostgresSQL.quote).joined(separator: ", "))
+        dialect.table(table)
+            + (columns.isEmpty ? "" : " ORDER BY " + columns.map(dialect.quote).joined(separator: ", "))
     }
 
     public func rows(_ table: String, columns: [String], orderedBy: [String], into receiver: FieldReceiver) throws {
@@ -82,7 +81,7 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
         let fields = types.map { BinaryField(oid: $0.oid) }
         try fields.withUnsafeBufferPointer { fields in
             try copy(
-                columns.map(PostgresSQL.quote), from: ordered(table, orderedBy), table: table, columns: columns,
+                columns.map(dialect.quote), from: ordered(table, orderedBy), table: table, columns: columns,
                 types: types,
                 field: { i, bytes, binary in
                     guard let bytes else { return try receiver.value(.null, at: i) }
@@ -104,20 +103,20 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
         let ownerKey =
             owner.compoundKey.map {
                 "concat_ws(\(PostgresSQL.literal(TableMapping.compoundKeySeparator)), "
-                    + $0.map { "o." + PostgresSQL.quote($0.dbColumn) }.joined(separator: ", ") + ")"
+                    + $0.map { "o." + dialect.quote($0.dbColumn) }.joined(separator: ", ") + ")"
             }
-            ?? "o." + PostgresSQL.quote(owner.referencedColumn)
+            ?? "o." + dialect.quote(owner.referencedColumn)
         let joined =
             ownerColumns.isEmpty
             ? ""
-            : " LEFT JOIN \(PostgresSQL.qualified(schema, owner.table)) o ON \(ownerKey) = l.\(PostgresSQL.quote(o))"
+            : " LEFT JOIN \(dialect.table(owner.table)) o ON \(ownerKey) = l.\(dialect.quote(o))"
         let select =
-            ["l." + PostgresSQL.quote(o), "l." + PostgresSQL.quote(t)]
-            + ownerColumns.map { "o." + PostgresSQL.quote($0) }
+            ["l." + dialect.quote(o), "l." + dialect.quote(t)]
+            + ownerColumns.map { "o." + dialect.quote($0) }
         try copy(
             select,
             from:
-                "\(PostgresSQL.qualified(schema, list.table)) l\(joined) ORDER BY l.\(PostgresSQL.quote(o)), l.\(PostgresSQL.quote(i))",
+                "\(dialect.table(list.table)) l\(joined) ORDER BY l.\(dialect.quote(o)), l.\(dialect.quote(i))",
             table: list.table, columns: [o, t] + ownerColumns, types: types, body)
     }
 
@@ -249,7 +248,7 @@ extension PostgresConnector: LoadableConnector {
             let reader = try await PostgresConnection.connect(settings, logger: logger)
             let columns = try await reader.session { s in
                 try s.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                try s.execute("SET TRANSACTION SNAPSHOT \(PostgresSQL.literal(snapshot))")
+                try s.query(PostgresDialect(schema: schema).statement("SET TRANSACTION SNAPSHOT \(literal: snapshot)"))
                 return try PostgresSchema.columnTypes(schema: schema, customTypes: customTypes, s)
             }
             return PostgresLoadSnapshot(

@@ -8,18 +8,18 @@ public enum PostgresReplicationSetup {
     /// Changes to a partitioned table are published under its own name, not its partitions'
     /// (`publish_via_partition_root`, Postgres 13 and later).
     public static func ensurePublication(_ s: PostgresSession, name: String, schema: String, tables: [String]) throws {
-        let list = tables.map { PostgresSQL.qualified(schema, $0) }.joined(separator: ", ")
-        let exists = try s.query("SELECT 1 FROM pg_publication WHERE pubname = $1", [name]).rows.count == 1
+        let d = PostgresDialect(schema: schema)
+        let list = tables.map(d.table).joined(separator: ", ")
+        let exists = try s.query(d.statement("SELECT 1 FROM pg_publication WHERE pubname = \(name)")).rows.count == 1
         let viaRoot = s.serverVersion >= 130000
         if exists {
-            try s.execute("ALTER PUBLICATION \(PostgresSQL.quote(name)) SET TABLE \(list)")
+            try s.query(d.statement("ALTER PUBLICATION \(id: name) SET TABLE \(raw: list)"))
             if viaRoot {
-                try s.execute("ALTER PUBLICATION \(PostgresSQL.quote(name)) SET (publish_via_partition_root = true)")
+                try s.query(d.statement("ALTER PUBLICATION \(id: name) SET (publish_via_partition_root = true)"))
             }
         } else {
-            try s.execute(
-                "CREATE PUBLICATION \(PostgresSQL.quote(name)) FOR TABLE \(list)"
-                    + (viaRoot ? " WITH (publish_via_partition_root = true)" : ""))
+            let options = viaRoot ? " WITH (publish_via_partition_root = true)" : ""
+            try s.query(d.statement("CREATE PUBLICATION \(id: name) FOR TABLE \(raw: list)\(raw: options)"))
         }
     }
 
@@ -44,9 +44,12 @@ public enum PostgresReplicationSetup {
     public static func createSlot(
         _ replication: PostgresSession, _ slot: String, exportSnapshot: Bool = false, temporary: Bool = false
     ) throws -> (lsn: LSN, snapshot: String?) {
+        // A replication command takes no parameters: names are quoted into its text.
+        let (kind, snapshot) = (temporary ? " TEMPORARY" : "", exportSnapshot ? "EXPORT_SNAPSHOT" : "NOEXPORT_SNAPSHOT")
         let r = try replication.query(
-            "CREATE_REPLICATION_SLOT \(PostgresSQL.quote(slot))\(temporary ? " TEMPORARY" : "") LOGICAL pgoutput \(exportSnapshot ? "EXPORT_SNAPSHOT" : "NOEXPORT_SNAPSHOT")"
-        )
+            PostgresDialect(schema: "").statement(
+                "CREATE_REPLICATION_SLOT \(id: slot)\(raw: kind) LOGICAL pgoutput \(raw: snapshot)"
+            ).text)
         guard let row = r.rows.first, let lsnText = row[1], let lsn = LSN(lsnText) else {
             throw PostgresError.slotCreation(lacks: "consistent point")
         }

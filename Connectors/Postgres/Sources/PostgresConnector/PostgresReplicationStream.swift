@@ -71,8 +71,13 @@ public final class PostgresReplicationStream: @unchecked Sendable {
             // Logical decoding messages (Postgres 14 and later) name the rows an own write missed.
             let messages = s.serverVersion >= 140000 ? ", messages 'true'" : ""
             catalog = try PostgresTypeCatalog.load(s)
-            let sql =
-                "START_REPLICATION SLOT \(PostgresSQL.quote(slot)) LOGICAL \(lsn) (proto_version '1', publication_names \(PostgresSQL.literal(publication))\(messages))"
+            // A replication command takes no parameters: names are quoted into its text.
+            let sql = PostgresDialect(schema: "").statement(
+                """
+                START_REPLICATION SLOT \(id: slot) LOGICAL \(raw: lsn.description) \
+                (proto_version '1', publication_names \(literal: publication)\(raw: messages))
+                """
+            ).text
             do {
                 try s.query(sql)
             } catch var e as PostgresError {

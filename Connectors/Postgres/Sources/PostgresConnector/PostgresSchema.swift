@@ -32,9 +32,10 @@ enum PostgresSchema {
     }
 
     static func create(_ mapping: Mapping, schema: String, _ s: PostgresSession) throws {
-        try s.execute("CREATE SCHEMA IF NOT EXISTS \(PostgresSQL.quote(schema))")
+        let d = PostgresDialect(schema: schema)
+        try s.query(d.statement("CREATE SCHEMA IF NOT EXISTS \(id: schema)"))
         for t in mapping.tables {
-            var columns = t.columns.map { c in
+            var columns: [SQL] = t.columns.map { c in
                 let isKey = t.keyColumns.contains(c.column)
                 var constraint =
                     isKey && t.compoundKey == nil
@@ -54,33 +55,36 @@ enum PostgresSchema {
                         constraint = " UNIQUE"
                     }
                 }
-                return "\(PostgresSQL.quote(c.column)) \(columnType(c))" + constraint
+                return "\(id: c.column) \(raw: columnType(c))\(raw: constraint)"
             }
-            columns += t.pathColumns.map { "\(PostgresSQL.quote($0)) text NOT NULL" }
-            if t.compoundKey != nil {
-                columns.append("PRIMARY KEY (\(t.keyColumns.map(PostgresSQL.quote).joined(separator: ", ")))")
-            }
-            try s.execute(
-                "CREATE TABLE IF NOT EXISTS \(PostgresSQL.qualified(schema, t.table)) (\(columns.joined(separator: ", ")))"
-            )
+            columns += t.pathColumns.map { "\(id: $0) text NOT NULL" }
+            if t.compoundKey != nil { columns.append("PRIMARY KEY (\(ids: t.keyColumns))") }
+            let definitions = SQL.joined(columns, separator: ", ")
+            try s.query(d.statement("CREATE TABLE IF NOT EXISTS \(table: t.table) (\(sql: definitions))"))
         }
         for t in mapping.tables {
             for l in t.linkLists {
                 guard let target = mapping.table(forType: l.target) else { continue }
                 // A join object's list names it by its string key ("2-3"), which no foreign key can refer to.
-                let ownerReference =
+                let ownerReference: SQL =
                     t.compoundKey != nil
-                    ? ""
-                    : " REFERENCES \(PostgresSQL.qualified(schema, t.table)) (\(PostgresSQL.quote(t.referencedColumn))) ON DELETE CASCADE"
+                    ? "" : " REFERENCES \(table: t.table) (\(id: t.referencedColumn)) ON DELETE CASCADE"
+                let (ownerType, targetType) = (
+                    PostgresType.sqlType(for: l.ownerKeyType), PostgresType.sqlType(for: l.targetKeyType)
+                )
                 // No key of its own: positions shift as lists change; rows are found by their whole content.
                 try s.execute(
-                    """
-                    CREATE TABLE IF NOT EXISTS \(PostgresSQL.qualified(schema, l.table)) (
-                        oid \(PostgresType.sqlType(for: l.ownerKeyType)) NOT NULL\(ownerReference),
-                        idx integer NOT NULL,
-                        target \(PostgresType.sqlType(for: l.targetKeyType)) NOT NULL REFERENCES \(PostgresSQL.qualified(schema, target.table)) (\(PostgresSQL.quote(target.referencedColumn))) ON DELETE CASCADE);
-                    CREATE INDEX IF NOT EXISTS \(PostgresSQL.quote(PostgresSQL.shortened(l.table + "_oid_idx"))) ON \(PostgresSQL.qualified(schema, l.table)) (oid, idx)
-                    """)
+                    d.statement(
+                        """
+                        CREATE TABLE IF NOT EXISTS \(table: l.table) (
+                            oid \(raw: ownerType) NOT NULL\(sql: ownerReference),
+                            idx integer NOT NULL,
+                            target \(raw: targetType) NOT NULL
+                                REFERENCES \(table: target.table) (\(id: target.referencedColumn)) ON DELETE CASCADE);
+                        CREATE INDEX IF NOT EXISTS \(id: PostgresSQL.shortened(l.table + "_oid_idx"))
+                            ON \(table: l.table) (oid, idx)
+                        """
+                    ).text)
             }
         }
         for t in mapping.tables {
@@ -89,14 +93,18 @@ enum PostgresSchema {
                 let name = PostgresSQL.shortened("\(t.table)_\(c.column)_fkey")
                 let exists =
                     try s.query(
-                        "SELECT 1 FROM pg_constraint WHERE conname = $1 AND conrelid = $2::regclass",
-                        [name, "\(PostgresSQL.qualified(schema, t.table))"]
+                        d.statement(
+                            "SELECT 1 FROM pg_constraint WHERE conname = \(name) AND conrelid = \(d.table(t.table))::regclass"
+                        )
                     ).rows.count == 1
                 if !exists {
                     // Realm nulls links to a deleted object; the database does the same.
-                    try s.execute(
-                        "ALTER TABLE \(PostgresSQL.qualified(schema, t.table)) ADD CONSTRAINT \(PostgresSQL.quote(name)) FOREIGN KEY (\(PostgresSQL.quote(c.column))) REFERENCES \(PostgresSQL.qualified(schema, tt.table)) (\(PostgresSQL.quote(tt.referencedColumn))) ON DELETE SET NULL"
-                    )
+                    try s.query(
+                        d.statement(
+                            """
+                            ALTER TABLE \(table: t.table) ADD CONSTRAINT \(id: name) FOREIGN KEY (\(id: c.column))
+                            REFERENCES \(table: tt.table) (\(id: tt.referencedColumn)) ON DELETE SET NULL
+                            """))
                 }
             }
         }
@@ -107,12 +115,13 @@ enum PostgresSchema {
         _ mapping: Mapping, schema: String, customTypes: [String: ScalarType], _ s: PostgresSession
     ) throws {
         let existing = try columnTypes(schema: schema, customTypes: customTypes, s)
+        let d = PostgresDialect(schema: schema)
         for t in mapping.tables {
             guard let have = existing[t.table] else { continue }  // a new table: create makes it whole
             for c in t.columns where have[c.column] == nil {
-                try s.execute(
-                    "ALTER TABLE \(PostgresSQL.qualified(schema, t.table)) ADD COLUMN IF NOT EXISTS \(PostgresSQL.quote(c.column)) \(columnType(c))"
-                )
+                try s.query(
+                    d.statement(
+                        "ALTER TABLE \(table: t.table) ADD COLUMN IF NOT EXISTS \(id: c.column) \(raw: columnType(c))"))
             }
         }
     }
@@ -237,10 +246,11 @@ enum PostgresSchema {
                 )
                 continue
             }
-            let key = t.keyColumns.map(PostgresSQL.quote).joined(separator: ", ")
+            let d = PostgresDialect(schema: schema)
+            let key = t.keyColumns.map(d.quote).joined(separator: ", ")
             if t.keyColumns.allSatisfy({ have[$0] != nil }), conflictTarget(t, unique[t.table] ?? []) == nil {
                 problems.append(
-                    "table \(t.table) has no primary key or unique constraint on (\(key)), nor one that adds only mapped columns to it, which finds the rows of \(t.type.name) objects; add one: ALTER TABLE \(PostgresSQL.qualified(schema, t.table)) ADD UNIQUE (\(key)) (a partitioned table: a primary key of (\(key)) and its partition key, mapped too)"
+                    "table \(t.table) has no primary key or unique constraint on (\(key)), nor one that adds only mapped columns to it, which finds the rows of \(t.type.name) objects; add one: ALTER TABLE \(d.table(t.table)) ADD UNIQUE (\(key)) (a partitioned table: a primary key of (\(key)) and its partition key, mapped too)"
                 )
             }
             if let dk = t.databaseKey, have[dk.column] != nil, !generated.contains("\(t.table).\(dk.column)") {
