@@ -53,7 +53,8 @@ struct DeadLetter: AsyncParsableCommand {
             try adapter.advance(path, through: tx.version)
             try BlockedTransaction.clear(in: store, adapter: adapter.name, path: path)
             print(
-                "Moved version \(tx.version) of \(path) (\(tx.instructions.count) instructions) to realm_adapter_dead_letter; "
+                "Moved version \(tx.version) of \(path) (\(tx.instructions.count) instructions) to "
+                    + "realm_adapter_dead_letter; "
                     + "`realm-adapter run` goes on from the next one.")
         }
     }

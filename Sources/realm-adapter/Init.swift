@@ -69,8 +69,9 @@ struct Init: AsyncParsableCommand {
                 try text.write(toFile: output, atomically: true, encoding: .utf8)
                 FileHandle.standardError.write(
                     Data(
-                        "Wrote \(output). Check it with `realm-adapter validate --config \(output)`, seed the Realms with `realm-adapter load --config \(output)`, then start `realm-adapter run --config \(output)`.\n"
-                            .utf8))
+                        ("Wrote \(output). Check it with `realm-adapter validate --config \(output)`, seed "
+                            + "the Realms with `realm-adapter load --config \(output)`, then start "
+                            + "`realm-adapter run --config \(output)`.\n").utf8))
             } else {
                 print(text, terminator: "")
             }

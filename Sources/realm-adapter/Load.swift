@@ -93,7 +93,8 @@ struct Load: AsyncParsableCommand {
                 var target = mapping.path.template
                 if case .objects(let t, _) = step, !mapping.path.isLiteral {
                     target =
-                        "\(Self.count(try snapshot.distinctCount(t.table, columns: mapping.path.fields))) Realms (\(mapping.path.template))"
+                        "\(Self.count(try snapshot.distinctCount(t.table, columns: mapping.path.fields))) "
+                        + "Realms (\(mapping.path.template))"
                 }
                 return [step.table, step.what, estimate, target]
             }
@@ -105,7 +106,9 @@ struct Load: AsyncParsableCommand {
     static func report(_ s: LoadSummary, connector: any DatabaseConnector) -> String {
         let seconds = Double(s.duration.components.seconds) + Double(s.duration.components.attoseconds) / 1e18
         var lines = [
-            "Loaded \(count(s.rows)) rows in \(String(format: "%.1f", seconds)) s (\(count(Int(Double(s.rows) / max(seconds, 0.001)))) rows/s) into \(s.realms.count) Realm\(s.realms.count == 1 ? "" : "s")."
+            "Loaded \(count(s.rows)) rows in \(String(format: "%.1f", seconds)) s "
+                + "(\(count(Int(Double(s.rows) / max(seconds, 0.001)))) rows/s) into \(s.realms.count) "
+                + "Realm\(s.realms.count == 1 ? "" : "s")."
         ]
         var rows = [["table", "loaded as", "rows", "deleted", "dangling links"]]
         for t in s.tables { rows.append([t.table, t.what, count(t.rows), count(t.deleted), count(t.danglingLinks)]) }
@@ -119,7 +122,8 @@ struct Load: AsyncParsableCommand {
         }
         if s.tables.contains(where: { $0.danglingLinks > 0 }) {
             lines.append(
-                "warning: some links pointed to rows the database does not have and were loaded as null (loader.danglingForeignKeys)."
+                "warning: some links pointed to rows the database does not have and were loaded as null "
+                    + "(loader.danglingForeignKeys)."
             )
         }
         return lines.joined(separator: "\n")
@@ -154,7 +158,8 @@ final class ProgressDisplay: @unchecked Sendable {
         let of = p.estimatedRows.map { " of ~\(Load.count(max($0, p.rows)))" } ?? ""
         let eta = p.remaining.map { " · \(Int(Double($0.components.seconds) + 0.5)) s left" } ?? ""
         let line =
-            "\(p.step.what) (\(p.step.table)): \(Load.count(p.rows))\(of) rows · \(Load.count(Int(p.rate))) rows/s\(p.done ? " · done" : eta)"
+            "\(p.step.what) (\(p.step.table)): \(Load.count(p.rows))\(of) rows · \(Load.count(Int(p.rate))) "
+            + "rows/s\(p.done ? " · done" : eta)"
         if isTerminal {
             FileHandle.standardError.write(Data("\r\u{1B}[K  \(line)\(p.done ? "\n" : "")".utf8))
         } else if p.done || p.rows > 0 {

@@ -29,7 +29,8 @@ struct GlobalOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Log level: trace, debug, info, notice, warning, error, critical (default: the config's logLevel, else info).",
+            "Log level: trace, debug, info, notice, warning, error, critical (default: the config's "
+                + "logLevel, else info).",
             valueName: "level"))
     var logLevel: String?
 

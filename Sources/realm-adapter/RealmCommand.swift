@@ -236,7 +236,8 @@ extension RealmCommand {
                         "realm.path": "\(path)", "instructions": "\(instructions.count)", "version": "\(version)",
                     ])
                 print(
-                    "Applied \(instructions.count) instruction\(instructions.count == 1 ? "" : "s") to \(path); it is now at version \(version)."
+                    "Applied \(instructions.count) instruction\(instructions.count == 1 ? "" : "s") to "
+                        + "\(path); it is now at version \(version)."
                 )
             }
         }

@@ -61,7 +61,8 @@ struct Status: AsyncParsableCommand {
             }
             if shown.count < paths.count {
                 print(
-                    "\(paths.count) Realms; \(pending.count) with unsent changes\(rows.isEmpty ? "" : " (above)"), the others caught up."
+                    "\(paths.count) Realms; \(pending.count) with unsent "
+                        + "changes\(rows.isEmpty ? "" : " (above)"), the others caught up."
                 )
             }
             print("")
@@ -70,13 +71,15 @@ struct Status: AsyncParsableCommand {
             var warned = !db.warnings.isEmpty
             if db.deadLetters > 0 {
                 print(
-                    "warning: \(db.deadLetters) change(s) in the dead-letter table realm_adapter_dead_letter (ignoreSQLErrors)"
+                    "warning: \(db.deadLetters) change(s) in the dead-letter table realm_adapter_dead_letter "
+                        + "(ignoreSQLErrors)"
                 )
                 warned = true
             }
             if db.deadRows > 0 {
                 print(
-                    "warning: \(db.deadRows) database row change(s) no Realm could hold, set aside in realm_adapter_dead_row (ignoreSQLErrors)"
+                    "warning: \(db.deadRows) database row change(s) no Realm could hold, set aside in "
+                        + "realm_adapter_dead_row (ignoreSQLErrors)"
                 )
                 warned = true
             }

@@ -54,13 +54,15 @@ struct Validate: AsyncParsableCommand {
             flags += d.settings.summary
             if !flags.isEmpty { out.append("                 \(flags.joined(separator: ", "))") }
             out.append(
-                "Retry:           \(d.retry.attempts == 0 ? "forever" : "\(d.retry.attempts) attempts"), \(d.retry.delayMs) ms doubling by \(d.retry.backoff) up to \(d.retry.maxDelayMs) ms"
+                "Retry:           \(d.retry.attempts == 0 ? "forever" : "\(d.retry.attempts) attempts"), "
+                    + "\(d.retry.delayMs) ms doubling by \(d.retry.backoff) up to \(d.retry.maxDelayMs) ms"
             )
         } else {
             out.append("Database:        none (embedded store only)")
         }
         out.append(
-            "Loader:          batches of \(c.loader.batchSize) rows; dangling foreign keys: \(c.loader.danglingForeignKeys.rawValue)"
+            "Loader:          batches of \(c.loader.batchSize) rows; dangling foreign keys: "
+                + "\(c.loader.danglingForeignKeys.rawValue)"
         )
         out.append(
             "On SQL errors:   \(c.ignoreSQLErrors ? "log, keep in the dead-letter record, go on" : "stop, keeping the change for retry")"

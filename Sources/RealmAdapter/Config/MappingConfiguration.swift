@@ -104,7 +104,8 @@ public struct MappingConfiguration: Sendable {
                     guard let conv = ValueConverter(rawValue: name) else {
                         throw inner.error(
                             c.key,
-                            "unknown converter '\(name)' (expected \(ValueConverter.allCases.map(\.rawValue).joined(separator: ", ")))."
+                            "unknown converter '\(name)' (expected "
+                                + "\(ValueConverter.allCases.map(\.rawValue).joined(separator: ", ")))."
                         )
                     }
                     map[c.key] = conv
@@ -118,7 +119,8 @@ public struct MappingConfiguration: Sendable {
                 guard let s = ScalarType(rawValue: name) else {
                     throw o.error(
                         m.key,
-                        "unknown Realm type '\(name)' (expected \(ScalarType.allCases.map(\.rawValue).joined(separator: ", ")))."
+                        "unknown Realm type '\(name)' (expected "
+                            + "\(ScalarType.allCases.map(\.rawValue).joined(separator: ", ")))."
                     )
                 }
                 customTypes[m.key] = s
@@ -146,7 +148,8 @@ public struct MappingConfiguration: Sendable {
                 guard let pk = t.primaryKeyProperty, pk.type == .scalar(.string) else {
                     throw o.error(
                         m.key,
-                        "a join type with a compound key needs a string primary key holding the parts joined by '-' (e.g. \"2-3\")."
+                        "a join type with a compound key needs a string primary key holding the parts joined "
+                            + "by '-' (e.g. \"2-3\")."
                     )
                 }
             }

@@ -15,7 +15,8 @@ public struct RealmPathTemplate: Hashable, Sendable, CustomStringConvertible {
         func fail(_ why: String) -> RealmAdapterError {
             RealmAdapterError(
                 .invalidConfiguration,
-                "realm.path: '\(template)' is not a valid path template: \(why). Use a path such as /SQLDemo or /{userID}/myRealm.",
+                "realm.path: '\(template)' is not a valid path template: \(why). Use a path such as /SQLDemo "
+                    + "or /{userID}/myRealm.",
                 context: ["json.path": "realm.path"])
         }
         var parts: [Part] = []

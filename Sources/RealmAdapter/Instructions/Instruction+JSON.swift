@@ -125,7 +125,8 @@ extension Instruction {
         default:
             throw r.error(
                 "type",
-                "unknown instruction type '\(type)' (expected INSERT, SET, DELETE, CLEAR, LIST_SET, LIST_INSERT, LIST_ERASE, LIST_CLEAR, ADD_TYPE, ADD_PROPERTIES or CHANGE_IDENTITY)."
+                "unknown instruction type '\(type)' (expected INSERT, SET, DELETE, CLEAR, LIST_SET, "
+                    + "LIST_INSERT, LIST_ERASE, LIST_CLEAR, ADD_TYPE, ADD_PROPERTIES or CHANGE_IDENTITY)."
             )
         }
         try r.finish()

@@ -68,7 +68,11 @@ extension Loader {
     {
         RealmAdapterError(
             .danglingForeignKey,
-            "Table \(table), column \(column)\(key.map { ", row with key \(Mapping.keyText($0))" } ?? ""): the foreign key refers to a \(target) with key \(Mapping.keyText(value)), which the Realm does not have (the row is missing from the database, or its table was left out of --tables). Fix the row, or set loader.danglingForeignKeys to \"nullify\" to load it with a null link.",
+            "Table \(table), column \(column)\(key.map { ", row with key \(Mapping.keyText($0))" } ?? ""): "
+                + "the foreign key refers to a \(target) with key \(Mapping.keyText(value)), which the Realm "
+                + "does not have (the row is missing from the database, or its table was left out of "
+                + "--tables). Fix the row, or set loader.danglingForeignKeys to \"nullify\" to load "
+                + "it with a null link.",
             context: ["db.table": table, "db.column": column])
     }
 

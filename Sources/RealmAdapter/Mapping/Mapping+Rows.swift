@@ -173,7 +173,8 @@ extension Mapping {
             let reasons = path.fields.compactMap { field -> String? in
                 guard let v = row.value(column: field), !v.isNull, let text = Self.pathText(v) else {
                     return
-                        "column \(field) is null or not carried (a delete carries only the key unless the table has REPLICA IDENTITY FULL)"
+                        "column \(field) is null or not carried (a delete carries only the key unless the "
+                        + "table has REPLICA IDENTITY FULL)"
                 }
                 if text.isEmpty { return "column \(field) is empty" }
                 return text.contains("/") ? "column \(field) contains '/', which would make a different path" : nil

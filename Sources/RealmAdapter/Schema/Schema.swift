@@ -42,7 +42,8 @@ public struct Schema: Hashable, Sendable {
             guard existing.primaryKey == type.primaryKey else {
                 throw Self.error(
                     type.name, nil,
-                    "cannot change the primary key from \(existing.primaryKey.map { "'\($0)'" } ?? "none") to \(type.primaryKey.map { "'\($0)'" } ?? "none") (destructive schema change)"
+                    "cannot change the primary key from \(existing.primaryKey.map { "'\($0)'" } ?? "none") "
+                        + "to \(type.primaryKey.map { "'\($0)'" } ?? "none") (destructive schema change)"
                 )
             }
             for p in type.properties {
@@ -50,7 +51,8 @@ public struct Schema: Hashable, Sendable {
                     guard old.type == p.type, old.isOptional == p.isOptional else {
                         throw Self.error(
                             type.name, p.name,
-                            "cannot change type from '\(old.typeString)' to '\(p.typeString)' (destructive schema change)"
+                            "cannot change type from '\(old.typeString)' to '\(p.typeString)' (destructive "
+                                + "schema change)"
                         )
                     }
                 } else {
@@ -155,13 +157,15 @@ public struct Schema: Hashable, Sendable {
                 guard case .scalar(let s) = p.type, s.canBePrimaryKey, p.isOptional else {
                     throw Self.error(
                         t.name, dpk,
-                        "databasePrimaryKey must be an optional int, string, uuid or objectId (objects created in a Realm have none until the database gives them one), not '\(p.typeString)'"
+                        "databasePrimaryKey must be an optional int, string, uuid or objectId (objects "
+                            + "created in a Realm have none until the database gives them one), not '\(p.typeString)'"
                     )
                 }
                 guard case .scalar(let k)? = t.primaryKeyProperty?.type, k == .string || k == .uuid else {
                     throw Self.error(
                         t.name, t.primaryKey,
-                        "with databasePrimaryKey the primary key must be a string or uuid (a RealmId: rows the database creates get a generated one)"
+                        "with databasePrimaryKey the primary key must be a string or uuid (a RealmId: rows "
+                            + "the database creates get a generated one)"
                     )
                 }
             }

@@ -156,7 +156,8 @@ final class StoreLayout: Sendable {
             id = db.lastInsertedRowID
             try db.execute(
                 sql:
-                    "CREATE TABLE IF NOT EXISTS t\(id!) (realm INTEGER NOT NULL, key NOT NULL, PRIMARY KEY (realm, key)) WITHOUT ROWID"
+                    "CREATE TABLE IF NOT EXISTS t\(id!) (realm INTEGER NOT NULL, key NOT NULL, PRIMARY KEY "
+                    + "(realm, key)) WITHOUT ROWID"
             )
         }
         var columns: [ColumnKey: Int64] = [:]
@@ -251,14 +252,16 @@ extension StoreLayout {
                     if let list = tt.listTables[j] {
                         try db.execute(
                             sql:
-                                "INSERT INTO \(list) (realm, owner, idx, value) SELECT ?, owner, idx, value FROM \(old)_p\(j) ORDER BY rowid",
+                                "INSERT INTO \(list) (realm, owner, idx, value) SELECT ?, owner, idx, value "
+                                + "FROM \(old)_p\(j) ORDER BY rowid",
                             arguments: [realm])
                         try db.execute(sql: "DROP TABLE \(old)_p\(j)")
                     }
                 }
                 try db.execute(
                     sql:
-                        "INSERT INTO \(tt.table) (realm, \(to.joined(separator: ", "))) SELECT ?, \(from.joined(separator: ", ")) FROM \(old)",
+                        "INSERT INTO \(tt.table) (realm, \(to.joined(separator: ", "))) SELECT ?, "
+                        + "\(from.joined(separator: ", ")) FROM \(old)",
                     arguments: [realm])
                 try db.execute(sql: "DROP TABLE \(old)")
             }

@@ -108,7 +108,8 @@ extension RealmStore {
                 if starting {
                     try db.execute(
                         sql:
-                            "CREATE TEMP TABLE load_note (realm_id INTEGER, kind TEXT, key, PRIMARY KEY (realm_id, kind, key)) WITHOUT ROWID"
+                            "CREATE TEMP TABLE load_note (realm_id INTEGER, kind TEXT, key, PRIMARY KEY "
+                            + "(realm_id, kind, key)) WITHOUT ROWID"
                     )
                 }
             }

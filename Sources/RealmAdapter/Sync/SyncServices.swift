@@ -68,7 +68,10 @@ public final class DatabaseToRealmService: Service {
                 unknownTables.withLock({ $0.insert(table).inserted })
             else { return }
             logger.warning(
-                "Changes to a table the mapping does not know are skipped (it is in the publication, or a partition published on its own)",
+                """
+                Changes to a table the mapping does not know are skipped (it is in the publication, or a \
+                partition published on its own)
+                """,
                 metadata: ["db.table": "\(table)"])
         }
         for change in tx.changes {
@@ -162,14 +165,20 @@ extension RealmAdapterError {
     static func storeNeverFollowed(source: String) -> RealmAdapterError {
         RealmAdapterError(
             .invalidState,
-            "The database's change stream (\(source)) exists, but this store has never loaded from it or followed it (a new store, or one deleted while a daemon ran?): following it now would give the Realms only the changes from here on. Run `realm-adapter load` (it starts the stream again from a snapshot), then start the daemon.",
+            "The database's change stream (\(source)) exists, but this store has never loaded from it or "
+                + "followed it (a new store, or one deleted while a daemon ran?): following it now would "
+                + "give the Realms only the changes from here on. Run `realm-adapter load` (it starts "
+                + "the stream again from a snapshot), then start the daemon.",
             context: ["source": source])
     }
 
     static func streamLost(source: String) -> RealmAdapterError {
         RealmAdapterError(
             .invalidState,
-            "The database's change stream (\(source)) that this store followed is gone (its replication slot was dropped?), so changes made since are not in the Realms. Run `realm-adapter load` (it starts the stream again from a snapshot), then start the daemon; or set database.resetReplicationSlot to start over from now on purpose.",
+            "The database's change stream (\(source)) that this store followed is gone (its replication slot "
+                + "was dropped?), so changes made since are not in the Realms. Run `realm-adapter load` (it "
+                + "starts the stream again from a snapshot), then start the daemon; or set "
+                + "database.resetReplicationSlot to start over from now on purpose.",
             context: ["source": source])
     }
 }
@@ -347,7 +356,10 @@ public final class RealmToDatabaseService: Service {
         let blocked = BlockedTransaction(path: path, version: tx.version, error: "\(error)")
         try await store.perform { try blocked.record(in: store, adapter: adapter) }
         logger.error(
-            "The database rejected a change; stopping with it unsent. `realm-adapter status` shows it; fix the database and start again, or move it aside with `realm-adapter dead-letter`",
+            """
+            The database rejected a change; stopping with it unsent. `realm-adapter status` shows it; fix \
+            the database and start again, or move it aside with `realm-adapter dead-letter`
+            """,
             metadata: ["realm.path": "\(path)", "version": "\(tx.version)", "error": "\(error)"])
         throw error
     }

@@ -59,7 +59,8 @@ public struct PostgresSettings: Sendable {
         p.append(
             (
                 "options",
-                "-c DateStyle=ISO -c TimeZone=UTC -c extra_float_digits=3 -c bytea_output=hex -c IntervalStyle=iso_8601 -c client_min_messages=warning"
+                "-c DateStyle=ISO -c TimeZone=UTC -c extra_float_digits=3 -c bytea_output=hex -c "
+                    + "IntervalStyle=iso_8601 -c client_min_messages=warning"
             ))
         if replication { p.append(("replication", "database")) }
         return p

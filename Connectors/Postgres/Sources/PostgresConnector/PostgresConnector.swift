@@ -444,7 +444,10 @@ public final class PostgresConnector: RelationalConnector {
             return true
         } catch {
             logger.warning(
-                "Could not drop the replication slot this failed start created; drop it by hand (SELECT pg_drop_replication_slot(…)) or it keeps WAL",
+                """
+                Could not drop the replication slot this failed start created; drop it by hand \
+                (SELECT pg_drop_replication_slot(…)) or it keeps WAL
+                """,
                 metadata: ["pg.slot": "\(options.slotName)", "error": "\(error)"])
             return false
         }

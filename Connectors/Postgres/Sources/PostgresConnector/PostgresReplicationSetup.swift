@@ -59,14 +59,16 @@ public enum PostgresReplicationSetup {
     /// Drops the slot if it exists and nobody uses it.
     public static func dropSlot(_ s: PostgresSession, _ slot: String) throws {
         try s.query(
-            "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND database = current_database()",
+            "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND "
+                + "database = current_database()",
             [slot])
     }
 
     /// Creates the replication origin that tags the adapter's own writes, if missing.
     public static func ensureOrigin(_ s: PostgresSession, _ name: String) throws {
         try s.query(
-            "SELECT pg_replication_origin_create($1) WHERE NOT EXISTS (SELECT 1 FROM pg_replication_origin WHERE roname = $1)",
+            "SELECT pg_replication_origin_create($1) WHERE NOT EXISTS (SELECT 1 FROM pg_replication_origin "
+                + "WHERE roname = $1)",
             [name])
     }
 

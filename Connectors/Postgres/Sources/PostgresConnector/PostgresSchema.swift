@@ -94,7 +94,10 @@ enum PostgresSchema {
                 let exists =
                     try s.query(
                         d.statement(
-                            "SELECT 1 FROM pg_constraint WHERE conname = \(name) AND conrelid = \(d.table(t.table))::regclass"
+                            """
+                            SELECT 1 FROM pg_constraint WHERE conname = \(name) \
+                            AND conrelid = \(d.table(t.table))::regclass
+                            """
                         )
                     ).rows.count == 1
                 if !exists {
@@ -242,7 +245,8 @@ enum PostgresSchema {
         for t in mapping.tables {
             guard let have = columns[t.table] else {
                 problems.append(
-                    "table \(schema).\(t.table) (for type \(t.type.name)) does not exist; create it, or set database.createSchema"
+                    "table \(schema).\(t.table) (for type \(t.type.name)) does not exist; create it, or set "
+                        + "database.createSchema"
                 )
                 continue
             }
@@ -250,12 +254,17 @@ enum PostgresSchema {
             let key = t.keyColumns.map(d.quote).joined(separator: ", ")
             if t.keyColumns.allSatisfy({ have[$0] != nil }), conflictTarget(t, unique[t.table] ?? []) == nil {
                 problems.append(
-                    "table \(t.table) has no primary key or unique constraint on (\(key)), nor one that adds only mapped columns to it, which finds the rows of \(t.type.name) objects; add one: ALTER TABLE \(d.table(t.table)) ADD UNIQUE (\(key)) (a partitioned table: a primary key of (\(key)) and its partition key, mapped too)"
+                    "table \(t.table) has no primary key or unique constraint on (\(key)), nor one that adds "
+                        + "only mapped columns to it, which finds the rows of \(t.type.name) objects; add "
+                        + "one: ALTER TABLE \(d.table(t.table)) ADD UNIQUE (\(key)) (a partitioned "
+                        + "table: a primary key of (\(key)) and its partition key, mapped too)"
                 )
             }
             if let dk = t.databaseKey, have[dk.column] != nil, !generated.contains("\(t.table).\(dk.column)") {
                 problems.append(
-                    "column \(t.table).\(dk.column) (databasePrimaryKey of \(t.type.name)) has no default: the database must generate keys for objects created in a Realm; make it an IDENTITY or serial column"
+                    "column \(t.table).\(dk.column) (databasePrimaryKey of \(t.type.name)) has no default: "
+                        + "the database must generate keys for objects created in a Realm; make it an "
+                        + "IDENTITY or serial column"
                 )
             }
             for c in t.columns {
@@ -266,21 +275,25 @@ enum PostgresSchema {
                 }
                 guard let type = found else {
                     problems.append(
-                        "column \(t.table).\(c.column) has a type realm-adapter does not know; map it in mapping.customTypes (e.g. {\"my_enum\": \"string\"})"
+                        "column \(t.table).\(c.column) has a type realm-adapter does not know; map it in "
+                            + "mapping.customTypes (e.g. {\"my_enum\": \"string\"})"
                     )
                     continue
                 }
                 if c.converter != nil { continue }  // the converter decides
                 if !compatible(type.kind, c.kind) {
                     problems.append(
-                        "column \(t.table).\(c.column) is \(type.name), which cannot hold \(t.type.name).\(c.property.name) (\(c.property.typeString)); change the column or use mapping.convert"
+                        "column \(t.table).\(c.column) is \(type.name), which cannot hold "
+                            + "\(t.type.name).\(c.property.name) (\(c.property.typeString)); change the "
+                            + "column or use mapping.convert"
                     )
                 }
             }
             for l in t.linkLists {
                 guard let lt = columns[l.table] else {
                     problems.append(
-                        "link table \(schema).\(l.table) (for \(t.type.name).\(l.property.name)) does not exist; create it (oid, idx, target), or set database.createSchema"
+                        "link table \(schema).\(l.table) (for \(t.type.name).\(l.property.name)) does not "
+                            + "exist; create it (oid, idx, target), or set database.createSchema"
                     )
                     continue
                 }

@@ -113,7 +113,8 @@ public struct PostgresType: Hashable, Sendable {
             guard let d = DecimalNumber(exactly: text) else {
                 throw fail(
                     "numeric text of at most \(DecimalNumber.significantDigits) significant digits "
-                        + "and \(DecimalNumber.maximumDigitsAroundThePoint) digits either side of the point (NaN and infinities cannot be stored)"
+                        + "and \(DecimalNumber.maximumDigitsAroundThePoint) digits either side of the point "
+                        + "(NaN and infinities cannot be stored)"
                 )
             }
             return .decimal(d)
