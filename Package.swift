@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "RealmAdapter", targets: ["RealmAdapter"]),
         .library(name: "PostgresConnector", targets: ["PostgresConnector"]),
         .library(name: "SQLiteConnector", targets: ["SQLiteConnector"]),
+        .library(name: "SQLServerConnector", targets: ["SQLServerConnector"]),
         .executable(name: "realm-adapter", targets: ["realm-adapter"]),
         .executable(name: "realm-adapter-bench", targets: ["realm-adapter-bench"]),
     ],
@@ -48,6 +49,21 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Connectors/Postgres/Sources/PostgresConnector"
+        ),
+        // FreeTDS db-lib, through a thin system-library module (Debian: freetds-dev).
+        .systemLibrary(
+            name: "CFreeTDS",
+            path: "Connectors/SQLServer/CFreeTDS",
+            providers: [.apt(["freetds-dev"])]
+        ),
+        .target(
+            name: "SQLServerConnector",
+            dependencies: [
+                "RealmAdapter",
+                "CFreeTDS",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Connectors/SQLServer/Sources/SQLServerConnector"
         ),
         // A relational connector for an app's SQLite database: the example of writing one, and
         // what the core's scenarios run against in plain `swift test`.
@@ -158,6 +174,10 @@ let package = Package(
             dependencies: ["SQLiteConnector", "ConnectorScenarios", "RealmAdapter",
                            .product(name: "GRDB", package: "GRDB.swift")],
             path: "examples/sqlite-connector/Tests/SQLiteConnectorTests"
+        ),
+        .testTarget(
+            name: "SQLServerConnectorTests",
+            dependencies: ["SQLServerConnector", "RealmAdapter"]
         ),
         .testTarget(
             name: "JSONLinesMirrorTests",

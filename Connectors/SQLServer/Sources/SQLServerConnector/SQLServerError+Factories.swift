@@ -1,0 +1,70 @@
+/// The SQL Server connector's errors, one factory each.
+extension SQLServerError {
+    /// The login failed; `reasons` are what db-lib and the server said.
+    static func cannotConnect(_ target: String, _ diagnostics: Diagnostics) -> SQLServerError {
+        var e = SQLServerError(
+            .connectionFailed,
+            "Cannot connect to SQL Server at \(target): \(diagnostics.summary(or: "no reason given")). "
+                + "Check database.host/port (or instance), user and password, and that the server accepts TCP/IP.")
+        e.attach(diagnostics)
+        return e
+    }
+
+    /// A statement failed (`lost`: the connection broke under it).
+    static func statementFailed(_ diagnostics: Diagnostics, lost: Bool, query: String) -> SQLServerError {
+        var e = SQLServerError(
+            lost ? .connectionLost : .queryFailed, diagnostics.summary(or: "The statement failed."))
+        e.attach(diagnostics)
+        e.query = query
+        return e
+    }
+
+    /// A connection used after it was closed.
+    static func closed() -> SQLServerError {
+        SQLServerError(.connectionLost, "The connection to SQL Server is closed.")
+    }
+
+    /// A setting that cannot reach a server as written (`member` is its JSON name).
+    static func invalidSetting(_ member: String, _ why: String) -> SQLServerError {
+        SQLServerError(.invalidSettings, "database.\(member): \(why)")
+    }
+
+    /// A value with no form a statement can carry.
+    static func unsupportedValue(_ kind: String) -> SQLServerError {
+        SQLServerError(.queryFailed, "A \(kind) value cannot be sent to SQL Server.")
+    }
+
+    private mutating func attach(_ d: Diagnostics) {
+        serverMessages = d.messages.reversed()
+        libraryErrors = d.errors
+    }
+}
+
+/// What db-lib's handlers reported during one call: its own errors and the server's messages
+/// of severity 11 and more (lower ones are informational: "Changed database context").
+struct Diagnostics: Sendable {
+    var errors: [SQLServerError.LibraryError] = []
+    var messages: [SQLServerError.ServerMessage] = []
+
+    var isEmpty: Bool { errors.isEmpty && messages.isEmpty }
+
+    /// The server's last message, else db-lib's errors, else `fallback`. db-lib's 20018
+    /// ("check messages from the server") says nothing the message does not.
+    func summary(or fallback: String) -> String {
+        if let m = messages.last { return m.text }
+        let own = errors.filter { $0.number != 20018 }.map { e in
+            e.text + (e.osError.map { " (\(Self.osText($0)))" } ?? "")
+        }
+        return own.isEmpty ? fallback : own.joined(separator: "; ")
+    }
+
+    private static func osText(_ code: Int) -> String {
+        switch code {
+        case 111: "connection refused"
+        case 110: "timed out"
+        case 113: "no route to host"
+        case 115: "timed out"
+        default: "errno \(code)"
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import RealmAdapter
+
+/// The SQL Server connector's own members of the `database` section.
+public struct SQLServerOptions: ConnectorSettings, Hashable {
+    /// TLS on the connection, as FreeTDS's `encryption` setting names it.
+    public enum Encryption: String, Sendable, CaseIterable {
+        /// Never (the server may still refuse a login without it).
+        case off
+        /// If the server offers it (FreeTDS's default with TDS 7.4; it may cover only the login).
+        case request
+        /// Always: the connection fails if the server does not encrypt.
+        case require
+    }
+
+    /// A named instance (`SQLEXPRESS`), found through the SQL Browser service instead of a port.
+    public var instance: String?
+    /// `encryption` (default `request`).
+    public var encryption = Encryption.request
+    /// `trustServerCertificate`: accept the server's certificate without checking it (a
+    /// self-signed certificate in development). Otherwise it is checked against ``caFile``.
+    public var trustServerCertificate = false
+    /// `caFile`: the PEM file of the certificate authorities to check the server's certificate
+    /// against (default: the system's).
+    public var caFile: String?
+    /// `queryTimeout`: seconds to wait for the server's answer to a statement (0: no limit).
+    public var queryTimeout = 0
+    /// `pollIntervalMs`: how often each table's change tracking is read (default 1,000 ms;
+    /// legacy `adapterPollingPeriod`).
+    public var pollIntervalMs = 1000
+
+    public init() {}
+
+    init(_ r: inout JSONObjectReader, port: Int?) throws {
+        instance = try r.string("instance")
+        if let instance {
+            guard !instance.isEmpty, !instance.contains("\\") else {
+                throw r.error("instance", "give the instance's name alone (SQLEXPRESS), without the host.")
+            }
+            guard port == nil else {
+                throw r.error(
+                    "instance", "give either a port or an instance: the SQL Browser service finds an instance's port.")
+            }
+        }
+        if let e = try r.string("encryption") {
+            guard let mode = Encryption(rawValue: e) else {
+                let modes = Encryption.allCases.map(\.rawValue).joined(separator: ", ")
+                throw r.error("encryption", "unknown mode '\(e)' (expected \(modes)).")
+            }
+            encryption = mode
+        }
+        trustServerCertificate = try r.bool("trustServerCertificate") ?? false
+        caFile = try r.string("caFile")
+        if caFile != nil, trustServerCertificate {
+            throw r.error("caFile", "a certificate is either checked against caFile or trusted: not both.")
+        }
+        queryTimeout = try r.int("queryTimeout", in: 0...86_400) ?? queryTimeout
+        pollIntervalMs = try r.int("pollIntervalMs", in: 10...3_600_000) ?? pollIntervalMs
+    }
+
+    public var summary: [String] {
+        var out: [String] = []
+        if let instance { out.append("instance \(instance)") }
+        if encryption != .request { out.append("encryption \(encryption.rawValue)") }
+        if trustServerCertificate { out.append("trustServerCertificate") }
+        if queryTimeout > 0 { out.append("queryTimeout \(queryTimeout) s") }
+        if pollIntervalMs != 1000 { out.append("pollIntervalMs \(pollIntervalMs)") }
+        return out
+    }
+}
+
+extension DatabaseConfiguration {
+    /// The SQL Server members of the section (their defaults if it is another database's).
+    public var sqlServer: SQLServerOptions {
+        get { settings as? SQLServerOptions ?? SQLServerOptions() }
+        set { settings = newValue }
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import RealmAdapter
+
+/// ``DatabaseWrite``s in T-SQL, tagged with the adapter's change-tracking context, in batches
+/// of statements that each fit one `sp_executesql` call (SQL Server takes 2,100 parameters).
+///
+/// An upsert is an `UPDATE` under `UPDLOCK, HOLDLOCK` (a key-range lock: no other transaction
+/// can insert the key in between) and, if it found no row, an `INSERT`. `MERGE` would do the
+/// same in one statement, but its documented defects (and `CHANGE_TRACKING_CONTEXT`, which is
+/// documented for `INSERT`, `UPDATE` and `DELETE`) make the two plain statements the safer choice.
+enum SQLServerWrites {
+    /// The batches for a sequence of writes, in order. A batch that carries one write alone
+    /// carries it (``SQLStatement/write``).
+    ///
+    /// - Parameter context: the adapter's tag, at most 128 bytes (``context(adapter:)``).
+    /// - Parameter maxParameters: per batch (default ``SQLServerParameters/limit``).
+    static func batches(
+        _ writes: [DatabaseWrite], schema: String, context: Data, maxParameters: Int = SQLServerParameters.limit
+    ) -> [SQLStatement] {
+        var out: [SQLStatement] = []
+        var batch = SQLStatement("")
+        var count = 0
+        func flush() {
+            guard count > 0 else { return }
+            out.append(batch)
+            batch = SQLStatement("")
+            count = 0
+        }
+        for w in writes {
+            var s = statement(w, dialect: SQLServerDialect(schema: schema), context: context)
+            if count > 0, batch.values.count + s.values.count > maxParameters { flush() }
+            s = statement(
+                w, dialect: SQLServerDialect(schema: schema, firstParameter: batch.values.count + 1), context: context)
+            batch.text += (batch.text.isEmpty ? "" : "\n") + s.text
+            batch.values += s.values
+            batch.write = count == 0 ? w : nil
+            count += 1
+        }
+        flush()
+        return out
+    }
+
+    /// One write, tagged, ending with `;`.
+    static func statement(_ write: DatabaseWrite, dialect d: SQLServerDialect, context: Data) -> SQLStatement {
+        let tag = "WITH CHANGE_TRACKING_CONTEXT (0x\(context.map { String(format: "%02X", $0) }.joined()))"
+        switch write {
+        case .upsert(let table, let keyColumns, let row):
+            return upsert(table, keyColumns, row, dialect: d, tag: tag)
+        case .closeGaps(let table):
+            // Positions are unique per owner (gaps only), so (owner, position) finds each row.
+            let (owner, index) = (d.quote(LinkListMapping.ownerColumn), d.quote(LinkListMapping.indexColumn))
+            return SQLStatement(
+                "\(tag) UPDATE t SET \(index) = r.n FROM \(d.table(table)) AS t JOIN (SELECT \(owner), \(index), "
+                    + "ROW_NUMBER() OVER (PARTITION BY \(owner) ORDER BY \(index)) - 1 AS n FROM \(d.table(table))) AS r "
+                    + "ON r.\(owner) = t.\(owner) AND r.\(index) = t.\(index) WHERE t.\(index) <> r.n;")
+        default:
+            let s = write.statement(d)!
+            return SQLStatement("\(tag) \(s.text);", s.values)
+        }
+    }
+
+    /// `UPDATE`, then `INSERT` if no row had the key; the key's parameters serve both.
+    private static func upsert(
+        _ table: String, _ keyColumns: [String], _ row: DatabaseRow, dialect d: SQLServerDialect, tag: String
+    ) -> SQLStatement {
+        let names = row.values.keys.sorted()
+        let values = names.map { row[$0] ?? .null }
+        let markers = names.enumerated().map { d.parameter($0 + 1, referring: row.references[$1]) }
+        let marker = Dictionary(uniqueKeysWithValues: zip(names, markers))
+        let key = keyColumns.map { "\(d.quote($0)) = \(marker[$0] ?? "NULL")" }.joined(separator: " AND ")
+        let target = d.table(table)
+        let insert =
+            "\(tag) INSERT INTO \(target) (\(names.map(d.quote).joined(separator: ", "))) "
+            + "VALUES (\(markers.joined(separator: ", ")));"
+        let sets = names.filter { !keyColumns.contains($0) }.map { "\(d.quote($0)) = \(marker[$0]!)" }
+        guard !sets.isEmpty else {
+            return SQLStatement(
+                "IF NOT EXISTS (SELECT 1 FROM \(target) WITH (UPDLOCK, HOLDLOCK) WHERE \(key)) BEGIN \(insert) END;",
+                values)
+        }
+        return SQLStatement(
+            "\(tag) UPDATE \(target) WITH (UPDLOCK, HOLDLOCK) SET \(sets.joined(separator: ", ")) WHERE \(key);\n"
+                + "IF @@ROWCOUNT = 0 BEGIN \(insert) END;",
+            values)
+    }
+
+    /// The change-tracking context that marks this adapter's writes: `realm-adapter:<name>`,
+    /// cut to SQL Server's 128 bytes.
+    static func context(adapter: String) -> Data { Data(("realm-adapter:" + adapter).utf8.prefix(128)) }
+}

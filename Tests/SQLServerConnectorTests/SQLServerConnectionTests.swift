@@ -1,0 +1,139 @@
+import Foundation
+import RealmAdapter
+import Testing
+
+@testable import SQLServerConnector
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// FreeTDS is real here; only a SQL Server is missing. So every way of not reaching one is
+/// tested for real: each gives a clear error with db-lib's numbers, and never the password.
+@Suite(.serialized) struct SQLServerConnectionTests {
+    static let password = Secret("s3cr3t-Pa55")
+
+    /// A TCP port on 127.0.0.1 that listens (`listening`) but never answers, or that nothing
+    /// listens on. The socket is closed when `body` returns.
+    static func withPort<T>(listening: Bool, _ body: (Int) async throws -> T) async throws -> T {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        if listening { listen(fd, 8) }
+        return try await body(port)
+    }
+
+    func settings(host: String = "127.0.0.1", port: Int, timeout: Int = 3) -> SQLServerSettings {
+        var o = SQLServerOptions()
+        o.encryption = .off
+        return SQLServerSettings(
+            host: host, port: port, user: "sa", password: Self.password, database: "app", options: o,
+            connectTimeout: timeout)
+    }
+
+    func failure(_ settings: SQLServerSettings) async -> SQLServerError? {
+        do {
+            _ = try await SQLServerConnection.connect(settings)
+            return nil
+        } catch {
+            return error as? SQLServerError
+        }
+    }
+
+    @Test func aRefusedConnectionSaysSoAtOnce() async throws {
+        try await Self.withPort(listening: false) { port in
+            let started = ContinuousClock.now
+            let e = try #require(await failure(settings(port: port)))
+            #expect(e.code == .connectionFailed && e.isTransient)
+            #expect(e.libraryErrors.contains { $0.number == 20009 && $0.osError == 111 }, "SYBECONN, ECONNREFUSED")
+            #expect(e.message.contains("127.0.0.1:\(port)/app") && e.message.contains("connection refused"))
+            #expect(ContinuousClock.now - started < .seconds(3))
+            #expect(!"\(e)".contains(Self.password.value) && !e.debugDescription.contains(Self.password.value))
+        }
+    }
+
+    @Test func anUnknownHostIsNamed() async throws {
+        let e = try #require(await failure(settings(host: "no-such-host.invalid", port: 1433)))
+        #expect(e.code == .connectionFailed)
+        #expect(e.libraryErrors.contains { $0.number == 20013 }, "SYBEUHST")
+        #expect(e.message.contains("no-such-host.invalid:1433"))
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aServerThatNeverAnswersTimesOutAfterConnectTimeout() async throws {
+        try await Self.withPort(listening: true) { port in
+            let started = ContinuousClock.now
+            let e = try #require(await failure(settings(port: port, timeout: 2)))
+            let waited = ContinuousClock.now - started
+            #expect(e.code == .connectionFailed)
+            #expect(e.libraryErrors.contains { $0.number == 20003 }, "SYBETIME: \(e.libraryErrors)")
+            #expect(waited >= .seconds(2) && waited < .seconds(10), "\(waited)")
+        }
+    }
+
+    @Test func eachServerGetsAFreeTDSSectionWithoutCredentials() {
+        var s = settings(host: "db.example.com", port: 1444)
+        s.options.encryption = .require
+        #expect(
+            s.freetdsSection == """
+                    host = db.example.com
+                    port = 1444
+                    tds version = 7.4
+                    client charset = UTF-8
+                    encryption = require
+                    ca file = system
+                    check certificate hostname = yes
+                """)
+        s.options.trustServerCertificate = true
+        s.options.instance = "SQLEXPRESS"
+        #expect(!s.freetdsSection.contains("ca file") && s.freetdsSection.contains("instance = SQLEXPRESS"))
+        #expect(!s.freetdsSection.contains("port ="), "FreeTDS refuses an instance with a port")
+        #expect(!s.freetdsSection.contains(Self.password.value) && !s.freetdsSection.contains("sa"))
+        #expect(s.freetdsSectionName != settings(host: "db.example.com", port: 1444).freetdsSectionName)
+    }
+}
+
+/// The connector's members of the `database` section.
+@Suite struct SQLServerOptionsTests {
+    func options(_ json: String, port: Int? = nil) throws -> SQLServerOptions {
+        var r = try JSONObjectReader(try JSONValue(parsing: json), path: "database", code: .invalidConfiguration)
+        let o = try SQLServerOptions(&r, port: port)
+        try r.finish()
+        return o
+    }
+
+    func error(_ json: String, port: Int? = nil) -> RealmAdapterError? {
+        do {
+            _ = try options(json, port: port)
+            return nil
+        } catch { return error as? RealmAdapterError }
+    }
+
+    @Test func defaultsAndSummary() throws {
+        let o = try options("{}")
+        #expect(o.encryption == .request && !o.trustServerCertificate && o.pollIntervalMs == 1000 && o.summary == [])
+        let set = try options(#"{"instance": "SQLEXPRESS", "encryption": "require", "queryTimeout": 30}"#)
+        #expect(set.summary == ["instance SQLEXPRESS", "encryption require", "queryTimeout 30 s"])
+    }
+
+    @Test func badMembersNameTheirPath() {
+        #expect(error(#"{"encryption": "strict"}"#)?.context["json.path"] == "database.encryption")
+        #expect(error(#"{"instance": "SQLEXPRESS"}"#, port: 1433)?.context["json.path"] == "database.instance")
+        #expect(error(#"{"instance": "host\\SQLEXPRESS"}"#)?.context["json.path"] == "database.instance")
+        #expect(
+            error(#"{"caFile": "/ca.pem", "trustServerCertificate": true}"#)?.context["json.path"] == "database.caFile")
+        #expect(error(#"{"pollIntervalMs": 0}"#)?.context["json.path"] == "database.pollIntervalMs")
+        #expect(error(#"{"slotName": "x"}"#)?.context["json.path"] == "database.slotName", "unknown members too")
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import RealmAdapter
+import Testing
+
+@testable import SQLServerConnector
+
+/// The T-SQL the connector sends, golden: quoting, parameters, the change-tracking tag, the
+/// upsert, and batches under SQL Server's 2,100 parameters. No server is involved.
+@Suite struct SQLServerWritesTests {
+    let tag = "WITH CHANGE_TRACKING_CONTEXT (0x726561)"
+    let context = Data("rea".utf8)
+
+    @Test func anUpsertUpdatesUnderAKeyRangeLockThenInserts() {
+        let w = DatabaseWrite.upsert(
+            table: "Bus Line", keyColumns: ["id"], row: DatabaseRow(["id": 7, "name]": "x", "seats": 40]))
+        let s = SQLServerWrites.statement(w, dialect: SQLServerDialect(schema: "dbo"), context: context)
+        #expect(
+            s.text == """
+                \(tag) UPDATE [dbo].[Bus Line] WITH (UPDLOCK, HOLDLOCK) SET [name]]] = @p2, [seats] = @p3 \
+                WHERE [id] = @p1;
+                IF @@ROWCOUNT = 0 BEGIN \(tag) INSERT INTO [dbo].[Bus Line] ([id], [name]]], [seats]) \
+                VALUES (@p1, @p2, @p3); END;
+                """)
+        #expect(s.values == [7, "x", 40])
+    }
+
+    @Test func aKeyOnlyUpsertInsertsIfTheKeyIsMissing() {
+        let w = DatabaseWrite.upsert(table: "J", keyColumns: ["a", "b"], row: DatabaseRow(["a": 1, "b": 2]))
+        let s = SQLServerWrites.statement(w, dialect: SQLServerDialect(schema: "s"), context: context)
+        #expect(
+            s.text == """
+                IF NOT EXISTS (SELECT 1 FROM [s].[J] WITH (UPDLOCK, HOLDLOCK) WHERE [a] = @p1 AND [b] = @p2) \
+                BEGIN \(tag) INSERT INTO [s].[J] ([a], [b]) VALUES (@p1, @p2); END;
+                """)
+    }
+
+    @Test func deletesUpdatesAndLinkRowsAreTaggedAndAReferenceLooksItsKeyUp() {
+        let d = SQLServerDialect(schema: "dbo")
+        let delete = SQLServerWrites.statement(
+            .delete(table: "T", key: DatabaseRow(["id": 1])), dialect: d, context: context)
+        #expect(delete.text == "\(tag) DELETE FROM [dbo].[T] WHERE [id] = @p1;")
+        var link = DatabaseRow(["oid": 1, "target": "realm-id"])
+        link.references["target"] = KeyReference(table: "Person", column: "PersonId", byColumn: "RealmId")
+        let insert = SQLServerWrites.statement(.insert(table: "__Bus__stops", row: link), dialect: d, context: context)
+        #expect(
+            insert.text == "\(tag) INSERT INTO [dbo].[__Bus__stops] ([oid], [target]) VALUES (@p1, "
+                + "(SELECT [PersonId] FROM [dbo].[Person] WHERE [RealmId] = @p2));")
+        let gaps = SQLServerWrites.statement(.closeGaps(table: "L"), dialect: d, context: context)
+        #expect(gaps.text.hasPrefix("\(tag) UPDATE t SET [idx] = r.n FROM [dbo].[L] AS t JOIN"))
+    }
+
+    @Test(arguments: [(1, 5_000), (7, 1_000), (300, 40), (1_024, 9)])
+    func batchesStayUnderTheParameterLimitWhateverTheWidth(columns: Int, rows: Int) {
+        let writes = (0..<rows).map { i in
+            DatabaseWrite.upsert(
+                table: "T", keyColumns: ["c0"],
+                row: DatabaseRow(
+                    Dictionary(uniqueKeysWithValues: (0..<columns).map { ("c\($0)", Value.int(Int64(i))) })))
+        }
+        let batches = SQLServerWrites.batches(writes, schema: "dbo", context: context)
+        #expect(batches.allSatisfy { $0.values.count <= SQLServerParameters.limit && !$0.values.isEmpty })
+        #expect(batches.reduce(0) { $0 + $1.values.count } == rows * columns, "every value, once")
+        let last = batches.last!
+        // Numbered from 1 in each call, in order.
+        #expect(last.text.contains("@p\(last.values.count)") && !last.text.contains("@p\(last.values.count + 1)"))
+        let perBatch = SQLServerParameters.limit / columns
+        #expect(batches.count == (rows + perBatch - 1) / perBatch, "as few calls as fit")
+    }
+
+    @Test func aBatchOfOneWriteCarriesIt() {
+        let w = DatabaseWrite.delete(table: "T", key: DatabaseRow(["id": 1]))
+        let batches = SQLServerWrites.batches([w, w], schema: "dbo", context: context, maxParameters: 1)
+        #expect(batches.count == 2 && batches.allSatisfy { $0.write == w })
+        #expect(SQLServerWrites.batches([w, w], schema: "dbo", context: context).map(\.write) == [nil])
+    }
+
+    @Test func theContextNamesTheAdapterInAtMost128Bytes() {
+        #expect(SQLServerWrites.context(adapter: "a") == Data("realm-adapter:a".utf8))
+        #expect(SQLServerWrites.context(adapter: String(repeating: "x", count: 500)).count == 128)
+    }
+}
+
+/// Values as `sp_executesql` parameters.
+@Suite struct SQLServerParametersTests {
+    @Test func valuesAreDeclaredAndEmptyOnesSetInTheStatement() throws {
+        let p = try SQLServerParameters(
+            SQLStatement("INSERT INTO t VALUES (@p1, @p2, @p3, @p4, @p5)", [1, "", .data(Data()), .null, true]))
+        #expect(p.declarations == "@p1 bigint, @p2 nvarchar(max), @p3 varbinary(max), @p4 nvarchar(max), @p5 bit")
+        // db-lib sends a value of length 0 as NULL: empty strings and binaries are set in SQL.
+        #expect(p.text == "SET @p2 = N''; SET @p3 = 0x; INSERT INTO t VALUES (@p1, @p2, @p3, @p4, @p5)")
+        #expect(p.values == [.int(1), .null, .null, .null, .bit(true)])
+    }
+
+    @Test func datesDecimalsAndUUIDsTravelAsText() throws {
+        let id = UUID()
+        let p = try SQLServerParameters(
+            SQLStatement(
+                "x",
+                [
+                    .date(Timestamp(iso8601: "2024-05-01T12:00:00.000Z")!), .decimal(DecimalNumber(exactly: "1.50")!),
+                    .uuid(id),
+                ]))
+        #expect(p.values == [.text("2024-05-01T12:00:00.000"), .text("1.50"), .text(id.uuidString)])
+    }
+
+    @Test func aStatementOverTheLimitIsRefused() {
+        #expect(throws: SQLServerError.self) {
+            try SQLServerParameters(SQLStatement("x", Array(repeating: 1, count: 2_099)))
+        }
+    }
+}
