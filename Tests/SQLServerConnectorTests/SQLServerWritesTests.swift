@@ -109,3 +109,56 @@ import Testing
         }
     }
 }
+
+/// SQL Server's types against Realm's.
+@Suite struct SQLServerTypeTests {
+    @Test(arguments: [
+        ("bit", ScalarType.bool), ("tinyint", .int), ("BIGINT", .int), ("real", .float), ("float", .double),
+        ("money", .decimal), ("numeric", .decimal), ("nvarchar", .string), ("uniqueidentifier", .uuid),
+        ("datetime2", .date), ("datetimeoffset", .date), ("date", .date), ("varbinary", .data), ("time", .string),
+    ])
+    func eachSupportedTypeHasItsRealmType(name: String, scalar: ScalarType) {
+        #expect(SQLServerType.scalar(name) == scalar)
+    }
+
+    @Test func anUnsupportedTypeIsAClearErrorNamingTheColumn() {
+        #expect(SQLServerType.scalar("geography") == nil && SQLServerType.scalar("sql_variant") == nil)
+        let e = SQLServerType.unsupported("geography", table: "Stop", column: "location")
+        #expect(e.code == .invalidConfiguration && e.context == ["db.table": "Stop", "db.column": "location"])
+    }
+
+    @Test func everyRealmTypeHasAColumnTypeAndKeysFitAnIndex() {
+        for s in ScalarType.allCases {
+            #expect(!SQLServerType.declaration(s).isEmpty)
+            #expect(!SQLServerType.declaration(s, key: true).contains("max"))
+        }
+    }
+}
+
+/// What a database lacks, with the statement that fixes each.
+@Suite struct SQLServerSetupTests {
+    @Test func eachMissingPieceComesWithItsFix() {
+        let off = SQLServerSetup.State(databaseTracked: false, snapshotIsolation: false, trackedTables: ["dbo.Bus"])
+        let problems = SQLServerSetup.problems(off, database: "My]Db", schema: "dbo", tables: ["Bus", "Bus Stop"])
+        #expect(
+            problems == [
+                "change tracking is off for the database; turn it on: ALTER DATABASE [My]]Db] SET CHANGE_TRACKING = ON "
+                    + "(CHANGE_RETENTION = 2 DAYS, AUTO_CLEANUP = ON);",
+                "snapshot isolation is off; turn it on: ALTER DATABASE [My]]Db] SET ALLOW_SNAPSHOT_ISOLATION ON;",
+                "change tracking is off for table dbo.Bus Stop; turn it on: ALTER TABLE [dbo].[Bus Stop] "
+                    + "ENABLE CHANGE_TRACKING WITH (TRACK_COLUMNS_UPDATED = ON);",
+            ])
+        let on = SQLServerSetup.State(databaseTracked: true, snapshotIsolation: true, trackedTables: ["dbo.Bus"])
+        #expect(SQLServerSetup.problems(on, database: "d", schema: "dbo", tables: ["Bus"]).isEmpty)
+    }
+
+    @Test func grantsCoverTheMappedAndOwnTables() {
+        let g = SQLServerSetup.grants(
+            user: "foo", schema: "dbo", tables: ["MapTable"], ownTables: ["realm_adapter_state"])
+        #expect(g.contains("GRANT ALTER ON SCHEMA::[dbo] TO [foo];"))
+        #expect(
+            g.contains(
+                "GRANT SELECT, INSERT, UPDATE, DELETE, ALTER, VIEW CHANGE TRACKING ON [dbo].[MapTable] TO [foo];"))
+        #expect(g.contains { $0.contains("[dbo].[realm_adapter_state]") })
+    }
+}
