@@ -82,6 +82,7 @@ let package = Package(
                 "RealmAdapter",
                 "PostgresConnector",
                 "SQLiteConnector",
+                "SQLServerConnector",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -177,7 +178,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SQLServerConnectorTests",
-            dependencies: ["SQLServerConnector", "RealmAdapter"]
+            dependencies: ["SQLServerConnector", "RealmAdapter", "ConnectorScenarios"]
         ),
         .testTarget(
             name: "JSONLinesMirrorTests",

@@ -1,5 +1,6 @@
 import PostgresConnector
 import RealmAdapter
+import SQLServerConnector
 import SQLiteConnector
 
 /// The database types this program syncs with, by `database.type`. The only place the CLI names
@@ -7,4 +8,5 @@ import SQLiteConnector
 let connectors = ConnectorRegistry([
     PostgresConnectorFactory(),
     SQLiteConnectorFactory(),
+    SQLServerConnectorFactory(),
 ])

@@ -61,7 +61,7 @@ final class ScriptedChangeTracking: ChangeTrackingReader {
 }
 
 @Suite struct ChangeTrackingPollerTests {
-    static let own = SQLServerWrites.context(adapter: "a")
+    static let own = SQLServerWrites.context(name: "a")
     static let bus = TrackedTable(name: "Bus", keyColumns: ["id"])
     static let state = TrackedTable(name: "realm_adapter_state", keyColumns: ["adapter", "path"])
 
@@ -119,7 +119,7 @@ final class ScriptedChangeTracking: ChangeTrackingReader {
         let db = ScriptedChangeTracking()
         db.commit([bus(1, 40)], context: Self.own)
         db.commit([marker("/SQLDemo", 7)], context: Self.own)
-        db.commit([marker("/other", 3, adapter: "b")], context: SQLServerWrites.context(adapter: "b"))
+        db.commit([marker("/other", 3, adapter: "b")], context: SQLServerWrites.context(name: "b"))
         db.commit([bus(2, 10)])
         var p = poller()
         let txs = try p.poll(db, token: tokens)

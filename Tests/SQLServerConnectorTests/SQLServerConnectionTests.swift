@@ -137,3 +137,53 @@ import Testing
         #expect(error(#"{"slotName": "x"}"#)?.context["json.path"] == "database.slotName", "unknown members too")
     }
 }
+
+/// The factory: a configuration with `database.type` `sqlserver`, and `init`'s reading of a catalog.
+@Suite struct SQLServerFactoryTests {
+    func configuration(_ database: String) throws -> Configuration {
+        try Configuration(
+            json: try JSONValue(
+                parsing:
+                    #"{"schema": [{"name": "Bus", "primaryKey": "id", "properties": {"id": "int"}}], "realm": {"path": "/d"}, "database": "#
+                    + database + "}"),
+            connectors: .sqlServer)
+    }
+
+    @Test func aConfigurationReadsTheConnectorsMembersWithItsDefaults() throws {
+        let c = try configuration(
+            #"{"type": "sqlserver", "url": "sqlserver://sa@db:1444/app", "encryption": "require", "trackingName": "t1"}"#
+        )
+        let d = try #require(c.database)
+        #expect(d.schema == "dbo" && d.sqlServer.encryption == .require && d.sqlServer.trackingName == "t1")
+        let s = try SQLServerSettings(d)
+        #expect(s.host == "db" && s.port == 1444 && s.user == "sa" && s.database == "app")
+        #expect(s.displayTarget == "db:1444/app")
+    }
+
+    @Test func anInstanceWithAPortIsRefusedAtItsPath() {
+        #expect {
+            try configuration(#"{"type": "sqlserver", "host": "db", "port": 1433, "instance": "SQLEXPRESS"}"#)
+        } throws: { e in
+            (e as? RealmAdapterError)?.context["json.path"] == "database.instance"
+        }
+    }
+
+    @Test func initReadsTablesKeysAndForeignKeysAndLeavesItsOwnOut() {
+        let d = SQLServerIntrospection.describe(
+            columns: [
+                ["Bus", "id", "int", 0, 1, 0], ["Bus", "plate", "nvarchar", 1, 0, 0], ["Bus", "line", "int", 1, 0, 0],
+                ["Bus", "shape", "geography", 1, 0, 0], ["Line", "id", "int", 0, 0, 0],
+                ["realm_adapter_state", "path", "nvarchar", 0, 0, 0],
+            ],
+            keys: [["Bus", "PK_Bus", "PRIMARY KEY", "id"], ["Line", "PK_Line", "PRIMARY KEY", "id"]],
+            foreignKeys: [["Bus", "line", "Line", "id"]], schema: "dbo", databaseName: "app")
+        #expect(d.tables.map(\.name) == ["Bus", "Line"])
+        let bus = d.table("Bus")!
+        #expect(bus.primaryKey == ["id"] && bus.column("id")?.isGenerated == true)
+        #expect(bus.column("plate")?.type == .scalar(.string) && bus.column("plate")?.isText == true)
+        #expect(bus.column("shape")?.type == nil, "an unsupported type is left for init to report")
+        #expect(bus.foreignKeys == [.init(column: "line", table: "Line", referencedColumn: "id")])
+        #expect(
+            SQLServerConnectorFactory().startingSettings(for: d).map(\.key) == ["trackingName"])
+    }
+}

@@ -75,8 +75,8 @@ import Testing
     }
 
     @Test func theContextNamesTheAdapterInAtMost128Bytes() {
-        #expect(SQLServerWrites.context(adapter: "a") == Data("realm-adapter:a".utf8))
-        #expect(SQLServerWrites.context(adapter: String(repeating: "x", count: 500)).count == 128)
+        #expect(SQLServerWrites.context(name: "a") == Data("realm-adapter:a".utf8))
+        #expect(SQLServerWrites.context(name: String(repeating: "x", count: 500)).count == 128)
     }
 }
 
@@ -160,5 +160,52 @@ import Testing
             g.contains(
                 "GRANT SELECT, INSERT, UPDATE, DELETE, ALTER, VIEW CHANGE TRACKING ON [dbo].[MapTable] TO [foo];"))
         #expect(g.contains { $0.contains("[dbo].[realm_adapter_state]") })
+    }
+}
+
+/// The DDL of `createSchema` and the change-tracking reads, golden.
+@Suite struct SQLServerSchemaTests {
+    static let mapping: Mapping = {
+        let config = try! Configuration(
+            json: try! JSONValue(
+                parsing: """
+                    {"schema": [
+                      {"name": "Stop", "primaryKey": "id", "properties": {"id": "int", "name": "string"}},
+                      {"name": "Bus Line", "primaryKey": "id", "properties": {"id": "string", "seats": "int?",
+                        "depot": "Stop?", "stops": "Stop[]"}}],
+                     "realm": {"path": "/d"}}
+                    """))
+        return try! Mapping(config)
+    }()
+
+    @Test func createSchemaMakesKeyedTablesAndLinkTablesWithPrimaryKeys() {
+        let ddl = SQLServerSchema.create(Self.mapping, SQLServerDialect(schema: "dbo"))
+        #expect(
+            ddl.contains(
+                "IF OBJECT_ID(N'[dbo].[Bus Line]', N'U') IS NULL CREATE TABLE [dbo].[Bus Line] "
+                    + "([id] nvarchar(450) NOT NULL, [seats] bigint NULL, [depot] bigint NULL, PRIMARY KEY ([id]));"))
+        #expect(ddl.contains("CREATE TABLE [dbo].[Stop] ([id] bigint NOT NULL, [name] nvarchar(max) NOT NULL"))
+        #expect(ddl.contains("PRIMARY KEY ([oid], [idx])"), "change tracking needs one: \(ddl)")
+    }
+
+    @Test func mismatchesNameMissingTablesColumnsAndUnsupportedTypes() {
+        let problems = SQLServerSchema.mismatches(
+            Self.mapping,
+            types: ["Stop": ["id": "int", "name": "geography"], "Bus Line": ["id": "nvarchar", "seats": "int"]])
+        #expect(problems.contains { $0.contains("Bus Line.depot") })
+        #expect(problems.contains { $0.contains("Stop.name has type geography") })
+        #expect(problems.contains { $0.hasPrefix("link table") })
+    }
+
+    @Test func aRoundReadsNetChangesJoinedToTheRowsAsTheyAreNow() {
+        let s = SQLServerSQL.changes(
+            "Bus Line", keyColumns: ["id"], columns: ["id", "at"],
+            expressions: ["[id]", "CONVERT(nvarchar(40), [at], 126)"], since: 41, SQLServerDialect(schema: "dbo"))
+        #expect(
+            s.text
+                == "SELECT ct.SYS_CHANGE_OPERATION, ct.SYS_CHANGE_CONTEXT, ct.[id], CASE WHEN t.[id] IS NULL THEN 0 "
+                + "ELSE 1 END, t.[id], CONVERT(nvarchar(40), t.[at], 126) FROM CHANGETABLE(CHANGES [dbo].[Bus Line], @p1) "
+                + "AS ct LEFT JOIN [dbo].[Bus Line] AS t ON t.[id] = ct.[id] ORDER BY ct.SYS_CHANGE_VERSION")
+        #expect(s.values == [41])
     }
 }

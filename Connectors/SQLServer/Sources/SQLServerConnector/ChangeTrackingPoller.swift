@@ -53,7 +53,7 @@ struct ChangeTrackingPoller {
     /// The connector's state table (adapter, path, version): its rows in own transactions are
     /// the markers.
     let stateTable: TrackedTable
-    /// The tag of this adapter's writes (``SQLServerWrites/context(adapter:)``).
+    /// The tag of this adapter's writes (``SQLServerWrites/context(name:)``).
     let context: Data
     let adapter: String
     /// Changes after this version are read next.

@@ -53,7 +53,13 @@ enum FreeTDS {
                 return tdsdbopen(login, name, 1)
             }
         } failure: { diagnostics in
-            SQLServerError.cannotConnect(settings.displayTarget, diagnostics)
+            // db-lib names the server by its configuration section: name it as the user does.
+            var named = diagnostics
+            for i in named.errors.indices {
+                named.errors[i].text = named.errors[i].text.replacingOccurrences(
+                    of: " (\(settings.freetdsSectionName))", with: "")
+            }
+            return SQLServerError.cannotConnect(settings.displayTarget, named)
         }
     }
 

@@ -51,6 +51,16 @@ public final class SQLServerConnection: @unchecked Sendable {
         }
     }
 
+    /// ``connect(_:logger:)`` for callers on a thread of their own (it blocks).
+    public static func connectSync(
+        _ settings: SQLServerSettings, logger: Logger = Logger(label: "realm-adapter.sqlserver")
+    ) throws -> SQLServerConnection {
+        let queue = DispatchQueue(label: "realm-adapter.sqlserver.connection")
+        return try queue.sync {
+            SQLServerConnection(process: try FreeTDS.login(settings), queue: queue, settings: settings, logger: logger)
+        }
+    }
+
     /// Runs `body` on the connection's queue with exclusive use of the connection.
     public func session<T: Sendable>(_ body: @escaping @Sendable (SQLServerSession) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
@@ -61,6 +71,15 @@ public final class SQLServerConnection: @unchecked Sendable {
                         return try body(SQLServerSession(process: self.process))
                     })
             }
+        }
+    }
+
+    /// Runs `body` on the connection's queue and waits for it, blocking the calling thread.
+    /// For callers that are already on a thread of their own.
+    public func sessionSync<T>(_ body: (SQLServerSession) throws -> T) throws -> T {
+        try queue.sync {
+            guard !closed else { throw SQLServerError.closed() }
+            return try body(SQLServerSession(process: process))
         }
     }
 
@@ -75,9 +94,9 @@ public final class SQLServerConnection: @unchecked Sendable {
 }
 
 /// The rows of a statement, as ``Value``s: integers, floating point and bit as such, binary
-/// as data, everything else (text, decimals, dates, UUIDs) as db-lib's text of it.
+/// as data, everything else as db-lib's text of it (statements that read dates, decimals and
+/// UUIDs convert them to text in ISO form first: ``SQLServerType/selectExpression(_:type:)``).
 public struct SQLServerResult: Sendable {
-    public var columns: [String] = []
     public var rows: [[Value]] = []
 }
 
@@ -86,42 +105,54 @@ public struct SQLServerSession {
     let process: OpaquePointer
 
     /// Runs a statement; values travel as `sp_executesql` parameters `@p1`, `@p2`, ….
-    /// Returns the rows of its last result set.
+    /// Returns the rows of its last result set that has rows.
     @discardableResult
     public func query(_ statement: SQLStatement) throws -> SQLServerResult {
+        var results: [SQLServerResult] = []
+        try query(statement) { set, row in
+            if set >= results.count { results.append(SQLServerResult()) }
+            results[set].rows.append(row)
+        }
+        return results.last ?? SQLServerResult()
+    }
+
+    /// Runs a statement and hands over each row as it arrives, with the index of its result
+    /// set (0, 1, … among those with columns): a table streams through without being held.
+    public func query(_ statement: SQLStatement, row: (Int, [Value]) throws -> Void) throws {
         let lost = { dbdead(self.process) != 0 }
-        return try FreeTDS.collecting { () throws -> SQLServerResult? in
+        try FreeTDS.collecting { () throws -> Bool? in
             if statement.values.isEmpty {
                 guard dbcmd(process, statement.text) == SUCCEED, dbsqlexec(process) == SUCCEED else { return nil }
             } else {
                 let call = try SQLServerParameters(statement)
                 guard try call.send(process), dbsqlok(process) == SUCCEED else { return nil }
             }
-            return try readResults()
+            return try readResults(row) ? true : nil
         } failure: { diagnostics in
             _ = dbcancel(process)
             return SQLServerError.statementFailed(diagnostics, lost: lost(), query: statement.text)
         }
     }
 
-    /// Every result set, keeping the last that has columns; nil when db-lib reports a failure.
-    private func readResults() throws -> SQLServerResult? {
-        var last = SQLServerResult()
+    /// Runs statements without parameters or rows (`BEGIN TRANSACTION`, DDL).
+    public func execute(_ text: String) throws { try query(SQLStatement(text)) { _, _ in } }
+
+    /// Every result set's rows; false when db-lib reports a failure.
+    private func readResults(_ handle: (Int, [Value]) throws -> Void) throws -> Bool {
+        var set = 0
         while true {
             let rc = dbresults(process)
-            if rc == NO_MORE_RESULTS { return last }
-            guard rc == SUCCEED else { return nil }
+            if rc == NO_MORE_RESULTS { return true }
+            guard rc == SUCCEED else { return false }
             let n = Int(dbnumcols(process))
             guard n > 0 else { continue }
-            var result = SQLServerResult()
-            result.columns = (1...n).map { String(cString: dbcolname(process, Int32($0))) }
             while true {
                 let status = dbnextrow(process)
                 if status == NO_MORE_ROWS { break }
-                guard status != FAIL else { return nil }
-                result.rows.append((1...n).map { value(column: Int32($0)) })
+                guard status != FAIL else { return false }
+                try handle(set, (1...n).map { value(column: Int32($0)) })
             }
-            last = result
+            set += 1
         }
     }
 

@@ -34,6 +34,33 @@ extension SQLServerError {
         SQLServerError(.queryFailed, "A \(kind) value cannot be sent to SQL Server.")
     }
 
+    /// Another daemon holds this tracking name's lock.
+    static func daemonRunning(_ name: String) -> SQLServerError {
+        SQLServerError(
+            .invalidSettings,
+            "Another realm-adapter daemon is running with trackingName \(name) (it holds the application lock "
+                + "realm-adapter:\(name)). Stop it before starting this one.")
+    }
+
+    /// The database does not match the mapping.
+    static func mismatch(_ problems: [String]) -> SQLServerError {
+        SQLServerError(
+            .invalidSettings, "The database does not match the mapping:\n  - " + problems.joined(separator: "\n  - "))
+    }
+
+    /// The database lacks change tracking or snapshot isolation; each problem says the fix.
+    static func setup(_ problems: [String]) -> SQLServerError {
+        SQLServerError(
+            .invalidSettings,
+            "The database is not ready to be followed:\n  - " + problems.joined(separator: "\n  - ")
+                + "\n(A login that is not a sysadmin needs the GRANTs that `realm-adapter status` lists.)")
+    }
+
+    /// The stream was asked for before ``SQLServerConnector/prepare(_:)``.
+    static func notPrepared() -> SQLServerError {
+        SQLServerError(.invalidSettings, "The sqlserver connector streams changes only after prepare(_:).")
+    }
+
     private mutating func attach(_ d: Diagnostics) {
         serverMessages = d.messages.reversed()
         libraryErrors = d.errors

@@ -27,6 +27,11 @@ public struct SQLServerOptions: ConnectorSettings, Hashable {
     /// `pollIntervalMs`: how often each table's change tracking is read (default 1,000 ms;
     /// legacy `adapterPollingPeriod`).
     public var pollIntervalMs = 1000
+    /// `trackingName`: names this daemon's place in the database, as a replication slot does in
+    /// Postgres: its writes' change-tracking context, its resume point and its lock (default
+    /// `realm_adapter`). Two daemons that sync one database with different configurations need
+    /// different names.
+    public var trackingName = "realm_adapter"
 
     public init() {}
 
@@ -55,6 +60,10 @@ public struct SQLServerOptions: ConnectorSettings, Hashable {
         }
         queryTimeout = try r.int("queryTimeout", in: 0...86_400) ?? queryTimeout
         pollIntervalMs = try r.int("pollIntervalMs", in: 10...3_600_000) ?? pollIntervalMs
+        trackingName = try r.string("trackingName") ?? trackingName
+        guard (1...100).contains(trackingName.utf8.count) else {
+            throw r.error("trackingName", "give a name of 1 to 100 bytes.")
+        }
     }
 
     public var summary: [String] {
@@ -64,6 +73,7 @@ public struct SQLServerOptions: ConnectorSettings, Hashable {
         if trustServerCertificate { out.append("trustServerCertificate") }
         if queryTimeout > 0 { out.append("queryTimeout \(queryTimeout) s") }
         if pollIntervalMs != 1000 { out.append("pollIntervalMs \(pollIntervalMs)") }
+        if trackingName != "realm_adapter" { out.append("trackingName \(trackingName)") }
         return out
     }
 }

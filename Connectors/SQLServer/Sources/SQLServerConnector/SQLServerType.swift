@@ -48,4 +48,16 @@ enum SQLServerType {
         case .objectId: "char(24)"
         }
     }
+
+    /// How a `SELECT` reads a column of type `name` so that its text is unambiguous: dates in
+    /// ISO 8601 (`datetimeoffset` with its offset), UUIDs, decimals and times as text.
+    static func selectExpression(_ column: String, type name: String) -> String {
+        switch name.lowercased() {
+        case "date", "datetime", "datetime2", "smalldatetime": "CONVERT(nvarchar(40), \(column), 126)"
+        case "datetimeoffset": "CONVERT(nvarchar(40), \(column), 127)"
+        case "decimal", "numeric", "money", "smallmoney", "uniqueidentifier", "time": "CONVERT(nvarchar(60), \(column))"
+        case "xml": "CONVERT(nvarchar(max), \(column))"
+        default: column
+        }
+    }
 }

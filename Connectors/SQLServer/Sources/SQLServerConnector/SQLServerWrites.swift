@@ -12,7 +12,7 @@ enum SQLServerWrites {
     /// The batches for a sequence of writes, in order. A batch that carries one write alone
     /// carries it (``SQLStatement/write``).
     ///
-    /// - Parameter context: the adapter's tag, at most 128 bytes (``context(adapter:)``).
+    /// - Parameter context: the daemon's tag, at most 128 bytes (``context(name:)``).
     /// - Parameter maxParameters: per batch (default ``SQLServerParameters/limit``).
     static func batches(
         _ writes: [DatabaseWrite], schema: String, context: Data, maxParameters: Int = SQLServerParameters.limit
@@ -84,7 +84,22 @@ enum SQLServerWrites {
             values)
     }
 
-    /// The change-tracking context that marks this adapter's writes: `realm-adapter:<name>`,
-    /// cut to SQL Server's 128 bytes.
-    static func context(adapter: String) -> Data { Data(("realm-adapter:" + adapter).utf8.prefix(128)) }
+    /// The change-tracking context that marks this daemon's writes: `realm-adapter:<name>`
+    /// (``SQLServerOptions/trackingName``), cut to SQL Server's 128 bytes.
+    static func context(name: String) -> Data { Data(("realm-adapter:" + name).utf8.prefix(128)) }
+
+    /// The marker of a Realm transaction, in the same SQL transaction as its writes: the Realm
+    /// version the database now holds, tagged so that the poller reads it as own.
+    static func marker(adapter: String, path: String, version: Int64, _ d: SQLServerDialect, _ context: Data)
+        -> SQLStatement
+    {
+        let tag = "WITH CHANGE_TRACKING_CONTEXT (0x\(context.map { String(format: "%02X", $0) }.joined()))"
+        return d.statement(
+            """
+            \(raw: tag) UPDATE \(table: SQLServerSQL.stateTable) WITH (UPDLOCK, HOLDLOCK) \
+            SET version = \(version), updated_at = SYSUTCDATETIME() WHERE adapter = \(adapter) AND path = \(path);
+            IF @@ROWCOUNT = 0 BEGIN \(raw: tag) INSERT INTO \(table: SQLServerSQL.stateTable) (adapter, path, version) \
+            VALUES (\(adapter), \(path), \(version)); END;
+            """)
+    }
 }

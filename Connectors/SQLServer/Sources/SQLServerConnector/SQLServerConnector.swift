@@ -1,0 +1,367 @@
+import Foundation
+import Logging
+import RealmAdapter
+import Synchronization
+
+/// `database.type` `sqlserver`: change tracking in, context-tagged transactions out.
+///
+/// Database → Realm: ``ChangeTrackingPoller`` reads each mapped table's change tracking every
+/// `pollIntervalMs`, one round per snapshot. The version the Realms hold is kept in
+/// `realm_adapter_poller`, so a restart resumes there (the Realms skip by position what they
+/// hold already).
+///
+/// Realm → database: each Realm transaction is one SQL transaction whose statements carry the
+/// daemon's change-tracking context (``SQLServerWrites``) and which records its marker
+/// (adapter, path, version) in `realm_adapter_state`. The poller brings rows with that context
+/// back as own, compared with the Realm's by the core (triggers and defaults come back).
+///
+/// One daemon per `trackingName`: it holds an application lock (`sp_getapplock`) on a
+/// connection of its own. Every connection runs its calls on its own queue (``SQLServerConnection``).
+public final class SQLServerConnector: DatabaseConnector {
+    public let configuration: DatabaseConfiguration
+    let settings: SQLServerSettings
+    let customTypes: [String: ScalarType]
+    let logger: Logger
+
+    struct State {
+        var mapping: Mapping?
+        var writer: SQLServerConnection?
+        var reader: SQLServerConnection?
+        var lock: SQLServerConnection?
+        /// Per table, each column's type (`INFORMATION_SCHEMA.COLUMNS.DATA_TYPE`).
+        var columnTypes: [String: [String: String]] = [:]
+        /// The version the Realms hold (``processed(_:)``), and the one saved in the database.
+        var confirmed: Int64 = 0
+        var saved: Int64 = 0
+    }
+    let state = Mutex(State())
+
+    public init(configuration: DatabaseConfiguration, customTypes: [String: ScalarType], logger: Logger) throws {
+        self.configuration = configuration
+        self.settings = try SQLServerSettings(configuration)
+        self.customTypes = customTypes
+        self.logger = logger
+    }
+
+    public var sourceName: String { "sqlserver:\(settings.displayTarget):\(options.trackingName)" }
+    var options: SQLServerOptions { settings.options }
+    var dialect: SQLServerDialect { SQLServerDialect(schema: configuration.schema) }
+    var context: Data { SQLServerWrites.context(name: options.trackingName) }
+
+    /// What every connection sets first: no row counts as messages, a failed statement rolls its
+    /// transaction back, and the ANSI behaviours SQL Server's own tools use (db-lib's defaults differ).
+    static let sessionSettings = """
+        SET NOCOUNT ON; SET XACT_ABORT ON; SET ANSI_WARNINGS ON; SET ANSI_NULLS ON; SET ANSI_PADDING ON;
+        SET QUOTED_IDENTIFIER ON; SET CONCAT_NULL_YIELDS_NULL ON; SET ARITHABORT ON;
+        """
+
+    /// A connection kept in `state` (opened on first use).
+    func connection(_ slot: WritableKeyPath<State, SQLServerConnection?>) async throws -> SQLServerConnection {
+        if let c = state.withLock({ $0[keyPath: slot] }) { return c }
+        let c = try await SQLServerConnection.connect(settings, logger: logger)
+        try await c.session { s in try s.execute(SQLServerConnector.sessionSettings) }
+        state.withLock { $0[keyPath: slot] = c }
+        return c
+    }
+
+    func connectionSync(_ slot: WritableKeyPath<State, SQLServerConnection?>) throws -> SQLServerConnection {
+        if let c = state.withLock({ $0[keyPath: slot] }) { return c }
+        let c = try SQLServerConnection.connectSync(settings, logger: logger)
+        try c.sessionSync { s in try s.execute(SQLServerConnector.sessionSettings) }
+        state.withLock { $0[keyPath: slot] = c }
+        return c
+    }
+
+    // MARK: Preparing
+
+    @discardableResult
+    public func prepare(_ mapping: Mapping) async throws -> StreamStart {
+        try Self.check(mapping)
+        let lock = try await SQLServerConnection.connect(settings, logger: logger)
+        let name = "realm-adapter:" + options.trackingName
+        let granted = try await lock.session { s in
+            try s.query(
+                SQLStatement(
+                    "DECLARE @r int; EXEC @r = sp_getapplock @Resource = @p1, @LockMode = 'Exclusive', "
+                        + "@LockOwner = 'Session', @LockTimeout = 0; SELECT @r;", [.string(name)])
+            ).rows.first?.first
+        }
+        guard case .int(let r)? = granted, r >= 0 else {
+            lock.close()
+            throw SQLServerError.daemonRunning(options.trackingName)
+        }
+        state.withLock { $0.lock = lock }
+        let c = try await connection(\.writer)
+        let (d, schema, createSchema) = (dialect, configuration.schema, configuration.createSchema)
+        let tracking = options.trackingName
+        let (types, version) = try await c.session { s -> ([String: [String: String]], Int64?) in
+            try s.execute(SQLServerSQL.createOwnTables(d))
+            if createSchema { try s.execute(SQLServerSchema.create(mapping, d)) }
+            let types = try SQLServerSchema.columnTypes(s, schema: schema)
+            let problems = SQLServerSchema.mismatches(mapping, types: types)
+            guard problems.isEmpty else { throw SQLServerError.mismatch(problems) }
+            let setup = try SQLServerSchema.setupState(s)
+            let missing = SQLServerSetup.problems(
+                setup, database: self.settings.database ?? "", schema: schema,
+                tables: mapping.tables.map(\.table) + mapping.tables.flatMap(\.linkLists).map(\.table)
+                    + [SQLServerSQL.stateTable])
+            let fixable = missing.filter { !$0.hasPrefix("change tracking is off for table") }
+            guard fixable.isEmpty else { throw SQLServerError.setup(fixable) }
+            for t in Self.followed(mapping) { try s.query(SQLServerSQL.track(t.name, d)) }
+            let row = try s.query(
+                d.statement("SELECT version FROM \(table: SQLServerSQL.pollerTable) WHERE adapter = \(tracking)"))
+            if case .int(let v)? = row.rows.first?.first { return (types, v) }
+            return (types, nil)
+        }
+        state.withLock {
+            $0.mapping = mapping
+            $0.columnTypes = types
+        }
+        if let version {
+            state.withLock {
+                $0.confirmed = version
+                $0.saved = version
+            }
+            return .resumed
+        }
+        let now = try await c.session { s in try SQLServerChangeReader.version(s, d) }
+        try await save(now)
+        return .created
+    }
+
+    /// The tables the poller follows: the mapped ones and their link tables.
+    static func followed(_ mapping: Mapping) -> [TrackedTable] {
+        mapping.tables.map { TrackedTable(name: $0.table, keyColumns: $0.keyColumns) }
+            + mapping.tables.flatMap(\.linkLists).map {
+                TrackedTable(
+                    name: $0.table,
+                    keyColumns: [LinkListMapping.ownerColumn, LinkListMapping.indexColumn])
+            }
+    }
+
+    /// What this connector cannot sync yet, named.
+    static func check(_ mapping: Mapping) throws {
+        var problems: [String] = []
+        for t in mapping.tables {
+            for c in t.columns {
+                if case .array = c.kind {
+                    problems.append("\(t.type.name).\(c.property.name): SQL Server has no array columns")
+                }
+            }
+            if t.databaseKey != nil {
+                problems.append("\(t.type.name): databasePrimaryKey is not supported by this connector yet")
+            }
+        }
+        guard problems.isEmpty else { throw SQLServerError.mismatch(problems) }
+    }
+
+    /// Saves the version the Realms hold, as the next start's resume point.
+    func save(_ version: Int64) async throws {
+        let c = try await connection(\.writer)
+        let (d, name) = (dialect, options.trackingName)
+        try await c.session { s in
+            try s.query(
+                d.statement(
+                    """
+                    UPDATE \(table: SQLServerSQL.pollerTable) SET version = \(version) WHERE adapter = \(name);
+                    IF @@ROWCOUNT = 0 INSERT INTO \(table: SQLServerSQL.pollerTable) (adapter, version) \
+                    VALUES (\(name), \(version));
+                    """))
+        }
+        state.withLock {
+            $0.saved = max($0.saved, version)
+            $0.confirmed = max($0.confirmed, version)
+        }
+    }
+
+    // MARK: Realm → database
+
+    public func appliedVersions(adapter: String) async throws -> [String: Int64] {
+        let c = try await connection(\.writer)
+        let d = dialect
+        let rows = try await c.session { s in
+            try s.query(
+                d.statement("SELECT path, version FROM \(table: SQLServerSQL.stateTable) WHERE adapter = \(adapter)")
+            ).rows
+        }
+        var out: [String: Int64] = [:]
+        for r in rows { if case .string(let p) = r[0], case .int(let v) = r[1] { out[p] = v } }
+        return out
+    }
+
+    /// Runs `statements` in one SQL transaction, then the marker, tagged; rolls back on error.
+    func transaction(_ statements: [SQLStatement], adapter: String, path: String, version: Int64) async throws {
+        let c = try await connection(\.writer)
+        let (d, context) = (dialect, self.context)
+        do {
+            try await c.session { s in
+                try s.execute("BEGIN TRANSACTION;")
+                do {
+                    for statement in statements { try s.query(statement) }
+                    try s.query(SQLServerWrites.marker(adapter: adapter, path: path, version: version, d, context))
+                    try s.execute("COMMIT TRANSACTION;")
+                } catch {
+                    try? s.execute("IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION;")
+                    throw error
+                }
+            }
+        } catch let e as SQLServerError where e.isTransient {
+            state.withLock { $0.writer = nil }
+            throw e
+        }
+    }
+
+    public func apply(_ writes: [DatabaseWrite], adapter: String, path: String, version: Int64) async throws {
+        let batches = SQLServerWrites.batches(writes, schema: configuration.schema, context: context)
+        try await transaction(batches, adapter: adapter, path: path, version: version)
+    }
+
+    public func deadLetter(_ instructions: [Instruction], error: String, adapter: String, path: String, version: Int64)
+        async throws
+    {
+        let json = JSONValue.array(instructions.map { $0.json() }).serialized()
+        let letter = dialect.statement(
+            """
+            INSERT INTO \(table: SQLServerSQL.deadLetterTable) (adapter, path, version, instructions, error) \
+            VALUES (\(adapter), \(path), \(version), \(json), \(error));
+            """)
+        try await transaction([letter], adapter: adapter, path: path, version: version)
+    }
+
+    // MARK: Database → Realm
+
+    public func changes() async throws -> AsyncThrowingStream<DatabaseTransaction, Error> {
+        guard let mapping = state.withLock({ $0.mapping }) else { throw SQLServerError.notPrepared() }
+        let reader = try await connection(\.reader)
+        let (d, context, name) = (dialect, self.context, options.trackingName)
+        let columns = readColumns(mapping)
+        let start = state.withLock { $0.confirmed }
+        let interval = Duration.milliseconds(options.pollIntervalMs)
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                var poller = ChangeTrackingPoller(
+                    tables: Self.followed(mapping),
+                    stateTable: TrackedTable(name: SQLServerSQL.stateTable, keyColumns: ["adapter", "path"]),
+                    context: context, adapter: name, from: start)
+                var token: UInt64 = 0
+                do {
+                    while !Task.isCancelled {
+                        let (confirmed, saved) = self.state.withLock { ($0.confirmed, $0.saved) }
+                        if confirmed > saved { try await self.save(confirmed) }
+                        let (p, first) = (poller, token)
+                        let (round, next) = try await reader.session { s in
+                            var q = p
+                            var t = first
+                            let txs = try q.poll(SQLServerChangeReader(session: s, dialect: d, columns: columns)) {
+                                t += 1
+                                return t
+                            }
+                            return (txs, q)
+                        }
+                        poller = next
+                        token += UInt64(round.count)
+                        for tx in round { continuation.yield(tx) }
+                        try await Task.sleep(for: interval)
+                    }
+                    continuation.finish()
+                } catch is CancellationError {
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Per followed table, the columns each change reads and how.
+    func readColumns(_ mapping: Mapping) -> [String: [(name: String, expression: String)]] {
+        let types = state.withLock { $0.columnTypes }
+        let d = dialect
+        var out: [String: [(name: String, expression: String)]] = [:]
+        func add(_ table: String, _ columns: [String]) {
+            out[table] = columns.map { c in
+                (c, SQLServerType.selectExpression(d.quote(c), type: types[table]?[c] ?? ""))
+            }
+        }
+        for t in mapping.tables { add(t.table, t.columns.map(\.column) + t.pathColumns) }
+        for l in mapping.tables.flatMap(\.linkLists) {
+            add(l.table, [LinkListMapping.ownerColumn, LinkListMapping.indexColumn, LinkListMapping.targetColumn])
+        }
+        add(SQLServerSQL.stateTable, ["adapter", "path", "version"])
+        return out
+    }
+
+    public func processed(_ transaction: DatabaseTransaction) {
+        guard let v = ChangeTrackingPoller.version(of: transaction.position) else { return }
+        state.withLock { $0.confirmed = max($0.confirmed, v) }
+    }
+
+    public func linkList(_ list: LinkListMapping, owner: Value) throws -> [Value] {
+        let c = try connectionSync(\.reader)
+        let (o, t, i) = (LinkListMapping.ownerColumn, LinkListMapping.targetColumn, LinkListMapping.indexColumn)
+        let sql = dialect.statement(
+            "SELECT \(id: t) FROM \(table: list.table) WHERE \(id: o) = \(owner) ORDER BY \(id: i)")
+        return try c.sessionSync { s in try s.query(sql).rows.map { $0[0] } }
+    }
+
+    public func row(_ table: String, key: DatabaseRow, columns: [String]) throws -> DatabaseRow? {
+        let c = try connectionSync(\.reader)
+        let d = dialect
+        let types = state.withLock { $0.columnTypes[table] ?? [:] }
+        let selected = columns.map { SQLServerType.selectExpression(d.quote($0), type: types[$0] ?? "") }
+        let conditions = SQL.joined(
+            key.values.keys.sorted().map { "\(id: $0) = \(key.values[$0]!)" }, separator: " AND ")
+        let sql = d.statement(
+            "SELECT \(raw: selected.joined(separator: ", ")) FROM \(table: table) WHERE \(sql: conditions)")
+        guard let r = try c.sessionSync({ s in try s.query(sql).rows.first }) else { return nil }
+        return DatabaseRow(Dictionary(uniqueKeysWithValues: zip(columns, r)))
+    }
+
+    public func setAside(_ rows: [SetAsideRow]) throws {
+        let c = try connectionSync(\.writer)
+        let (d, name) = (dialect, options.trackingName)
+        try c.sessionSync { s in
+            for r in rows {
+                try s.query(
+                    d.statement(
+                        """
+                        INSERT INTO \(table: SQLServerSQL.deadRowTable) (adapter, position, table_name, row_data, error) \
+                        VALUES (\(name), \(r.position), \(r.table), \(r.change.serialized()), \(r.error));
+                        """))
+            }
+        }
+    }
+
+    public func applyRealmSchema(_ mapping: Mapping) async throws {
+        let c = try await connection(\.writer)
+        let d = dialect
+        let schema = configuration.schema
+        let types = try await c.session { s in
+            try s.execute(SQLServerSchema.create(mapping, d))
+            for t in Self.followed(mapping) { try s.query(SQLServerSQL.track(t.name, d)) }
+            return try SQLServerSchema.columnTypes(s, schema: schema)
+        }
+        state.withLock {
+            $0.mapping = mapping
+            $0.columnTypes = types
+        }
+    }
+
+    /// `version 1234`: the change-tracking version.
+    public func describe(position: String) -> String {
+        ChangeTrackingPoller.version(of: position).map { "change-tracking version \($0)" } ?? position
+    }
+
+    public func isTransient(_ error: Error) -> Bool { (error as? SQLServerError)?.isTransient ?? false }
+
+    public func shutdown() async {
+        let (confirmed, saved) = state.withLock { ($0.confirmed, $0.saved) }
+        if confirmed > saved { try? await save(confirmed) }
+        let connections = state.withLock { s -> [SQLServerConnection] in
+            defer { (s.writer, s.reader, s.lock) = (nil, nil, nil) }
+            return [s.writer, s.reader, s.lock].compactMap { $0 }
+        }
+        for c in connections { c.close() }
+    }
+}

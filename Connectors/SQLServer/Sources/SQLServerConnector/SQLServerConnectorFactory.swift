@@ -1,0 +1,49 @@
+import Logging
+import RealmAdapter
+
+/// `database.type` `sqlserver`: change tracking in, context-tagged transactions out, over
+/// FreeTDS. Not verified against a server yet: see docs/sqlserver.md.
+public struct SQLServerConnectorFactory: ConnectorFactory {
+    public init() {}
+
+    public var type: String { "sqlserver" }
+    public var defaultSchema: String { "dbo" }
+    public var defaultPort: Int { 1433 }
+    public var urlSchemes: [String] { ["sqlserver", "mssql"] }
+
+    public func settings(_ reader: inout JSONObjectReader) throws -> any ConnectorSettings {
+        let port = try reader.int("port")
+        return try SQLServerOptions(&reader, port: port)
+    }
+
+    public func connector(
+        _ database: DatabaseConfiguration, customTypes: [String: ScalarType],
+        logger: Logger
+    ) throws -> any DatabaseConnector {
+        try SQLServerConnector(configuration: database, customTypes: customTypes, logger: logger)
+    }
+
+    public func describe(
+        _ connection: ConnectionString, password: Secret?, schema: String,
+        logger: Logger
+    ) async throws -> DatabaseDescription {
+        var settings = SQLServerSettings(
+            host: connection.host ?? "localhost", port: connection.port, user: connection.user,
+            password: password ?? connection.password.map(Secret.init), database: connection.database)
+        settings.applicationName = "realm-adapter init"
+        let c = try await SQLServerConnection.connect(settings, logger: logger)
+        defer { c.close() }
+        let name = connection.database ?? "database"
+        return try await c.session { s in try SQLServerIntrospection.describe(s, schema: schema, databaseName: name) }
+    }
+
+    /// The tracking name is the database's own: two configurations on one server do not share it.
+    public func startingSettings(for database: DatabaseDescription) -> [JSONValue.Member] {
+        [.init("trackingName", .string("realm_adapter_" + database.name))]
+    }
+}
+
+extension ConnectorRegistry {
+    /// SQL Server alone (what this module's tests parse configurations with).
+    public static let sqlServer = ConnectorRegistry([SQLServerConnectorFactory()])
+}

@@ -1,0 +1,189 @@
+import Foundation
+import RealmAdapter
+
+/// One consistent read of the database for the loader: a SNAPSHOT transaction held open on a
+/// connection of its own, with the change-tracking version read in it, so that `run` starts
+/// exactly where the load ended. Rows stream through (`dbnextrow`), never held whole.
+final class SQLServerLoadSnapshot: LoadSnapshot, @unchecked Sendable {
+    // @unchecked: the loader calls it from one thread at a time; the connection serializes calls.
+    let connection: SQLServerConnection
+    let dialect: SQLServerDialect
+    let columnTypes: [String: [String: String]]
+    let handOffPosition: String?
+
+    init(
+        connection: SQLServerConnection, dialect: SQLServerDialect, columnTypes: [String: [String: String]],
+        handOffPosition: String?
+    ) {
+        self.connection = connection
+        self.dialect = dialect
+        self.columnTypes = columnTypes
+        self.handOffPosition = handOffPosition
+    }
+
+    /// Opens the snapshot; returns it and the version it reads at.
+    static func open(
+        _ settings: SQLServerSettings, dialect: SQLServerDialect, columnTypes: [String: [String: String]],
+        handOff: Bool
+    ) throws -> (SQLServerLoadSnapshot, Int64) {
+        let c = try SQLServerConnection.connectSync(settings)
+        let version = try c.sessionSync { s in
+            try s.execute("SET NOCOUNT ON; SET TRANSACTION ISOLATION LEVEL SNAPSHOT; BEGIN TRANSACTION;")
+            return try SQLServerChangeReader.version(s, dialect)
+        }
+        let position = handOff ? ChangeTrackingPoller.position(version, own: false) : nil
+        return (
+            SQLServerLoadSnapshot(
+                connection: c, dialect: dialect, columnTypes: columnTypes, handOffPosition: position), version
+        )
+    }
+
+    /// `sys.dm_db_partition_stats`' count (`sys.partitions`' without VIEW DATABASE STATE): for
+    /// progress only, never to decide what to read.
+    func estimatedRows(_ table: String) throws -> Int? {
+        let name = dialect.table(table)
+        let sql = dialect.statement(
+            """
+            SELECT SUM(p.rows) FROM sys.partitions AS p \
+            WHERE p.object_id = OBJECT_ID(\(name)) AND p.index_id IN (0, 1)
+            """)
+        return try connection.sessionSync { s in
+            if case .int(let n)? = try s.query(sql).rows.first?.first { return Int(n) }
+            return nil
+        }
+    }
+
+    func sizeEstimate(_ table: String) throws -> Int? { try estimatedRows(table) }
+
+    func distinctCount(_ table: String, columns: [String]) throws -> Int {
+        let sql = dialect.statement(
+            "SELECT COUNT_BIG(*) FROM (SELECT DISTINCT \(ids: columns) FROM \(table: table)) AS d")
+        return try connection.sessionSync { s in
+            if case .int(let n)? = try s.query(sql).rows.first?.first { return Int(n) }
+            return 0
+        }
+    }
+
+    func rows(_ table: String, columns: [String], orderedBy: [String], _ body: ([Value]) throws -> Void) throws {
+        let types = columnTypes[table] ?? [:]
+        let selected = columns.map { SQLServerType.selectExpression(dialect.quote($0), type: types[$0] ?? "") }
+        var text = "SELECT \(selected.joined(separator: ", ")) FROM \(dialect.table(table))"
+        if !orderedBy.isEmpty { text += " ORDER BY " + orderedBy.map(dialect.quote).joined(separator: ", ") }
+        try connection.sessionSync { s in try s.query(SQLStatement(text)) { _, row in try body(row) } }
+    }
+
+    func rows(_ table: String, columns: [String], orderedBy: [String], into receiver: FieldReceiver) throws {
+        try rows(table, columns: columns, orderedBy: orderedBy) { values in
+            for (i, v) in values.enumerated() { try receiver.value(v, at: i) }
+            try receiver.endRow()
+        }
+    }
+
+    func linkRows(
+        _ list: LinkListMapping, owner: TableMapping, ownerColumns: [String], _ body: ([Value]) throws -> Void
+    ) throws {
+        let d = dialect
+        let (o, t, i) = (
+            d.quote(LinkListMapping.ownerColumn), d.quote(LinkListMapping.targetColumn),
+            d.quote(LinkListMapping.indexColumn)
+        )
+        // A join object's list names it by its string key: the parts joined by the separator.
+        let ownerKey =
+            owner.compoundKey.map { parts in
+                "CONCAT_WS(N'\(TableMapping.compoundKeySeparator)', "
+                    + parts.map { "o." + d.quote($0.dbColumn) }.joined(separator: ", ") + ")"
+            } ?? "o." + d.quote(owner.referencedColumn)
+        let joined = ownerColumns.isEmpty ? "" : " LEFT JOIN \(d.table(owner.table)) AS o ON \(ownerKey) = l.\(o)"
+        let types = columnTypes[owner.table] ?? [:]
+        let select =
+            ["l.\(o)", "l.\(t)"]
+            + ownerColumns.map { SQLServerType.selectExpression("o." + d.quote($0), type: types[$0] ?? "") }
+        let text =
+            "SELECT \(select.joined(separator: ", ")) FROM \(d.table(list.table)) AS l\(joined) ORDER BY l.\(o), l.\(i)"
+        try connection.sessionSync { s in try s.query(SQLStatement(text)) { _, row in try body(row) } }
+    }
+
+    func writeRealmIds(_ assignments: [RealmIdAssignment]) throws {
+        guard assignments.isEmpty else { throw SQLServerError.mismatch(["databasePrimaryKey is not supported yet"]) }
+    }
+
+    func finish() throws {
+        try connection.sessionSync { s in try s.execute("IF @@TRANCOUNT > 0 COMMIT TRANSACTION;") }
+        connection.close()
+    }
+}
+
+extension SQLServerConnector {
+    public func loadSnapshot(_ mapping: Mapping, partial: Bool) async throws -> LoadSnapshot {
+        try await prepare(mapping)
+        let types = state.withLock { $0.columnTypes }
+        let (snapshot, version) = try SQLServerLoadSnapshot.open(
+            settings, dialect: dialect, columnTypes: types, handOff: !partial)
+        // The stream starts where the snapshot was read (a partial load keeps the stream's place).
+        if !partial { try await save(version) }
+        return snapshot
+    }
+
+    public func dryRunSnapshot(_ mapping: Mapping) async throws -> LoadSnapshot {
+        try Self.check(mapping)
+        let c = try await SQLServerConnection.connect(settings, logger: logger)
+        let schema = configuration.schema
+        let types = try await c.session { s in try SQLServerSchema.columnTypes(s, schema: schema) }
+        c.close()
+        let problems = SQLServerSchema.mismatches(mapping, types: types)
+        guard problems.isEmpty else { throw SQLServerError.mismatch(problems) }
+        return try SQLServerLoadSnapshot.open(settings, dialect: dialect, columnTypes: types, handOff: false).0
+    }
+
+    public func statusReport(adapter: String) async throws -> DatabaseStatus {
+        let c = try await connection(\.writer)
+        let (d, name, schema) = (dialect, options.trackingName, configuration.schema)
+        let tables =
+            (state.withLock { $0.mapping }).map { m in Self.followed(m).map(\.name) } ?? []
+        let (applied, letters, rows, setup, saved, current) = try await c.session {
+            s -> ([String: Int64], Int, Int, SQLServerSetup.State, Int64?, Int64) in
+            var applied: [String: Int64] = [:]
+            try s.query(
+                d.statement("SELECT path, version FROM \(table: SQLServerSQL.stateTable) WHERE adapter = \(adapter)")
+            ) { _, r in if case .string(let p) = r[0], case .int(let v) = r[1] { applied[p] = v } }
+            func count(_ sql: SQLStatement) throws -> Int {
+                if case .int(let n)? = try s.query(sql).rows.first?.first { return Int(n) }
+                return 0
+            }
+            let letters = try count(
+                d.statement(
+                    "SELECT COUNT_BIG(*) FROM \(table: SQLServerSQL.deadLetterTable) WHERE adapter = \(adapter)"))
+            let rows = try count(
+                d.statement("SELECT COUNT_BIG(*) FROM \(table: SQLServerSQL.deadRowTable) WHERE adapter = \(name)"))
+            let saved = try s.query(
+                d.statement("SELECT version FROM \(table: SQLServerSQL.pollerTable) WHERE adapter = \(name)")
+            ).rows.first?.first
+            let current = try SQLServerChangeReader.version(s, d)
+            _ = schema
+            if case .int(let v)? = saved {
+                return (applied, letters, rows, try SQLServerSchema.setupState(s), v, current)
+            }
+            return (applied, letters, rows, try SQLServerSchema.setupState(s), nil, current)
+        }
+        let lock = try await SQLServerConnection.connect(settings, logger: logger)
+        let free = try await lock.session { s in
+            try s.query(
+                SQLStatement(
+                    "SELECT APPLOCK_TEST('public', @p1, 'Exclusive', 'Session')", [.string("realm-adapter:" + name)])
+            ).rows.first?.first == .int(1)
+        }
+        lock.close()
+        let streaming = !free || state.withLock { $0.lock != nil }
+        var stream = [
+            "Change tracking: the database is at version \(current); the Realms hold "
+                + (saved.map { "version \($0) (\(current - $0) behind)" } ?? "nothing yet (run `realm-adapter load`)")
+                + ", " + (streaming ? "a daemon follows it" : "no daemon running")
+        ]
+        let problems = SQLServerSetup.problems(
+            setup, database: settings.database ?? "", schema: configuration.schema, tables: tables)
+        stream += problems.map { "Setup: " + $0 }
+        return DatabaseStatus(
+            applied: applied, deadLetters: letters, deadRows: rows, streaming: streaming,
+            streamName: "change tracking (\(name))", stream: stream, warnings: problems)
+    }
+}

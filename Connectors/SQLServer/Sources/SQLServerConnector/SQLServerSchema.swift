@@ -1,0 +1,103 @@
+import RealmAdapter
+
+/// The mapped tables in SQL Server: created (`database.createSchema`), read back, checked.
+enum SQLServerSchema {
+    /// Creates the mapped tables and link tables that are missing, with their keys and foreign
+    /// keys. Change tracking needs a primary key: a link table's is (owner, position).
+    static func create(_ mapping: Mapping, _ d: SQLServerDialect) -> String {
+        var out: [String] = []
+        func ifMissing(_ table: String, _ body: String) -> String {
+            "IF OBJECT_ID(N'\(d.table(table).replacingOccurrences(of: "'", with: "''"))', N'U') IS NULL \(body)"
+        }
+        for t in mapping.tables {
+            var columns = t.columns.map { c -> String in
+                let isKey = t.keyColumns.contains(c.column)
+                let scalar: ScalarType =
+                    switch c.kind {
+                    case .scalar(let s), .array(let s), .link(_, let s): s
+                    }
+                let required = isKey || !(c.property.isOptional || c.property.type.isList || isLink(c))
+                return "\(d.quote(c.column)) \(SQLServerType.declaration(scalar, key: isKey || isLink(c)))"
+                    + (required ? " NOT NULL" : " NULL")
+            }
+            columns += t.pathColumns.map { "\(d.quote($0)) nvarchar(450) NOT NULL" }
+            columns.append("PRIMARY KEY (\(t.keyColumns.map(d.quote).joined(separator: ", ")))")
+            out.append(ifMissing(t.table, "CREATE TABLE \(d.table(t.table)) (\(columns.joined(separator: ", ")));"))
+        }
+        for t in mapping.tables {
+            for l in t.linkLists {
+                guard let target = mapping.table(forType: l.target) else { continue }
+                let owner =
+                    t.compoundKey != nil
+                    ? "" : " REFERENCES \(d.table(t.table)) (\(d.quote(t.referencedColumn))) ON DELETE CASCADE"
+                out.append(
+                    ifMissing(
+                        l.table,
+                        "CREATE TABLE \(d.table(l.table)) ("
+                            + "\(d.quote(LinkListMapping.ownerColumn)) "
+                            + "\(SQLServerType.declaration(l.ownerKeyType, key: true)) NOT NULL\(owner), "
+                            + "\(d.quote(LinkListMapping.indexColumn)) int NOT NULL, "
+                            + "\(d.quote(LinkListMapping.targetColumn)) "
+                            + "\(SQLServerType.declaration(l.targetKeyType, key: true)) NOT NULL "
+                            + "REFERENCES \(d.table(target.table)) (\(d.quote(target.referencedColumn))), "
+                            + "PRIMARY KEY (\(d.quote(LinkListMapping.ownerColumn)), "
+                            + "\(d.quote(LinkListMapping.indexColumn))));"))
+            }
+        }
+        return out.joined(separator: "\n")
+    }
+
+    static func isLink(_ c: ColumnMapping) -> Bool { if case .link = c.kind { true } else { false } }
+
+    /// Per table of `schema`, each column's type.
+    static func columnTypes(_ s: SQLServerSession, schema: String) throws -> [String: [String: String]] {
+        var out: [String: [String: String]] = [:]
+        try s.query(SQLServerSQL.columns(schema)) { _, r in
+            guard case .string(let table) = r[0], case .string(let column) = r[1], case .string(let type) = r[2]
+            else { return }
+            out[table, default: [:]][column] = type
+        }
+        return out
+    }
+
+    /// Every way the database differs from the mapping, one line each.
+    static func mismatches(_ mapping: Mapping, types: [String: [String: String]]) -> [String] {
+        var problems: [String] = []
+        for t in mapping.tables {
+            guard let have = types[t.table] else {
+                problems.append(
+                    "table \(t.table) (for type \(t.type.name)) does not exist; create it, or set "
+                        + "database.createSchema")
+                continue
+            }
+            for c in t.columns + [] where have[c.column] == nil {
+                problems.append("column \(t.table).\(c.column) (for \(t.type.name).\(c.property.name)) does not exist")
+            }
+            for c in t.columns {
+                guard let type = have[c.column], SQLServerType.scalar(type) == nil else { continue }
+                problems.append(SQLServerType.unsupported(type, table: t.table, column: c.column).message)
+            }
+            for c in t.pathColumns where have[c] == nil {
+                problems.append("column \(t.table).\(c) (of realm.path) does not exist")
+            }
+            for l in t.linkLists where types[l.table] == nil {
+                problems.append("link table \(l.table) (for \(t.type.name).\(l.property.name)) does not exist")
+            }
+        }
+        return problems
+    }
+
+    /// The database's change tracking and snapshot isolation (``SQLServerSetup/query``).
+    static func setupState(_ s: SQLServerSession) throws -> SQLServerSetup.State {
+        var state = SQLServerSetup.State(databaseTracked: false, snapshotIsolation: false, trackedTables: [])
+        try s.query(SQLStatement(SQLServerSetup.query)) { set, r in
+            switch (set, r.first) {
+            case (0, .int(let n)?): state.databaseTracked = n > 0
+            case (1, .int(let n)?): state.snapshotIsolation = n == 1
+            case (2, .string(let name)?): state.trackedTables.insert(name)
+            default: break
+            }
+        }
+        return state
+    }
+}
