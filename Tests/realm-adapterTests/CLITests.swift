@@ -115,7 +115,8 @@ enum CLI {
         let initialized = try CLI.run(["init", "--database", "oracle://db/x", "--type", "oracle"])
         #expect(
             initialized.status != 0
-                && initialized.stderr.contains(#"unknown database type 'oracle' (expected "postgres" or "sqlite")"#),
+                && initialized.stderr.contains(
+                    #"unknown database type 'oracle' (expected "postgres", "sqlite" or "sqlserver")"#),
             "\(initialized.stderr)")
     }
 }

@@ -33,6 +33,9 @@ public final class SQLServerConnector: DatabaseConnector {
         /// The version the Realms hold (``processed(_:)``), and the one saved in the database.
         var confirmed: Int64 = 0
         var saved: Int64 = 0
+        /// ``prepare(_:)`` wrote the resume point (from now), and no stream read from it yet.
+        var createdStart = false
+        var streamStarted = false
     }
     let state = Mutex(State())
 
@@ -126,6 +129,7 @@ public final class SQLServerConnector: DatabaseConnector {
         }
         let now = try await c.session { s in try SQLServerChangeReader.version(s, d) }
         try await save(now)
+        state.withLock { $0.createdStart = true }
         return .created
     }
 
@@ -235,7 +239,10 @@ public final class SQLServerConnector: DatabaseConnector {
         let reader = try await connection(\.reader)
         let (d, context, name) = (dialect, self.context, options.trackingName)
         let columns = readColumns(mapping)
-        let start = state.withLock { $0.confirmed }
+        let start = state.withLock {
+            $0.streamStarted = true
+            return $0.confirmed
+        }
         let interval = Duration.milliseconds(options.pollIntervalMs)
         return AsyncThrowingStream { continuation in
             let task = Task {
@@ -351,6 +358,26 @@ public final class SQLServerConnector: DatabaseConnector {
     /// `version 1234`: the change-tracking version.
     public func describe(position: String) -> String {
         ChangeTrackingPoller.version(of: position).map { "change-tracking version \($0)" } ?? position
+    }
+
+    /// Deletes the resume point ``prepare(_:)`` wrote if no stream read from it: a start that
+    /// failed leaves the database as it found it, so the next start is a first one again.
+    public func abandonUnusedStart() async -> Bool {
+        guard state.withLock({ $0.createdStart && !$0.streamStarted }) else { return false }
+        do {
+            let c = try await connection(\.writer)
+            let (d, name) = (dialect, options.trackingName)
+            try await c.session { s in
+                try s.query(d.statement("DELETE FROM \(table: SQLServerSQL.pollerTable) WHERE adapter = \(name)"))
+            }
+            state.withLock { $0.createdStart = false }
+            return true
+        } catch {
+            logger.warning(
+                "Could not remove the resume point this failed start wrote; the next start may ask for a load",
+                metadata: ["trackingName": "\(options.trackingName)", "error": "\(error)"])
+            return false
+        }
     }
 
     public func isTransient(_ error: Error) -> Bool { (error as? SQLServerError)?.isTransient ?? false }

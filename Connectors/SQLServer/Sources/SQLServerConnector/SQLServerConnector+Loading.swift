@@ -1,0 +1,25 @@
+import RealmAdapter
+
+/// The loader's snapshots.
+extension SQLServerConnector {
+    public func loadSnapshot(_ mapping: Mapping, partial: Bool) async throws -> LoadSnapshot {
+        try await prepare(mapping)
+        let types = state.withLock { $0.columnTypes }
+        let (snapshot, version) = try SQLServerLoadSnapshot.open(
+            settings, dialect: dialect, columnTypes: types, handOff: !partial)
+        // The stream starts where the snapshot was read (a partial load keeps the stream's place).
+        if !partial { try await save(version) }
+        return snapshot
+    }
+
+    public func dryRunSnapshot(_ mapping: Mapping) async throws -> LoadSnapshot {
+        try Self.check(mapping)
+        let c = try await SQLServerConnection.connect(settings, logger: logger)
+        let schema = configuration.schema
+        let types = try await c.session { s in try SQLServerSchema.columnTypes(s, schema: schema) }
+        c.close()
+        let problems = SQLServerSchema.mismatches(mapping, types: types)
+        guard problems.isEmpty else { throw SQLServerError.mismatch(problems) }
+        return try SQLServerLoadSnapshot.open(settings, dialect: dialect, columnTypes: types, handOff: false).0
+    }
+}
