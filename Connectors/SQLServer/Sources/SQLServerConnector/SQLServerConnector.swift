@@ -243,41 +243,30 @@ public final class SQLServerConnector: DatabaseConnector {
             $0.streamStarted = true
             return $0.confirmed
         }
-        let interval = Duration.milliseconds(options.pollIntervalMs)
-        return AsyncThrowingStream { continuation in
-            let task = Task {
-                var poller = ChangeTrackingPoller(
+        // The poller's place and the tokens live in the stream's one round at a time.
+        let round = Mutex(
+            (
+                poller: ChangeTrackingPoller(
                     tables: Self.followed(mapping),
                     stateTable: TrackedTable(name: SQLServerSQL.stateTable, keyColumns: ["adapter", "path"]),
-                    context: context, adapter: name, from: start)
-                var token: UInt64 = 0
-                do {
-                    while !Task.isCancelled {
-                        let (confirmed, saved) = self.state.withLock { ($0.confirmed, $0.saved) }
-                        if confirmed > saved { try await self.save(confirmed) }
-                        let (p, first) = (poller, token)
-                        let (round, next) = try await reader.session { s in
-                            var q = p
-                            var t = first
-                            let txs = try q.poll(SQLServerChangeReader(session: s, dialect: d, columns: columns)) {
-                                t += 1
-                                return t
-                            }
-                            return (txs, q)
-                        }
-                        poller = next
-                        token += UInt64(round.count)
-                        for tx in round { continuation.yield(tx) }
-                        try await Task.sleep(for: interval)
-                    }
-                    continuation.finish()
-                } catch is CancellationError {
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
+                    context: context, adapter: name, from: start),
+                token: UInt64(0)
+            ))
+        return pollingStream(every: .milliseconds(options.pollIntervalMs)) {
+            let (confirmed, saved) = self.state.withLock { ($0.confirmed, $0.saved) }
+            if confirmed > saved { try await self.save(confirmed) }
+            let (poller, first) = round.withLock { ($0.poller, $0.token) }
+            let (transactions, next) = try await reader.session { s in
+                var p = poller
+                var t = first
+                let txs = try p.poll(SQLServerChangeReader(session: s, dialect: d, columns: columns)) {
+                    t += 1
+                    return t
                 }
+                return (txs, p)
             }
-            continuation.onTermination = { _ in task.cancel() }
+            round.withLock { $0 = (next, first + UInt64(transactions.count)) }
+            return transactions
         }
     }
 

@@ -182,32 +182,18 @@ public final class SQLiteConnector: DatabaseConnector {
 
     public func changes() async throws -> AsyncThrowingStream<DatabaseTransaction, Error> {
         guard let mapping = state.withLock({ $0.mapping }) else { throw SQLiteConnector.notPrepared() }
-        let interval = Duration.milliseconds(options.pollIntervalMs)
-        return AsyncThrowingStream { continuation in
-            let task = Task {
-                var last: Int64 = 0
-                var forgot = ContinuousClock.now
-                do {
-                    while !Task.isCancelled {
-                        // Confirmed rows leave the log in one statement every half second, not one per poll.
-                        if ContinuousClock.now - forgot > .milliseconds(500) {
-                            try await self.forgetProcessed()
-                            forgot = ContinuousClock.now
-                        }
-                        let after = last
-                        let entries = try await self.pool.read { db in try SQLiteChangeLog.entries(db, after: after) }
-                        for tx in SQLiteChangeLog.transactions(entries, mapping: mapping) { continuation.yield(tx) }
-                        last = entries.last?.seq ?? last
-                        try await Task.sleep(for: interval)
-                    }
-                    continuation.finish()
-                } catch is CancellationError {
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
+        // The last sequence number read, and when confirmed rows last left the log.
+        let place = Mutex((last: Int64(0), forgot: ContinuousClock.now))
+        return pollingStream(every: .milliseconds(options.pollIntervalMs)) {
+            // Confirmed rows leave the log in one statement every half second, not one per poll.
+            if ContinuousClock.now - place.withLock({ $0.forgot }) > .milliseconds(500) {
+                try await self.forgetProcessed()
+                place.withLock { $0.forgot = ContinuousClock.now }
             }
-            continuation.onTermination = { _ in task.cancel() }
+            let after = place.withLock { $0.last }
+            let entries = try await self.pool.read { db in try SQLiteChangeLog.entries(db, after: after) }
+            place.withLock { $0.last = entries.last?.seq ?? after }
+            return SQLiteChangeLog.transactions(entries, mapping: mapping)
         }
     }
 
