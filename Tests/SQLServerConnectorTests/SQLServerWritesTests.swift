@@ -1,7 +1,7 @@
 import Foundation
-import RealmAdapter
 import Testing
 
+@testable import RealmAdapter
 @testable import SQLServerConnector
 
 /// The T-SQL the connector sends, golden: quoting, parameters, the change-tracking tag, the
@@ -207,5 +207,58 @@ import Testing
                 + "ELSE 1 END, t.[id], CONVERT(nvarchar(40), t.[at], 126) FROM CHANGETABLE(CHANGES [dbo].[Bus Line], @p1) "
                 + "AS ct LEFT JOIN [dbo].[Bus Line] AS t ON t.[id] = ct.[id] ORDER BY ct.SYS_CHANGE_VERSION")
         #expect(s.values == [41])
+    }
+}
+
+/// `databasePrimaryKey` (legacy `sqlserverPrimaryKey`): the database generates its key, a RealmId
+/// keys the Realm.
+@Suite struct SQLServerDatabaseKeyTests {
+    static let mapping: Mapping = {
+        let config = try! Configuration(
+            json: try! JSONValue(
+                parsing: """
+                    {"schema": [{"name": "Passport", "primaryKey": "RealmId", "databasePrimaryKey": "PassportId",
+                      "properties": {"RealmId": "string", "PassportId": "int?", "number": "string"}}],
+                     "realm": {"path": "/d"}}
+                    """))
+        return try! Mapping(config)
+    }()
+
+    @Test func theTableIsFollowedByItsRealKeyAndCreatedWithAnIdentity() throws {
+        #expect(SQLServerConnector.followed(Self.mapping).map(\.keyColumns) == [["PassportId"]])
+        try SQLServerConnector.check(Self.mapping)
+        let ddl = SQLServerSchema.create(Self.mapping, SQLServerDialect(schema: "dbo"))
+        #expect(ddl.contains("[PassportId] bigint IDENTITY(1, 1) NOT NULL PRIMARY KEY"), "\(ddl)")
+        #expect(
+            ddl.contains(
+                "CREATE UNIQUE INDEX [ux_Passport_RealmId] ON [dbo].[Passport] ([RealmId]) WHERE [RealmId] IS NOT NULL")
+        )
+    }
+
+    @Test func anUpsertNeverWritesTheGeneratedKey() {
+        let w = DatabaseWrite.upsert(
+            table: "Passport", keyColumns: ["RealmId"],
+            row: DatabaseRow(["RealmId": "r1", "PassportId": 7, "number": "X"]))
+        let s = SQLServerWrites.batches(
+            [w], schema: "dbo", context: Data("a".utf8), generated: ["Passport": "PassportId"])
+        #expect(!s[0].text.contains("[PassportId]") && s[0].values == ["r1", "X"])
+    }
+
+    @Test func realmIdsAreWrittenWhereStillEmptyTaggedAndBatched() {
+        let a = (1...1_500).map { i in
+            RealmIdAssignment(
+                table: "Passport", keyColumn: "PassportId", key: .int(Int64(i)), keyType: .int,
+                realmIdColumn: "RealmId",
+                realmId: .string("id-\(i)"), realmIdType: .string)
+        }
+        let batches = SQLServerWrites.realmIdUpdates(a, schema: "dbo", context: Data("a".utf8))
+        #expect(batches.count == 2 && batches.allSatisfy { $0.values.count <= SQLServerParameters.limit })
+        #expect(
+            batches[0].text.hasPrefix(
+                "WITH CHANGE_TRACKING_CONTEXT (0x61) UPDATE [dbo].[Passport] SET [RealmId] = @p1 "
+                    + "WHERE [PassportId] = @p2 AND [RealmId] IS NULL;"))
+        #expect(
+            batches[1].text.hasPrefix(
+                "WITH CHANGE_TRACKING_CONTEXT (0x61) UPDATE [dbo].[Passport] SET [RealmId] = @p1 "))
     }
 }

@@ -6,7 +6,8 @@ extension SQLServerConnector {
         try await prepare(mapping)
         let types = state.withLock { $0.columnTypes }
         let (snapshot, version) = try SQLServerLoadSnapshot.open(
-            settings, dialect: dialect, columnTypes: types, handOff: !partial)
+            settings, dialect: dialect, columnTypes: types, handOff: !partial,
+            realmIdWriter: { [self] in try self.writeRealmIds($0) })
         // The stream starts where the snapshot was read (a partial load keeps the stream's place).
         if !partial { try await save(version) }
         return snapshot
@@ -20,6 +21,9 @@ extension SQLServerConnector {
         c.close()
         let problems = SQLServerSchema.mismatches(mapping, types: types)
         guard problems.isEmpty else { throw SQLServerError.mismatch(problems) }
-        return try SQLServerLoadSnapshot.open(settings, dialect: dialect, columnTypes: types, handOff: false).0
+        return try SQLServerLoadSnapshot.open(
+            settings, dialect: dialect, columnTypes: types, handOff: false,
+            realmIdWriter: { _ in throw SQLServerError.dryRun() }
+        ).0
     }
 }

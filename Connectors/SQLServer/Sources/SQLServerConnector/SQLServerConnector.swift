@@ -133,9 +133,13 @@ public final class SQLServerConnector: DatabaseConnector {
         return .created
     }
 
-    /// The tables the poller follows: the mapped ones and their link tables.
+    /// The tables the poller follows: the mapped ones and their link tables, each by its
+    /// primary key, the only columns change tracking reports (a table with `databasePrimaryKey`
+    /// by its database key, not by its RealmId).
     static func followed(_ mapping: Mapping) -> [TrackedTable] {
-        mapping.tables.map { TrackedTable(name: $0.table, keyColumns: $0.keyColumns) }
+        mapping.tables.map {
+            TrackedTable(name: $0.table, keyColumns: $0.databaseKey.map { [$0.column] } ?? $0.keyColumns)
+        }
             + mapping.tables.flatMap(\.linkLists).map {
                 TrackedTable(
                     name: $0.table,
@@ -151,9 +155,6 @@ public final class SQLServerConnector: DatabaseConnector {
                 if case .array = c.kind {
                     problems.append("\(t.type.name).\(c.property.name): SQL Server has no array columns")
                 }
-            }
-            if t.databaseKey != nil {
-                problems.append("\(t.type.name): databasePrimaryKey is not supported by this connector yet")
             }
         }
         guard problems.isEmpty else { throw SQLServerError.mismatch(problems) }
@@ -216,7 +217,11 @@ public final class SQLServerConnector: DatabaseConnector {
     }
 
     public func apply(_ writes: [DatabaseWrite], adapter: String, path: String, version: Int64) async throws {
-        let batches = SQLServerWrites.batches(writes, schema: configuration.schema, context: context)
+        let generated = (state.withLock { $0.mapping }?.tables ?? []).reduce(into: [String: String]()) { out, t in
+            if let dk = t.databaseKey { out[t.table] = dk.column }
+        }
+        let batches = SQLServerWrites.batches(
+            writes, schema: configuration.schema, context: context, generated: generated)
         try await transaction(batches, adapter: adapter, path: path, version: version)
     }
 
@@ -312,6 +317,22 @@ public final class SQLServerConnector: DatabaseConnector {
             "SELECT \(raw: selected.joined(separator: ", ")) FROM \(table: table) WHERE \(sql: conditions)")
         guard let r = try c.sessionSync({ s in try s.query(sql).rows.first }) else { return nil }
         return DatabaseRow(Dictionary(uniqueKeysWithValues: zip(columns, r)))
+    }
+
+    public func writeRealmIds(_ assignments: [RealmIdAssignment]) throws {
+        guard !assignments.isEmpty else { return }
+        let c = try connectionSync(\.writer)
+        let statements = SQLServerWrites.realmIdUpdates(assignments, schema: configuration.schema, context: context)
+        try c.sessionSync { s in
+            try s.execute("BEGIN TRANSACTION;")
+            do {
+                for statement in statements { try s.query(statement) }
+                try s.execute("COMMIT TRANSACTION;")
+            } catch {
+                try? s.execute("IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION;")
+                throw error
+            }
+        }
     }
 
     public func setAside(_ rows: [SetAsideRow]) throws {

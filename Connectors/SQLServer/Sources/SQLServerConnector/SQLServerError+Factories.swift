@@ -56,6 +56,9 @@ extension SQLServerError {
                 + "\n(A login that is not a sysadmin needs the GRANTs that `realm-adapter status` lists.)")
     }
 
+    /// A dry run was asked to write.
+    static func dryRun() -> SQLServerError { SQLServerError(.invalidSettings, "A dry run writes nothing.") }
+
     /// The stream was asked for before ``SQLServerConnector/prepare(_:)``.
     static func notPrepared() -> SQLServerError {
         SQLServerError(.invalidSettings, "The sqlserver connector streams changes only after prepare(_:).")

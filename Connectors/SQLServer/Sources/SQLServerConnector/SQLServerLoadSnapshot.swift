@@ -10,21 +10,23 @@ final class SQLServerLoadSnapshot: LoadSnapshot, @unchecked Sendable {
     let dialect: SQLServerDialect
     let columnTypes: [String: [String: String]]
     let handOffPosition: String?
+    let realmIdWriter: ([RealmIdAssignment]) throws -> Void
 
     init(
         connection: SQLServerConnection, dialect: SQLServerDialect, columnTypes: [String: [String: String]],
-        handOffPosition: String?
+        handOffPosition: String?, realmIdWriter: @escaping ([RealmIdAssignment]) throws -> Void
     ) {
         self.connection = connection
         self.dialect = dialect
         self.columnTypes = columnTypes
         self.handOffPosition = handOffPosition
+        self.realmIdWriter = realmIdWriter
     }
 
     /// Opens the snapshot; returns it and the version it reads at.
     static func open(
         _ settings: SQLServerSettings, dialect: SQLServerDialect, columnTypes: [String: [String: String]],
-        handOff: Bool
+        handOff: Bool, realmIdWriter: @escaping ([RealmIdAssignment]) throws -> Void
     ) throws -> (SQLServerLoadSnapshot, Int64) {
         let c = try SQLServerConnection.connectSync(settings)
         let version = try c.sessionSync { s in
@@ -34,7 +36,8 @@ final class SQLServerLoadSnapshot: LoadSnapshot, @unchecked Sendable {
         let position = handOff ? ChangeTrackingPoller.position(version, own: false) : nil
         return (
             SQLServerLoadSnapshot(
-                connection: c, dialect: dialect, columnTypes: columnTypes, handOffPosition: position), version
+                connection: c, dialect: dialect, columnTypes: columnTypes, handOffPosition: position,
+                realmIdWriter: realmIdWriter), version
         )
     }
 
@@ -103,9 +106,9 @@ final class SQLServerLoadSnapshot: LoadSnapshot, @unchecked Sendable {
         try connection.sessionSync { s in try s.query(SQLStatement(text)) { _, row in try body(row) } }
     }
 
-    func writeRealmIds(_ assignments: [RealmIdAssignment]) throws {
-        guard assignments.isEmpty else { throw SQLServerError.mismatch(["databasePrimaryKey is not supported yet"]) }
-    }
+    /// Writes RealmIds for rows without one through the connector (its own connection: this one
+    /// is inside the snapshot's read-only view).
+    func writeRealmIds(_ assignments: [RealmIdAssignment]) throws { try realmIdWriter(assignments) }
 
     func finish() throws {
         try connection.sessionSync { s in try s.execute("IF @@TRANCOUNT > 0 COMMIT TRANSACTION;") }

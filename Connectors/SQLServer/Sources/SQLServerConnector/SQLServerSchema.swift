@@ -11,7 +11,14 @@ enum SQLServerSchema {
         }
         for t in mapping.tables {
             var columns = t.columns.map { c -> String in
-                let isKey = t.keyColumns.contains(c.column)
+                if let dk = t.databaseKey, dk.column == c.column {
+                    // The database's own key, generated; the RealmId is empty until the adapter writes one.
+                    return "\(d.quote(c.column)) "
+                        + (dk.type == .uuid
+                            ? "uniqueidentifier NOT NULL DEFAULT NEWID()" : "bigint IDENTITY(1, 1) NOT NULL")
+                        + " PRIMARY KEY"
+                }
+                let isKey = t.keyColumns.contains(c.column) && t.databaseKey == nil
                 let scalar: ScalarType =
                     switch c.kind {
                     case .scalar(let s), .array(let s), .link(_, let s): s
@@ -21,8 +28,19 @@ enum SQLServerSchema {
                     + (required ? " NOT NULL" : " NULL")
             }
             columns += t.pathColumns.map { "\(d.quote($0)) nvarchar(450) NOT NULL" }
-            columns.append("PRIMARY KEY (\(t.keyColumns.map(d.quote).joined(separator: ", ")))")
-            out.append(ifMissing(t.table, "CREATE TABLE \(d.table(t.table)) (\(columns.joined(separator: ", ")));"))
+            if t.databaseKey == nil {
+                columns.append("PRIMARY KEY (\(t.keyColumns.map(d.quote).joined(separator: ", ")))")
+            }
+            var create = "CREATE TABLE \(d.table(t.table)) (\(columns.joined(separator: ", ")));"
+            if t.databaseKey != nil {
+                // Unique where set: a UNIQUE constraint would allow one row without a RealmId only.
+                let index = d.quote("ux_\(t.table)_" + t.keyColumns.joined(separator: "_"))
+                let keys = t.keyColumns.map(d.quote).joined(separator: ", ")
+                let set = t.keyColumns.map { "\(d.quote($0)) IS NOT NULL" }.joined(separator: " AND ")
+                create =
+                    "BEGIN \(create) CREATE UNIQUE INDEX \(index) ON \(d.table(t.table)) (\(keys)) WHERE \(set); END"
+            }
+            out.append(ifMissing(t.table, create))
         }
         for t in mapping.tables {
             for l in t.linkLists {

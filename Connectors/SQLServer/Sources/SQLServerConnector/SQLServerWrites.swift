@@ -14,8 +14,11 @@ enum SQLServerWrites {
     ///
     /// - Parameter context: the daemon's tag, at most 128 bytes (``context(name:)``).
     /// - Parameter maxParameters: per batch (default ``SQLServerParameters/limit``).
+    /// - Parameter generated: per table, the column the database generates (an `IDENTITY`
+    ///   `databasePrimaryKey`): SQL Server neither updates it nor takes it in an `INSERT`.
     static func batches(
-        _ writes: [DatabaseWrite], schema: String, context: Data, maxParameters: Int = SQLServerParameters.limit
+        _ writes: [DatabaseWrite], schema: String, context: Data, generated: [String: String] = [:],
+        maxParameters: Int = SQLServerParameters.limit
     ) -> [SQLStatement] {
         var out: [SQLStatement] = []
         var batch = SQLStatement("")
@@ -26,7 +29,11 @@ enum SQLServerWrites {
             batch = SQLStatement("")
             count = 0
         }
-        for w in writes {
+        for var w in writes {
+            if case .upsert(let table, let keys, var row) = w, let column = generated[table] {
+                row.values[column] = nil
+                w = .upsert(table: table, keyColumns: keys, row: row)
+            }
             var s = statement(w, dialect: SQLServerDialect(schema: schema), context: context)
             if count > 0, batch.values.count + s.values.count > maxParameters { flush() }
             s = statement(
@@ -101,5 +108,33 @@ enum SQLServerWrites {
             IF @@ROWCOUNT = 0 BEGIN \(raw: tag) INSERT INTO \(table: SQLServerSQL.stateTable) (adapter, path, version) \
             VALUES (\(adapter), \(path), \(version)); END;
             """)
+    }
+
+    /// RealmIds written into rows the database created without one, where they are still empty,
+    /// tagged: the poller reads them back as own, and the Realm already holds them. In batches of
+    /// at most `maxParameters` (two per row).
+    static func realmIdUpdates(
+        _ assignments: [RealmIdAssignment], schema: String, context: Data,
+        maxParameters: Int = SQLServerParameters.limit
+    ) -> [SQLStatement] {
+        let tag = "WITH CHANGE_TRACKING_CONTEXT (0x\(context.map { String(format: "%02X", $0) }.joined()))"
+        var out: [SQLStatement] = []
+        var batch = SQLStatement("")
+        for a in assignments {
+            if batch.values.count + 2 > maxParameters {
+                out.append(batch)
+                batch = SQLStatement("")
+            }
+            let d = SQLServerDialect(schema: schema, firstParameter: batch.values.count + 1)
+            let s = d.statement(
+                """
+                \(raw: tag) UPDATE \(table: a.table) SET \(id: a.realmIdColumn) = \(a.realmId) \
+                WHERE \(id: a.keyColumn) = \(a.key) AND \(id: a.realmIdColumn) IS NULL;
+                """)
+            batch.text += (batch.text.isEmpty ? "" : "\n") + s.text
+            batch.values += s.values
+        }
+        if !batch.values.isEmpty { out.append(batch) }
+        return out
     }
 }
