@@ -17,6 +17,7 @@ struct Init: AsyncParsableCommand {
             PGPASSWORD (passwordEnv) and never contains it.
 
               realm-adapter init --database postgresql://app@db.example.com/shop > adapter.json
+              realm-adapter init --database sqlserver://sa@db.example.com:1433/shop > adapter.json
               realm-adapter validate --config adapter.json
               realm-adapter load --config adapter.json --dry-run
               realm-adapter load --config adapter.json
@@ -26,7 +27,7 @@ struct Init: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "The database: a URL (postgresql://user@host:port/name) or libpq key=value pairs "
+            "The database: a URL (postgresql://, sqlserver:// or sqlite:///path) or libpq key=value pairs "
                 + "(\"host=… dbname=…\"). A password in it is used, never written to the file.",
             valueName: "url"))
     var database: String
@@ -52,7 +53,9 @@ struct Init: AsyncParsableCommand {
             // The password never reaches the written file or a message: PGPASSWORD names it there.
             let factory = try Self.factory(type: type, url: database)
             let connection = try ConnectionString(database)
-            let password = connection.password.map(Secret.init)
+            let password =
+                connection.password.map(Secret.init)
+                ?? ProcessInfo.processInfo.environment["PGPASSWORD"].map(Secret.init)
             let description = try await factory.describe(
                 connection, password: password, schema: schema ?? factory.defaultSchema,
                 logger: logger)

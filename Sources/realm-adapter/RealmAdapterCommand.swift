@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import Logging
-import PostgresConnector
 import RealmAdapter
 
 @main
@@ -10,7 +9,8 @@ struct RealmAdapterCommand: AsyncParsableCommand {
         commandName: "realm-adapter",
         abstract: "Keep Realms and SQL databases in sync.",
         discussion: """
-            realm-adapter seeds Realms from an existing Postgres database (`load`), keeps them in \
+            realm-adapter seeds Realms from an existing database (`load`: Postgres, an app's SQLite \
+            file, or SQL Server, which has not yet run against a server), keeps them in \
             sync with it, both ways (`run`), writes a starting configuration from the database \
             (`init`), and lets you look into and write to the embedded Realm store (`realm`).
 
@@ -91,7 +91,7 @@ func reportingErrors<T>(_ body: () async throws -> T) async throws -> T {
     } catch let e as RealmAdapterError {
         FileHandle.standardError.write(Data("error: \(e.message)\n".utf8))
         throw ExitCode.failure
-    } catch let e as PostgresError {
+    } catch let e as any ConnectorError {
         FileHandle.standardError.write(Data("error: \(e.description)\n".utf8))
         throw ExitCode.failure
     }

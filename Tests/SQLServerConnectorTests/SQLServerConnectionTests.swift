@@ -187,3 +187,42 @@ import Testing
             SQLServerConnectorFactory().startingSettings(for: d).map(\.key) == ["trackingName"])
     }
 }
+
+/// What a configuration could slip into FreeTDS's configuration file, refused at its JSON path
+/// (a line break in `caFile` once turned `encryption: require` off and sent the login in clear).
+@Suite struct SQLServerHostileSettingsTests {
+    func error(_ database: String) -> RealmAdapterError? {
+        do {
+            _ = try Configuration(
+                json: try JSONValue(
+                    parsing: #"{"schema": [{"name": "A", "primaryKey": "id", "properties": {"id": "int"}}], "#
+                        + #""realm": {"path": "/d"}, "database": "# + database + "}"),
+                connectors: .sqlServer)
+            return nil
+        } catch { return error as? RealmAdapterError }
+    }
+
+    @Test(arguments: [
+        (#""host": "db\n    encryption = off""#, "database.host"),
+        (#""host": "db;x""#, "database.host"),
+        (#""host": """#, "database.host"),
+        (#""host": "db", "instance": "SQL\nEXPRESS""#, "database.instance"),
+        (#""host": "db", "caFile": "/ca.pem\n    encryption = off", "encryption": "require""#, "database.caFile"),
+        (#""url": "sqlserver://sa@db:99999/app""#, "database.url"),
+        (#""url": "sqlserver://sa@db:1433/app", "instance": "SQLEXPRESS""#, "database.instance"),
+    ])
+    func aValueThatWouldRewriteTheFreeTDSFileIsRefused(members: String, path: String) {
+        let e = error(#"{"type": "sqlserver", "# + members + "}")
+        #expect(e?.code == .invalidConfiguration && e?.context["json.path"] == path, "\(String(describing: e))")
+    }
+}
+
+/// The FreeTDS configuration file lives in a directory of this process's own.
+@Suite struct FreeTDSConfigurationFileTests {
+    @Test func itIsInAPrivateDirectory() throws {
+        let dir = (FreeTDS.configurationFile as NSString).deletingLastPathComponent
+        let attributes = try FileManager.default.attributesOfItem(atPath: dir)
+        #expect((attributes[.posixPermissions] as? Int) == 0o700, "\(dir)")
+        #expect(dir != NSTemporaryDirectory() && !dir.hasSuffix("/tmp"))
+    }
+}

@@ -98,6 +98,15 @@ enum CLI {
         #expect(bad.stderr.contains("database.port: expected an integer, found a string."))
     }
 
+    /// A connector's own error prints as every error does (`error: …`, exit 1), whatever the
+    /// connector: SQL Server's printed as ArgumentParser's `Error:` before.
+    @Test func aConnectorsErrorPrintsLikeAnyOther() throws {
+        let refused = try CLI.run(["init", "--database", "sqlserver://sa:SeCrEtPw1@127.0.0.1:1/app"])
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(refused.stderr.hasPrefix("error: Cannot connect to SQL Server at 127.0.0.1:1/app"), "\(refused.stderr)")
+        #expect(!refused.stderr.contains("SeCrEtPw1") && !refused.stdout.contains("SeCrEtPw1"))
+    }
+
     /// The connector is chosen by name through the registry: an unknown name is refused before
     /// anything connects, naming the known ones; the connector's own members show in the summary.
     @Test func theDatabaseTypeChoosesTheConnector() throws {

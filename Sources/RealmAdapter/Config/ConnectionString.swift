@@ -37,6 +37,9 @@ public struct ConnectionString: Sendable, Equatable {
         parts.password = nil
         withoutPassword = parts.string ?? text
         host = parts.host.flatMap { $0.isEmpty ? nil : $0 }
+        guard parts.port.map({ (1...65535).contains($0) }) ?? true else {
+            throw RealmAdapterError.invalidConnectionString("its port is not between 1 and 65535")
+        }
         port = parts.port
         user = parts.user
         let name = String(parts.path.drop { $0 == "/" })

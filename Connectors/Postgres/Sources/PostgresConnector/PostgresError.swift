@@ -8,7 +8,7 @@ import RealmAdapter
 /// exists`, `Failing row contains (…)`), so only `debugDescription` has it, with the SQL: the
 /// daemon logs that form at debug level only. Errors are built by the factories in
 /// `PostgresError+Factories.swift`.
-public struct PostgresError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct PostgresError: ConnectorError, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         public let rawValue: String
         public init(_ rawValue: String) { self.rawValue = rawValue }

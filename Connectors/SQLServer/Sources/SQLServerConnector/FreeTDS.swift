@@ -23,11 +23,25 @@ enum FreeTDS {
         _ = dbmsghandle(messageHandler)
     }()
 
-    /// The configuration file: one section per server this process reached, with no credentials.
+    /// The configuration file: one section per server this process reached, with no credentials,
+    /// in a directory of this process's own (mode 0700, made by `mkdtemp`, so no other user can
+    /// plant a file there), removed when the process exits.
     static let configurationFile: String = {
-        let dir = FileManager.default.temporaryDirectory.path
-        return (dir as NSString).appendingPathComponent("realm-adapter-freetds-\(getpid()).conf")
+        let base = (NSTemporaryDirectory() as NSString).appendingPathComponent("realm-adapter-freetds-XXXXXX")
+        var template = Array(base.utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
+        precondition(made, "cannot create a private directory in \(NSTemporaryDirectory()) for FreeTDS")
+        let dir = String(cString: template)
+        createdDirectory = dir
+        atexit {
+            guard let dir = FreeTDS.createdDirectory else { return }
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+        return dir + "/freetds.conf"
     }()
+
+    /// The directory of ``configurationFile``, once made (for its removal at exit).
+    nonisolated(unsafe) private static var createdDirectory: String?
 
     /// Logs in to `settings`' server; the caller then owns the `DBPROCESS`.
     static func login(_ settings: SQLServerSettings) throws -> OpaquePointer {
@@ -66,8 +80,11 @@ enum FreeTDS {
     private static func append(_ section: String) throws {
         let url = URL(fileURLWithPath: configurationFile)
         if !FileManager.default.fileExists(atPath: configurationFile) {
-            FileManager.default.createFile(
-                atPath: configurationFile, contents: nil, attributes: [.posixPermissions: 0o600])
+            let fd = open(configurationFile, O_CREAT | O_EXCL | O_WRONLY, 0o600)
+            guard fd >= 0 else {
+                throw SQLServerError.invalidSetting("(FreeTDS)", "cannot create \(configurationFile)")
+            }
+            close(fd)
         }
         let handle = try FileHandle(forWritingTo: url)
         defer { try? handle.close() }

@@ -12,7 +12,13 @@ public struct SQLServerConnectorFactory: ConnectorFactory {
     public var urlSchemes: [String] { ["sqlserver", "mssql"] }
 
     public func settings(_ reader: inout JSONObjectReader) throws -> any ConnectorSettings {
-        let port = try reader.int("port")
+        let url = try reader.string("url").flatMap { try? ConnectionString($0) }
+        let port = try reader.int("port") ?? url?.port
+        if let host = try reader.string("host") {
+            try SQLServerOptions.checkHost(host, at: "host", &reader)
+        } else if let host = url?.host {
+            try SQLServerOptions.checkHost(host, at: "url", &reader)
+        }
         return try SQLServerOptions(&reader, port: port)
     }
 

@@ -5,7 +5,7 @@ import RealmAdapter
 /// Carries what the server said (message number, severity, state, line, procedure) or what
 /// db-lib said (its error number and the operating system's), and the statement's text, never
 /// bound values or the password. Built by the factories in `SQLServerError+Factories.swift`.
-public struct SQLServerError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct SQLServerError: ConnectorError, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         public let rawValue: String
         public init(_ rawValue: String) { self.rawValue = rawValue }

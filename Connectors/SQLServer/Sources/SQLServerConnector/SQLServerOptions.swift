@@ -1,3 +1,4 @@
+import Foundation
 import RealmAdapter
 
 /// The SQL Server connector's own members of the `database` section.
@@ -38,8 +39,9 @@ public struct SQLServerOptions: ConnectorSettings, Hashable {
     init(_ r: inout JSONObjectReader, port: Int?) throws {
         instance = try r.string("instance")
         if let instance {
-            guard !instance.isEmpty, !instance.contains("\\") else {
-                throw r.error("instance", "give the instance's name alone (SQLEXPRESS), without the host.")
+            guard !instance.isEmpty, instance.unicodeScalars.allSatisfy(Self.nameCharacters.contains) else {
+                throw r.error(
+                    "instance", "give the instance's name alone (SQLEXPRESS): letters, digits, '_', '$' and '-'.")
             }
             guard port == nil else {
                 throw r.error(
@@ -55,6 +57,9 @@ public struct SQLServerOptions: ConnectorSettings, Hashable {
         }
         trustServerCertificate = try r.bool("trustServerCertificate") ?? false
         caFile = try r.string("caFile")
+        if let caFile, caFile.isEmpty || caFile.unicodeScalars.contains(where: Self.breaksALine) {
+            throw r.error("caFile", "give the path of a PEM file, on one line.")
+        }
         if caFile != nil, trustServerCertificate {
             throw r.error("caFile", "a certificate is either checked against caFile or trusted: not both.")
         }
@@ -63,6 +68,25 @@ public struct SQLServerOptions: ConnectorSettings, Hashable {
         trackingName = try r.string("trackingName") ?? trackingName
         guard (1...100).contains(trackingName.utf8.count) else {
             throw r.error("trackingName", "give a name of 1 to 100 bytes.")
+        }
+    }
+
+    /// What an instance name may hold: it goes into FreeTDS's configuration file as it is.
+    static let nameCharacters = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "_$-"))
+
+    /// A character that would end a line, or start a comment, in FreeTDS's configuration file.
+    static func breaksALine(_ c: Unicode.Scalar) -> Bool {
+        c.value < 0x20 || c.value == 0x7F || c == ";" || c == "#" || c == "\u{2028}" || c == "\u{2029}"
+    }
+
+    /// A host name or address as FreeTDS reads it: letters, digits, `.`, `-`, `_` and `:`.
+    static func checkHost(_ host: String, at member: String, _ r: inout JSONObjectReader) throws {
+        let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: ".-_:"))
+        guard !host.isEmpty, host.unicodeScalars.allSatisfy({ $0.isASCII && allowed.contains($0) }) else {
+            throw r.error(
+                member,
+                "'\(host.unicodeScalars.map { $0.value < 0x20 ? "?" : String($0) }.joined())' is not a "
+                    + "host name or address (letters, digits, '.', '-', '_' and ':').")
         }
     }
 
