@@ -33,6 +33,11 @@ public final class SQLServerConnector: DatabaseConnector {
         /// The version the Realms hold (``processed(_:)``), and the one saved in the database.
         var confirmed: Int64 = 0
         var saved: Int64 = 0
+        /// Per table, the column the database generates (`databasePrimaryKey`), from `mapping`.
+        var generated: [String: String] {
+            (mapping?.tables ?? []).reduce(into: [:]) { out, t in if let dk = t.databaseKey { out[t.table] = dk.column }
+            }
+        }
         /// ``prepare(_:)`` wrote the resume point (from now), and no stream read from it yet.
         var createdStart = false
         var streamStarted = false
@@ -217,9 +222,7 @@ public final class SQLServerConnector: DatabaseConnector {
     }
 
     public func apply(_ writes: [DatabaseWrite], adapter: String, path: String, version: Int64) async throws {
-        let generated = (state.withLock { $0.mapping }?.tables ?? []).reduce(into: [String: String]()) { out, t in
-            if let dk = t.databaseKey { out[t.table] = dk.column }
-        }
+        let generated = state.withLock { $0.generated }
         let batches = SQLServerWrites.batches(
             writes, schema: configuration.schema, context: context, generated: generated)
         try await transaction(batches, adapter: adapter, path: path, version: version)

@@ -34,10 +34,13 @@ enum SQLServerWrites {
                 row.values[column] = nil
                 w = .upsert(table: table, keyColumns: keys, row: row)
             }
-            var s = statement(w, dialect: SQLServerDialect(schema: schema), context: context)
-            if count > 0, batch.values.count + s.values.count > maxParameters { flush() }
-            s = statement(
+            // Numbered after the batch's parameters; numbered again from 1 only when it starts the next.
+            var s = statement(
                 w, dialect: SQLServerDialect(schema: schema, firstParameter: batch.values.count + 1), context: context)
+            if count > 0, batch.values.count + s.values.count > maxParameters {
+                flush()
+                s = statement(w, dialect: SQLServerDialect(schema: schema), context: context)
+            }
             batch.text += (batch.text.isEmpty ? "" : "\n") + s.text
             batch.values += s.values
             batch.write = count == 0 ? w : nil
