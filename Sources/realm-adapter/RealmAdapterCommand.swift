@@ -39,7 +39,18 @@ struct GlobalOptions: ParsableArguments {
         help: ArgumentHelp("Also write logs to this file (default: the config's logFile).", valueName: "file"))
     var logFile: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Log format: text, or json (one object per line, the metadata as fields, for log shippers; "
+                + "default: the config's logFormat, else text).",
+            valueName: "format"))
+    var logFormat: String?
+
     func validate() throws {
+        if let logFormat, LogFormat(rawValue: logFormat) == nil {
+            throw ValidationError("Unknown log format '\(logFormat)'. Use text or json.")
+        }
         if let logLevel, Configuration.logLevel(logLevel) == nil {
             throw ValidationError(
                 "Unknown log level '\(logLevel)'. Use trace, debug, info, notice, warning, error or critical.")
@@ -51,7 +62,7 @@ struct GlobalOptions: ParsableArguments {
     func bootstrap(config: Configuration? = nil) -> Logger {
         let level = logLevel.flatMap(Configuration.logLevel) ?? config?.logLevel ?? .info
         let file = logFile ?? config?.logFile
-        LoggingBootstrap.run(file: file)
+        LoggingBootstrap.run(file: file, format: logFormat.flatMap(LogFormat.init) ?? config?.logFormat ?? .text)
         var logger = Logger(label: "realm-adapter")
         logger.logLevel = level
         return logger
@@ -61,9 +72,13 @@ struct GlobalOptions: ParsableArguments {
 enum LoggingBootstrap {
     nonisolated(unsafe) private static var done = false
 
-    static func run(file: String?) {
+    /// The format chosen, for the final error's line (``reportingErrors(_:)``).
+    nonisolated(unsafe) private(set) static var format = LogFormat.text
+
+    static func run(file: String?, format: LogFormat) {
         guard !done else { return }
         done = true
+        self.format = format
         let fileHandle = file.flatMap { path -> FileHandle? in
             if !FileManager.default.fileExists(atPath: path) {
                 _ = FileManager.default.createFile(atPath: path, contents: nil)
@@ -76,9 +91,19 @@ enum LoggingBootstrap {
             h.seekToEndOfFile()
             return h
         }
+        let standardError = LineSink(FileHandle.standardError)
+        let logFile = fileHandle.map(LineSink.init)
         LoggingSystem.bootstrap { label in
-            var handlers: [LogHandler] = [StreamLogHandler.standardError(label: label)]
-            if let fileHandle { handlers.append(FileLogHandler(label: label, handle: fileHandle)) }
+            var handlers: [LogHandler] =
+                switch format {
+                case .text: [StreamLogHandler.standardError(label: label)]
+                case .json: [JSONLogHandler(label: label, sink: standardError)]
+                }
+            if let logFile {
+                handlers.append(
+                    format == .json
+                        ? JSONLogHandler(label: label, sink: logFile) : FileLogHandler(label: label, sink: logFile))
+            }
             return handlers.count == 1 ? handlers[0] : MultiplexLogHandler(handlers)
         }
     }
@@ -89,10 +114,24 @@ func reportingErrors<T>(_ body: () async throws -> T) async throws -> T {
     do {
         return try await body()
     } catch let e as RealmAdapterError {
-        FileHandle.standardError.write(Data("error: \(e.message)\n".utf8))
+        reportError(e.message)
         throw ExitCode.failure
     } catch let e as any ConnectorError {
-        FileHandle.standardError.write(Data("error: \(e.description)\n".utf8))
+        reportError(e.description)
         throw ExitCode.failure
     }
+}
+
+/// `error: …` on standard error; with `--log-format json`, one JSON object like the log lines.
+func reportError(_ message: String) {
+    let line =
+        switch LoggingBootstrap.format {
+        case .text: "error: \(message)"
+        case .json:
+            JSONValue.object([
+                .init("time", .string(Timestamp(Date()).iso8601)), .init("level", .string("error")),
+                .init("label", .string("realm-adapter")), .init("message", .string(message)),
+            ]).serialized()
+        }
+    FileHandle.standardError.write(Data((line + "\n").utf8))
 }

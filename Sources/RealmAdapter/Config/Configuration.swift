@@ -23,6 +23,8 @@ public struct Configuration: Sendable {
     public var logLevel: Logger.Level
     /// Also write logs to this file.
     public var logFile: String?
+    /// `logFormat`: `text` (default) or `json`.
+    public var logFormat = LogFormat.text
 
     /// Reads and checks a configuration file. Relative paths inside it (the store directory,
     /// the log file) are resolved against the file's directory. `connectors` decode the
@@ -78,6 +80,12 @@ public struct Configuration: Sendable {
         }
         logLevel = parsed
         logFile = try r.string("logFile")
+        if let format = try r.string("logFormat") {
+            guard let f = LogFormat(rawValue: format) else {
+                throw r.error("logFormat", "unknown format '\(format)' (expected text or json).")
+            }
+            logFormat = f
+        }
         try r.finish()
         try check()
     }
