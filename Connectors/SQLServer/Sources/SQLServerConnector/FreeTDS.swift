@@ -14,6 +14,15 @@ enum FreeTDS {
     private static let lock = NSLock()
     /// The sections written to the configuration file (under `lock`).
     nonisolated(unsafe) private static var written: Set<String> = []
+
+    /// db-lib's process-wide login and query timeouts, in seconds.
+    struct Timeouts: Equatable {
+        var login: Int
+        var query: Int
+    }
+
+    /// The timeouts last set in db-lib (under `lock`).
+    nonisolated(unsafe) private static var current: Timeouts?
     private static let sinkKey = "realm-adapter.freetds.diagnostics"
 
     /// Initialises db-lib and installs the handlers (once per process).
@@ -54,18 +63,30 @@ enum FreeTDS {
         _ = dbsetlname(login, "UTF-8", Int32(DBSETCHARSET))
         if let database = settings.database { _ = dbsetlname(login, database, Int32(DBSETDBNAME)) }
         _ = dbsetlversion(login, BYTE(DBVERSION_74))
+        let timeouts = Timeouts(login: settings.connectTimeout, query: settings.options.queryTimeout)
         return try collecting { () throws -> OpaquePointer? in
-            try lock.withLock {
-                let name = settings.freetdsSectionName
-                if !written.contains(name) {
-                    try append("[\(name)]\n\(settings.freetdsSection)\n")
-                    written.insert(name)
-                    dbsetifile(strdup(configurationFile))
-                }
-                _ = dbsetlogintime(Int32(settings.connectTimeout))
-                _ = dbsettime(Int32(settings.options.queryTimeout))
-                return tdsdbopen(login, name, 1)
+            let name = settings.freetdsSectionName
+            // db-lib copies the process-wide timeouts when a login starts. Logins with the
+            // timeouts already set (a daemon's, all from one configuration) run side by side; one
+            // that needs others holds the lock through its login, so that no other changes them
+            // under it.
+            lock.lock()
+            var locked = true
+            defer { if locked { lock.unlock() } }
+            if !written.contains(name) {
+                try append("[\(name)]\n\(settings.freetdsSection)\n")
+                written.insert(name)
+                dbsetifile(strdup(configurationFile))
             }
+            if current == timeouts {
+                lock.unlock()
+                locked = false
+            } else {
+                _ = dbsetlogintime(Int32(timeouts.login))
+                _ = dbsettime(Int32(timeouts.query))
+                current = timeouts
+            }
+            return tdsdbopen(login, name, 1)
         } failure: { diagnostics in
             // db-lib names the server by its configuration section: name it as the user does.
             var named = diagnostics
