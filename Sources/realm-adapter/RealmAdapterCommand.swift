@@ -97,13 +97,9 @@ enum LoggingBootstrap {
             var handlers: [LogHandler] =
                 switch format {
                 case .text: [StreamLogHandler.standardError(label: label)]
-                case .json: [JSONLogHandler(label: label, sink: standardError)]
+                case .json: [LineLogHandler(label: label, sink: standardError, format: .json)]
                 }
-            if let logFile {
-                handlers.append(
-                    format == .json
-                        ? JSONLogHandler(label: label, sink: logFile) : FileLogHandler(label: label, sink: logFile))
-            }
+            if let logFile { handlers.append(LineLogHandler(label: label, sink: logFile, format: format)) }
             return handlers.count == 1 ? handlers[0] : MultiplexLogHandler(handlers)
         }
     }
@@ -128,10 +124,8 @@ func reportError(_ message: String) {
         switch LoggingBootstrap.format {
         case .text: "error: \(message)"
         case .json:
-            JSONValue.object([
-                .init("time", .string(Timestamp(Date()).iso8601)), .init("level", .string("error")),
-                .init("label", .string("realm-adapter")), .init("message", .string(message)),
-            ]).serialized()
+            JSONValue.object(LineLogHandler.fields(level: .error, label: "realm-adapter", message: message))
+                .serialized()
         }
     FileHandle.standardError.write(Data((line + "\n").utf8))
 }
