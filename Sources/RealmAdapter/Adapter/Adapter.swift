@@ -41,10 +41,15 @@ public final class Adapter: Sendable {
     /// Registers (or re-opens) the adapter `name`. Cursors of a re-opened adapter are where it
     /// left them. Changing the path filter of an existing name is allowed.
     ///
+    /// - Parameter recordsChanges: whether the store records, for the Realms this adapter
+    ///   follows, what each transaction changed, so that ``RealmStore/changeSet(of:in:)`` and
+    ///   ``RealmSnapshot`` work for the transactions it has not advanced past (event handlers and
+    ///   webhooks do). Such an adapter, when first registered, starts at each existing Realm's
+    ///   current version: what was written before was not recorded.
     /// - Throws: `invalidConfiguration` for a path filter that is not a valid regular expression.
     public init(
-        store: RealmStore, name: String, pathRegex: String, compactionInterval: Int = 256,
-        logger: Logger = Logger(label: "realm-adapter.adapter")
+        store: RealmStore, name: String, pathRegex: String, recordsChanges: Bool = false,
+        compactionInterval: Int = 256, logger: Logger = Logger(label: "realm-adapter.adapter")
     ) throws {
         filter = try PathFilter(pathRegex)
         guard !name.isEmpty else {
@@ -55,13 +60,25 @@ public final class Adapter: Sendable {
         self.pathRegex = pathRegex
         self.compactionInterval = compactionInterval
         self.logger = logger
+        let filter = self.filter
         id = try store.writeMeta { db in
+            let existed = try Bool.fetchOne(db, sql: "SELECT 1 FROM adapter WHERE name = ?", arguments: [name]) ?? false
             try db.execute(
                 sql: """
-                    INSERT INTO adapter (name, path_regex, registered_at) VALUES (?, ?, ?)
-                    ON CONFLICT(name) DO UPDATE SET path_regex = excluded.path_regex
-                    """, arguments: [name, pathRegex, Timestamp(Date()).totalNanoseconds ?? 0])
-            return try Int64.fetchOne(db, sql: "SELECT id FROM adapter WHERE name = ?", arguments: [name])!
+                    INSERT INTO adapter (name, path_regex, registered_at, records_changes) VALUES (?, ?, ?, ?)
+                    ON CONFLICT(name) DO UPDATE SET path_regex = excluded.path_regex,
+                        records_changes = excluded.records_changes
+                    """, arguments: [name, pathRegex, Timestamp(Date()).totalNanoseconds ?? 0, recordsChanges])
+            let id = try Int64.fetchOne(db, sql: "SELECT id FROM adapter WHERE name = ?", arguments: [name])!
+            if recordsChanges, !existed {
+                let insert = try db.cachedStatement(
+                    sql: "INSERT INTO adapter_cursor (adapter_id, realm_id, version) VALUES (?, ?, ?)")
+                for row in try Row.fetchAll(db, sql: "SELECT id, path, version FROM realm WHERE version > 0")
+                where filter.matches(row[1]) {
+                    try insert.execute(arguments: [id, row[0], row[2]])
+                }
+            }
+            return id
         }
     }
 

@@ -75,6 +75,8 @@ extension RealmStore {
                 try db.cachedStatement(sql: "DELETE FROM history WHERE realm_id = ? AND version <= ?").execute(
                     arguments: [r.id, horizon])
                 let removed = db.changesCount
+                try db.cachedStatement(sql: "DELETE FROM object_change WHERE realm_id = ? AND version <= ?").execute(
+                    arguments: [r.id, horizon])
                 try db.cachedStatement(sql: "UPDATE realm SET compacted_through = ? WHERE id = ?").execute(arguments: [
                     horizon, r.id,
                 ])

@@ -146,11 +146,15 @@ extension RealmStore {
             versions = try pool.write { db in
                 newSchemas = []
                 var versions: [Int64] = []
+                let recording = try changeRecordingFilters(db)
                 for (i, path) in paths.enumerated() {
                     let r = try Self.realmRow(db, path) ?? Self.createRealm(db, path)
                     var writer = RealmWriter(
                         db: db, tables: RealmTables(realmId: r.id, layout: layout), schema: try schema(db, r),
                         baseVersion: r.version)
+                    if !recording.isEmpty, recording.contains(where: { $0.matches(path) }) {
+                        writer.recordingVersion = r.version + 1
+                    }
                     let recorded = try body(i, &writer)
                     // Types may refer to each other in any order within a transaction: check the whole at
                     // the end, unless it is a schema stored before (and checked then), as per-user Realms' are.

@@ -49,6 +49,8 @@ public final class RealmStore: Sendable {
     /// and of sources' names, from the tables that store each once.
     private let schemaIds = Mutex<[String: Int64]>([:])
     private let sourceIds = Mutex<[String: Int64]>([:])
+    /// Compiled path filters of the adapters that record changes, by pattern.
+    let pathFilters = Mutex<[String: PathFilter?]>([:])
 
     /// Opens the store in `directory`, creating the directory and the store if missing.
     ///
@@ -147,6 +149,7 @@ public final class RealmStore: Sendable {
         m.registerMigration("v5: schemas shared by the Realms") { db in try Self.shareSchemas(db) }
         m.registerMigration("v6: adapter cursors by adapter id") { db in try Self.numberAdapters(db) }
         m.registerMigration("v7: source positions by source id") { db in try Self.numberSources(db) }
+        m.registerMigration("v8: objects before each change, for change sets") { db in try Self.addChangeRecording(db) }
         return m
     }
 
@@ -240,7 +243,7 @@ public final class RealmStore: Sendable {
             for t in try layout.allTables(db: db) {
                 try db.execute(sql: "DELETE FROM \(t) WHERE realm = ?", arguments: [r.id])
             }
-            for table in ["history", "source_position", "adapter_cursor"] {
+            for table in ["history", "source_position", "adapter_cursor", "object_change"] {
                 try db.execute(sql: "DELETE FROM \(table) WHERE realm_id = ?", arguments: [r.id])
             }
             try db.execute(sql: "DELETE FROM realm WHERE id = ?", arguments: [r.id])

@@ -23,7 +23,8 @@ extension RealmWriter {
         let perStatement = max(1, min(Self.rowsPerStatement, Self.maxParameters / width))
         var next = run.startIndex
         // Full statements, then one for the rest.
-        let batched = PreparedInserts.canPrepare(plan.typing.type)
+        // Recording changes: one by one, each records its object as created.
+        let batched = recordingVersion == nil && PreparedInserts.canPrepare(plan.typing.type)
         while batched, run.endIndex - next >= 2 {
             let rows = min(perStatement, run.endIndex - next)
             try insertStatement(run[next..<next + rows], plan, try plan.statement(rows: rows, db: db), into: &typed)
@@ -126,6 +127,7 @@ extension RealmWriter {
                     for _ in 0..<rows { try storeOne() }
                 }
             }
+            try recordCreated(type, records: records, count: count)
         }
         return true
     }

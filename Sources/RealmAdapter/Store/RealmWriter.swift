@@ -19,6 +19,9 @@ struct RealmWriter {
 
     /// The Realm's version when the transaction began.
     let baseVersion: Int64
+    /// The version this transaction records objects' before-images under, or nil when no
+    /// adapter that wants change sets follows the Realm (``recordBefore(_:_:)``).
+    var recordingVersion: Int64?
 
     init(db: Database, tables: RealmTables, schema: Schema, baseVersion: Int64 = 0) {
         self.db = db
@@ -71,6 +74,7 @@ struct RealmWriter {
             try set(n, id, values)
         case .delete(let n, let id):
             let (t, tt) = try type(n)
+            try recordBefore(t, id)
             try removeIncomingLinks(to: t, key: id)
             try deleteLists(of: t, owner: id)
             try db.cachedStatement(sql: "DELETE FROM \(tt.table) WHERE realm = ? AND key = ?").execute(arguments: [
@@ -79,6 +83,7 @@ struct RealmWriter {
             guard db.changesCount == 1 else { throw missing(t, id) }
         case .clear(let n):
             let (t, tt) = try type(n)
+            try recordBefore(t, keysFrom: "SELECT key FROM \(tt.table) WHERE realm = ?", [realm])
             try removeIncomingLinks(to: t, key: nil)
             try deleteLists(of: t, owner: nil)
             try db.cachedStatement(sql: "DELETE FROM \(tt.table) WHERE realm = ?").execute(arguments: [realm])
@@ -119,6 +124,8 @@ struct RealmWriter {
             guard try !exists(tt.table, nw) else {
                 throw RealmAdapterError.duplicateKey(t, new)
             }
+            try recordBefore(t, old)
+            try recordCreated(t, new)
             try db.cachedStatement(sql: "UPDATE \(tt.table) SET key = ? WHERE realm = ? AND key = ?").execute(
                 arguments: [nw, realm, o])
             guard db.changesCount == 1 else { throw missing(t, old) }
@@ -126,7 +133,10 @@ struct RealmWriter {
                 try db.cachedStatement(sql: "UPDATE \(lt) SET owner = ? WHERE realm = ? AND owner = ?").execute(
                     arguments: [nw, realm, o])
             }
-            try forEachIncomingLink(to: t) { table, column, _ in
+            try forEachIncomingLink(to: t) { u, table, column, isList in
+                let owner = isList ? "owner" : "key"
+                try recordBefore(
+                    u, keysFrom: "SELECT DISTINCT \(owner) FROM \(table) WHERE realm = ? AND \(column) = ?", [realm, o])
                 try db.cachedStatement(sql: "UPDATE \(table) SET \(column) = ? WHERE realm = ? AND \(column) = ?")
                     .execute(arguments: [nw, realm, o])
             }
@@ -239,6 +249,7 @@ struct RealmWriter {
             try RealmTables.bind(value, to: stmt, at: Int32(k + 2 + typing.rowKeyOffset), db: db)
         }
         try Self.step(stmt, id, typing.type, db: db)
+        if recordingVersion != nil { try recordCreated(typing.type, id) }
         for (p, items) in lists { try fillList(typing.type, p, owner: id, items) }
         return .insert(objectType: n, identity: id, values: typed)
     }
@@ -257,6 +268,7 @@ struct RealmWriter {
         let (t, tt) = try type(n)
         let key = try RealmTables.encode(id)
         guard try exists(tt.table, key) else { throw missing(t, id) }
+        try recordBefore(t, id)
         for e in values {
             let j = propertyOrdinal(t, e.name)
             let p = t.properties[j]
@@ -292,6 +304,7 @@ struct RealmWriter {
     private func list(_ n: String, _ id: Value, _ p: String) throws -> (ObjectSchema, String, Int) {
         let (t, tt) = try type(n)
         guard try exists(tt.table, try RealmTables.encode(id)) else { throw missing(t, id) }
+        try recordBefore(t, id)
         let lt = try listTable(t, p)
         let count =
             try Int.fetchOne(
@@ -333,15 +346,18 @@ struct RealmWriter {
 
     // MARK: Links into a deleted object
 
-    /// Calls `body(table, column, isList)` for every stored link (column or link-list table) to type `t`.
-    private func forEachIncomingLink(to t: ObjectSchema, _ body: (String, String, Bool) throws -> Void) throws {
+    /// Calls `body(type, table, column, isList)` for every stored link (column or link-list
+    /// table) to type `t`, with the type that holds it.
+    private func forEachIncomingLink(
+        to t: ObjectSchema, _ body: (ObjectSchema, String, String, Bool) throws -> Void
+    ) throws {
         for u in schema.types where u.properties.contains(where: { $0.type.linkTarget == t.name }) {
             let ut = try tables.of(u, db: db)
             for (j, p) in u.properties.enumerated() where p.type.linkTarget == t.name {
                 if p.type.isList {
-                    try body(ut.listTables[j]!, "value", true)
+                    try body(u, ut.listTables[j]!, "value", true)
                 } else {
-                    try body(ut.table, ut.columns[j]!, false)
+                    try body(u, ut.table, ut.columns[j]!, false)
                 }
             }
         }
@@ -351,7 +367,16 @@ struct RealmWriter {
     /// (later elements move up so indexes stay contiguous). `key == nil` means all objects of `t`.
     private func removeIncomingLinks(to t: ObjectSchema, key: Value?) throws {
         let k = try key.map(RealmTables.encode)
-        try forEachIncomingLink(to: t) { table, column, isList in
+        try forEachIncomingLink(to: t) { u, table, column, isList in
+            let owner = isList ? "owner" : "key"
+            if let k {
+                try recordBefore(
+                    u, keysFrom: "SELECT DISTINCT \(owner) FROM \(table) WHERE realm = ? AND \(column) = ?", [realm, k])
+            } else {
+                try recordBefore(
+                    u, keysFrom: "SELECT DISTINCT \(owner) FROM \(table) WHERE realm = ? AND \(column) IS NOT NULL",
+                    [realm])
+            }
             if !isList {
                 if let k {
                     try db.cachedStatement(

@@ -1,0 +1,69 @@
+import Foundation
+import GRDB
+
+extension RealmStore {
+    /// What `transaction` (from the history of the Realm at `path`) changed: see ``ChangeSet``.
+    ///
+    /// Computed from the objects' before-images that the store records while an adapter that
+    /// wants change sets follows the Realm (``Adapter`` with `recordsChanges`), and the objects'
+    /// state at the transaction's end; valid as long as that adapter has not advanced past it.
+    ///
+    /// - Throws: `changesNotRecorded` for a transaction written while no such adapter followed
+    ///   the Realm.
+    public func changeSet(of transaction: RealmTransaction, in path: String) throws -> ChangeSet {
+        var set = ChangeSet(
+            path: path, version: transaction.version, origin: transaction.origin,
+            committedAt: transaction.committedAt,
+            schemaChanges: transaction.instructions.filter(\.isSchemaChange))
+        try read { db in
+            let r = try Self.requireRealm(db, path)
+            let reader = RealmReader(
+                db: db, tables: RealmTables(realmId: r.id, layout: layout), schema: try schema(db, r))
+            let rows = try Row.fetchCursor(
+                db.cachedStatement(
+                    sql:
+                        "SELECT type, key, before FROM object_change WHERE realm_id = ? AND version = ? ORDER BY type, key"
+                ),
+                arguments: [r.id, transaction.version])
+            var recorded = false
+            while let row = try rows.next() {
+                recorded = true
+                let type: String = row[0]
+                let before = try (row[2] as Data?).map(Self.object(fromImage:))
+                let after = try Self.state(type, row[1], at: transaction.version, realmId: r.id, reader)
+                set.add(type: type, before: before, after: after)
+            }
+            // Every instruction but CLEAR (of a type without objects) and schema changes records a row.
+            let recordsRows = transaction.instructions.contains {
+                if $0.isSchemaChange { return false }
+                if case .clear = $0 { return false }
+                return true
+            }
+            if recordsRows, !recorded {
+                throw RealmAdapterError.changesNotRecorded(path: path, version: transaction.version)
+            }
+        }
+        for case .changeIdentity(let type, let from, let to) in transaction.instructions {
+            var changes = set[type: type] ?? TypeChanges(objectType: type)
+            changes.identityChanges.append(IdentityChange(from: from, to: to))
+            set.put(changes)
+        }
+        return set
+    }
+
+    /// The object `key` of `type` at the end of `version`: the first before-image recorded
+    /// after it, or, if none, the object as it is now (nil: it did not exist).
+    static func state(
+        _ type: String, _ key: DatabaseValue, at version: Int64, realmId: Int64, _ reader: RealmReader
+    ) throws -> RealmObject? {
+        let later = try Row.fetchOne(
+            reader.db.cachedStatement(
+                sql: """
+                    SELECT before FROM object_change WHERE realm_id = ? AND type = ? AND key = ? AND version > ?
+                    ORDER BY version LIMIT 1
+                    """), arguments: [realmId, type, key, version])
+        if let later { return try (later[0] as Data?).map(object(fromImage:)) }
+        guard let t = reader.schema[type: type] else { return nil }
+        return try reader.object(type, RealmTables.decode(key, as: RealmTables.keyType(of: t)))
+    }
+}

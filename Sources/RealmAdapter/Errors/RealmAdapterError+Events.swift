@@ -1,0 +1,12 @@
+/// Errors of change sets, event handlers and webhooks.
+extension RealmAdapterError {
+    /// A change set asked for a transaction written while no adapter recording changes followed the Realm.
+    static func changesNotRecorded(path: String, version: Int64) -> RealmAdapterError {
+        RealmAdapterError(
+            .invalidState,
+            "Version \(version) of \(path) was written before an event handler or webhook followed the Realm, "
+                + "so what it changed was not recorded. Change sets exist for transactions written after the "
+                + "handler was first registered.",
+            context: ["realm.path": path, "version": "\(version)"])
+    }
+}
