@@ -122,6 +122,21 @@ let package = Package(
             ],
             path: "examples/jsonl-mirror/Sources/jsonl-mirror"
         ),
+        // An event handler: checks the coupons apps create and writes the verdict back.
+        .target(
+            name: "CouponVerifier",
+            dependencies: ["RealmAdapter", .product(name: "Logging", package: "swift-log")],
+            path: "examples/event-handler/Sources/CouponVerifier"
+        ),
+        .executableTarget(
+            name: "coupon-verifier",
+            dependencies: [
+                "CouponVerifier", "RealmAdapter",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "examples/event-handler/Sources/coupon-verifier"
+        ),
         // Writes transactions to a store from a separate process, for the multi-process tests.
         .executableTarget(
             name: "store-writer",
@@ -184,6 +199,12 @@ let package = Package(
             name: "JSONLinesMirrorTests",
             dependencies: ["JSONLinesMirror", "RealmAdapter"],
             path: "examples/jsonl-mirror/Tests/JSONLinesMirrorTests"
+        ),
+        .testTarget(
+            name: "CouponVerifierTests",
+            // The kill tests run the example's binary.
+            dependencies: ["CouponVerifier", "RealmAdapter", "TestSupport", "coupon-verifier"],
+            path: "examples/event-handler/Tests/CouponVerifierTests"
         ),
         .testTarget(
             name: "realm-adapterTests",

@@ -7,6 +7,15 @@ extension RealmStore {
         try read { db in try String.fetchOne(db, sql: "SELECT value FROM metadata WHERE key = ?", arguments: [key]) }
     }
 
+    /// The metadata whose keys start with `prefix`, in key order.
+    public func metadata(prefix: String) throws -> [(key: String, value: String)] {
+        try read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT key, value FROM metadata WHERE substr(key, 1, length(?1)) = ?1 ORDER BY key",
+                arguments: [prefix])
+        }.map { (key: $0[0], value: $0[1]) }
+    }
+
     /// Sets (or, with nil, removes) a metadata value. Always durable, even in a store opened
     /// with `durable: false`: the commit syncs the write-ahead log, so every transaction
     /// committed before it is on disk too (a loader's closing mark covers its whole load).

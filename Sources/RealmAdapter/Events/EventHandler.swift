@@ -1,0 +1,158 @@
+import Logging
+import ServiceLifecycle
+
+/// Calls a handler with each transaction of the Realms whose path matches a regular expression,
+/// and what it changed: the legacy "processing data change events", in Swift.
+///
+/// ```swift
+/// let handler = try EventHandler(store: store, name: "coupons", pathRegex: "^/shop$") { event in
+///     for coupon in event.changes[type: "Coupon"]?.inserted ?? [] { … }
+/// }
+/// try await ServiceGroup(services: [handler], logger: logger).run()
+/// ```
+///
+/// It is durable and at least once: an event's cursor advances only when the handler returns,
+/// so a handler killed mid-event gets that event again on the next start (its ``ChangeEvent/version``
+/// tells a repeat), and none is skipped. A handler that throws is called again with the same
+/// event after a backoff (`retry`), which holds back only that Realm; after `retry.attempts`
+/// attempts (0: never) the event is set aside as an ``EventDeadLetter`` and the Realm goes on.
+/// Writes made through ``ChangeEvent/write(_:)`` or ``write(to:_:)`` do not come back to the
+/// handler unless `seesOwnWrites`.
+public final class EventHandler: Service, Sendable {
+    /// The adapter that keeps this handler's place per Realm (`events:<name>`).
+    public let adapter: Adapter
+    public let name: String
+    public let retry: DatabaseConfiguration.Retry
+    public let seesOwnWrites: Bool
+    private let handle: @Sendable (ChangeEvent) async throws -> Void
+    private let logger: Logger
+
+    /// Registers (or re-opens) the handler `name`. When first registered it starts at each
+    /// existing Realm's current version: events are for what is written from then on (and for
+    /// every transaction of Realms created later).
+    public init(
+        store: RealmStore, name: String, pathRegex: String, seesOwnWrites: Bool = false,
+        retry: DatabaseConfiguration.Retry = .init(), logger: Logger = Logger(label: "realm-adapter.events"),
+        _ handle: @escaping @Sendable (ChangeEvent) async throws -> Void
+    ) throws {
+        adapter = try Adapter(
+            store: store, name: "events:\(name)", pathRegex: pathRegex, recordsChanges: true, logger: logger)
+        self.name = name
+        self.retry = retry
+        self.seesOwnWrites = seesOwnWrites
+        self.handle = handle
+        var logger = logger
+        logger[metadataKey: "handler"] = "\(name)"
+        self.logger = logger
+    }
+
+    /// The origin of writes made through ``write(to:_:)``.
+    public var writeOrigin: String { seesOwnWrites ? "\(adapter.origin):handler" : adapter.origin }
+
+    /// A write transaction on the Realm at `path` whose changes do not come back to this handler
+    /// as events (unless `seesOwnWrites`): for a handler that writes its result back.
+    @discardableResult
+    public func write<T>(to path: String, _ body: (inout WriteTransaction) throws -> T) throws
+        -> (result: T, version: Int64)
+    {
+        try adapter.store.write(to: path, origin: writeOrigin, body)
+    }
+
+    public func run() async throws {
+        let (paths, input) = AsyncStream.makeStream(of: String.self)
+        let feed = Task { [adapter] in
+            for await path in adapter.pathsWithChanges() { input.yield(path) }
+            input.finish()
+        }
+        var retries: [Task<Void, Never>] = []
+        defer {
+            feed.cancel()
+            for r in retries { r.cancel() }
+        }
+        var failing: [String: (version: Int64, attempts: Int, until: ContinuousClock.Instant)] = [:]
+        for await path in paths.cancelOnGracefulShutdown() {
+            if let f = failing[path], ContinuousClock.now < f.until { continue }  // its retry comes later
+            do {
+                try await drain(path)
+                failing[path] = nil
+            } catch let failure as HandlerFailure {
+                let attempts = failing[path].map { $0.version == failure.version ? $0.attempts + 1 : 1 } ?? 1
+                if retry.attempts > 0, attempts >= retry.attempts {
+                    try await setAside(path, failure, attempts: attempts)
+                    failing[path] = nil
+                    input.yield(path)
+                    continue
+                }
+                let delay = retry.delay(beforeAttempt: attempts + 1)
+                logger.warning(
+                    "The event handler failed; trying again",
+                    metadata: [
+                        "realm.path": "\(path)", "version": "\(failure.version)", "attempt": "\(attempts)",
+                        "delay": "\(delay)", "error": "\(failure.error)",
+                    ])
+                failing[path] = (failure.version, attempts, ContinuousClock.now + delay)
+                retries.removeAll { $0.isCancelled }
+                retries.append(
+                    Task {
+                        try? await Task.sleep(for: delay)
+                        input.yield(path)
+                    })
+            }
+        }
+    }
+
+    /// Calls the handler with each pending event of the Realm at `path`, in order, advancing
+    /// past each when it returns; returns when the Realm is caught up.
+    ///
+    /// - Throws: ``HandlerFailure`` when the handler throws (the event stays pending).
+    public func drain(_ path: String) async throws {
+        let (store, adapter) = (adapter.store, adapter)
+        while true {
+            let origin = writeOrigin
+            let next = try await store.perform { () -> Result<ChangeEvent, RealmAdapterError>? in
+                guard let tx = try adapter.current(path) else { return nil }
+                do {
+                    let changes = try store.changeSet(of: tx, in: path)
+                    let realm = RealmSnapshot(store: store, path: path, version: tx.version)
+                    return .success(ChangeEvent(changes: changes, realm: realm, writeOrigin: origin))
+                } catch let e as RealmAdapterError where e.code == .invalidState {
+                    return .failure(e)  // not recorded: no attempt can help
+                }
+            }
+            switch next {
+            case nil: return
+            case .failure(let e)?:
+                let version = try await store.perform { try adapter.current(path)?.version ?? 0 }
+                try await setAside(path, HandlerFailure(version: version, error: e), attempts: 0)
+            case .success(let event)?:
+                do {
+                    try await handle(event)
+                } catch {
+                    throw HandlerFailure(version: event.version, error: error)
+                }
+                // Not flushed on its own: a power loss replays a few events, which at least once allows.
+                try await store.perform { try adapter.advance(path, through: event.version, durable: false) }
+            }
+        }
+    }
+
+    private func setAside(_ path: String, _ failure: HandlerFailure, attempts: Int) async throws {
+        let letter = EventDeadLetter(
+            handler: name, path: path, version: failure.version, attempts: attempts, error: "\(failure.error)")
+        logger.error(
+            "Setting the event aside after \(attempts) attempts; the Realm's later events go on",
+            metadata: ["realm.path": "\(path)", "version": "\(failure.version)", "error": "\(failure.error)"])
+        let adapter = self.adapter
+        try await adapter.store.perform {
+            try letter.record(in: adapter.store)
+            try adapter.advance(path, through: failure.version)
+        }
+    }
+
+    /// The handler threw for the event at `version`.
+    public struct HandlerFailure: Error, CustomStringConvertible {
+        public var version: Int64
+        public var error: any Error
+        public var description: String { "The event handler failed at version \(version): \(error)" }
+    }
+}

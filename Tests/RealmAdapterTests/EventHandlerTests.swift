@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+
+@testable import RealmAdapter
+
+/// The event-handler API: order, own writes, retries that hold back one Realm only, dead letters.
+@Suite struct EventHandlerTests {
+    /// What a handler saw, as "path version".
+    actor Seen {
+        var events: [String] = []
+        var failures: [String: Int] = [:]
+        func add(_ e: ChangeEvent) { events.append("\(e.path) \(e.version)") }
+        func fail(_ key: String) -> Int {
+            failures[key, default: 0] += 1
+            return failures[key]!
+        }
+    }
+
+    static let fast: DatabaseConfiguration.Retry = {
+        var r = DatabaseConfiguration.Retry()
+        r.delayMs = 10
+        r.maxDelayMs = 20
+        return r
+    }()
+
+    func note(_ i: Int64) -> Instruction { .insert(objectType: "Note", identity: .int(i), values: ["text": .string("n\(i)")]) }
+
+    /// Runs `handler` until `done` holds (at most 20 s), then stops it.
+    func run(_ handler: EventHandler, until done: @escaping () async -> Bool) async throws {
+        let task = Task { try await handler.run() }
+        defer { task.cancel() }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while await !done() {
+            guard ContinuousClock.now < deadline else { throw ChildTimeout() }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    struct ChildTimeout: Error {}
+
+    @Test func eventsComeInOrderWithTheirChangesAndOwnWritesDoNotComeBack() async throws {
+        let t = try TemporaryStore()
+        let seen = Seen()
+        let handler = try EventHandler(store: t.store, name: "h", pathRegex: "^/a$") { event in
+            await seen.add(event)
+            // The first note's event writes a second note back.
+            if event.changes[type: "Note"]?.inserted.first?.identity == .int(1) {
+                try event.write { try $0.create("Note", ["text": "reply"]) }
+            }
+        }
+        try t.store.addTaskSchema("/a")
+        try await t.store.apply([note(1)], to: "/a", origin: "app")
+        try await run(handler) { await seen.events.count == 2 }
+        try await t.store.apply([note(5)], to: "/a", origin: "app")  // version 4: 3 was the reply
+        try await run(handler) { await seen.events.count == 3 }
+        let events = await seen.events
+        #expect(events == ["/a 1", "/a 2", "/a 4"])
+        #expect(try t.store.version(of: "/a") == 4)
+    }
+
+    @Test func aHandlerThatSeesItsOwnWritesGetsThem() async throws {
+        let t = try TemporaryStore()
+        let seen = Seen()
+        let handler = try EventHandler(store: t.store, name: "h", pathRegex: "^/a$", seesOwnWrites: true) { event in
+            await seen.add(event)
+            if event.version == 1 { try event.write { try $0.create("Note", ["text": "reply"]) } }
+        }
+        try await t.store.apply([.addType(taskSchema[2]), note(1)], to: "/a", origin: "app")
+        try await run(handler) { await seen.events.count == 2 }
+        let events = await seen.events
+        #expect(events == ["/a 1", "/a 2"])
+    }
+
+    /// A failing handler gets the same event again after a backoff; meanwhile the other Realms'
+    /// events go on, and the failing Realm's later events wait for it.
+    @Test func aFailingRealmIsRetriedAndHoldsBackOnlyItself() async throws {
+        let t = try TemporaryStore()
+        let seen = Seen()
+        let handler = try EventHandler(store: t.store, name: "h", pathRegex: "^/", retry: Self.fast) { event in
+            if event.path == "/bad", event.version == 1, await seen.fail("/bad 1") < 3 {
+                throw CocoaError(.fileReadUnknown)
+            }
+            await seen.add(event)
+        }
+        for p in ["/bad", "/good"] { try await t.store.apply([.addType(taskSchema[2])], to: p, origin: "app") }
+        try await t.store.apply([note(1)], to: "/bad", origin: "app")
+        try await t.store.apply([note(1)], to: "/good", origin: "app")
+        try await run(handler) { await seen.events.count == 4 }
+        let events = await seen.events
+        #expect(events.filter { $0.hasPrefix("/bad") } == ["/bad 1", "/bad 2"])
+        #expect(events.filter { $0.hasPrefix("/good") } == ["/good 1", "/good 2"])
+        #expect(events.firstIndex(of: "/good 2")! < events.firstIndex(of: "/bad 1")!)
+        let failures = await seen.failures
+        #expect(failures["/bad 1"] == 3)
+    }
+
+    /// After `retry.attempts` failures the event is set aside, recorded, and the Realm goes on.
+    @Test func anEventThatKeepsFailingIsSetAside() async throws {
+        let t = try TemporaryStore()
+        let seen = Seen()
+        var retry = Self.fast
+        retry.attempts = 2
+        let handler = try EventHandler(store: t.store, name: "h", pathRegex: "^/a$", retry: retry) { event in
+            if event.version == 1 {
+                _ = await seen.fail("1")
+                throw CocoaError(.fileReadUnknown)
+            }
+            await seen.add(event)
+        }
+        try await t.store.apply([.addType(taskSchema[2])], to: "/a", origin: "app")
+        try await t.store.apply([note(1)], to: "/a", origin: "app")
+        try await run(handler) { await seen.events.count == 1 }
+        let (events, failures) = (await seen.events, await seen.failures)
+        #expect(events == ["/a 2"] && failures["1"] == 2)
+        let letters = try EventDeadLetter.all(in: t.store, handler: "h")
+        #expect(letters.map { "\($0.path) \($0.version) \($0.attempts)" } == ["/a 1 2"])
+        #expect(letters.first?.error.isEmpty == false)
+    }
+}
