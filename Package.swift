@@ -174,7 +174,10 @@ let package = Package(
             name: "RealmAdapterTests",
             // PostgresConnector only for its settings: configurations with a database section
             // are parsed with a connector registry (no server is involved).
-            dependencies: ["RealmAdapter", "PostgresConnector", "store-writer", "TestSupport"]
+            dependencies: [
+                "RealmAdapter", "PostgresConnector", "store-writer", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "PostgresConnectorTests",

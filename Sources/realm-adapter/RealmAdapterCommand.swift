@@ -20,7 +20,9 @@ struct RealmAdapterCommand: AsyncParsableCommand {
             Examples live in examples/ of the repository.
             """,
         version: "0.1.0",
-        subcommands: [Init.self, Validate.self, Load.self, Run.self, Status.self, DeadLetter.self, RealmCommand.self]
+        subcommands: [
+            Init.self, Validate.self, Load.self, Run.self, Events.self, Status.self, DeadLetter.self, RealmCommand.self,
+        ]
     )
 }
 

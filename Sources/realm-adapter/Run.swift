@@ -79,15 +79,18 @@ struct Daemon {
         let mappings = SharedMapping(mapping)
         let applier = RealmApplier(
             store: store, mappings: mappings, origin: adapter.origin, source: connector.sourceName)
-        let services: [any Service] = [
-            try DatabaseToRealmService(
-                connector: connector, applier: applier, adapter: adapter, retry: database.retry,
-                ignoreSQLErrors: c.ignoreSQLErrors, logger: logger),
-            RealmToDatabaseService(
-                connector: connector, adapter: adapter, mappings: mappings, retry: database.retry,
-                ignoreSQLErrors: c.ignoreSQLErrors, applyRealmSchemaChanges: database.applyRealmSchemaChanges,
-                logger: logger),
-        ]
+        // Webhooks first: they register before the sync writes anything, so they see all of it.
+        let webhooks: [any Service] = try c.events.services(store: store, logger: logger)
+        let services: [any Service] =
+            webhooks + [
+                try DatabaseToRealmService(
+                    connector: connector, applier: applier, adapter: adapter, retry: database.retry,
+                    ignoreSQLErrors: c.ignoreSQLErrors, logger: logger),
+                RealmToDatabaseService(
+                    connector: connector, adapter: adapter, mappings: mappings, retry: database.retry,
+                    ignoreSQLErrors: c.ignoreSQLErrors, applyRealmSchemaChanges: database.applyRealmSchemaChanges,
+                    logger: logger),
+            ]
         let group = ServiceGroup(
             configuration: .init(
                 services: services.map { .init(service: $0) },

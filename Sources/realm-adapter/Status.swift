@@ -14,7 +14,9 @@ struct Status: AsyncParsableCommand {
             slot fills the disk, so a warning is printed above database.walWarningBytes (exit code 2). \
             Changes set aside (ignoreSQLErrors) are counted (exit code 2). A Realm transaction the \
             database rejected, which stopped the daemon, is shown with the database's error and what \
-            to do (exit code 3; see `realm-adapter dead-letter`).
+            to do (exit code 3; see `realm-adapter dead-letter`). Each webhook (events.webhooks) \
+            shows how many transactions it has still to deliver, since when, and its dead letters \
+            (exit code 2).
             """
     )
 
@@ -82,6 +84,17 @@ struct Status: AsyncParsableCommand {
                         + "realm_adapter_dead_row (ignoreSQLErrors)"
                 )
                 warned = true
+            }
+            for w in c.events.webhooks {
+                let lag = try Webhook(w).handler(store: store, retry: c.events.retry, logger: logger).lag()
+                let age = lag.oldest.map { " (the oldest committed \($0))" } ?? ""
+                print(
+                    "webhook \(w.name): \(lag.pending) transaction(s) to deliver in \(lag.realms) Realm(s)\(age), "
+                        + "\(lag.deadLetters.count) dead letter(s)")
+                for d in lag.deadLetters.prefix(10) {
+                    print("  dead letter: \(d.path) version \(d.version) after \(d.attempts) attempts: \(d.error)")
+                }
+                if !lag.deadLetters.isEmpty { warned = true }
             }
             for b in blocked {
                 print("blocked: \(b.path) version \(b.version) was rejected by the database: \(b.error)")

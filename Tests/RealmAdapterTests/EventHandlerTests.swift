@@ -23,7 +23,9 @@ import Testing
         return r
     }()
 
-    func note(_ i: Int64) -> Instruction { .insert(objectType: "Note", identity: .int(i), values: ["text": .string("n\(i)")]) }
+    func note(_ i: Int64) -> Instruction {
+        .insert(objectType: "Note", identity: .int(i), values: ["text": .string("n\(i)")])
+    }
 
     /// Runs `handler` until `done` holds (at most 20 s), then stops it.
     func run(_ handler: EventHandler, until done: @escaping () async -> Bool) async throws {

@@ -25,6 +25,8 @@ public struct Configuration: Sendable {
     public var logFile: String?
     /// `logFormat`: `text` (default) or `json`.
     public var logFormat = LogFormat.text
+    /// `events`: webhooks that change events go to.
+    public var events = EventsConfiguration()
 
     /// Reads and checks a configuration file. Relative paths inside it (the store directory,
     /// the log file) are resolved against the file's directory. `connectors` decode the
@@ -86,6 +88,7 @@ public struct Configuration: Sendable {
             }
             logFormat = f
         }
+        events = try EventsConfiguration(try r.object("events"), environment: environment)
         try r.finish()
         try check()
     }

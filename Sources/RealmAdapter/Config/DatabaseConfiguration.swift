@@ -27,6 +27,17 @@ public struct DatabaseConfiguration: Sendable {
 
         public init() {}
 
+        /// Sets the members a `retry` object of the configuration gives (the others stay).
+        mutating func update(from reader: JSONObjectReader) throws {
+            var rr = reader
+            attempts = try rr.int("attempts", in: 0...1_000_000) ?? attempts
+            delayMs = try rr.int("delayMs", in: 0...3_600_000) ?? delayMs
+            backoff = try rr.double("backoff") ?? backoff
+            maxDelayMs = try rr.int("maxDelayMs", in: 0...3_600_000) ?? maxDelayMs
+            guard backoff >= 1 else { throw rr.error("backoff", "must be at least 1.") }
+            try rr.finish()
+        }
+
         /// The delay before attempt `n` (1-based; attempt 1 has none).
         public func delay(beforeAttempt n: Int) -> Duration {
             guard n > 1 else { return .zero }
@@ -144,13 +155,8 @@ public struct DatabaseConfiguration: Sendable {
     }
 
     private mutating func readRetry(_ r: inout JSONObjectReader) throws {
-        guard var rr = try r.object("retry") else { return }
-        retry.attempts = try rr.int("attempts", in: 0...1_000_000) ?? retry.attempts
-        retry.delayMs = try rr.int("delayMs", in: 0...3_600_000) ?? retry.delayMs
-        retry.backoff = try rr.double("backoff") ?? retry.backoff
-        retry.maxDelayMs = try rr.int("maxDelayMs", in: 0...3_600_000) ?? retry.maxDelayMs
-        guard retry.backoff >= 1 else { throw rr.error("backoff", "must be at least 1.") }
-        try rr.finish()
+        guard let rr = try r.object("retry") else { return }
+        try retry.update(from: rr)
     }
 
     /// Where the database is, for messages: `host:port/database` without credentials.

@@ -10,3 +10,12 @@ extension RealmAdapterError {
             context: ["realm.path": path, "version": "\(version)"])
     }
 }
+
+extension RealmAdapterError {
+    /// A webhook delivery failed; `reason` says how (never the request's headers or body).
+    static func webhookFailed(_ webhook: WebhookConfiguration, _ reason: String) -> RealmAdapterError {
+        RealmAdapterError(
+            .webhookFailed, "The webhook \(webhook.name) at \(webhook.displayURL) failed: \(reason).",
+            context: ["webhook": webhook.name])
+    }
+}

@@ -44,6 +44,8 @@ public struct RealmAdapterError: Error, Sendable, Equatable, CustomStringConvert
         public static let invalidState = Code("invalidState")
         /// A foreign key (or link-table row) refers to a row the database does not have.
         public static let danglingForeignKey = Code("danglingForeignKey")
+        /// A webhook endpoint did not take a change event (no answer, or not a 2xx); retried.
+        public static let webhookFailed = Code("webhookFailed")
         /// A test made a failpoint fail (debug builds only; see ``Failpoint``).
         public static let failpoint = Code("failpoint")
     }

@@ -55,7 +55,8 @@ public struct EventDeadLetter: Sendable, Equatable {
                 case .int(let version)? = json["version"], case .int(let attempts)? = json["attempts"],
                 case .string(let error)? = json["error"]
             else { return nil }
-            return EventDeadLetter(handler: handler, path: path, version: version, attempts: Int(attempts), error: error)
+            return EventDeadLetter(
+                handler: handler, path: path, version: version, attempts: Int(attempts), error: error)
         }
     }
 }

@@ -29,7 +29,8 @@ public enum CouponVerifier {
                 try event.write { tx in
                     for c in unchecked {
                         guard case .string(let code) = c.identity else { continue }
-                        try tx.update("Coupon", c.identity, ["status": .string(valid.contains(code) ? "valid" : "invalid")])
+                        try tx.update(
+                            "Coupon", c.identity, ["status": .string(valid.contains(code) ? "valid" : "invalid")])
                     }
                 }
             }

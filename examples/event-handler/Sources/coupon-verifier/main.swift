@@ -25,12 +25,14 @@ let delay = Int(options["delay-ms"] ?? "0") ?? 0
 let logger = Logger(label: "coupon-verifier")
 let store = try RealmStore(directory: directory)
 let handler = try CouponVerifier.handler(
-    store: store, pathRegex: options["path-regex"] ?? "^/", valid: Set((options["valid"] ?? "").split(separator: ",").map(String.init)),
+    store: store, pathRegex: options["path-regex"] ?? "^/",
+    valid: Set((options["valid"] ?? "").split(separator: ",").map(String.init)),
     logger: logger
 ) { event, checked in
     if delay > 0 { usleep(UInt32(delay * 1000)) }  // before the line: a kill lands mid-event
     FileHandle.standardOutput.write(Data("event \(event.path) \(event.version) \(checked)\n".utf8))
 }
 let group = ServiceGroup(
-    configuration: .init(services: [.init(service: handler)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+    configuration: .init(
+        services: [.init(service: handler)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
 try await group.run()

@@ -14,9 +14,10 @@ import Testing
     }
 
     func statuses(_ store: RealmStore, _ path: String) throws -> [String: Value] {
-        Dictionary(uniqueKeysWithValues: try store.objects(of: "Coupon", in: path).map {
-            (String(describing: $0.identity), $0.values["status"] ?? .null)
-        })
+        Dictionary(
+            uniqueKeysWithValues: try store.objects(of: "Coupon", in: path).map {
+                (String(describing: $0.identity), $0.values["status"] ?? .null)
+            })
     }
 
     /// Coupons an app creates are checked and the verdict written back, once: the handler's
@@ -29,7 +30,8 @@ import Testing
         let handler = try CouponVerifier.handler(store: store, pathRegex: "^/shop$", valid: ["SAVE10"]) { _, _ in
             events.add()
         }
-        try await store.apply([.addType(CouponVerifier.schema), coupon("SAVE10"), coupon("FAKE")], to: "/shop", origin: "app")
+        try await store.apply(
+            [.addType(CouponVerifier.schema), coupon("SAVE10"), coupon("FAKE")], to: "/shop", origin: "app")
         let task = Task { try await handler.run() }
         defer { task.cancel() }
         for _ in 0..<2000 where try statuses(store, "/shop").values.contains(.null) {
@@ -56,7 +58,8 @@ import Testing
         for i in 0..<120 { try store.apply([coupon("C\(i)")], to: "/shop", origin: "app") }
         let binary = ChildProcess.built("coupon-verifier")
         let out1 = dir + "/first.out"
-        let first = try ChildProcess(binary, ["--store", dir, "--path-regex", "^/shop", "--delay-ms", "20"], stdout: out1)
+        let first = try ChildProcess(
+            binary, ["--store", dir, "--path-regex", "^/shop", "--delay-ms", "20"], stdout: out1)
         for _ in 0..<1500 where lines(out1).count < 30 { usleep(10_000) }
         first.signal(SIGKILL)
         #expect(first.wait() == 128 + SIGKILL)
@@ -64,7 +67,8 @@ import Testing
         #expect(handledBefore.count >= 30 && handledBefore.count < 121)
         let out2 = dir + "/second.out"
         let second = try ChildProcess(binary, ["--store", dir, "--path-regex", "^/shop"], stdout: out2)
-        for _ in 0..<3000 where try statuses(store, "/shop").values.contains(.null) || statuses(store, "/shop").count < 120 {
+        for _ in 0..<3000
+        where try statuses(store, "/shop").values.contains(.null) || statuses(store, "/shop").count < 120 {
             usleep(10_000)
         }
         second.signal(SIGTERM)

@@ -1,0 +1,107 @@
+import Foundation
+
+/// `events`: change events delivered to webhooks, by `realm-adapter run` (beside the sync) or
+/// `realm-adapter events` (alone).
+public struct EventsConfiguration: Sendable {
+    public var webhooks: [WebhookConfiguration] = []
+    /// `events.retry`: the backoff between attempts of one delivery, and the attempts before it
+    /// becomes a dead letter (default 10 attempts, 0.5 s doubling up to 30 s).
+    public var retry = DatabaseConfiguration.Retry()
+
+    public init() {}
+
+    init(_ reader: JSONObjectReader?, environment: [String: String]) throws {
+        guard var r = reader else { return }
+        if let rr = try r.object("retry") { try retry.update(from: rr) }
+        for (i, item) in (try r.array("webhooks") ?? []).enumerated() {
+            let path = r.path("webhooks") + "[\(i)]"
+            guard case .object(let members) = item else {
+                throw RealmAdapterError.atJSONPath(path, "must be an object, found \(item.kindName).")
+            }
+            let w = try JSONObjectReader(.object(members), path: path, code: .invalidConfiguration)
+            webhooks.append(try WebhookConfiguration(w, environment: environment))
+        }
+        let names = webhooks.map(\.name)
+        if let twice = names.first(where: { n in names.filter { $0 == n }.count > 1 }) {
+            throw r.error("webhooks", "two webhooks are named '\(twice)'; give each a distinct name.")
+        }
+        try r.finish()
+    }
+}
+
+/// One webhook: the transactions of the Realms `pathRegex` matches, POSTed as JSON to `url`.
+public struct WebhookConfiguration: Sendable {
+    /// Keeps the webhook's place in each Realm (default: the URL without its query): renaming
+    /// it, or changing a URL without a name, starts it afresh from the Realms' current versions.
+    public var name: String
+    public var pathRegex: String
+    public var url: URL
+    /// Only transactions that change objects of these types (or add them) are sent; nil: all.
+    public var types: Set<String>?
+    /// Extra request headers (`Authorization`, …). Never logged.
+    public var headers: [(String, String)]
+    /// The HMAC-SHA256 key of the `X-Realm-Adapter-Signature` header, from `secretEnv`.
+    public var secret: Secret?
+    /// Seconds an endpoint has to answer (default 10).
+    public var timeoutSeconds: Int
+
+    public init(name: String? = nil, pathRegex: String, url: URL, types: Set<String>? = nil, timeoutSeconds: Int = 10) {
+        self.name = name ?? Self.defaultName(url)
+        self.pathRegex = pathRegex
+        self.url = url
+        self.types = types
+        self.headers = []
+        self.timeoutSeconds = timeoutSeconds
+    }
+
+    init(_ reader: JSONObjectReader, environment: [String: String]) throws {
+        var r = reader
+        let text = try r.requiredString("url")
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
+            url.host?.isEmpty == false
+        else {
+            throw r.error(
+                "url", "must be an http:// or https:// URL with a host, such as https://example.com/hooks/realm.")
+        }
+        guard url.user == nil, url.password == nil else {
+            throw r.error("url", "must not hold credentials; send them in headers (\"Authorization\") instead.")
+        }
+        self.url = url
+        pathRegex = try r.requiredString("pathRegex")
+        guard (try? PathFilter(pathRegex)) != nil else {
+            throw r.error("pathRegex", "'\(pathRegex)' is not a valid regular expression.")
+        }
+        name = try r.string("name") ?? Self.defaultName(url)
+        guard !name.isEmpty else { throw r.error("name", "must not be empty.") }
+        if let list = try r.array("types") {
+            types = Set(
+                try list.enumerated().map { i, v in
+                    guard case .string(let s) = v, !s.isEmpty else {
+                        throw r.error("types", "element \(i) must be a type name (a non-empty string).")
+                    }
+                    return s
+                })
+        }
+        headers = try r.stringMap("headers")
+        if let variable = try r.string("secretEnv") {
+            guard let value = environment[variable], !value.isEmpty else {
+                throw r.error("secretEnv", "the environment variable \(variable) is not set (or empty).")
+            }
+            secret = Secret(value)
+        }
+        timeoutSeconds = try r.int("timeoutSeconds", in: 1...3600) ?? 10
+        try r.finish()
+    }
+
+    /// The URL without query or fragment (which may hold tokens): names the webhook in logs too.
+    public var displayURL: String { Self.defaultName(url) }
+
+    static func defaultName(_ url: URL) -> String {
+        var c = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        c?.query = nil
+        c?.fragment = nil
+        c?.user = nil
+        c?.password = nil
+        return c?.string ?? url.absoluteString
+    }
+}

@@ -1,0 +1,117 @@
+import Crypto
+import Foundation
+import Logging
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Delivers change sets to one webhook: each as a JSON POST (``ChangeSet/json``) with an
+/// `Idempotency-Key` header (the transaction's `path@version`, the same on every retry) and,
+/// with a secret, `X-Realm-Adapter-Signature: sha256=<hex HMAC-SHA256 of the body>`.
+///
+/// Only a 2xx answer delivers. Redirects are not followed (a POST should not be re-sent
+/// elsewhere unseen): a 3xx is a failure that names where it pointed. Timeouts, refused
+/// connections and other answers are failures too, retried by the ``EventHandler`` it runs in.
+public final class Webhook: Sendable {
+    public let configuration: WebhookConfiguration
+    private let session: URLSession
+
+    public init(_ configuration: WebhookConfiguration) {
+        self.configuration = configuration
+        let c = URLSessionConfiguration.ephemeral
+        c.timeoutIntervalForRequest = TimeInterval(configuration.timeoutSeconds)
+        c.timeoutIntervalForResource = TimeInterval(configuration.timeoutSeconds)
+        session = URLSession(configuration: c, delegate: NoRedirects(), delegateQueue: nil)
+    }
+
+    deinit { session.finishTasksAndInvalidate() }
+
+    /// Whether the change set is one to send: it changed something, and, when the webhook
+    /// names types, objects (or the schema) of one of them.
+    public func wants(_ changes: ChangeSet) -> Bool {
+        guard !changes.isEmpty else { return false }
+        guard let types = configuration.types else { return true }
+        return changes.types.contains { types.contains($0.objectType) }
+            || changes.schemaChanges.contains { types.contains($0.objectType) }
+    }
+
+    /// The event handler that delivers the Realms' change sets to this webhook, named
+    /// `webhook:<name>` (its dead letters and lag are listed under that name).
+    public func handler(store: RealmStore, retry: DatabaseConfiguration.Retry, logger: Logger) throws -> EventHandler {
+        var logger = logger
+        logger[metadataKey: "webhook"] = "\(configuration.displayURL)"
+        return try EventHandler(
+            store: store, name: "webhook:\(configuration.name)", pathRegex: configuration.pathRegex, retry: retry,
+            logger: logger
+        ) { [self] event in
+            guard wants(event.changes) else { return }
+            try await deliver(event.changes)
+        }
+    }
+
+    /// POSTs the change set.
+    ///
+    /// - Throws: `webhookFailed`, saying why (the status an endpoint answered, a timeout, a refused connection).
+    public func deliver(_ changes: ChangeSet) async throws {
+        let body = Data(changes.json.serialized().utf8)
+        var request = URLRequest(url: configuration.url)
+        request.httpMethod = "POST"
+        request.httpBody = body
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue(changes.id, forHTTPHeaderField: "Idempotency-Key")
+        for (name, value) in configuration.headers { request.setValue(value, forHTTPHeaderField: name) }
+        if let secret = configuration.secret {
+            request.setValue(Self.signature(body, secret: secret), forHTTPHeaderField: "X-Realm-Adapter-Signature")
+        }
+        let response: URLResponse
+        do {
+            (_, response) = try await session.data(for: request)
+        } catch let e as URLError {
+            throw RealmAdapterError.webhookFailed(configuration, Self.reason(e, timeout: configuration.timeoutSeconds))
+        }
+        guard let http = response as? HTTPURLResponse else {
+            throw RealmAdapterError.webhookFailed(configuration, "the answer was not HTTP")
+        }
+        switch http.statusCode {
+        case 200..<300: return
+        case 300..<400:
+            let location = http.value(forHTTPHeaderField: "Location") ?? "nowhere"
+            throw RealmAdapterError.webhookFailed(
+                configuration,
+                "it answered \(http.statusCode), a redirect to \(location), which webhooks do not follow; "
+                    + "configure the URL it points to")
+        default:
+            throw RealmAdapterError.webhookFailed(configuration, "it answered HTTP \(http.statusCode)")
+        }
+    }
+
+    /// `sha256=` and the hex HMAC-SHA256 of `body` keyed by the secret.
+    public static func signature(_ body: Data, secret: Secret) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(for: body, using: SymmetricKey(data: Data(secret.value.utf8)))
+        return "sha256=" + mac.map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func reason(_ e: URLError, timeout: Int) -> String {
+        switch e.code {
+        case .timedOut: "it did not answer within \(timeout) s (timeoutSeconds)"
+        case .cannotConnectToHost: "the connection was refused (is the endpoint running?)"
+        case .cannotFindHost, .dnsLookupFailed: "its host name does not resolve"
+        case .networkConnectionLost: "the connection closed before an answer"
+        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate:
+            "the TLS handshake failed (\(e.localizedDescription))"
+        default: e.localizedDescription
+        }
+    }
+}
+
+/// Returns redirects to the caller as answers instead of following them.
+private final class NoRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    // @unchecked: no state.
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
+    }
+}

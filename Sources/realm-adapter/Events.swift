@@ -1,0 +1,52 @@
+import ArgumentParser
+import Foundation
+import Logging
+import RealmAdapter
+import ServiceLifecycle
+
+struct Events: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Deliver change events to the configured webhooks, without syncing a database.",
+        discussion: """
+            Each webhook of events.webhooks gets, as a JSON POST, every transaction of the Realms \
+            its pathRegex matches (only those that change its types, when it names some): per type \
+            the inserted, modified (properties before and after) and deleted objects. Each request \
+            carries an Idempotency-Key header (path@version, the same on every retry) and, with \
+            secretEnv, an X-Realm-Adapter-Signature header (sha256=HMAC of the body).
+
+            Delivery is at least once: a webhook's place in each Realm moves only after a 2xx \
+            answer. Failures (no answer within timeoutSeconds, a refused connection, a non-2xx \
+            answer, a redirect, which is never followed) are retried with events.retry's backoff, \
+            holding back only that webhook's Realm; after events.retry.attempts the transaction \
+            is set aside as a dead letter (`realm-adapter status` lists them) and the Realm goes on.
+
+            A webhook starts, when first run, at each Realm's current version. `realm-adapter run` \
+            delivers them too, beside the sync; use this command to deliver without a database. \
+            SIGTERM or SIGINT (Ctrl-C) finishes the delivery in flight and exits.
+
+            Example:
+              realm-adapter events --config adapter.json
+            """
+    )
+
+    @OptionGroup var options: ConfigOptions
+
+    func run() async throws {
+        try await reportingErrors {
+            let (c, logger) = try options.load()
+            guard !c.events.webhooks.isEmpty else {
+                throw ValidationError("events.webhooks is empty in \(options.config): there is nothing to deliver.")
+            }
+            let store = try RealmStore(directory: c.realm.store, logger: logger)
+            let services = try c.events.services(store: store, logger: logger)
+            logger.info(
+                "Delivering change events",
+                metadata: ["webhooks": "\(c.events.webhooks.map(\.displayURL).joined(separator: ", "))"])
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: services.map { .init(service: $0) }, gracefulShutdownSignals: [.sigterm, .sigint],
+                    logger: logger))
+            try await group.run()
+        }
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import Logging
+import TestSupport
+import Testing
+
+@testable import RealmAdapter
+
+/// Webhooks against a real HTTP endpoint (Python's http.server, Tests/Support/webhook-receiver),
+/// with failures injected by path.
+@Suite(.serialized) struct WebhookTests {
+    /// The receiver: started per test, killed when the value goes away.
+    final class Receiver {
+        let process: ChildProcess
+        let port: Int
+        let log: String
+        let directory: String
+
+        init() throws {
+            directory = NSTemporaryDirectory() + "webhook-\(UUID().uuidString.prefix(8))"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            log = directory + "/requests.jsonl"
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("../Support/webhook-receiver/receiver.py").standardized.path
+            let portFile = directory + "/port"
+            process = try ChildProcess("/usr/bin/env", ["python3", script, log, "s3cret"], stdout: portFile)
+            var port: Int?
+            for _ in 0..<500 where port == nil {
+                port = Int(
+                    ((try? String(contentsOfFile: portFile, encoding: .utf8)) ?? "").trimmingCharacters(
+                        in: .whitespacesAndNewlines))
+                if port == nil { usleep(10_000) }
+            }
+            guard let port else { throw ChildProcessError("the webhook receiver did not start") }
+            self.port = port
+        }
+
+        deinit {
+            process.signal(SIGKILL)
+            process.wait()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+
+        func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
+
+        /// The requests so far, as the receiver logged them.
+        var requests: [JSONValue] {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").compactMap {
+                try? JSONValue(parsing: String($0))
+            }
+        }
+    }
+
+    static let fast: DatabaseConfiguration.Retry = {
+        var r = DatabaseConfiguration.Retry()
+        r.delayMs = 20
+        r.maxDelayMs = 50
+        r.attempts = 0
+        return r
+    }()
+
+    func webhook(_ url: URL, types: Set<String>? = nil, timeout: Int = 10) -> WebhookConfiguration {
+        var w = WebhookConfiguration(pathRegex: "^/", url: url, types: types, timeoutSeconds: timeout)
+        w.secret = Secret("s3cret")
+        w.headers = [("Authorization", "Bearer t0ken")]
+        return w
+    }
+
+    func note(_ i: Int64) -> Instruction {
+        .insert(objectType: "Note", identity: .int(i), values: ["text": .string("n\(i)")])
+    }
+
+    /// Runs the services until `done` holds (at most 30 s).
+    func run(_ services: [EventHandler], until done: () throws -> Bool) async throws {
+        let tasks = services.map { s in Task { try await s.run() } }
+        defer { for t in tasks { t.cancel() } }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try !done() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("timed out")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    @Test func eachTransactionIsPostedSignedWithItsIdempotencyKeyAndOnlyForItsTypes() async throws {
+        let r = try Receiver()
+        let t = try TemporaryStore()
+        let hook = try Webhook(webhook(r.url("/ok"), types: ["Note"])).handler(
+            store: t.store, retry: Self.fast, logger: .init(label: "t"))
+        try await t.store.apply([.addType(taskSchema[0]), .addType(taskSchema[2]), note(1)], to: "/a", origin: "app")
+        try await t.store.apply(
+            [.insert(objectType: "Person", identity: "p", values: ["id": "p"])], to: "/a", origin: "app")
+        try await t.store.apply(
+            [.set(objectType: "Note", identity: .int(1), values: ["text": "edited"])], to: "/a", origin: "app")
+        try await run([hook]) { try r.requests.count >= 2 && hook.lag().pending == 0 }
+        let requests = r.requests
+        #expect(requests.map { $0["key"] } == [.string("/a@1"), .string("/a@3")])  // /a@2 changed only a Person
+        #expect(requests.allSatisfy { $0["signed"] == .bool(true) && $0["auth"] == .string("Bearer t0ken") })
+        let body = try #require(requests.last?["body"])
+        #expect(body["id"] == .string("/a@3") && body["origin"] == .string("app"))
+        let modified = body["changes"]?["Note"]?["modified"]
+        #expect(
+            modified
+                == .array([
+                    .object([
+                        .init("identity", .int(1)),
+                        .init(
+                            "changed",
+                            .object([
+                                .init(
+                                    "text",
+                                    .object([.init("before", .string("n1")), .init("after", .string("edited"))]))
+                            ])),
+                        .init("object", .object([.init("_identity", .int(1)), .init("text", .string("edited"))])),
+                    ])
+                ]))
+    }
+
+    /// An endpoint that fails gets the same transaction again (same idempotency key) until it
+    /// takes it; another webhook on the same Realms is not held back meanwhile.
+    @Test func failuresAreRetriedWithTheSameKeyAndHoldBackOnlyTheirWebhook() async throws {
+        let r = try Receiver()
+        let t = try TemporaryStore()
+        let logger = Logger(label: "t")
+        let flaky = try Webhook(webhook(r.url("/fail/2"))).handler(store: t.store, retry: Self.fast, logger: logger)
+        let broken = try Webhook(webhook(r.url("/always-500"))).handler(
+            store: t.store, retry: Self.fast, logger: logger)
+        let good = try Webhook(webhook(r.url("/ok"))).handler(store: t.store, retry: Self.fast, logger: logger)
+        try await t.store.apply([.addType(taskSchema[2]), note(1)], to: "/a", origin: "app")
+        try await t.store.apply([note(2)], to: "/a", origin: "app")
+        try await run([flaky, broken, good]) {
+            let ok = r.requests.filter { $0["path"] == .string("/ok") }.count
+            let flakyDone = r.requests.filter { $0["path"] == .string("/fail/2") }.count == 6
+            return try ok == 2 && flakyDone && good.lag().pending == 0 && flaky.lag().pending == 0
+        }
+        let flakyKeys = r.requests.filter { $0["path"] == .string("/fail/2") }.map { $0["key"] }
+        #expect(
+            flakyKeys == [
+                .string("/a@1"), .string("/a@1"), .string("/a@1"), .string("/a@2"), .string("/a@2"), .string("/a@2"),
+            ])
+        #expect(try broken.lag().pending == 2)  // nothing lost: still to deliver
+        #expect(try broken.lag().deadLetters.isEmpty)
+    }
+
+    /// A redirect loop, a slow endpoint and an unreachable one each fail with a reason that says
+    /// so, and after the configured attempts the transaction is a dead letter.
+    @Test func redirectsTimeoutsAndRefusedConnectionsFailClearly() async throws {
+        let r = try Receiver()
+        let t = try TemporaryStore()
+        var retry = Self.fast
+        retry.attempts = 2
+        let unreachable = URL(string: "http://127.0.0.1:1/hook")!
+        let hooks = try [(r.url("/loop"), 10), (r.url("/slow"), 1), (unreachable, 10)].map { url, timeout in
+            try Webhook(webhook(url, timeout: timeout)).handler(store: t.store, retry: retry, logger: .init(label: "t"))
+        }
+        try await t.store.apply([.addType(taskSchema[2]), note(1)], to: "/a", origin: "app")
+        try await run(hooks) { try hooks.allSatisfy { try !$0.lag().deadLetters.isEmpty } }
+        let errors = try hooks.map { try $0.lag().deadLetters.first?.error ?? "" }
+        #expect(errors[0].contains("a redirect to /loop, which webhooks do not follow"))
+        #expect(errors[1].contains("did not answer within 1 s"))
+        #expect(errors[2].contains("the connection was refused"))
+        #expect(try hooks.allSatisfy { try $0.lag().pending == 0 && $0.lag().deadLetters.first?.attempts == 2 })
+        // The loop was asked once per attempt: never followed.
+        #expect(r.requests.filter { $0["path"] == .string("/loop") }.count == 2)
+    }
+
+    @Test(arguments: [
+        (#"{"pathRegex": "^/", "url": "ftp://x/y"}"#, "events.webhooks[0].url", "http:// or https://"),
+        (#"{"pathRegex": "^/", "url": "https://u:p@x/y"}"#, "events.webhooks[0].url", "must not hold credentials"),
+        (#"{"pathRegex": "(", "url": "https://x/y"}"#, "events.webhooks[0].pathRegex", "regular expression"),
+        (#"{"pathRegex": "^/", "url": "https://x/y", "secretEnv": "NO_SUCH_VARIABLE_X"}"#, "secretEnv", "not set"),
+        (#"{"pathRegex": "^/", "url": "https://x/y", "types": [3]}"#, "events.webhooks[0].types", "element 0"),
+        (#"{"pathRegex": "^/", "url": "https://x/y", "retries": 3}"#, "events.webhooks[0].retries", "unknown key"),
+    ])
+    func badWebhookConfigurationsNameTheirPlace(webhook: String, place: String, says: String) throws {
+        let json = try JSONValue(
+            parsing: """
+                {"schema": [{"name": "Note", "properties": {"text": "string"}}], "realm": {"path": "/n"},
+                 "events": {"webhooks": [\(webhook)]}}
+                """)
+        let error = try #require(throws: RealmAdapterError.self) { try Configuration(json: json, environment: [:]) }
+        #expect(error.description.contains(place) && error.description.contains(says), "\(error)")
+    }
+}
