@@ -8,48 +8,6 @@ import Testing
 /// Webhooks against a real HTTP endpoint (Python's http.server, Tests/Support/webhook-receiver),
 /// with failures injected by path.
 @Suite(.serialized) struct WebhookTests {
-    /// The receiver: started per test, killed when the value goes away.
-    final class Receiver {
-        let process: ChildProcess
-        let port: Int
-        let log: String
-        let directory: String
-
-        init() throws {
-            directory = NSTemporaryDirectory() + "webhook-\(UUID().uuidString.prefix(8))"
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            log = directory + "/requests.jsonl"
-            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-                .appendingPathComponent("../Support/webhook-receiver/receiver.py").standardized.path
-            let portFile = directory + "/port"
-            process = try ChildProcess("/usr/bin/env", ["python3", script, log, "s3cret"], stdout: portFile)
-            var port: Int?
-            for _ in 0..<500 where port == nil {
-                port = Int(
-                    ((try? String(contentsOfFile: portFile, encoding: .utf8)) ?? "").trimmingCharacters(
-                        in: .whitespacesAndNewlines))
-                if port == nil { usleep(10_000) }
-            }
-            guard let port else { throw ChildProcessError("the webhook receiver did not start") }
-            self.port = port
-        }
-
-        deinit {
-            process.signal(SIGKILL)
-            process.wait()
-            try? FileManager.default.removeItem(atPath: directory)
-        }
-
-        func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
-
-        /// The requests so far, as the receiver logged them.
-        var requests: [JSONValue] {
-            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").compactMap {
-                try? JSONValue(parsing: String($0))
-            }
-        }
-    }
-
     static let fast: DatabaseConfiguration.Retry = {
         var r = DatabaseConfiguration.Retry()
         r.delayMs = 20
@@ -84,7 +42,7 @@ import Testing
     }
 
     @Test func eachTransactionIsPostedSignedWithItsIdempotencyKeyAndOnlyForItsTypes() async throws {
-        let r = try Receiver()
+        let r = try WebhookReceiver()
         let t = try TemporaryStore()
         let hook = try Webhook(webhook(r.url("/ok"), types: ["Note"])).handler(
             store: t.store, retry: Self.fast, logger: .init(label: "t"))
@@ -93,8 +51,8 @@ import Testing
             [.insert(objectType: "Person", identity: "p", values: ["id": "p"])], to: "/a", origin: "app")
         try await t.store.apply(
             [.set(objectType: "Note", identity: .int(1), values: ["text": "edited"])], to: "/a", origin: "app")
-        try await run([hook]) { try r.requests.count >= 2 && hook.lag().pending == 0 }
-        let requests = r.requests
+        try await run([hook]) { try r.parsed.count >= 2 && hook.lag().pending == 0 }
+        let requests = r.parsed
         #expect(requests.map { $0["key"] } == [.string("/a@1"), .string("/a@3")])  // /a@2 changed only a Person
         #expect(requests.allSatisfy { $0["signed"] == .bool(true) && $0["auth"] == .string("Bearer t0ken") })
         let body = try #require(requests.last?["body"])
@@ -120,7 +78,7 @@ import Testing
     /// An endpoint that fails gets the same transaction again (same idempotency key) until it
     /// takes it; another webhook on the same Realms is not held back meanwhile.
     @Test func failuresAreRetriedWithTheSameKeyAndHoldBackOnlyTheirWebhook() async throws {
-        let r = try Receiver()
+        let r = try WebhookReceiver()
         let t = try TemporaryStore()
         let logger = Logger(label: "t")
         let flaky = try Webhook(webhook(r.url("/fail/2"))).handler(store: t.store, retry: Self.fast, logger: logger)
@@ -130,11 +88,11 @@ import Testing
         try await t.store.apply([.addType(taskSchema[2]), note(1)], to: "/a", origin: "app")
         try await t.store.apply([note(2)], to: "/a", origin: "app")
         try await run([flaky, broken, good]) {
-            let ok = r.requests.filter { $0["path"] == .string("/ok") }.count
-            let flakyDone = r.requests.filter { $0["path"] == .string("/fail/2") }.count == 6
+            let ok = r.parsed.filter { $0["path"] == .string("/ok") }.count
+            let flakyDone = r.parsed.filter { $0["path"] == .string("/fail/2") }.count == 6
             return try ok == 2 && flakyDone && good.lag().pending == 0 && flaky.lag().pending == 0
         }
-        let flakyKeys = r.requests.filter { $0["path"] == .string("/fail/2") }.map { $0["key"] }
+        let flakyKeys = r.parsed.filter { $0["path"] == .string("/fail/2") }.map { $0["key"] }
         #expect(
             flakyKeys == [
                 .string("/a@1"), .string("/a@1"), .string("/a@1"), .string("/a@2"), .string("/a@2"), .string("/a@2"),
@@ -146,7 +104,7 @@ import Testing
     /// A redirect loop, a slow endpoint and an unreachable one each fail with a reason that says
     /// so, and after the configured attempts the transaction is a dead letter.
     @Test func redirectsTimeoutsAndRefusedConnectionsFailClearly() async throws {
-        let r = try Receiver()
+        let r = try WebhookReceiver()
         let t = try TemporaryStore()
         var retry = Self.fast
         retry.attempts = 2
@@ -162,7 +120,7 @@ import Testing
         #expect(errors[2].contains("the connection was refused"))
         #expect(try hooks.allSatisfy { try $0.lag().pending == 0 && $0.lag().deadLetters.first?.attempts == 2 })
         // The loop was asked once per attempt: never followed.
-        #expect(r.requests.filter { $0["path"] == .string("/loop") }.count == 2)
+        #expect(r.parsed.filter { $0["path"] == .string("/loop") }.count == 2)
     }
 
     @Test(arguments: [
@@ -182,4 +140,8 @@ import Testing
         let error = try #require(throws: RealmAdapterError.self) { try Configuration(json: json, environment: [:]) }
         #expect(error.description.contains(place) && error.description.contains(says), "\(error)")
     }
+}
+
+extension WebhookReceiver {
+    var parsed: [JSONValue] { requests.compactMap { try? JSONValue(parsing: $0) } }
 }
