@@ -8,7 +8,10 @@ struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "realm-adapter-bench",
         abstract: "Benchmarks, each reported as a ratio against the physical limit measured in the same run.",
-        subcommands: [StoreBenchmark.self, PostgresBenchmark.self, LoadBenchmark.self, PerUserBenchmark.self],
+        subcommands: [
+            StoreBenchmark.self, PostgresBenchmark.self, LoadBenchmark.self, PerUserBenchmark.self,
+            EventsBenchmark.self,
+        ],
         defaultSubcommand: StoreBenchmark.self
     )
 }

@@ -11,37 +11,60 @@ extension RealmStore {
     /// - Throws: `changesNotRecorded` for a transaction written while no such adapter followed
     ///   the Realm.
     public func changeSet(of transaction: RealmTransaction, in path: String) throws -> ChangeSet {
-        var set = ChangeSet(
-            path: path, version: transaction.version, origin: transaction.origin,
-            committedAt: transaction.committedAt,
-            schemaChanges: transaction.instructions.filter(\.isSchemaChange))
+        try changeSets(of: [transaction], in: path)[0].get()
+    }
+
+    /// ``changeSet(of:in:)`` of each transaction, in one read (an event handler behind takes
+    /// them by the batch); each is the change set or why there is none.
+    public func changeSets(of transactions: [RealmTransaction], in path: String) throws
+        -> [Result<ChangeSet, RealmAdapterError>]
+    {
         try read { db in
             let r = try Self.requireRealm(db, path)
             let reader = RealmReader(
                 db: db, tables: RealmTables(realmId: r.id, layout: layout), schema: try schema(db, r))
-            let rows = try Row.fetchCursor(
-                db.cachedStatement(
-                    sql:
-                        "SELECT type, key, before FROM object_change WHERE realm_id = ? AND version = ? ORDER BY type, key"
-                ),
-                arguments: [r.id, transaction.version])
-            var recorded = false
-            while let row = try rows.next() {
-                recorded = true
-                let type: String = row[0]
-                let before = try (row[2] as Data?).map(Self.object(fromImage:))
-                let after = try Self.state(type, row[1], at: transaction.version, realmId: r.id, reader)
-                set.add(type: type, before: before, after: after)
+            return try transactions.map { tx in
+                do {
+                    return .success(try Self.changeSet(of: tx, in: path, realmId: r.id, reader))
+                } catch let e as RealmAdapterError where e.code == .invalidState {
+                    return .failure(e)
+                }
             }
-            // Every instruction but CLEAR (of a type without objects) and schema changes records a row.
-            let recordsRows = transaction.instructions.contains {
-                if $0.isSchemaChange { return false }
-                if case .clear = $0 { return false }
-                return true
-            }
-            if recordsRows, !recorded {
-                throw RealmAdapterError.changesNotRecorded(path: path, version: transaction.version)
-            }
+        }
+    }
+
+    static func changeSet(of transaction: RealmTransaction, in path: String, realmId: Int64, _ reader: RealmReader)
+        throws -> ChangeSet
+    {
+        var set = ChangeSet(
+            path: path, version: transaction.version, origin: transaction.origin,
+            committedAt: transaction.committedAt,
+            schemaChanges: transaction.instructions.filter(\.isSchemaChange))
+        let rows = try Row.fetchCursor(
+            reader.db.cachedStatement(
+                // By the version's index: ordered by (type, key) SQLite would walk the primary
+                // key through every row of the Realm.
+                sql: """
+                    SELECT type, key, before FROM object_change INDEXED BY object_change_by_version
+                    WHERE realm_id = ? AND version = ? ORDER BY type, key
+                    """),
+            arguments: [realmId, transaction.version])
+        var recorded = false
+        while let row = try rows.next() {
+            recorded = true
+            let type: String = row[0]
+            let before = try (row[2] as Data?).map(Self.object(fromImage:))
+            let after = try Self.state(type, row[1], at: transaction.version, realmId: realmId, reader)
+            set.add(type: type, before: before, after: after)
+        }
+        // Every instruction but CLEAR (of a type without objects) and schema changes records a row.
+        let recordsRows = transaction.instructions.contains {
+            if $0.isSchemaChange { return false }
+            if case .clear = $0 { return false }
+            return true
+        }
+        if recordsRows, !recorded {
+            throw RealmAdapterError.changesNotRecorded(path: path, version: transaction.version)
         }
         for case .changeIdentity(let type, let from, let to) in transaction.instructions {
             var changes = set[type: type] ?? TypeChanges(objectType: type)

@@ -102,39 +102,48 @@ public final class EventHandler: Service, Sendable {
     }
 
     /// Calls the handler with each pending event of the Realm at `path`, in order, advancing
-    /// past each when it returns; returns when the Realm is caught up.
+    /// past those it returned from; returns when the Realm is caught up.
     ///
-    /// - Throws: ``HandlerFailure`` when the handler throws (the event stays pending).
+    /// Events are read ``batchLimit`` at a time, and the cursor moves once per batch, or before
+    /// a failure: a handler killed mid-batch gets the batch's unfinished events again.
+    ///
+    /// - Throws: ``HandlerFailure`` when the handler throws (that event stays pending).
     public func drain(_ path: String) async throws {
-        let (store, adapter) = (adapter.store, adapter)
+        let (store, adapter, origin, limit) = (adapter.store, adapter, writeOrigin, batchLimit)
         while true {
-            let origin = writeOrigin
-            let next = try await store.perform { () -> Result<ChangeEvent, RealmAdapterError>? in
-                guard let tx = try adapter.current(path) else { return nil }
-                do {
-                    let changes = try store.changeSet(of: tx, in: path)
-                    let realm = RealmSnapshot(store: store, path: path, version: tx.version)
-                    return .success(ChangeEvent(changes: changes, realm: realm, writeOrigin: origin))
-                } catch let e as RealmAdapterError where e.code == .invalidState {
-                    return .failure(e)  // not recorded: no attempt can help
-                }
+            let batch = try await store.perform { () -> [(RealmTransaction, Result<ChangeSet, RealmAdapterError>)] in
+                let pending = try adapter.pending(path, limit: limit)
+                return zip(pending, try store.changeSets(of: pending, in: path)).map { ($0, $1) }
             }
-            switch next {
-            case nil: return
-            case .failure(let e)?:
-                let version = try await store.perform { try adapter.current(path)?.version ?? 0 }
-                try await setAside(path, HandlerFailure(version: version, error: e), attempts: 0)
-            case .success(let event)?:
-                do {
-                    try await handle(event)
-                } catch {
-                    throw HandlerFailure(version: event.version, error: error)
-                }
+            guard !batch.isEmpty else { return }
+            var handled: Int64?
+            func advance() async throws {
                 // Not flushed on its own: a power loss replays a few events, which at least once allows.
-                try await store.perform { try adapter.advance(path, through: event.version, durable: false) }
+                guard let v = handled else { return }
+                try await store.perform { try adapter.advance(path, through: v, durable: false) }
             }
+            for (tx, result) in batch {
+                switch result {
+                case .failure(let e):  // not recorded: no attempt can help
+                    try await advance()
+                    try await setAside(path, HandlerFailure(version: tx.version, error: e), attempts: 0)
+                case .success(let changes):
+                    let realm = RealmSnapshot(store: store, path: path, version: tx.version)
+                    do {
+                        try await handle(ChangeEvent(changes: changes, realm: realm, writeOrigin: origin))
+                    } catch {
+                        try await advance()
+                        throw HandlerFailure(version: tx.version, error: error)
+                    }
+                }
+                handled = tx.version
+            }
+            try await advance()
         }
     }
+
+    /// Events read (and their change sets computed) at once when a handler is behind.
+    public let batchLimit = 64
 
     private func setAside(_ path: String, _ failure: HandlerFailure, attempts: Int) async throws {
         let letter = EventDeadLetter(

@@ -72,18 +72,14 @@ extension RealmWriter {
     }
 
     /// Records the object `id` of `t` as it is now, before this transaction changes it, unless
-    /// this transaction recorded it already.
+    /// this transaction recorded it already (or created it: the row saying so stays).
     func recordBefore(_ t: ObjectSchema, _ id: Value) throws {
-        guard let version = recordingVersion else { return }
+        guard let version = recordingVersion, let recorded else { return }
         let key = try RealmTables.encode(id)
-        let seen = try Bool.fetchOne(
-            db.cachedStatement(
-                sql: "SELECT 1 FROM object_change WHERE realm_id = ? AND type = ? AND key = ? AND version = ?"),
-            arguments: [realm, t.name, key, version])
-        guard seen != true else { return }
+        guard recorded.keys.insert(RecordedObjects.Key(type: t.name, key: key)).inserted else { return }
         let object = try RealmReader(db: db, tables: tables, schema: schema).object(t.name, id)
         try db.cachedStatement(
-            sql: "INSERT INTO object_change (realm_id, type, key, version, before) VALUES (?, ?, ?, ?, ?)"
+            sql: "INSERT OR IGNORE INTO object_change (realm_id, type, key, version, before) VALUES (?, ?, ?, ?, ?)"
         ).execute(arguments: [realm, t.name, key, version, object.map(RealmStore.image)])
     }
 
@@ -113,4 +109,13 @@ extension RealmWriter {
             try recordCreated(t, id)
         }
     }
+}
+
+/// The objects one transaction recorded before-images of.
+final class RecordedObjects {
+    struct Key: Hashable {
+        var type: String
+        var key: DatabaseValue
+    }
+    var keys = Set<Key>()
 }

@@ -21,7 +21,12 @@ struct RealmWriter {
     let baseVersion: Int64
     /// The version this transaction records objects' before-images under, or nil when no
     /// adapter that wants change sets follows the Realm (``recordBefore(_:_:)``).
-    var recordingVersion: Int64?
+    var recordingVersion: Int64? {
+        didSet { recorded = recordingVersion == nil ? nil : RecordedObjects() }
+    }
+    /// The objects whose before-images this transaction has recorded (a class: the writer's
+    /// checks record too, and they do not mutate it).
+    private(set) var recorded: RecordedObjects?
 
     init(db: Database, tables: RealmTables, schema: Schema, baseVersion: Int64 = 0) {
         self.db = db
