@@ -21,17 +21,17 @@ public struct RealmSnapshot: Sendable {
 
     /// The object of `type` with this identity at `version`, or nil.
     public func object(of type: String, identity: Value) throws -> RealmObject? {
-        try read { reader, realmId in
+        try read { reader in
             guard let t = reader.schema[type: type] else { throw RealmAdapterError.unknownType(type) }
             let key = try RealmTables.encode(identity.coercedKey(of: type, in: reader.schema))
-            return try RealmStore.state(t.name, key, at: version, realmId: realmId, reader)
+            return try RealmStore.state(t.name, key, at: version, reader)
         }
     }
 
     /// The objects of `type` at `version`: those unchanged since, in identity order, then those
     /// changed or deleted since, as they were.
     public func objects(of type: String) throws -> [RealmObject] {
-        try read { reader, realmId in
+        try read { reader in
             guard reader.schema[type: type] != nil else { throw RealmAdapterError.unknownType(type) }
             // Each object changed after `version`, as its first change after it found it.
             let rows = try Row.fetchAll(
@@ -41,7 +41,7 @@ public struct RealmSnapshot: Sendable {
                         SELECT min(version) FROM object_change WHERE realm_id = ?1 AND type = ?2 AND key = o.key
                         AND version > ?3)
                     ORDER BY key
-                    """, arguments: [realmId, type, version])
+                    """, arguments: [reader.tables.realmId, type, version])
             var changed = Set<DatabaseValue>()
             var restored: [RealmObject] = []
             for row in rows {
@@ -57,12 +57,7 @@ public struct RealmSnapshot: Sendable {
         }
     }
 
-    private func read<T>(_ body: (RealmReader, Int64) throws -> T) throws -> T {
-        try store.read { db in
-            let r = try RealmStore.requireRealm(db, path)
-            let reader = RealmReader(
-                db: db, tables: RealmTables(realmId: r.id, layout: store.layout), schema: try store.schema(db, r))
-            return try body(reader, r.id)
-        }
+    private func read<T>(_ body: (RealmReader) throws -> T) throws -> T {
+        try store.read { db in try body(try store.reader(db, path)) }
     }
 }

@@ -20,12 +20,10 @@ extension RealmStore {
         -> [Result<ChangeSet, RealmAdapterError>]
     {
         try read { db in
-            let r = try Self.requireRealm(db, path)
-            let reader = RealmReader(
-                db: db, tables: RealmTables(realmId: r.id, layout: layout), schema: try schema(db, r))
+            let reader = try reader(db, path)
             return try transactions.map { tx in
                 do {
-                    return .success(try Self.changeSet(of: tx, in: path, realmId: r.id, reader))
+                    return .success(try Self.changeSet(of: tx, in: path, reader))
                 } catch let e as RealmAdapterError where e.code == .invalidState {
                     return .failure(e)
                 }
@@ -33,9 +31,9 @@ extension RealmStore {
         }
     }
 
-    static func changeSet(of transaction: RealmTransaction, in path: String, realmId: Int64, _ reader: RealmReader)
-        throws -> ChangeSet
+    static func changeSet(of transaction: RealmTransaction, in path: String, _ reader: RealmReader) throws -> ChangeSet
     {
+        let realmId = reader.tables.realmId
         var set = ChangeSet(
             path: path, version: transaction.version, origin: transaction.origin,
             committedAt: transaction.committedAt,
@@ -54,7 +52,7 @@ extension RealmStore {
             recorded = true
             let type: String = row[0]
             let before = try (row[2] as Data?).map(Self.object(fromImage:))
-            let after = try Self.state(type, row[1], at: transaction.version, realmId: realmId, reader)
+            let after = try Self.state(type, row[1], at: transaction.version, reader)
             set.add(type: type, before: before, after: after)
         }
         // Every instruction but CLEAR (of a type without objects) and schema changes records a row.
@@ -76,15 +74,15 @@ extension RealmStore {
 
     /// The object `key` of `type` at the end of `version`: the first before-image recorded
     /// after it, or, if none, the object as it is now (nil: it did not exist).
-    static func state(
-        _ type: String, _ key: DatabaseValue, at version: Int64, realmId: Int64, _ reader: RealmReader
-    ) throws -> RealmObject? {
+    static func state(_ type: String, _ key: DatabaseValue, at version: Int64, _ reader: RealmReader) throws
+        -> RealmObject?
+    {
         let later = try Row.fetchOne(
             reader.db.cachedStatement(
                 sql: """
                     SELECT before FROM object_change WHERE realm_id = ? AND type = ? AND key = ? AND version > ?
                     ORDER BY version LIMIT 1
-                    """), arguments: [realmId, type, key, version])
+                    """), arguments: [reader.tables.realmId, type, key, version])
         if let later { return try (later[0] as Data?).map(object(fromImage:)) }
         guard let t = reader.schema[type: type] else { return nil }
         return try reader.object(type, RealmTables.decode(key, as: RealmTables.keyType(of: t)))

@@ -64,10 +64,11 @@ public final class EventHandler: Service, Sendable {
             for await path in adapter.pathsWithChanges() { input.yield(path) }
             input.finish()
         }
-        var retries: [Task<Void, Never>] = []
+        // At most one waiting retry per Realm.
+        var retries: [String: Task<Void, Never>] = [:]
         defer {
             feed.cancel()
-            for r in retries { r.cancel() }
+            for r in retries.values { r.cancel() }
         }
         var failing: [String: (version: Int64, attempts: Int, until: ContinuousClock.Instant)] = [:]
         for await path in paths.cancelOnGracefulShutdown() {
@@ -91,12 +92,10 @@ public final class EventHandler: Service, Sendable {
                         "delay": "\(delay)", "error": "\(failure.error)",
                     ])
                 failing[path] = (failure.version, attempts, ContinuousClock.now + delay)
-                retries.removeAll { $0.isCancelled }
-                retries.append(
-                    Task {
-                        try? await Task.sleep(for: delay)
-                        input.yield(path)
-                    })
+                retries[path] = Task {
+                    try? await Task.sleep(for: delay)
+                    input.yield(path)
+                }
             }
         }
     }
