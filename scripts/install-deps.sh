@@ -7,6 +7,14 @@ set -euo pipefail
 # openssl: the self-signed certificate of the TLS test.
 packages=(libsqlite3-dev libpq-dev freetds-dev freetds-bin postgresql postgresql-contrib python3-psycopg2 openssl)
 
+# prometheus-client (PyPI): the metrics test reads /metrics with Prometheus's own parser, in the
+# python3 the tests run (the first on PATH).
+if ! python3 -c 'import prometheus_client' 2>/dev/null; then
+  echo "install-deps: installing prometheus-client (PyPI) for $(command -v python3)"
+  python3 -m pip install -q prometheus-client 2>/dev/null \
+    || python3 -m pip install -q --break-system-packages prometheus-client
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

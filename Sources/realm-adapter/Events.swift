@@ -30,15 +30,25 @@ struct Events: AsyncParsableCommand {
     )
 
     @OptionGroup var options: ConfigOptions
+    @OptionGroup var metrics: MetricsOptions
 
     func run() async throws {
         try await reportingErrors {
             let (c, logger) = try options.load()
+            let endpoint = try metrics.endpoint(c)
             guard !c.events.webhooks.isEmpty else {
                 throw ValidationError("events.webhooks is empty in \(options.config): there is nothing to deliver.")
             }
             let store = try RealmStore(directory: c.realm.store, logger: logger)
-            let services = try c.events.services(store: store, logger: logger)
+            let handlers = try c.events.services(store: store, logger: logger)
+            var services: [any Service] = handlers
+            if let endpoint {
+                let events = Gauges.events(handlers, logger: logger)
+                let probes = MetricsServer.Probes(
+                    ready: { (true, "delivering") }, collect: ThrottledCollector(every: .seconds(1), events).collect)
+                services.append(
+                    MetricsServer.service(host: endpoint.host, port: endpoint.port, probes: probes, logger: logger))
+            }
             logger.info(
                 "Delivering change events",
                 metadata: ["webhooks": "\(c.events.webhooks.map(\.displayURL).joined(separator: ", "))"])

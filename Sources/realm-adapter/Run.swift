@@ -27,11 +27,13 @@ struct Run: AsyncParsableCommand {
     )
 
     @OptionGroup var options: ConfigOptions
+    @OptionGroup var metrics: MetricsOptions
 
     func run() async throws {
         try await reportingErrors {
             let (c, logger) = try options.load()
-            let daemon = try await Daemon.start(c, logger: logger)
+            let endpoint = try metrics.endpoint(c)
+            let daemon = try await Daemon.start(c, logger: logger, endpoint: endpoint)
             try await daemon.run()
         }
     }
@@ -42,7 +44,9 @@ struct Daemon {
     let connector: any DatabaseConnector
     let group: ServiceGroup
 
-    static func start(_ c: Configuration, logger: Logger) async throws -> Daemon {
+    static func start(
+        _ c: Configuration, logger: Logger, endpoint: (host: String, port: Int)? = nil
+    ) async throws -> Daemon {
         let (database, mapping, connector) = try Wiring.connector(c, logger: logger)
         let store = try RealmStore(directory: c.realm.store, logger: logger)
         logger.info(
@@ -53,7 +57,9 @@ struct Daemon {
             try await connector.prepare(mapping)
         }
         do {
-            return try assemble(c, store: store, connector: connector, mapping: mapping, start: start, logger: logger)
+            return try assemble(
+                c, store: store, connector: connector, mapping: mapping, start: start, endpoint: endpoint,
+                logger: logger)
         } catch {
             _ = await connector.abandonUnusedStart()
             await connector.shutdown()
@@ -64,7 +70,7 @@ struct Daemon {
     /// The services of a daemon whose database is prepared.
     static func assemble(
         _ c: Configuration, store: RealmStore, connector: any DatabaseConnector, mapping: Mapping,
-        start: StreamStart, logger: Logger
+        start: StreamStart, endpoint: (host: String, port: Int)? = nil, logger: Logger
     ) throws -> Daemon {
         let database = c.database!
         if start == .restarted {
@@ -80,17 +86,26 @@ struct Daemon {
         let applier = RealmApplier(
             store: store, mappings: mappings, origin: adapter.origin, source: connector.sourceName)
         // Webhooks first: they register before the sync writes anything, so they see all of it.
-        let webhooks: [any Service] = try c.events.services(store: store, logger: logger)
-        let services: [any Service] =
-            webhooks + [
-                try DatabaseToRealmService(
-                    connector: connector, applier: applier, adapter: adapter, retry: database.retry,
-                    ignoreSQLErrors: c.ignoreSQLErrors, logger: logger),
-                RealmToDatabaseService(
-                    connector: connector, adapter: adapter, mappings: mappings, retry: database.retry,
-                    ignoreSQLErrors: c.ignoreSQLErrors, applyRealmSchemaChanges: database.applyRealmSchemaChanges,
-                    logger: logger),
-            ]
+        let webhooks = try c.events.services(store: store, logger: logger)
+        let databaseToRealm = try DatabaseToRealmService(
+            connector: connector, applier: applier, adapter: adapter, retry: database.retry,
+            ignoreSQLErrors: c.ignoreSQLErrors, logger: logger)
+        let realmToDatabase = RealmToDatabaseService(
+            connector: connector, adapter: adapter, mappings: mappings, retry: database.retry,
+            ignoreSQLErrors: c.ignoreSQLErrors, applyRealmSchemaChanges: database.applyRealmSchemaChanges,
+            logger: logger)
+        var services: [any Service] = webhooks + [databaseToRealm, realmToDatabase]
+        if let endpoint {
+            let probes = MetricsServer.Probes(
+                ready: {
+                    // A refused transaction stops the daemon: it outranks the stream's state.
+                    if let refused = realmToDatabase.health.blockedReason { return (false, refused) }
+                    return databaseToRealm.health.readiness
+                },
+                collect: Gauges.daemon(adapter: adapter, connector: connector, webhooks: webhooks, logger: logger))
+            services.append(
+                MetricsServer.service(host: endpoint.host, port: endpoint.port, probes: probes, logger: logger))
+        }
         let group = ServiceGroup(
             configuration: .init(
                 services: services.map { .init(service: $0) },

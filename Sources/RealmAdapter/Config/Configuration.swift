@@ -27,6 +27,10 @@ public struct Configuration: Sendable {
     public var logFormat = LogFormat.text
     /// `events`: webhooks that change events go to.
     public var events = EventsConfiguration()
+    /// `server.metricsPort`: where `run` and `events` serve `/metrics` and `/health/*` (none by default).
+    public var metricsPort: Int?
+    /// `server.metricsHost`: the address they listen on (default `127.0.0.1`).
+    public var metricsHost = "127.0.0.1"
 
     /// Reads and checks a configuration file. Relative paths inside it (the store directory,
     /// the log file) are resolved against the file's directory. `connectors` decode the
@@ -89,6 +93,11 @@ public struct Configuration: Sendable {
             logFormat = f
         }
         events = try EventsConfiguration(try r.object("events"), environment: environment)
+        if var server = try r.object("server") {
+            metricsPort = try server.int("metricsPort", in: 1...65535)
+            metricsHost = try server.string("metricsHost") ?? metricsHost
+            try server.finish()
+        }
         try r.finish()
         try check()
     }

@@ -75,10 +75,16 @@ public protocol DatabaseConnector: RelationalConnector, LoadableConnector {
 
     /// A source position as people read it (Postgres: the LSN).
     func describe(position: String) -> String
+
+    /// How many bytes of its log the database keeps for the change stream (Postgres: the WAL
+    /// the replication slot retains), or nil if it does not say. For metrics.
+    func retainedBytes() async throws -> Int64?
 }
 
 extension DatabaseConnector {
     public func describe(position: String) -> String { position }
+
+    public func retainedBytes() async throws -> Int64? { nil }
 }
 
 /// What `realm-adapter status` shows of the database side.

@@ -1,4 +1,5 @@
 import Logging
+import Metrics
 import ServiceLifecycle
 
 /// Calls a handler with each transaction of the Realms whose path matches a regular expression,
@@ -26,6 +27,11 @@ public final class EventHandler: Service, Sendable {
     public let seesOwnWrites: Bool
     private let handle: @Sendable (ChangeEvent) async throws -> Void
     private let logger: Logger
+    /// `realm_adapter_events_total{handler}`, `realm_adapter_event_failures_total{handler}`,
+    /// `realm_adapter_event_dead_letters_total{handler}` (a label per handler or webhook, not per Realm).
+    private let handled: Counter
+    private let failures: Counter
+    private let setAsideCount: Counter
 
     /// Registers (or re-opens) the handler `name`. When first registered it starts at each
     /// existing Realm's current version: events are for what is written from then on (and for
@@ -41,6 +47,9 @@ public final class EventHandler: Service, Sendable {
         self.retry = retry
         self.seesOwnWrites = seesOwnWrites
         self.handle = handle
+        handled = Counter(label: "realm_adapter_events_total", dimensions: [("handler", name)])
+        failures = Counter(label: "realm_adapter_event_failures_total", dimensions: [("handler", name)])
+        setAsideCount = Counter(label: "realm_adapter_event_dead_letters_total", dimensions: [("handler", name)])
         var logger = logger
         logger[metadataKey: "handler"] = "\(name)"
         self.logger = logger
@@ -115,10 +124,10 @@ public final class EventHandler: Service, Sendable {
                 return zip(pending, try store.changeSets(of: pending, in: path)).map { ($0, $1) }
             }
             guard !batch.isEmpty else { return }
-            var handled: Int64?
+            var lastHandled: Int64?
             func advance() async throws {
                 // Not flushed on its own: a power loss replays a few events, which at least once allows.
-                guard let v = handled else { return }
+                guard let v = lastHandled else { return }
                 try await store.perform { try adapter.advance(path, through: v, durable: false) }
             }
             for (tx, result) in batch {
@@ -131,11 +140,13 @@ public final class EventHandler: Service, Sendable {
                     do {
                         try await handle(ChangeEvent(changes: changes, realm: realm, writeOrigin: origin))
                     } catch {
+                        failures.increment()
                         try await advance()
                         throw HandlerFailure(version: tx.version, error: error)
                     }
+                    handled.increment()
                 }
-                handled = tx.version
+                lastHandled = tx.version
             }
             try await advance()
         }
@@ -145,6 +156,7 @@ public final class EventHandler: Service, Sendable {
     public let batchLimit = 64
 
     private func setAside(_ path: String, _ failure: HandlerFailure, attempts: Int) async throws {
+        setAsideCount.increment()
         let letter = EventDeadLetter(
             handler: name, path: path, version: failure.version, attempts: attempts, error: "\(failure.error)")
         logger.error(

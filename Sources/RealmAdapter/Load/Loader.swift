@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import Synchronization
 
 /// Seeds Realms from a database snapshot (`realm-adapter load`), with the same mapping engine
@@ -86,7 +87,10 @@ public final class Loader: @unchecked Sendable {
             var p = LoadProgress(
                 step: step, rows: 0, estimatedRows: try snapshot.estimatedRows(step.table), elapsed: .zero, done: false)
             progress(p)
+            // `realm_adapter_loader_rows_total{table}`: one series per mapped table.
+            let loaded = Counter(label: "realm_adapter_loader_rows_total", dimensions: [("table", step.table)])
             func report(_ rows: Int) {
+                if rows > p.rows { loaded.increment(by: rows - p.rows) }
                 p.rows = rows
                 p.elapsed = ContinuousClock.now - stepStarted
                 progress(p)

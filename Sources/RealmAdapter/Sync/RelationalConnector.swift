@@ -18,11 +18,14 @@ public struct DatabaseTransaction: Sendable {
     /// read back from the database (``RelationalConnector/row(_:key:columns:)``) for each
     /// inserted or updated row.
     public var readBack: [String: [String]]
+    /// When the database committed it, if the stream says (metrics: how far behind sync is).
+    public var commitTime: Timestamp?
 
     public init(
         position: String, isOwn: Bool, changes: [RowChange], token: UInt64, markers: [AppliedMarker] = [],
-        missedRows: [RowReference] = [], readBack: [String: [String]] = [:]
+        missedRows: [RowReference] = [], readBack: [String: [String]] = [:], commitTime: Timestamp? = nil
     ) {
+        self.commitTime = commitTime
         self.position = position
         self.isOwn = isOwn
         self.changes = changes

@@ -4,7 +4,7 @@ import Logging
 /// (`database.retry`): the daemon's start and both sync directions use it.
 package func withRetries<T>(
     _ retry: DatabaseConfiguration.Retry, connector: any RelationalConnector, logger: Logger,
-    what: String, _ body: () async throws -> T
+    what: String, metrics: SyncMetrics? = nil, _ body: () async throws -> T
 ) async throws -> T {
     var attempt = 1
     while true {
@@ -12,11 +12,14 @@ package func withRetries<T>(
         do {
             return try await body()
         } catch  where !connector.isTransient(error) {
+            metrics?.errors.increment()
             // The daemon stops on it: the server's details (they may quote row values) at debug level only.
             logger.debug(
                 "Stopping on an error", metadata: ["direction": "\(what)", "error": "\(String(reflecting: error))"])
             throw error
         } catch  where connector.isTransient(error) && !Task.isCancelled {
+            metrics?.errors.increment()
+            metrics?.reconnects.increment()
             // A connection that worked for a while starts a fresh series of attempts.
             attempt = ContinuousClock.now - started > .seconds(60) ? 2 : attempt + 1
             if retry.attempts > 0 && attempt > retry.attempts {

@@ -26,6 +26,9 @@ public final class DatabaseToRealmService: Service {
     /// stopping the daemon.
     let ignoreSQLErrors: Bool
     let logger: Logger
+    let metrics = SyncMetrics(.databaseToRealm)
+    /// Whether its change stream runs (`/health/ready`).
+    public let health = SyncHealth()
 
     public init(
         connector: any RelationalConnector, applier: RealmApplier, adapter: Adapter, retry: DatabaseConfiguration.Retry,
@@ -44,6 +47,7 @@ public final class DatabaseToRealmService: Service {
     /// Sets rows aside in the database, and says so at error level (no values: they are in the table).
     func setAside(_ rows: [SetAsideRow]) throws {
         try connector.setAside(rows)
+        metrics.deadLetters.increment(by: rows.count)
         for r in rows {
             logger.error(
                 "A database row no Realm can hold was set aside in realm_adapter_dead_row (ignoreSQLErrors)",
@@ -91,45 +95,57 @@ public final class DatabaseToRealmService: Service {
     }
 
     public func run() async throws {
-        try await withRetries(retry, connector: connector, logger: logger, what: "database → Realm") {
-            try Failpoint.dbToRealmBeforeStream.hit()
-            let stream = try await connector.changes()
-            try Self.recordFollowing(applier.store, source: connector.sourceName)
-            if saidSyncing.withLock({ said in
-                defer { said = true }
-                return !said
-            }) {
-                logger.info(
-                    "Syncing", metadata: ["realm.store": "\(applier.store.directory)", "adapter": "\(adapter.name)"])
+        try await withRetries(retry, connector: connector, logger: logger, what: "database → Realm", metrics: metrics) {
+            do {
+                try await follow()
+            } catch {
+                health.notStreaming("the change stream stopped: \(error)")
+                throw error
             }
-            for try await tx in stream.cancelOnGracefulShutdown() {
-                try Failpoint.dbToRealmReceived.hit()
-                if !tx.isOwn { warnAboutUnknownTables(tx) }
-                let (applier, adapter, cursor, connector) = (
-                    self.applier, self.adapter, self.databaseCursor, self.connector
-                )
-                let paths = try await applier.store.perform {
-                    // An own transaction moves the database's order past the Realm versions it holds;
-                    // of its rows only what the database added comes back (RealmApplier.apply).
-                    for m in tx.markers where tx.isOwn && m.adapter == adapter.name {
-                        try cursor.advance(m.path, through: m.version)
-                    }
-                    return try applier.apply(
-                        tx, pending: self.pendingWrites, linkList: { try connector.linkList($0, owner: $1) },
-                        row: { try connector.row($0, key: $1, columns: $2) },
-                        writeRealmIds: { try connector.writeRealmIds($0) },
-                        setAside: self.ignoreSQLErrors ? { try self.setAside($0) } : nil)
+        }
+    }
+
+    /// Follows the change stream until it ends or fails.
+    private func follow() async throws {
+        try Failpoint.dbToRealmBeforeStream.hit()
+        let stream = try await connector.changes()
+        health.streaming()
+        try Self.recordFollowing(applier.store, source: connector.sourceName)
+        if saidSyncing.withLock({ said in
+            defer { said = true }
+            return !said
+        }) {
+            logger.info(
+                "Syncing", metadata: ["realm.store": "\(applier.store.directory)", "adapter": "\(adapter.name)"])
+        }
+        for try await tx in stream.cancelOnGracefulShutdown() {
+            try Failpoint.dbToRealmReceived.hit()
+            if !tx.isOwn { warnAboutUnknownTables(tx) }
+            let (applier, adapter, cursor, connector) = (
+                self.applier, self.adapter, self.databaseCursor, self.connector
+            )
+            let paths = try await applier.store.perform {
+                // An own transaction moves the database's order past the Realm versions it holds;
+                // of its rows only what the database added comes back (RealmApplier.apply).
+                for m in tx.markers where tx.isOwn && m.adapter == adapter.name {
+                    try cursor.advance(m.path, through: m.version)
                 }
-                if !paths.isEmpty {
-                    logger.debug(
-                        "Applied a database transaction",
-                        metadata: [
-                            "position": "\(tx.position)", "realm.paths": "\(paths)", "changes": "\(tx.changes.count)",
-                        ])
-                    try Failpoint.dbToRealmAfterCommit.hit()
-                }
-                connector.processed(tx)
+                return try applier.apply(
+                    tx, pending: self.pendingWrites, linkList: { try connector.linkList($0, owner: $1) },
+                    row: { try connector.row($0, key: $1, columns: $2) },
+                    writeRealmIds: { try connector.writeRealmIds($0) },
+                    setAside: self.ignoreSQLErrors ? { try self.setAside($0) } : nil)
             }
+            if !paths.isEmpty {
+                logger.debug(
+                    "Applied a database transaction",
+                    metadata: [
+                        "position": "\(tx.position)", "realm.paths": "\(paths)", "changes": "\(tx.changes.count)",
+                    ])
+                try Failpoint.dbToRealmAfterCommit.hit()
+            }
+            if !tx.isOwn { metrics.applied(tx) }
+            connector.processed(tx)
         }
     }
 }
@@ -202,6 +218,9 @@ public final class RealmToDatabaseService: Service {
     let ignoreSQLErrors: Bool
     let applyRealmSchemaChanges: Bool
     let logger: Logger
+    let metrics = SyncMetrics(.realmToDatabase)
+    /// Whether a Realm transaction the database refused is waiting (`/health/ready`).
+    public let health = SyncHealth()
 
     public convenience init(
         connector: any RelationalConnector, adapter: Adapter, mapping: Mapping, retry: DatabaseConfiguration.Retry,
@@ -247,7 +266,7 @@ public final class RealmToDatabaseService: Service {
     }
 
     public func run() async throws {
-        try await withRetries(retry, connector: connector, logger: logger, what: "Realm → database") {
+        try await withRetries(retry, connector: connector, logger: logger, what: "Realm → database", metrics: metrics) {
             // Resume each Realm from what the database recorded (a crash may fall between the
             // database's commit and the adapter's advance).
             let adapter = self.adapter
@@ -321,6 +340,8 @@ public final class RealmToDatabaseService: Service {
                 }
                 // The state table records what the database applied: the cursor need not be flushed on its own.
                 try await store.perform { try adapter.advance(path, through: last.0.version, durable: false) }
+                metrics.transactions.increment(by: batch.count)
+                metrics.rowChanges.increment(by: batch.reduce(0) { $0 + $1.1.count })
                 logger.debug(
                     "Applied Realm transactions",
                     metadata: ["realm.path": "\(path)", "through": "\(last.0.version)", "count": "\(batch.count)"])
@@ -355,6 +376,7 @@ public final class RealmToDatabaseService: Service {
         let (store, adapter) = (self.adapter.store, self.adapter.name)
         let blocked = BlockedTransaction(path: path, version: tx.version, error: "\(error)")
         try await store.perform { try blocked.record(in: store, adapter: adapter) }
+        health.blocked("\(path) version \(tx.version) was rejected by the database (see `realm-adapter status`)")
         logger.error(
             """
             The database rejected a change; stopping with it unsent. `realm-adapter status` shows it; fix \
@@ -372,6 +394,7 @@ public final class RealmToDatabaseService: Service {
             "The rejected change in full", metadata: ["realm.path": "\(path)", "error": "\(String(reflecting: error))"])
         try await connector.deadLetter(
             tx.instructions, error: "\(error)", adapter: adapter.name, path: path, version: tx.version)
+        metrics.deadLetters.increment()
         try Failpoint.realmToDbAfterDeadLetter.hit()
     }
 }

@@ -327,7 +327,8 @@ public final class PostgresConnector: RelationalConnector {
                             DatabaseTransaction(
                                 position: position, isOwn: tx.origin.map(origins.contains) ?? false,
                                 changes: changes, token: tx.isComplete ? tx.endLSN.value : 0, markers: markers,
-                                missedRows: missed, readBack: readBack))
+                                missedRows: missed, readBack: readBack,
+                                commitTime: Self.timestamp(pgMicroseconds: tx.commitTime)))
                     }
                     continuation.finish()
                 } catch {
@@ -339,6 +340,15 @@ public final class PostgresConnector: RelationalConnector {
                 stream.stop()
             }
         }
+    }
+
+    /// A pgoutput time (microseconds since 2000-01-01 UTC).
+    static func timestamp(pgMicroseconds t: Int64) -> Timestamp {
+        let unix = t + 946_684_800_000_000
+        let (s, us) = unix.quotientAndRemainder(dividingBy: 1_000_000)
+        return us < 0
+            ? Timestamp(seconds: s - 1, nanoseconds: Int32((us + 1_000_000) * 1000))
+            : Timestamp(seconds: s, nanoseconds: Int32(us * 1000))
     }
 
     public func processed(_ transaction: DatabaseTransaction) {
@@ -479,6 +489,14 @@ public final class PostgresConnector: RelationalConnector {
 }
 
 extension PostgresConnector: DatabaseConnector {
+    /// The WAL the replication slot keeps the server from recycling.
+    public func retainedBytes() async throws -> Int64? {
+        let pg = try await PostgresConnection.connect(settings, logger: logger)
+        defer { pg.close() }
+        let slot = options.slotName
+        return try await pg.session { s in try PostgresReplicationSetup.slotStatus(s, slot)?.retainedBytes }
+    }
+
     /// The applied versions, the dead-letter counts, and the slot: its confirmed position,
     /// whether a daemon streams from it, and the WAL it retains (a warning above
     /// `database.walWarningBytes`: an abandoned slot fills the disk).

@@ -204,8 +204,9 @@ public final class PostgresReplicationStream: @unchecked Sendable {
         _ relations: inout [UInt32: PgOutputMessage.Relation], _ typeNames: inout [UInt32: String]
     ) throws {
         switch message {
-        case .begin(let final, _, _):
+        case .begin(let final, let commitTime, _):
             current = PostgresTransaction(endLSN: final, commitLSN: final, origin: nil, changes: [])
+            current?.commitTime = commitTime
         case .origin(_, let name):
             current?.origin = name
         case .relation(let r):

@@ -15,4 +15,6 @@ public struct PostgresTransaction: Sendable {
     public var part: Int = 0
     /// Whether this is the transaction's last part (its commit): only then may the slot move past it.
     public var isComplete = true
+    /// When it committed, in microseconds since 2000-01-01 UTC (pgoutput's BEGIN says).
+    public var commitTime: Int64 = 0
 }
