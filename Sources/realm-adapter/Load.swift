@@ -44,9 +44,19 @@ struct Load: AsyncParsableCommand {
     @Flag(name: .long, help: "Show what would be loaded (tables, estimated rows, target Realms) and write nothing.")
     var dryRun = false
 
+    @OptionGroup var metrics: MetricsOptions
+
     func run() async throws {
         try await reportingErrors {
             let (c, logger) = try options.load()
+            // realm_adapter_loader_rows_total{table}, while the load runs.
+            let server = try metrics.endpoint(c).map { e in
+                Task {
+                    let probes = MetricsServer.Probes(ready: { (true, "loading") })
+                    try await MetricsServer.service(host: e.host, port: e.port, probes: probes, logger: logger).run()
+                }
+            }
+            defer { server?.cancel() }
             let (database, mapping, connector) = try Wiring.connector(c, logger: logger)
             let only = tables.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
                 .filter { !$0.isEmpty }
