@@ -92,6 +92,16 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                "RealmServer",
+            ]
+        ),
+        // HTTP: the metrics and health endpoints (later `realm-adapter serve`).
+        .target(
+            name: "RealmServer",
+            dependencies: [
+                "RealmAdapter",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -101,6 +111,7 @@ let package = Package(
             name: "realm-adapter-bench",
             dependencies: [
                 "RealmAdapter",
+                "RealmServer",
                 "TestSupport",
                 "PostgresConnector",
                 "CLibPQ",

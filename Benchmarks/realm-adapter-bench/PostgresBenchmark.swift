@@ -3,7 +3,13 @@ import Foundation
 import Logging
 import PostgresConnector
 import RealmAdapter
+import RealmServer
 import ServiceLifecycle
+import Synchronization
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The Postgres benchmark of the connector issue, against the limits measured in the same run.
 struct PostgresBenchmark: AsyncParsableCommand {
@@ -29,6 +35,8 @@ struct PostgresBenchmark: AsyncParsableCommand {
     @Option(help: "Rows per transaction on both sides.") var batch = 1_000
     @Option(help: "Commits per second in the latency run.") var rate = 1_000
     @Option(help: "Seconds of each latency run.") var seconds = 5
+    @Option(help: "Serve /metrics and scrape it every N ms throughout (0: no metrics), to measure what scraping costs.")
+    var scrapeEveryMs = 0
 
     func run() async throws {
         let env = ProcessInfo.processInfo.environment
@@ -56,6 +64,8 @@ struct PostgresBenchmark: AsyncParsableCommand {
                 """)
         }
         print("realm-adapter Postgres benchmark: \(rows) row changes, transactions of \(batch)")
+        let scraping = try await scrape(logger: logger)
+        defer { for t in scraping { t.cancel() } }
 
         // 1. Postgres → Realm.
         let repl = try await PostgresConnection.connect(settings, replication: true)
@@ -168,6 +178,32 @@ struct PostgresBenchmark: AsyncParsableCommand {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         print(String(format: "  max RSS %.0f MB", Double(usage.ru_maxrss) / 1024))
+        if scrapeEveryMs > 0 { print("  /metrics answered \(Self.scrapes.load(ordering: .relaxed)) scrapes") }
+    }
+
+    /// Scrapes that got an answer (printed at the end, to show the scraper ran).
+    static let scrapes = Atomic<Int>(0)
+
+    /// With `--scrape-every-ms`: the metrics endpoint of `run` (Prometheus registry, Hummingbird)
+    /// and a scraper polling it, as tasks to cancel at the end.
+    func scrape(logger: Logger) async throws -> [Task<Void, Never>] {
+        guard scrapeEveryMs > 0 else { return [] }
+        _ = MetricsServer.registry
+        let port = 19_464
+        let server = Task {
+            let probes = MetricsServer.Probes(ready: { (true, "benchmark") })
+            try? await MetricsServer.service(host: "127.0.0.1", port: port, probes: probes, logger: logger).run()
+        }
+        let url = URL(string: "http://127.0.0.1:\(port)/metrics")!
+        let every = scrapeEveryMs
+        let scraper = Task {
+            while !Task.isCancelled {
+                if (try? await URLSession.shared.data(from: url)) != nil { Self.scrapes.add(1, ordering: .relaxed) }
+                try? await Task.sleep(for: .milliseconds(every))
+            }
+        }
+        print("  serving /metrics on 127.0.0.1:\(port), scraped every \(every) ms")
+        return [server, scraper]
     }
 
     func rate(_ n: Int, _ d: Duration) -> Double {

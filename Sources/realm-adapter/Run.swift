@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import RealmAdapter
+import RealmServer
 import ServiceLifecycle
 
 struct Run: AsyncParsableCommand {

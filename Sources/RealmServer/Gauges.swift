@@ -10,8 +10,8 @@ import RealmAdapter
 /// | `realm_adapter_unsent_realm_transactions` | Realm transactions not yet sent to the database |
 /// | `realm_adapter_slot_retained_wal_bytes` | the WAL the replication slot retains (Postgres) |
 /// | `realm_adapter_events_pending{handler}` | transactions a webhook has still to deliver |
-enum Gauges {
-    static func daemon(
+public enum Gauges {
+    public static func daemon(
         adapter: Adapter, connector: any DatabaseConnector, webhooks: [EventHandler], logger: Logger
     ) -> @Sendable () async -> Void {
         let unsent = Gauge(label: "realm_adapter_unsent_realm_transactions")
@@ -40,7 +40,7 @@ enum Gauges {
     }
 
     /// `realm_adapter_events_pending{handler}` for each webhook.
-    static func events(_ webhooks: [EventHandler], logger: Logger) -> @Sendable () async -> Void {
+    public static func events(_ webhooks: [EventHandler], logger: Logger) -> @Sendable () async -> Void {
         let gauges = webhooks.map {
             (Gauge(label: "realm_adapter_events_pending", dimensions: [("handler", $0.name)]), $0)
         }
