@@ -118,4 +118,29 @@ import Testing
         #expect(letters.map { "\($0.path) \($0.version) \($0.attempts)" } == ["/a 1 2"])
         #expect(letters.first?.error.isEmpty == false)
     }
+
+    /// A Realm that never catches up (each event writes another transaction to it) does not
+    /// starve the others: Realms take turns, a batch each.
+    @Test func aBusyRealmDoesNotStarveTheOthers() async throws {
+        let t = try TemporaryStore()
+        let seen = Seen()
+        let store = t.store
+        let handler = try EventHandler(store: store, name: "h", pathRegex: "^/") { event in
+            await seen.add(event)
+            let quietDone = await seen.events.contains("/quiet 2")
+            if event.path == "/busy", !quietDone {
+                try await store.apply(
+                    [.set(objectType: "Note", identity: .int(1), values: ["text": .string("v\(event.version)")])],
+                    to: "/busy", origin: "app")
+            }
+        }
+        try await store.apply([.addType(taskSchema[2]), note(1)], to: "/busy", origin: "app")
+        for _ in 0..<100 {
+            try await store.apply(
+                [.set(objectType: "Note", identity: .int(1), values: ["text": "x"])], to: "/busy", origin: "app")
+        }
+        try await store.apply([.addType(taskSchema[2])], to: "/quiet", origin: "app")
+        try await store.apply([note(1)], to: "/quiet", origin: "app")
+        try await run(handler) { await seen.events.contains("/quiet 2") }
+    }
 }

@@ -83,7 +83,8 @@ public final class EventHandler: Service, Sendable {
         for await path in paths.cancelOnGracefulShutdown() {
             if let f = failing[path], ContinuousClock.now < f.until { continue }  // its retry comes later
             do {
-                try await drain(path)
+                // A batch, then the Realm goes to the back of the line: a busy Realm does not starve the others.
+                if try await drain(path, batches: 1) == false { input.yield(path) }
                 failing[path] = nil
             } catch let failure as HandlerFailure {
                 let attempts = failing[path].map { $0.version == failure.version ? $0.attempts + 1 : 1 } ?? 1
@@ -116,14 +117,17 @@ public final class EventHandler: Service, Sendable {
     /// a failure: a handler killed mid-batch gets the batch's unfinished events again.
     ///
     /// - Throws: ``HandlerFailure`` when the handler throws (that event stays pending).
-    public func drain(_ path: String) async throws {
+    /// - Parameter batches: at most this many batches (then it returns false if more wait).
+    /// - Returns: whether the Realm is caught up.
+    @discardableResult
+    public func drain(_ path: String, batches: Int = .max) async throws -> Bool {
         let (store, adapter, origin, limit) = (adapter.store, adapter, writeOrigin, batchLimit)
-        while true {
+        for _ in 0..<batches {
             let batch = try await store.perform { () -> [(RealmTransaction, Result<ChangeSet, RealmAdapterError>)] in
                 let pending = try adapter.pending(path, limit: limit)
                 return zip(pending, try store.changeSets(of: pending, in: path)).map { ($0, $1) }
             }
-            guard !batch.isEmpty else { return }
+            guard !batch.isEmpty else { return true }
             var lastHandled: Int64?
             func advance() async throws {
                 // Not flushed on its own: a power loss replays a few events, which at least once allows.
@@ -150,6 +154,7 @@ public final class EventHandler: Service, Sendable {
             }
             try await advance()
         }
+        return try await store.perform { try adapter.pending(path, limit: 1).isEmpty }
     }
 
     /// Events read (and their change sets computed) at once when a handler is behind.
