@@ -7,10 +7,6 @@ import RealmServer
 import ServiceLifecycle
 import Synchronization
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// The Postgres benchmark of the connector issue, against the limits measured in the same run.
 struct PostgresBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -35,7 +31,10 @@ struct PostgresBenchmark: AsyncParsableCommand {
     @Option(help: "Rows per transaction on both sides.") var batch = 1_000
     @Option(help: "Commits per second in the latency run.") var rate = 1_000
     @Option(help: "Seconds of each latency run.") var seconds = 5
-    @Option(help: "Serve /metrics and scrape it every N ms throughout (0: no metrics), to measure what scraping costs.")
+    @Option(
+        help:
+            "Serve /metrics and scrape it with curl every N ms throughout (0: no metrics), to measure what scraping costs."
+    )
     var scrapeEveryMs = 0
 
     func run() async throws {
@@ -178,11 +177,15 @@ struct PostgresBenchmark: AsyncParsableCommand {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         print(String(format: "  max RSS %.0f MB", Double(usage.ru_maxrss) / 1024))
-        if scrapeEveryMs > 0 { print("  /metrics answered \(Self.scrapes.load(ordering: .relaxed)) scrapes") }
+        if scrapeEveryMs > 0, let dots = Self.dotsFile.withLock({ $0 }) {
+            let answered = (try? Data(contentsOf: URL(fileURLWithPath: dots)).count) ?? 0
+            print("  /metrics answered \(answered) scrapes from curl")
+            try? FileManager.default.removeItem(atPath: dots)
+        }
     }
 
-    /// Scrapes that got an answer (printed at the end, to show the scraper ran).
-    static let scrapes = Atomic<Int>(0)
+    /// The file the scraper adds a dot to per answer (printed at the end, to show it ran).
+    static let dotsFile = Mutex<String?>(nil)
 
     /// With `--scrape-every-ms`: the metrics endpoint of `run` (Prometheus registry, Hummingbird)
     /// and a scraper polling it, as tasks to cancel at the end.
@@ -194,15 +197,23 @@ struct PostgresBenchmark: AsyncParsableCommand {
             let probes = MetricsServer.Probes(ready: { (true, "benchmark") })
             try? await MetricsServer.service(host: "127.0.0.1", port: port, probes: probes, logger: logger).run()
         }
-        let url = URL(string: "http://127.0.0.1:\(port)/metrics")!
-        let every = scrapeEveryMs
+        // An outside process, as Prometheus is: curl every N ms, a dot per answer.
+        let dots = NSTemporaryDirectory() + "realm-adapter-bench-scrapes-\(getpid())"
+        FileManager.default.createFile(atPath: dots, contents: nil)
+        let curl = Process()
+        curl.executableURL = URL(fileURLWithPath: "/bin/sh")
+        curl.arguments = [
+            "-c",
+            "while :; do curl -s -o /dev/null -w . http://127.0.0.1:\(port)/metrics >> \(dots); "
+                + "sleep \(Double(scrapeEveryMs) / 1000); done",
+        ]
+        try curl.run()
         let scraper = Task {
-            while !Task.isCancelled {
-                if (try? await URLSession.shared.data(from: url)) != nil { Self.scrapes.add(1, ordering: .relaxed) }
-                try? await Task.sleep(for: .milliseconds(every))
-            }
+            while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(100)) }
+            curl.terminate()
         }
-        print("  serving /metrics on 127.0.0.1:\(port), scraped every \(every) ms")
+        Self.dotsFile.withLock { $0 = dots }
+        print("  serving /metrics on 127.0.0.1:\(port), scraped by curl every \(scrapeEveryMs) ms")
         return [server, scraper]
     }
 
