@@ -197,6 +197,7 @@ let package = Package(
             dependencies: [
                 "RealmAdapter", "PostgresConnector", "store-writer", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(

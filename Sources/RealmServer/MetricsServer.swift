@@ -49,9 +49,37 @@ public enum MetricsServer {
                 ready ? .ok : .serviceUnavailable,
                 ["status": .string(ready ? "ready" : "not ready"), "reason": .string(reason)])
         }
-        return Application(
+        // The HTTP server's own messages (a cancelled connection at shutdown, at error level) are
+        // not the daemon's news: only its failures, which surface as the error below.
+        var quiet = logger
+        quiet.logLevel = .critical
+        let app = Application(
             router: router, configuration: .init(address: .hostname(host, port: port), serverName: "realm-adapter"),
-            logger: logger)
+            logger: quiet)
+        return Endpoint(app: app, host: host, port: port)
+    }
+
+    /// The server, whose failure to start (a port in use, an address not of this machine) says
+    /// which port and option.
+    struct Endpoint<S: Service>: Service {
+        let app: S
+        let host: String
+        let port: Int
+
+        func run() async throws {
+            do {
+                try await app.run()
+            } catch let e where !(e is CancellationError) {
+                throw MetricsServerError(
+                    description: "Cannot serve /metrics on \(host):\(port) (--metrics-port, --metrics-host, "
+                        + "server.metricsPort): \(e)")
+            }
+        }
+    }
+
+    /// The endpoint could not start; the message names the address and the options.
+    public struct MetricsServerError: Error, CustomStringConvertible {
+        public let description: String
     }
 
     static func json(_ status: HTTPResponse.Status, _ fields: KeyValuePairs<String, JSONValue>) -> Response {

@@ -38,10 +38,14 @@ struct Events: AsyncParsableCommand {
             let (c, logger) = try options.load()
             let endpoint = try metrics.endpoint(c)
             guard !c.events.webhooks.isEmpty else {
-                throw ValidationError("events.webhooks is empty in \(options.config): there is nothing to deliver.")
+                throw RealmAdapterError(
+                    .invalidConfiguration,
+                    "events.webhooks is empty in \(options.config): there is nothing to deliver. "
+                        + "docs/events.md shows a webhook.",
+                    context: ["json.path": "events.webhooks"])
             }
             let store = try RealmStore(directory: c.realm.store, logger: logger)
-            let handlers = try c.events.services(store: store, logger: logger)
+            let handlers = try c.events.services(store: store, schema: c.schema, logger: logger)
             var services: [any Service] = handlers
             if let endpoint {
                 let events = Gauges.events(handlers, logger: logger)

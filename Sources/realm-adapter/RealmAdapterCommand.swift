@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import RealmAdapter
+import RealmServer
 
 @main
 struct RealmAdapterCommand: AsyncParsableCommand {
@@ -115,6 +116,9 @@ func reportingErrors<T>(_ body: () async throws -> T) async throws -> T {
         reportError(e.message)
         throw ExitCode.failure
     } catch let e as any ConnectorError {
+        reportError(e.description)
+        throw ExitCode.failure
+    } catch let e as MetricsServer.MetricsServerError {
         reportError(e.description)
         throw ExitCode.failure
     }

@@ -87,7 +87,7 @@ struct Daemon {
         let applier = RealmApplier(
             store: store, mappings: mappings, origin: adapter.origin, source: connector.sourceName)
         // Webhooks first: they register before the sync writes anything, so they see all of it.
-        let webhooks = try c.events.services(store: store, logger: logger)
+        let webhooks = try c.events.services(store: store, schema: c.schema, logger: logger)
         let databaseToRealm = try DatabaseToRealmService(
             connector: connector, applier: applier, adapter: adapter, retry: database.retry,
             ignoreSQLErrors: c.ignoreSQLErrors, logger: logger)

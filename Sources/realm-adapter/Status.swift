@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import RealmAdapter
 
 struct Status: AsyncParsableCommand {
@@ -25,6 +26,13 @@ struct Status: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let (c, logger) = try options.load()
+            if c.database == nil, !c.events.webhooks.isEmpty {
+                // Webhooks without a database (`realm-adapter events`): their part only.
+                let store = try RealmStore(directory: c.realm.store, logger: logger)
+                print("Webhooks: store \(c.realm.store)")
+                if try printWebhooks(c, store: store, logger: logger) { throw ExitCode(2) }
+                return
+            }
             let (database, _, connector) = try Wiring.connector(c, logger: logger)
             let db = try await connector.statusReport(adapter: c.realm.adapterName)
             let store = try RealmStore(directory: c.realm.store, logger: logger)
@@ -85,17 +93,7 @@ struct Status: AsyncParsableCommand {
                 )
                 warned = true
             }
-            for w in c.events.webhooks {
-                let lag = try Webhook(w).handler(store: store, retry: c.events.retry, logger: logger).lag()
-                let age = lag.oldest.map { " (the oldest committed \($0))" } ?? ""
-                print(
-                    "webhook \(w.name): \(lag.pending) transaction(s) to deliver in \(lag.realms) Realm(s)\(age), "
-                        + "\(lag.deadLetters.count) dead letter(s)")
-                for d in lag.deadLetters.prefix(10) {
-                    print("  dead letter: \(d.path) version \(d.version) after \(d.attempts) attempts: \(d.error)")
-                }
-                if !lag.deadLetters.isEmpty { warned = true }
-            }
+            if try printWebhooks(c, store: store, logger: logger) { warned = true }
             for b in blocked {
                 print("blocked: \(b.path) version \(b.version) was rejected by the database: \(b.error)")
                 print(
@@ -105,6 +103,23 @@ struct Status: AsyncParsableCommand {
             if !blocked.isEmpty { throw ExitCode(3) }
             if warned { throw ExitCode(2) }
         }
+    }
+
+    /// Each webhook's backlog and dead letters; returns whether there are dead letters.
+    func printWebhooks(_ c: Configuration, store: RealmStore, logger: Logger) throws -> Bool {
+        var dead = false
+        for w in c.events.webhooks {
+            let lag = try Webhook(w).handler(store: store, retry: c.events.retry, logger: logger).lag()
+            let age = lag.oldest.map { " (the oldest committed \($0))" } ?? ""
+            print(
+                "webhook \(w.name): \(lag.pending) transaction(s) to deliver in \(lag.realms) Realm(s)\(age), "
+                    + "\(lag.deadLetters.count) dead letter(s)")
+            for d in lag.deadLetters.prefix(10) {
+                print("  dead letter: \(d.path) version \(d.version) after \(d.attempts) attempts: \(d.error)")
+            }
+            dead = dead || !lag.deadLetters.isEmpty
+        }
+        return dead
     }
 
     /// Up to this many followed Realms, `status` lists them all; past it, those with unsent changes.

@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import ServiceLifecycle
 import Testing
 
 @testable import RealmAdapter
@@ -142,5 +144,28 @@ import Testing
         try await store.apply([.addType(taskSchema[2])], to: "/quiet", origin: "app")
         try await store.apply([note(1)], to: "/quiet", origin: "app")
         try await run(handler) { await seen.events.contains("/quiet 2") }
+    }
+
+    /// A graceful shutdown cancels the event in flight (a hung endpoint must not hold the stop);
+    /// the event was not advanced past, so it comes again.
+    @Test func aShutdownCancelsTheEventInFlightAndKeepsIt() async throws {
+        let t = try TemporaryStore()
+        let seen = Seen()
+        let handler = try EventHandler(store: t.store, name: "h", pathRegex: "^/a$") { event in
+            await seen.add(event)
+            try await Task.sleep(for: .seconds(60))  // an endpoint that never answers
+        }
+        try await t.store.apply([.addType(taskSchema[2]), note(1)], to: "/a", origin: "app")
+        let group = ServiceGroup(services: [handler], logger: Logger(label: "t"))
+        let started = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            while await seen.events.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(try handler.adapter.cursor("/a") == 0)
+        #expect(try handler.adapter.pendingCount("/a") == 1)
     }
 }

@@ -75,6 +75,31 @@ import Testing
                 ]))
     }
 
+    /// A path outside ASCII is percent-encoded in the header (header values are ASCII); the body keeps it.
+    @Test func idempotencyKeysAreASCII() async throws {
+        let r = try WebhookReceiver()
+        let t = try TemporaryStore()
+        let hook = try Webhook(webhook(r.url("/ok"))).handler(
+            store: t.store, retry: Self.fast, logger: .init(label: "t"))
+        try await t.store.apply([.addType(taskSchema[2]), note(1)], to: "/shöp 日本", origin: "app")
+        try await run([hook]) { !r.parsed.isEmpty }
+        #expect(r.parsed.first?["key"] == .string("/sh%C3%B6p%20%E6%97%A5%E6%9C%AC@1"))
+        #expect(r.parsed.first?["body"]?["id"] == .string("/shöp 日本@1"))
+    }
+
+    /// A webhook naming a type the configuration's schema lacks is warned about at start: a
+    /// misspelt type would pass every transaction by without a word.
+    @Test func typesTheSchemaLacksAreWarnedAbout() throws {
+        let t = try TemporaryStore()
+        var events = EventsConfiguration()
+        events.webhooks = [webhook(URL(string: "http://127.0.0.1:1/x")!, types: ["Note", "Cupon"])]
+        let captured = CapturedLog()
+        let logger = Logger(label: "t") { _ in captured }
+        _ = try events.services(store: t.store, schema: try Schema(taskSchema), logger: logger)
+        #expect(
+            captured.lines.count == 1 && captured.lines[0].contains("Cupon") && !captured.lines[0].contains("Note,"))
+    }
+
     /// An endpoint that fails gets the same transaction again (same idempotency key) until it
     /// takes it; another webhook on the same Realms is not held back meanwhile.
     @Test func failuresAreRetriedWithTheSameKeyAndHoldBackOnlyTheirWebhook() async throws {
@@ -130,6 +155,15 @@ import Testing
         (#"{"pathRegex": "^/", "url": "https://x/y", "secretEnv": "NO_SUCH_VARIABLE_X"}"#, "secretEnv", "not set"),
         (#"{"pathRegex": "^/", "url": "https://x/y", "types": [3]}"#, "events.webhooks[0].types", "element 0"),
         (#"{"pathRegex": "^/", "url": "https://x/y", "retries": 3}"#, "events.webhooks[0].retries", "unknown key"),
+        (#"{"pathRegex": "^/", "url": "http://x:99999/y"}"#, "events.webhooks[0].url", "99999 is not between"),
+        (#"{"pathRegex": "^/", "url": "https://x/y", "headers": {"Bad Header": "v"}}"#, "headers", "not a header name"),
+        (#"{"pathRegex": "^/", "url": "https://x/y", "headers": {"X-A": "a\r\nX-B: 1"}}"#, "headers", "line break"),
+        (
+            #"{"pathRegex": "^/", "url": "https://x/y", "headers": {"Idempotency-Key": "k"}}"#, "headers",
+            "set by realm-adapter"
+        ),
+        (#"{"pathRegex": "^/", "url": "https://x/y", "headers": {"Host": "evil"}}"#, "headers", "set by realm-adapter"),
+        (#"{"pathRegex": "^/", "url": "https://x/y", "secretEnv": ""}"#, "secretEnv", "must name"),
     ])
     func badWebhookConfigurationsNameTheirPlace(webhook: String, place: String, says: String) throws {
         let json = try JSONValue(
@@ -144,4 +178,25 @@ import Testing
 
 extension WebhookReceiver {
     var parsed: [JSONValue] { requests.compactMap { try? JSONValue(parsing: $0) } }
+}
+
+/// Log lines (level, message, metadata) a test reads back.
+final class CapturedLog: LogHandler, @unchecked Sendable {
+    // @unchecked: the lock guards `storage`.
+    private let lock = NSLock()
+    private var storage: [String] = []
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    var lines: [String] { lock.withLock { storage } }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let line = "\(event.level) \(event.message) \((event.metadata ?? [:]).sorted { $0.key < $1.key })"
+        lock.withLock { storage.append(line) }
+    }
 }

@@ -63,6 +63,9 @@ public struct WebhookConfiguration: Sendable {
             throw r.error(
                 "url", "must be an http:// or https:// URL with a host, such as https://example.com/hooks/realm.")
         }
+        if let port = url.port, !(1...65535).contains(port) {
+            throw r.error("url", "the port \(port) is not between 1 and 65535.")
+        }
         guard url.user == nil, url.password == nil else {
             throw r.error("url", "must not hold credentials; send them in headers (\"Authorization\") instead.")
         }
@@ -83,7 +86,24 @@ public struct WebhookConfiguration: Sendable {
                 })
         }
         headers = try r.stringMap("headers")
+        for (name, value) in headers {
+            // RFC 9110 field names are tokens; values may not break the line.
+            let token = CharacterSet(charactersIn: "!#$%&'*+-.^_`|~0123456789")
+                .union(CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+            guard !name.isEmpty, name.unicodeScalars.allSatisfy(token.contains) else {
+                throw r.error("headers", "'\(name)' is not a header name (letters, digits and !#$%&'*+-.^_`|~ only).")
+            }
+            guard !value.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7f }) else {
+                throw r.error("headers", "the value of \(name) holds a line break or another control character.")
+            }
+            guard !Self.ownHeaders.contains(name.lowercased()) else {
+                throw r.error(
+                    "headers",
+                    "\(name) is set by realm-adapter itself (\(Self.ownHeaders.sorted().joined(separator: ", "))).")
+            }
+        }
         if let variable = try r.string("secretEnv") {
+            guard !variable.isEmpty else { throw r.error("secretEnv", "must name an environment variable.") }
             guard let value = environment[variable], !value.isEmpty else {
                 throw r.error("secretEnv", "the environment variable \(variable) is not set (or empty).")
             }
@@ -92,6 +112,12 @@ public struct WebhookConfiguration: Sendable {
         timeoutSeconds = try r.int("timeoutSeconds", in: 1...3600) ?? 10
         try r.finish()
     }
+
+    /// Headers each delivery sets itself, which `headers` may not give.
+    static let ownHeaders: Set<String> = [
+        "content-type", "content-length", "host", "idempotency-key", "x-realm-adapter-signature", "transfer-encoding",
+        "connection",
+    ]
 
     /// The URL without query or fragment (which may hold tokens): names the webhook in logs too.
     public var displayURL: String { Self.defaultName(url) }

@@ -15,7 +15,10 @@ extension RealmAdapterError {
     /// A webhook delivery failed; `reason` says how (never the request's headers or body).
     static func webhookFailed(_ webhook: WebhookConfiguration, _ reason: String) -> RealmAdapterError {
         RealmAdapterError(
-            .webhookFailed, "The webhook \(webhook.name) at \(webhook.displayURL) failed: \(reason).",
+            .webhookFailed,
+            webhook.name == webhook.displayURL
+                ? "The webhook at \(webhook.displayURL) failed: \(reason)."
+                : "The webhook \(webhook.name) at \(webhook.displayURL) failed: \(reason).",
             context: ["webhook": webhook.name])
     }
 }

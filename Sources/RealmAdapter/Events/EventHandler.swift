@@ -18,7 +18,8 @@ import ServiceLifecycle
 /// event after a backoff (`retry`), which holds back only that Realm; after `retry.attempts`
 /// attempts (0: never) the event is set aside as an ``EventDeadLetter`` and the Realm goes on.
 /// Writes made through ``ChangeEvent/write(_:)`` or ``write(to:_:)`` do not come back to the
-/// handler unless `seesOwnWrites`.
+/// handler unless `seesOwnWrites`. A graceful shutdown cancels the handler's task for the event in
+/// flight (a webhook's request ends at once); that event comes again on the next start.
 public final class EventHandler: Service, Sendable {
     /// The adapter that keeps this handler's place per Realm (`events:<name>`).
     public let adapter: Adapter
@@ -84,8 +85,16 @@ public final class EventHandler: Service, Sendable {
             if let f = failing[path], ContinuousClock.now < f.until { continue }  // its retry comes later
             do {
                 // A batch, then the Realm goes to the back of the line: a busy Realm does not starve the others.
-                if try await drain(path, batches: 1) == false { input.yield(path) }
+                // A shutdown cancels the event in flight (a hung endpoint must not hold the stop): it
+                // was not advanced past, so it comes again on the next start.
+                let caughtUp = try await cancelWhenGracefulShutdown { try await self.drain(path, batches: 1) }
+                if !caughtUp { input.yield(path) }
                 failing[path] = nil
+            } catch let failure as HandlerFailure where Task.isShuttingDownGracefully || Task.isCancelled {
+                logger.info(
+                    "Stopping; the event in flight comes again on the next start",
+                    metadata: ["realm.path": "\(path)", "version": "\(failure.version)"])
+                break
             } catch let failure as HandlerFailure {
                 let attempts = failing[path].map { $0.version == failure.version ? $0.attempts + 1 : 1 } ?? 1
                 if retry.attempts > 0, attempts >= retry.attempts {

@@ -58,9 +58,11 @@ public final class Webhook: Sendable {
         var request = URLRequest(url: configuration.url)
         request.httpMethod = "POST"
         request.httpBody = body
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.setValue(changes.id, forHTTPHeaderField: "Idempotency-Key")
+        // The configured headers first: the delivery's own come after and win (the configuration
+        // refuses them anyway).
         for (name, value) in configuration.headers { request.setValue(value, forHTTPHeaderField: name) }
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue(Self.idempotencyKey(changes), forHTTPHeaderField: "Idempotency-Key")
         if let secret = configuration.secret {
             request.setValue(Self.signature(body, secret: secret), forHTTPHeaderField: "X-Realm-Adapter-Signature")
         }
@@ -84,6 +86,14 @@ public final class Webhook: Sendable {
         default:
             throw RealmAdapterError.webhookFailed(configuration, "it answered HTTP \(http.statusCode)")
         }
+    }
+
+    /// `path@version`, percent-encoded outside printable ASCII (header values are ASCII): the
+    /// body's `id` as a header.
+    public static func idempotencyKey(_ changes: ChangeSet) -> String {
+        let allowed = CharacterSet(
+            charactersIn: "!#$&'()*+,-./0123456789:;=?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[]_abcdefghijklmnopqrstuvwxyz~")
+        return changes.id.addingPercentEncoding(withAllowedCharacters: allowed) ?? changes.id
     }
 
     /// `sha256=` and the hex HMAC-SHA256 of `body` keyed by the secret.
