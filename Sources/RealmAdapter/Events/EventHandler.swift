@@ -162,8 +162,10 @@ public final class EventHandler: Service, Sendable {
                 lastHandled = tx.version
             }
             try await advance()
+            // A short batch was the last one (what commits meanwhile brings the path again).
+            if batch.count < limit { return true }
         }
-        return try await store.perform { try adapter.pending(path, limit: 1).isEmpty }
+        return false
     }
 
     /// Events read (and their change sets computed) at once when a handler is behind.

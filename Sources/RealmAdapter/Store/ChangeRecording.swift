@@ -65,7 +65,7 @@ extension RealmWriter {
     /// Records that the object `id` of `t` did not exist before this transaction (a row an
     /// earlier touch in it wrote stays).
     func recordCreated(_ t: ObjectSchema, _ id: Value) throws {
-        guard let version = recordingVersion else { return }
+        guard let version = recording?.version else { return }
         try db.cachedStatement(
             sql: "INSERT OR IGNORE INTO object_change (realm_id, type, key, version, before) VALUES (?, ?, ?, ?, NULL)"
         ).execute(arguments: [realm, t.name, try RealmTables.encode(id), version])
@@ -74,18 +74,18 @@ extension RealmWriter {
     /// Records the object `id` of `t` as it is now, before this transaction changes it, unless
     /// this transaction recorded it already (or created it: the row saying so stays).
     func recordBefore(_ t: ObjectSchema, _ id: Value) throws {
-        guard let version = recordingVersion, let recorded else { return }
+        guard let recording else { return }
         let key = try RealmTables.encode(id)
-        guard recorded.keys.insert(RecordedObjects.Key(type: t.name, key: key)).inserted else { return }
+        guard recording.keys.insert(ChangeRecorder.Key(type: t.name, key: key)).inserted else { return }
         let object = try RealmReader(db: db, tables: tables, schema: schema).object(t.name, id)
         try db.cachedStatement(
             sql: "INSERT OR IGNORE INTO object_change (realm_id, type, key, version, before) VALUES (?, ?, ?, ?, ?)"
-        ).execute(arguments: [realm, t.name, key, version, object.map(RealmStore.image)])
+        ).execute(arguments: [realm, t.name, key, recording.version, object.map(RealmStore.image)])
     }
 
     /// ``recordBefore(_:_:)`` for each key that `sql` selects (its first column).
     func recordBefore(_ t: ObjectSchema, keysFrom sql: String, _ arguments: StatementArguments) throws {
-        guard recordingVersion != nil else { return }
+        guard recording != nil else { return }
         let keyType = RealmTables.keyType(of: t)
         for k in try DatabaseValue.fetchAll(db.cachedStatement(sql: sql), arguments: arguments) {
             try recordBefore(t, RealmTables.decode(k, as: keyType))
@@ -94,7 +94,7 @@ extension RealmWriter {
 
     /// ``recordCreated(_:_:)`` for each object of prepared INSERT records (``PreparedInserts``).
     func recordCreated(_ t: ObjectSchema, records: UnsafeRawBufferPointer, count: Int) throws {
-        guard recordingVersion != nil else { return }
+        guard recording != nil else { return }
         var r = BinaryReader(buffer: records)
         for _ in 0..<count {
             guard try r.byte() == 1 else { throw BinaryReader.corrupt }
@@ -111,11 +111,15 @@ extension RealmWriter {
     }
 }
 
-/// The objects one transaction recorded before-images of.
-final class RecordedObjects {
+/// One transaction's recording: the version it records under, and the objects it has recorded
+/// (a class: the writer's checks record too, and they do not mutate the writer).
+final class ChangeRecorder {
     struct Key: Hashable {
         var type: String
         var key: DatabaseValue
     }
+    let version: Int64
     var keys = Set<Key>()
+
+    init(version: Int64) { self.version = version }
 }

@@ -153,7 +153,7 @@ extension RealmStore {
                         db: db, tables: RealmTables(realmId: r.id, layout: layout), schema: try schema(db, r),
                         baseVersion: r.version)
                     if !recording.isEmpty, recording.contains(where: { $0.matches(path) }) {
-                        writer.recordingVersion = r.version + 1
+                        writer.recording = ChangeRecorder(version: r.version + 1)
                     }
                     let recorded = try body(i, &writer)
                     // Types may refer to each other in any order within a transaction: check the whole at

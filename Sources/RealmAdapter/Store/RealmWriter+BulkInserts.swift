@@ -24,7 +24,7 @@ extension RealmWriter {
         var next = run.startIndex
         // Full statements, then one for the rest.
         // Recording changes: one by one, each records its object as created.
-        let batched = recordingVersion == nil && PreparedInserts.canPrepare(plan.typing.type)
+        let batched = recording == nil && PreparedInserts.canPrepare(plan.typing.type)
         while batched, run.endIndex - next >= 2 {
             let rows = min(perStatement, run.endIndex - next)
             try insertStatement(run[next..<next + rows], plan, try plan.statement(rows: rows, db: db), into: &typed)

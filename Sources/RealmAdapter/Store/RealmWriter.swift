@@ -19,14 +19,9 @@ struct RealmWriter {
 
     /// The Realm's version when the transaction began.
     let baseVersion: Int64
-    /// The version this transaction records objects' before-images under, or nil when no
-    /// adapter that wants change sets follows the Realm (``recordBefore(_:_:)``).
-    var recordingVersion: Int64? {
-        didSet { recorded = recordingVersion == nil ? nil : RecordedObjects() }
-    }
-    /// The objects whose before-images this transaction has recorded (a class: the writer's
-    /// checks record too, and they do not mutate it).
-    private(set) var recorded: RecordedObjects?
+    /// Where this transaction records objects' before-images, or nil when no adapter that wants
+    /// change sets follows the Realm (``recordBefore(_:_:)``).
+    var recording: ChangeRecorder?
 
     init(db: Database, tables: RealmTables, schema: Schema, baseVersion: Int64 = 0) {
         self.db = db
@@ -254,7 +249,7 @@ struct RealmWriter {
             try RealmTables.bind(value, to: stmt, at: Int32(k + 2 + typing.rowKeyOffset), db: db)
         }
         try Self.step(stmt, id, typing.type, db: db)
-        if recordingVersion != nil { try recordCreated(typing.type, id) }
+        if recording != nil { try recordCreated(typing.type, id) }
         for (p, items) in lists { try fillList(typing.type, p, owner: id, items) }
         return .insert(objectType: n, identity: id, values: typed)
     }
