@@ -5,7 +5,8 @@ set -euo pipefail
 
 # python3-psycopg2: the Python peer loader of the load benchmark (Benchmarks/peer);
 # openssl: the self-signed certificate of the TLS test.
-packages=(libsqlite3-dev libpq-dev freetds-dev freetds-bin postgresql postgresql-contrib python3-psycopg2 openssl)
+# gdb: where the threads of a hung test are (scripts/watchdog.sh).
+packages=(libsqlite3-dev libpq-dev freetds-dev freetds-bin postgresql postgresql-contrib python3-psycopg2 openssl gdb)
 
 # prometheus-client (PyPI): the metrics test reads /metrics with Prometheus's own parser, in the
 # python3 the tests run (the first on PATH).

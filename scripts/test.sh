@@ -29,8 +29,8 @@ swift build --build-tests
 echo "==> Building the documentation (scripts/docs.sh: a stale symbol link fails it)"
 scripts/docs.sh
 
-echo "==> Running the tests"
-swift test --skip-build "$@"
+echo "==> Running the tests (at most 15 minutes: scripts/watchdog.sh names a test that hangs, and where)"
+scripts/watchdog.sh 900 swift test --skip-build "$@"
 
 # Only for the whole suite (not when a filter or other arguments were given).
 if [ $# -eq 0 ]; then
