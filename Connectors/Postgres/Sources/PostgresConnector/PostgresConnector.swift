@@ -42,6 +42,9 @@ public final class PostgresConnector: RelationalConnector {
         /// Whether ``prepare(_:)`` created the slot, and whether a stream has started on it since.
         var createdSlot = false
         var streamStarted = false
+        /// The streamed transactions not yet processed, in order, and whether reads see them yet
+        /// (see ``PostgresVisibility``).
+        var streamed: [(xid: UInt32, visible: Bool)] = []
     }
     private let state = Mutex(State())
 
@@ -293,13 +296,15 @@ public final class PostgresConnector: RelationalConnector {
         state.withLock {
             $0.stream = stream
             $0.streamStarted = true
+            $0.streamed = []
         }
         let origins: Set<String> = [originName, idsOriginName]
         let readBack = state.withLock { $0.generatedColumns }
         return AsyncThrowingStream { continuation in
-            let task = Task {
+            let task = Task { [weak self] in
                 do {
                     for try await tx in stream.transactions {
+                        self?.state.withLock { $0.streamed.append((tx.xid, false)) }
                         var markers: [AppliedMarker] = []
                         var changes: [RowChange] = []
                         let missed = tx.messages.compactMap { try? RowReference(json: JSONValue(parsing: Data($0))) }
@@ -352,18 +357,38 @@ public final class PostgresConnector: RelationalConnector {
     }
 
     public func processed(_ transaction: DatabaseTransaction) {
-        state.withLock { $0.stream }?.processed(through: LSN(transaction.token))
+        let stream = state.withLock { s in
+            if !s.streamed.isEmpty { s.streamed.removeFirst() }
+            return s.stream
+        }
+        stream?.processed(through: LSN(transaction.token))
     }
 
-    /// The connection for reads on the applying thread (link lists, owners), opened on the
-    /// caller's thread (never the cooperative pool) on first use and after a failure.
+    /// The connection for reads on the applying thread (link lists, owners, columns the stream
+    /// does not carry), opened on the caller's thread (never the cooperative pool) on first use
+    /// and after a failure. Its reads see every transaction the stream has delivered.
     func reader() throws -> PostgresConnection {
-        if let r = state.withLock({ $0.reader }), r.isAlive { return r }
-        let reader = try PostgresConnection.connectSync(settings, logger: logger)
-        let catalog = try reader.sessionSync { s in try PostgresTypeCatalog.load(s) }
-        state.withLock {
-            $0.reader = reader
-            $0.catalog = catalog
+        let reader: PostgresConnection
+        if let r = state.withLock({ $0.reader }), r.isAlive {
+            reader = r
+        } else {
+            reader = try PostgresConnection.connectSync(settings, logger: logger)
+            let catalog = try reader.sessionSync { s in try PostgresTypeCatalog.load(s) }
+            state.withLock {
+                $0.reader = reader
+                $0.catalog = catalog
+            }
+        }
+        let unseen = state.withLock { $0.streamed.filter { !$0.visible }.map(\.xid) }
+        guard !unseen.isEmpty else { return reader }
+        let seen = try reader.sessionSync { s in try PostgresVisibility.wait(until: unseen, areVisibleIn: s) }
+        if !seen {
+            logger.warning(
+                "Streamed transactions are still not visible to other sessions; reading the rows as they are",
+                metadata: ["pg.xids": "\(unseen)"])
+        }
+        state.withLock { s in
+            for i in s.streamed.indices where unseen.contains(s.streamed[i].xid) { s.streamed[i].visible = true }
         }
         return reader
     }

@@ -204,9 +204,10 @@ public final class PostgresReplicationStream: @unchecked Sendable {
         _ relations: inout [UInt32: PgOutputMessage.Relation], _ typeNames: inout [UInt32: String]
     ) throws {
         switch message {
-        case .begin(let final, let commitTime, _):
+        case .begin(let final, let commitTime, let xid):
             current = PostgresTransaction(endLSN: final, commitLSN: final, origin: nil, changes: [])
             current?.commitTime = commitTime
+            current?.xid = xid
         case .origin(_, let name):
             current?.origin = name
         case .relation(let r):

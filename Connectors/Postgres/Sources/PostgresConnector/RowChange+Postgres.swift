@@ -17,4 +17,6 @@ public struct PostgresTransaction: Sendable {
     public var isComplete = true
     /// When it committed, in microseconds since 2000-01-01 UTC (pgoutput's BEGIN says).
     public var commitTime: Int64 = 0
+    /// Its transaction id (pgoutput's BEGIN says; 32 bits, without the epoch).
+    public var xid: UInt32 = 0
 }
