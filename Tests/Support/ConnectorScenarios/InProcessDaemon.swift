@@ -60,11 +60,14 @@ public enum InProcessDaemon {
                 try? await tasks.waitForAll()
                 return nil
             case .whenItStops:
+                // As `realm-adapter run` does when it stops on an error: its connections closed.
                 do {
                     try await tasks.waitForAll()
                 } catch {
+                    await connector.shutdown()
                     return error
                 }
+                await connector.shutdown()
                 throw ScenarioFailure(description: "the daemon stopped without an error")
             }
         }
