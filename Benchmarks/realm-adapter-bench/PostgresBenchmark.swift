@@ -33,7 +33,7 @@ struct PostgresBenchmark: AsyncParsableCommand {
     @Option(help: "Seconds of each latency run.") var seconds = 5
     @Option(
         help:
-            "Serve /metrics and scrape it with curl every N ms throughout (0: no metrics), to measure what scraping costs."
+            "Serve /metrics and scrape it every N ms throughout (0: no metrics), to measure what scraping costs."
     )
     var scrapeEveryMs = 0
 
@@ -179,7 +179,7 @@ struct PostgresBenchmark: AsyncParsableCommand {
         print(String(format: "  max RSS %.0f MB", Double(usage.ru_maxrss) / 1024))
         if scrapeEveryMs > 0, let dots = Self.dotsFile.withLock({ $0 }) {
             let answered = (try? Data(contentsOf: URL(fileURLWithPath: dots)).count) ?? 0
-            print("  /metrics answered \(answered) scrapes from curl")
+            print("  /metrics answered \(answered) scrapes during the run")
             try? FileManager.default.removeItem(atPath: dots)
         }
     }
@@ -188,7 +188,9 @@ struct PostgresBenchmark: AsyncParsableCommand {
     static let dotsFile = Mutex<String?>(nil)
 
     /// With `--scrape-every-ms`: the metrics endpoint of `run` (Prometheus registry, Hummingbird)
-    /// and a scraper polling it, as tasks to cancel at the end.
+    /// and a scraper polling it, as tasks to cancel at the end. Before the workload, what one
+    /// scrape costs this process is measured (its CPU time over 500 scrapes in a row, idle
+    /// otherwise): the bound that the A/B of whole runs, noisier than the effect, cannot give.
     func scrape(logger: Logger) async throws -> [Task<Void, Never>] {
         guard scrapeEveryMs > 0 else { return [] }
         _ = MetricsServer.registry
@@ -197,24 +199,67 @@ struct PostgresBenchmark: AsyncParsableCommand {
             let probes = MetricsServer.Probes(ready: { (true, "benchmark") })
             try? await MetricsServer.service(host: "127.0.0.1", port: port, probes: probes, logger: logger).run()
         }
-        // An outside process, as Prometheus is: curl every N ms, a dot per answer.
+        // An outside process, as Prometheus is, on one kept-alive connection (as Prometheus
+        // scrapes): a dot per answer. Python's http.client, so that starting a scraper process per
+        // scrape (curl) does not take the cores the sync runs on.
+        func scraper(count: Int, everyMs: Int, dots: String) throws -> Process {
+            let script = """
+                import http.client, sys, time
+                count, every, dots = int(sys.argv[1]), int(sys.argv[2]) / 1000, sys.argv[3]
+                for _ in range(100):
+                    try:
+                        c = http.client.HTTPConnection("127.0.0.1", \(port), timeout=10); c.connect(); break
+                    except OSError:
+                        time.sleep(0.05)
+                n = 0
+                with open(dots, "a") as out:
+                    while count == 0 or n < count:
+                        try:
+                            c.request("GET", "/metrics"); r = c.getresponse(); r.read()
+                        except OSError:
+                            sys.exit(0)  # the benchmark stopped serving
+                        if r.status == 200: out.write("."); out.flush()
+                        n += 1
+                        if every: time.sleep(every)
+                """
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            p.arguments = ["-c", script, String(count), String(everyMs), dots]
+            try p.run()
+            return p
+        }
         let dots = NSTemporaryDirectory() + "realm-adapter-bench-scrapes-\(getpid())"
         FileManager.default.createFile(atPath: dots, contents: nil)
-        let curl = Process()
-        curl.executableURL = URL(fileURLWithPath: "/bin/sh")
-        curl.arguments = [
-            "-c",
-            "while :; do curl -s -o /dev/null -w . http://127.0.0.1:\(port)/metrics >> \(dots); "
-                + "sleep \(Double(scrapeEveryMs) / 1000); done",
-        ]
-        try curl.run()
-        let scraper = Task {
+        // What one scrape costs: this process's CPU time over 500 scrapes (one to warm up first).
+        let warm = try scraper(count: 20, everyMs: 0, dots: "/dev/null")
+        while warm.isRunning { try await Task.sleep(for: .milliseconds(10)) }
+        let (cpu0, wall0) = (Self.cpuSeconds(), ContinuousClock.now)
+        let burst = try scraper(count: 500, everyMs: 0, dots: "/dev/null")
+        while burst.isRunning { try await Task.sleep(for: .milliseconds(5)) }
+        let cpuPerScrape = (Self.cpuSeconds() - cpu0) / 500
+        let wall = ContinuousClock.now - wall0
+        print(
+            String(
+                format:
+                    "  one /metrics scrape costs %.3f ms of CPU here (500 in %.2f s): at one per %d ms, %.2f%% of a core",
+                cpuPerScrape * 1000, Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18,
+                scrapeEveryMs, cpuPerScrape * 1000 / Double(scrapeEveryMs) * 100))
+        let periodic = try scraper(count: 0, everyMs: scrapeEveryMs, dots: dots)
+        let stopper = Task {
             while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(100)) }
-            curl.terminate()
+            periodic.terminate()
         }
         Self.dotsFile.withLock { $0 = dots }
-        print("  serving /metrics on 127.0.0.1:\(port), scraped by curl every \(scrapeEveryMs) ms")
-        return [server, scraper]
+        print("  serving /metrics on 127.0.0.1:\(port), scraped every \(scrapeEveryMs) ms by a Python process")
+        return [server, stopper]
+    }
+
+    /// This process's CPU time (user and system), in seconds.
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 
     func rate(_ n: Int, _ d: Duration) -> Double {
