@@ -23,7 +23,11 @@ let package = Package(
         // The CLI's HTTP endpoints (/metrics, /health/live, /health/ready).
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         // SHA-1 for name-based UUIDs (the RealmIds given to rows the database created).
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        // `realm-adapter serve`: GraphQL schemas made at run time, signed tokens, bcrypt password hashes.
+        .package(url: "https://github.com/GraphQLSwift/GraphQL", from: "4.3.0"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
         // `swift package generate-documentation`: the DocC catalogue, built by scripts/test.sh.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -95,11 +99,16 @@ let package = Package(
                 "RealmServer",
             ]
         ),
-        // HTTP: the metrics and health endpoints (later `realm-adapter serve`).
+        // HTTP: the metrics and health endpoints, and `realm-adapter serve` (users, tokens,
+        // permissions, GraphQL).
         .target(
             name: "RealmServer",
             dependencies: [
                 "RealmAdapter",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GraphQL", package: "GraphQL"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),

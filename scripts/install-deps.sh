@@ -15,6 +15,13 @@ if ! python3 -c 'import prometheus_client' 2>/dev/null; then
   python3 -m pip install -q prometheus-client 2>/dev/null \
     || python3 -m pip install -q --break-system-packages prometheus-client
 fi
+# gql with its requests transport (PyPI): the server's tests query it through a GraphQL client
+# nobody here wrote.
+if ! python3 -c 'import gql, requests_toolbelt' 2>/dev/null; then
+  echo "install-deps: installing gql[requests] (PyPI) for $(command -v python3)"
+  python3 -m pip install -q 'gql[requests]==3.5.0' 2>/dev/null \
+    || python3 -m pip install -q --break-system-packages 'gql[requests]==3.5.0'
+fi
 
 missing=()
 for p in "${packages[@]}"; do

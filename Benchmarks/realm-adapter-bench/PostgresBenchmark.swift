@@ -229,7 +229,7 @@ struct PostgresBenchmark: AsyncParsableCommand {
             return p
         }
         let dots = NSTemporaryDirectory() + "realm-adapter-bench-scrapes-\(getpid())"
-        FileManager.default.createFile(atPath: dots, contents: nil)
+        _ = FileManager.default.createFile(atPath: dots, contents: nil)
         // What one scrape costs: this process's CPU time over 500 scrapes (one to warm up first).
         let warm = try scraper(count: 20, everyMs: 0, dots: "/dev/null")
         while warm.isRunning { try await Task.sleep(for: .milliseconds(10)) }

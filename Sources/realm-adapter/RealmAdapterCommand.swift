@@ -22,7 +22,8 @@ struct RealmAdapterCommand: AsyncParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
-            Init.self, Validate.self, Load.self, Run.self, Events.self, Status.self, DeadLetter.self, RealmCommand.self,
+            Init.self, Validate.self, Load.self, Run.self, Events.self, Serve.self, Status.self, DeadLetter.self,
+            RealmCommand.self, UserCommand.self, PermissionCommand.self,
         ]
     )
 }

@@ -31,6 +31,8 @@ public struct Configuration: Sendable {
     public var metricsPort: Int?
     /// `server.metricsHost`: the address they listen on (default `127.0.0.1`).
     public var metricsHost = "127.0.0.1"
+    /// `server`: `realm-adapter serve`.
+    public var server = ServerConfiguration()
 
     /// Reads and checks a configuration file. Relative paths inside it (the store directory,
     /// the log file) are resolved against the file's directory. `connectors` decode the
@@ -96,6 +98,7 @@ public struct Configuration: Sendable {
         if var server = try r.object("server") {
             metricsPort = try server.int("metricsPort", in: 1...65535)
             metricsHost = try server.string("metricsHost") ?? metricsHost
+            self.server = try ServerConfiguration(&server)
             try server.finish()
         }
         try r.finish()

@@ -25,7 +25,7 @@ struct RealmReader {
     let tables: RealmTables
     let schema: Schema
 
-    private func located(_ typeName: String) throws -> (ObjectSchema, TypeTables) {
+    func located(_ typeName: String) throws -> (ObjectSchema, TypeTables) {
         guard let t = schema[type: typeName] else {
             throw RealmAdapterError.unknownType(typeName)
         }
@@ -109,7 +109,7 @@ struct RealmReader {
 
     /// The object from its single-value columns (`column(0)`, … in schema order, as
     /// ``TypeTables/selectObject`` reads them) and its lists.
-    private func build(_ t: ObjectSchema, _ id: Value, column: (Int) -> DatabaseValue) throws -> RealmObject {
+    func build(_ t: ObjectSchema, _ id: Value, column: (Int) -> DatabaseValue) throws -> RealmObject {
         var values = PropertyValues()
         var c = 0
         for p in t.properties {

@@ -1,0 +1,63 @@
+import Foundation
+
+/// `server`: where `realm-adapter serve` listens, how it signs tokens, and how long they last.
+///
+/// The signing key is never in the file: `signingKeyEnv` names the environment variable that
+/// holds it, read by `serve` when it starts (other commands do not need it).
+public struct ServerConfiguration: Sendable {
+    /// The address `serve` listens on (default `127.0.0.1`).
+    public var host = "127.0.0.1"
+    /// Its port (default 9080, the legacy Realm Object Server's).
+    public var port = 9080
+    /// The environment variable holding the key tokens are signed with (HMAC-SHA256; default
+    /// `REALM_ADAPTER_SIGNING_KEY`).
+    public var signingKeyEnv = "REALM_ADAPTER_SIGNING_KEY"
+    /// How long an access token (one Realm path) is good for (default 10 minutes).
+    public var accessTokenLifetime: Duration = .seconds(600)
+    /// How long a refresh token (a user's login) is good for (default 30 days).
+    public var refreshTokenLifetime: Duration = .seconds(30 * 86_400)
+    /// Every request acts as an admin, without a token: for development only (warned about at start).
+    public var disableAuthentication = false
+
+    public init() {}
+
+    init(_ r: inout JSONObjectReader) throws {
+        host = try r.string("host") ?? host
+        port = try r.int("port", in: 1...65535) ?? port
+        if let variable = try r.string("signingKeyEnv") {
+            guard !variable.isEmpty else { throw r.error("signingKeyEnv", "must name an environment variable.") }
+            signingKeyEnv = variable
+        }
+        accessTokenLifetime = .seconds(try r.int("accessTokenLifetime", in: 1...31_536_000) ?? 600)
+        refreshTokenLifetime = .seconds(try r.int("refreshTokenLifetime", in: 1...3_153_600_000) ?? 30 * 86_400)
+        disableAuthentication = try r.bool("disableAuthentication") ?? false
+    }
+
+    /// The signing key from the environment, at least 32 bytes long.
+    public func signingKey(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Secret {
+        guard let key = environment[signingKeyEnv], !key.isEmpty else {
+            throw RealmAdapterError.signingKeyMissing(signingKeyEnv)
+        }
+        guard key.utf8.count >= 32 else {
+            throw RealmAdapterError.signingKeyShort(signingKeyEnv, bytes: key.utf8.count)
+        }
+        return Secret(key)
+    }
+}
+
+extension RealmAdapterError {
+    static func signingKeyMissing(_ variable: String) -> RealmAdapterError {
+        RealmAdapterError(
+            .invalidConfiguration,
+            "The token signing key is not set: put a random key of at least 32 characters in the environment "
+                + "variable \(variable) (server.signingKeyEnv), e.g. `export \(variable)=$(openssl rand -hex 32)`. "
+                + "Tokens signed with it stay valid until it changes.")
+    }
+
+    static func signingKeyShort(_ variable: String, bytes: Int) -> RealmAdapterError {
+        RealmAdapterError(
+            .invalidConfiguration,
+            "The token signing key in \(variable) is \(bytes) bytes long; use at least 32 "
+                + "(e.g. `openssl rand -hex 32`).")
+    }
+}

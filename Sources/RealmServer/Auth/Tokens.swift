@@ -1,0 +1,66 @@
+import Foundation
+import JWTKit
+import RealmAdapter
+
+/// What a token says: whose it is, until when, and, for an access token, which Realm and what
+/// may be done with it (legacy `access`: download, upload, manage).
+public struct TokenClaims: JWTPayload, Sendable {
+    public var sub: SubjectClaim
+    public var exp: ExpirationClaim
+    public var iat: IssuedAtClaim
+    /// `refresh` (a login) or `access` (one Realm path).
+    public var kind: String
+    public var admin: Bool?
+    public var path: String?
+    public var access: [String]?
+
+    public func verify(using algorithm: some JWTAlgorithm) async throws { try exp.verifyNotExpired() }
+
+    /// The level an access token carries.
+    var level: AccessLevel { AccessLevel(rawValue: access?.count ?? 0) ?? .none }
+}
+
+/// Signs and checks the server's tokens (HMAC-SHA256 JWTs with the key from the environment).
+public struct Tokens: Sendable {
+    let keys: JWTKeyCollection
+    let configuration: ServerConfiguration
+
+    public init(key: Secret, configuration: ServerConfiguration) async {
+        keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(from: key.value), digestAlgorithm: .sha256)
+        self.configuration = configuration
+    }
+
+    /// A user's login: lets them ask for access tokens (and, for an admin, use any Realm).
+    public func refreshToken(for user: User, now: Date = Date()) async throws -> (token: String, claims: TokenClaims) {
+        let claims = TokenClaims(
+            sub: .init(value: user.id), exp: .init(value: now + configuration.refreshTokenLifetime.seconds),
+            iat: .init(value: now), kind: "refresh", admin: user.isAdmin)
+        return (try await keys.sign(claims), claims)
+    }
+
+    /// Access to the Realm at `path` at `level`, for a short while.
+    public func accessToken(for user: User, path: String, level: AccessLevel, now: Date = Date()) async throws -> (
+        token: String, claims: TokenClaims
+    ) {
+        let claims = TokenClaims(
+            sub: .init(value: user.id), exp: .init(value: now + configuration.accessTokenLifetime.seconds),
+            iat: .init(value: now), kind: "access", admin: user.isAdmin, path: path, access: level.legacyAccess)
+        return (try await keys.sign(claims), claims)
+    }
+
+    /// The claims of a token signed with this key and not expired.
+    public func verify(_ token: String) async throws -> TokenClaims {
+        do {
+            return try await keys.verify(token, as: TokenClaims.self)
+        } catch let e as JWTError where e.errorType == .claimVerificationFailure {
+            throw ServerError.tokenExpired()
+        } catch {
+            throw ServerError.tokenInvalid()
+        }
+    }
+}
+
+extension Duration {
+    var seconds: TimeInterval { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

@@ -1,0 +1,24 @@
+import Foundation
+
+/// A user of the server: a name to log in with, and an id that paths use (`/~/x` is `/<id>/x`).
+public struct User: Sendable, Hashable {
+    /// 32 hexadecimal digits, generated.
+    public var id: String
+    public var name: String
+    /// Admins have every level on every Realm and create Realms anywhere.
+    public var isAdmin: Bool
+
+    public init(id: String, name: String, isAdmin: Bool) {
+        self.id = id
+        self.name = name
+        self.isAdmin = isAdmin
+    }
+
+    /// `path` with a leading `/~/` read as this user's own directory.
+    public func resolve(_ path: String) -> String {
+        path == "/~" ? "/\(id)" : path.hasPrefix("/~/") ? "/\(id)/" + path.dropFirst(3) : path
+    }
+
+    /// Whether `path` (resolved) is under the user's own directory.
+    public func owns(_ path: String) -> Bool { path.hasPrefix("/\(id)/") }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import GRDB
+import HummingbirdBcrypt
+import RealmAdapter
+
+/// The server's users and the permissions on Realm paths, in `server.sqlite` in the store's
+/// directory: `serve` and the `user` and `permission` commands share it, from any process.
+/// Passwords are kept as bcrypt hashes (cost 10), never in the clear.
+public final class UserDirectory: Sendable {
+    let db: DatabaseQueue
+
+    /// Opens (and creates) the directory of the store at `storeDirectory`.
+    public init(storeDirectory: String) throws {
+        try FileManager.default.createDirectory(atPath: storeDirectory, withIntermediateDirectories: true)
+        var config = GRDB.Configuration()
+        config.busyMode = .timeout(10)
+        db = try DatabaseQueue(path: storeDirectory + "/server.sqlite", configuration: config)
+        try db.write { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE IF NOT EXISTS user (id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE,
+                        password_hash TEXT NOT NULL, is_admin INTEGER NOT NULL, created TEXT NOT NULL);
+                    CREATE TABLE IF NOT EXISTS permission (path TEXT NOT NULL, user_id TEXT NOT NULL,
+                        level INTEGER NOT NULL, PRIMARY KEY (path, user_id)) WITHOUT ROWID;
+                    """)
+        }
+    }
+
+    static let cost: UInt8 = 10
+
+    /// Adds a user; the name must be new.
+    @discardableResult
+    public func add(name: String, password: String, admin: Bool = false) throws -> User {
+        try Self.check(name: name, password: password)
+        let user = User(
+            id: UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased(), name: name, isAdmin: admin)
+        let hash = Bcrypt.hash(password, cost: Self.cost)
+        try db.write { db in
+            guard try Int.fetchOne(db, sql: "SELECT 1 FROM user WHERE name = ?", arguments: [name]) == nil else {
+                throw ServerError.userExists(name)
+            }
+            try db.execute(
+                sql: "INSERT INTO user (id, name, password_hash, is_admin, created) VALUES (?, ?, ?, ?, ?)",
+                arguments: [user.id, name, hash, admin, Timestamp(Date()).iso8601])
+        }
+        return user
+    }
+
+    /// The user with `name` if `password` is theirs (bcrypt: deliberately slow).
+    public func verify(name: String, password: String) throws -> User? {
+        let row = try db.read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT id, name, is_admin, password_hash FROM user WHERE name = ?", arguments: [name])
+        }
+        guard let row else {
+            // As slow as a wrong password, so that a name's existence does not show in the time.
+            _ = Bcrypt.verify(password, hash: Self.decoy)
+            return nil
+        }
+        guard Bcrypt.verify(password, hash: row[3]) else { return nil }
+        return User(id: row[0], name: row[1], isAdmin: row[2])
+    }
+
+    static let decoy = Bcrypt.hash("realm-adapter decoy", cost: cost)
+
+    public func user(named name: String) throws -> User? {
+        try db.read { db in
+            try Row.fetchOne(db, sql: "SELECT id, name, is_admin FROM user WHERE name = ?", arguments: [name])
+                .map { User(id: $0[0], name: $0[1], isAdmin: $0[2]) }
+        }
+    }
+
+    public func user(id: String) throws -> User? {
+        try db.read { db in
+            try Row.fetchOne(db, sql: "SELECT id, name, is_admin FROM user WHERE id = ?", arguments: [id])
+                .map { User(id: $0[0], name: $0[1], isAdmin: $0[2]) }
+        }
+    }
+
+    /// Every user, by name.
+    public func users() throws -> [User] {
+        try db.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, name, is_admin FROM user ORDER BY name")
+                .map { User(id: $0[0], name: $0[1], isAdmin: $0[2]) }
+        }
+    }
+
+    /// Removes a user and the permissions granted to them; false if there was none.
+    public func remove(name: String) throws -> Bool {
+        try db.write { db in
+            guard let id = try String.fetchOne(db, sql: "SELECT id FROM user WHERE name = ?", arguments: [name]) else {
+                return false
+            }
+            try db.execute(sql: "DELETE FROM permission WHERE user_id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM user WHERE id = ?", arguments: [id])
+            return true
+        }
+    }
+
+    public func setPassword(name: String, password: String) throws {
+        try Self.check(name: name, password: password)
+        let hash = Bcrypt.hash(password, cost: Self.cost)
+        try db.write { db in
+            try db.execute(sql: "UPDATE user SET password_hash = ? WHERE name = ?", arguments: [hash, name])
+            guard db.changesCount == 1 else { throw ServerError.noSuchUser(name) }
+        }
+    }
+
+    static func check(name: String, password: String) throws {
+        guard !name.isEmpty, name.count <= 256, !name.contains(where: \.isNewline) else {
+            throw ServerError.badUserName()
+        }
+        guard password.count >= 8 else { throw ServerError.passwordTooShort() }
+    }
+}

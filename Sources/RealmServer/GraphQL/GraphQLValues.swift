@@ -1,0 +1,45 @@
+import Foundation
+import GraphQL
+import RealmAdapter
+
+/// Realm values as GraphQL gives and takes them: ints, floats, strings and booleans as
+/// themselves; dates (ISO 8601), decimals, UUIDs, ObjectIds and data (base64) as strings.
+enum GraphQLValues {
+    static func scalar(_ s: ScalarType) -> GraphQLScalarType {
+        switch s {
+        case .bool: GraphQLBoolean
+        case .int: GraphQLInt
+        case .float, .double: GraphQLFloat
+        case .string, .data, .date, .decimal, .uuid, .objectId: GraphQLString
+        }
+    }
+
+    /// A stored value for GraphQL's output.
+    static func output(_ v: RealmAdapter.Value) -> (any Sendable)? {
+        output(v.json)
+    }
+
+    static func output(_ j: JSONValue) -> (any Sendable)? {
+        switch j {
+        case .null: nil
+        case .bool(let b): b
+        case .int(let i): Int(i)
+        case .double(let d): d
+        case .string(let s): s
+        case .array(let a): a.map(output)
+        case .object: j.serialized()
+        }
+    }
+
+    /// A GraphQL input value as JSON (then coerced to the property by the core's rules).
+    static func json(_ m: Map) -> JSONValue {
+        switch m {
+        case .undefined, .null: .null
+        case .bool(let b): .bool(b)
+        case .number(let n): n.storageType == .double ? .double(n.doubleValue) : .int(n.int64Value)
+        case .string(let s): .string(s)
+        case .array(let a): .array(a.map(json))
+        case .dictionary(let d): .object(d.map { .init($0.key, json($0.value)) })
+        }
+    }
+}

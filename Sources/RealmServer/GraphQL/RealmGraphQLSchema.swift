@@ -1,0 +1,205 @@
+import Foundation
+import GraphQL
+import RealmAdapter
+
+/// The GraphQL schema of one Realm, generated from its schema (the legacy GraphQL service's
+/// shape). Per object type `Item`:
+/// - `items(sortBy:, descending:, skip:, take:)`, sorted and paged by SQLite;
+/// - `item(<primary key>:)` for a type with a primary key;
+/// - `createItem(input:, updatePolicy:)` and `createItems(input:, updatePolicy:)`, each one
+///   Realm transaction (NONE: an existing object is an error; MODIFIED: the given properties
+///   change; ALL: the missing optional ones become null too);
+/// - `deleteItem(<primary key>:)`.
+///
+/// Links are fields of the target's type, lists of links lists of it; an input gives a link as
+/// the target's primary key. Properties whose names GraphQL cannot carry are left out.
+enum RealmGraphQLSchema {
+    static func make(_ realm: Schema) throws -> GraphQLSchema {
+        let types = realm.types.filter { isName($0.name) }
+        let known = Set(types.map(\.name))
+        func stored(_ t: ObjectSchema) -> [Property] {
+            t.properties.filter { p in
+                guard isName(p.name), p.type.isStored else { return false }
+                if case .link(let target) = p.type, !known.contains(target) { return false }
+                if case .list(.link(let target)) = p.type, !known.contains(target) { return false }
+                return true
+            }
+        }
+        // Object types refer to each other (links): their fields are made on first use, from the box.
+        let box = ObjectTypes()
+        for t in types {
+            box.objects[t.name] = try GraphQLObjectType(name: t.name, fields: { try fields(t, stored(t), box) })
+        }
+        let objects = box.objects
+        let updatePolicy = try GraphQLEnumType(
+            name: "UpdatePolicy",
+            values: [
+                "NONE": GraphQLEnumValue(value: .string("NONE"), description: "An existing object is an error."),
+                "MODIFIED": GraphQLEnumValue(value: .string("MODIFIED"), description: "The given properties change."),
+                "ALL": GraphQLEnumValue(
+                    value: .string("ALL"),
+                    description: "The given properties change; missing optional ones become null."),
+            ])
+        var query: GraphQLFieldMap = [:]
+        var mutation: GraphQLFieldMap = [:]
+        for t in types {
+            let object = objects[t.name]!
+            query[plural(t.name)] = GraphQLField(
+                type: GraphQLNonNull(GraphQLList(GraphQLNonNull(object))),
+                description: "The \(t.name) objects, sorted by sortBy (default: the key) and paged.",
+                args: [
+                    "sortBy": GraphQLArgument(type: GraphQLString),
+                    "descending": GraphQLArgument(type: GraphQLBoolean, defaultValue: .bool(false)),
+                    "skip": GraphQLArgument(type: GraphQLInt, defaultValue: .number(0)),
+                    "take": GraphQLArgument(type: GraphQLInt),
+                ],
+                resolve: { _, args, context, _ in
+                    let c = context as! GraphQLContext
+                    let q = ObjectQuery(
+                        sortBy: args["sortBy"].string, descending: args["descending"].bool ?? false,
+                        offset: args["skip"].int ?? 0, limit: args["take"].int)
+                    guard q.offset >= 0, (q.limit ?? 0) >= 0 else {
+                        throw GraphQLError(message: "skip and take cannot be negative.")
+                    }
+                    return try c.store.objects(of: t.name, in: c.path, q)
+                })
+            let inputs = try inputFields(t, stored(t), realm)
+            let input = try GraphQLInputObjectType(name: t.name + "Input", fields: { inputs })
+            mutation["create" + t.name] = GraphQLField(
+                type: object,
+                description: "Creates (or, by updatePolicy, updates) one \(t.name) in one Realm transaction.",
+                args: [
+                    "input": GraphQLArgument(type: GraphQLNonNull(input)),
+                    "updatePolicy": GraphQLArgument(type: updatePolicy, defaultValue: .string("NONE")),
+                ],
+                resolve: { _, args, context, _ in
+                    let c = context as! GraphQLContext
+                    return try GraphQLMutations.create(t, [args["input"]], policy: args["updatePolicy"].string, c)[0]
+                })
+            mutation["create" + t.name + "s"] = GraphQLField(
+                type: GraphQLNonNull(GraphQLList(GraphQLNonNull(object))),
+                description: "Creates (or updates) several \(t.name) objects in one Realm transaction.",
+                args: [
+                    "input": GraphQLArgument(type: GraphQLNonNull(GraphQLList(GraphQLNonNull(input)))),
+                    "updatePolicy": GraphQLArgument(type: updatePolicy, defaultValue: .string("NONE")),
+                ],
+                resolve: { _, args, context, _ in
+                    let c = context as! GraphQLContext
+                    return try GraphQLMutations.create(
+                        t, args["input"].array ?? [], policy: args["updatePolicy"].string, c)
+                })
+            guard let pk = t.primaryKey, let key = t.properties.first(where: { $0.name == pk }), isName(pk),
+                case .scalar(let keyType) = key.type
+            else { continue }
+            query[singular(t.name)] = GraphQLField(
+                type: object, description: "The \(t.name) with this \(pk), or null.",
+                args: [pk: GraphQLArgument(type: GraphQLNonNull(GraphQLValues.scalar(keyType)))],
+                resolve: { _, args, context, _ in
+                    let c = context as! GraphQLContext
+                    return try c.store.object(
+                        of: t.name, identity: RealmAdapter.Value(json: GraphQLValues.json(args[pk])), in: c.path)
+                })
+            mutation["delete" + t.name] = GraphQLField(
+                type: GraphQLNonNull(GraphQLBoolean),
+                description: "Deletes the \(t.name) with this \(pk); false if there was none.",
+                args: [pk: GraphQLArgument(type: GraphQLNonNull(GraphQLValues.scalar(keyType)))],
+                resolve: { _, args, context, _ in
+                    try GraphQLMutations.delete(
+                        t, RealmAdapter.Value(json: GraphQLValues.json(args[pk])), context as! GraphQLContext)
+                })
+        }
+        return try GraphQLSchema(
+            query: try GraphQLObjectType(name: "Query", fields: query),
+            mutation: mutation.isEmpty ? nil : try GraphQLObjectType(name: "Mutation", fields: mutation),
+            types: Array(objects.values))
+    }
+
+    /// An object type's fields: its stored properties, links resolved to their targets.
+    static func fields(_ t: ObjectSchema, _ properties: [Property], _ box: ObjectTypes) throws -> GraphQLFieldMap {
+        var out: GraphQLFieldMap = [:]
+        for p in properties {
+            let name = p.name
+            switch p.type {
+            case .scalar(let s):
+                let type = GraphQLValues.scalar(s)
+                out[name] = GraphQLField(
+                    type: p.isOptional ? type : GraphQLNonNull(type),
+                    resolve: { source, _, _, _ in (source as! RealmObject).values[name].flatMap(GraphQLValues.output) })
+            case .list(.scalar(let s)):
+                let element = GraphQLValues.scalar(s)
+                out[name] = GraphQLField(
+                    type: GraphQLNonNull(GraphQLList(p.isOptional ? element : GraphQLNonNull(element))),
+                    resolve: { source, _, _, _ in
+                        (source as! RealmObject).values[name].flatMap(GraphQLValues.output) ?? [any Sendable]()
+                    })
+            case .link(let target):
+                out[name] = GraphQLField(
+                    type: box.objects[target]!,
+                    resolve: { source, _, context, _ in
+                        let c = context as! GraphQLContext
+                        guard let id = (source as! RealmObject).values[name], !id.isNull else { return nil }
+                        return try c.store.object(of: target, identity: id, in: c.path)
+                    })
+            case .list(.link(let target)):
+                out[name] = GraphQLField(
+                    type: GraphQLNonNull(GraphQLList(GraphQLNonNull(box.objects[target]!))),
+                    resolve: { source, _, context, _ in
+                        let c = context as! GraphQLContext
+                        guard case .list(let ids)? = (source as! RealmObject).values[name] else {
+                            return [RealmObject]()
+                        }
+                        return try ids.compactMap { try c.store.object(of: target, identity: $0, in: c.path) }
+                    })
+            case .linkingObjects:
+                continue
+            }
+        }
+        return out
+    }
+
+    /// An input type's fields: every stored property, optional (what is missing is left as it
+    /// is, or to its default for a new object), links by their target's primary key.
+    static func inputFields(_ t: ObjectSchema, _ properties: [Property], _ realm: Schema) throws
+        -> InputObjectFieldMap
+    {
+        var out: InputObjectFieldMap = [:]
+        for p in properties {
+            switch p.type {
+            case .scalar(let s): out[p.name] = InputObjectField(type: GraphQLValues.scalar(s))
+            case .list(.scalar(let s)): out[p.name] = InputObjectField(type: GraphQLList(GraphQLValues.scalar(s)))
+            case .link(let target), .list(.link(let target)):
+                guard let tt = realm[type: target], let pk = tt.primaryKey,
+                    case .scalar(let keyType)? = tt.properties.first(where: { $0.name == pk })?.type
+                else { continue }
+                let key = GraphQLValues.scalar(keyType)
+                out[p.name] = InputObjectField(type: p.type.isList ? GraphQLList(GraphQLNonNull(key)) : key)
+            case .linkingObjects:
+                continue
+            }
+        }
+        return out
+    }
+
+    /// `Item` → `items`, `Company` → `companies`, `Bus` → `buses`.
+    static func plural(_ name: String) -> String {
+        let s = singular(name)
+        if s.hasSuffix("y"), let before = s.dropLast().last, !"aeiou".contains(before) { return s.dropLast() + "ies" }
+        if ["s", "x", "z", "ch", "sh"].contains(where: { s.hasSuffix($0) }) { return s + "es" }
+        return s + "s"
+    }
+
+    /// `Item` → `item`, `URLRecord` → `uRLRecord`.
+    static func singular(_ name: String) -> String { name.prefix(1).lowercased() + name.dropFirst() }
+
+    /// Whether GraphQL can carry the name (`[_A-Za-z][_0-9A-Za-z]*`, not starting with `__`).
+    static func isName(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, !name.hasPrefix("__") else { return false }
+        func letter(_ c: Unicode.Scalar) -> Bool { c == "_" || ("a"..."z").contains(c) || ("A"..."Z").contains(c) }
+        return letter(first) && name.unicodeScalars.allSatisfy { letter($0) || ("0"..."9").contains($0) }
+    }
+}
+
+/// The object types of one schema, filled before any of their fields is made.
+final class ObjectTypes: @unchecked Sendable {
+    var objects: [String: GraphQLObjectType] = [:]
+}

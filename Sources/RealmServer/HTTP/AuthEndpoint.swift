@@ -1,0 +1,96 @@
+import Foundation
+import Hummingbird
+import RealmAdapter
+
+/// `POST /auth` in the legacy shape:
+/// - `{"provider": "password", "data": "<name>", "user_info": {"password": "…", "register": false}}`
+///   logs in (or, with `register` true, signs up) and answers `{"refresh_token": {"token", "token_data"}}`;
+/// - `{"provider": "realm", "data": "<refresh token>", "path": "/~/x"}` answers
+///   `{"access_token": {"token", "token_data": {"identity", "path", "access", "expires"}}}` for
+///   that Realm, at the user's level there (`/~/` is their own directory).
+struct AuthEndpoint: Sendable {
+    let users: UserDirectory
+    let tokens: Tokens?
+
+    func answer(_ body: Data) async throws -> Response {
+        guard let tokens else {
+            throw ServerError(404, "Authentication is disabled (server.disableAuthentication): no tokens are needed.")
+        }
+        guard case .object(let members) = try? JSONValue(parsing: body) else {
+            throw ServerError.badRequest("POST /auth takes a JSON object: provider, data, and user_info or path.")
+        }
+        func string(_ key: String, in m: [JSONValue.Member]) -> String? {
+            if case .string(let s)? = m.first(where: { $0.key == key })?.value { s } else { nil }
+        }
+        switch string("provider", in: members) {
+        case "password":
+            guard let name = string("data", in: members),
+                case .object(let info)? = members.first(where: { $0.key == "user_info" })?.value,
+                let password = string("password", in: info)
+            else {
+                throw ServerError.badRequest(
+                    "provider password needs data (the user name) and user_info.password "
+                        + "(user_info.register: true to sign up)."
+                )
+            }
+            let register = info.first(where: { $0.key == "register" })?.value == .bool(true)
+            let user =
+                if register {
+                    try users.add(name: name, password: password)
+                } else {
+                    try users.verify(name: name, password: password)
+                }
+            guard let user else { throw ServerError.badCredentials() }
+            let (token, claims) = try await tokens.refreshToken(for: user)
+            return Self.json([
+                .init(
+                    "refresh_token",
+                    .object([
+                        .init("token", .string(token)),
+                        .init(
+                            "token_data",
+                            .object([
+                                .init("identity", .string(user.id)), .init("is_admin", .bool(user.isAdmin)),
+                                .init("expires", .int(Int64(claims.exp.value.timeIntervalSince1970))),
+                            ])),
+                    ]))
+            ])
+        case "realm":
+            guard let refresh = string("data", in: members), let asked = string("path", in: members) else {
+                throw ServerError.badRequest("provider realm needs data (a refresh token) and path (the Realm's path).")
+            }
+            let claims = try await tokens.verify(refresh)
+            guard claims.kind == "refresh" else { throw ServerError.wrongToken("a refresh token in data") }
+            guard let user = try users.user(id: claims.sub.value) else { throw ServerError.tokenInvalid() }
+            let path = user.resolve(asked)
+            do { try RealmPath.validate(path) } catch { throw ServerError.badRequest("\(asked) is not a Realm path.") }
+            let level = try users.level(of: user, at: path)
+            guard level > .none else { throw ServerError.forbidden(path, need: .read, have: level) }
+            let (token, access) = try await tokens.accessToken(for: user, path: path, level: level)
+            return Self.json([
+                .init(
+                    "access_token",
+                    .object([
+                        .init("token", .string(token)),
+                        .init(
+                            "token_data",
+                            .object([
+                                .init("identity", .string(user.id)), .init("path", .string(path)),
+                                .init("access", .array(level.legacyAccess.map(JSONValue.string))),
+                                .init("expires", .int(Int64(access.exp.value.timeIntervalSince1970))),
+                            ])),
+                    ]))
+            ])
+        case let other:
+            throw ServerError.badRequest(
+                "Unknown provider \(other.map { "'\($0)'" } ?? "(none)"): use password (log in) or realm "
+                    + "(an access token).")
+        }
+    }
+
+    static func json(_ members: [JSONValue.Member]) -> Response {
+        Response(
+            status: .ok, headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: JSONValue.object(members).serialized() + "\n")))
+    }
+}

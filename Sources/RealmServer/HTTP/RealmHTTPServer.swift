@@ -1,0 +1,194 @@
+import Foundation
+import GraphQL
+import Hummingbird
+import Logging
+import RealmAdapter
+import ServiceLifecycle
+
+/// `realm-adapter serve`: the Realms of a store over HTTP.
+/// - `POST /auth`: users log in (or register) and get tokens (``AuthEndpoint``).
+/// - `POST`/`GET /graphql/<path>`: GraphQL queries and mutations on the Realm at `<path>`
+///   (``RealmGraphQLSchema``), with an access token for it or an admin's refresh token.
+/// - `GET /graphql/schema/<path>`: that Realm's GraphQL schema (SDL).
+public struct RealmHTTPServer: Sendable {
+    let store: RealmStore
+    let users: UserDirectory
+    /// Nil when authentication is disabled (every request acts as an admin).
+    let tokens: Tokens?
+    let configuration: ServerConfiguration
+    let schemas = GraphQLSchemaCache()
+    /// The largest request body accepted (1 MiB).
+    static let maxBody = 1 << 20
+
+    public init(store: RealmStore, users: UserDirectory, tokens: Tokens?, configuration: ServerConfiguration) {
+        self.store = store
+        self.users = users
+        self.tokens = tokens
+        self.configuration = configuration
+    }
+
+    /// The server, as a service that runs until its group shuts down.
+    public func service(logger: Logger) -> some Service {
+        let router = Router()
+        let auth = AuthEndpoint(users: users, tokens: tokens)
+        router.post("auth") { request, _ -> Response in
+            await Self.answering { try await auth.answer(try await Self.body(request)) }
+        }
+        router.get("graphql/schema/**") { request, context -> Response in
+            await Self.answering {
+                let path = try Self.path(context)
+                _ = try await authorize(request, path: path, need: .read)
+                let sdl = printSchema(schema: try schemas.schema(of: path, in: store).graphQL)
+                return Response(
+                    status: .ok, headers: [.contentType: "text/plain; charset=utf-8"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(string: sdl + "\n")))
+            }
+        }
+        router.post("graphql/**") { request, context -> Response in
+            await Self.answering {
+                let body = try JSONValue(parsing: try await Self.body(request))
+                return try await graphQL(request, path: try Self.path(context), body: body)
+            }
+        }
+        router.get("graphql/**") { request, context -> Response in
+            await Self.answering {
+                var fields: [JSONValue.Member] = []
+                for name in ["query", "operationName"] {
+                    if let v = request.uri.queryParameters[Substring(name)] {
+                        fields.append(.init(name, .string(String(v))))
+                    }
+                }
+                if let v = request.uri.queryParameters["variables"] {
+                    fields.append(.init("variables", try JSONValue(parsing: Data(v.utf8))))
+                }
+                return try await graphQL(request, path: try Self.path(context), body: .object(fields), readOnly: true)
+            }
+        }
+        let app = Application(
+            router: router,
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "realm-adapter"),
+            logger: logger)
+        return app
+    }
+
+    /// Runs one GraphQL request (`{query, variables, operationName}`) against the Realm at `path`.
+    func graphQL(_ request: Request, path: String, body: JSONValue, readOnly: Bool = false) async throws -> Response {
+        guard case .object(let members) = body,
+            case .string(let query)? = members.first(where: { $0.key == "query" })?.value
+        else {
+            throw ServerError.badRequest("A GraphQL request is a JSON object with a query string (and variables).")
+        }
+        let operation = members.first(where: { $0.key == "operationName" }).flatMap {
+            if case .string(let s) = $0.value { s } else { nil }
+        }
+        var variables: [String: Map] = [:]
+        if case .object(let vars)? = members.first(where: { $0.key == "variables" })?.value {
+            for v in vars { variables[v.key] = Self.map(v.value) }
+        }
+        // A mutation needs write access, and cannot come through GET.
+        let isMutation =
+            (try? parse(source: Source(body: query)))?.definitions.contains {
+                ($0 as? OperationDefinition)?.operation == .mutation
+            } ?? false
+        if isMutation && readOnly {
+            throw ServerError(405, "Mutations come through POST, not GET.")
+        }
+        let user = try await authorize(request, path: path, need: isMutation ? .write : .read)
+        let realm = try schemas.schema(of: path, in: store)
+        let context = GraphQLContext(
+            store: store, path: path, schema: realm.schema, origin: user.map { "user:\($0.id)" } ?? "graphql")
+        var status = HTTPResponse.Status.ok
+        let result: GraphQLResult
+        do {
+            result = try await graphql(
+                schema: realm.graphQL, request: query, context: context, variableValues: variables,
+                operationName: operation)
+        } catch let e as GraphQLError {
+            // A request that does not parse: GraphQL's own error shape, with where it went wrong.
+            (status, result) = (.badRequest, GraphQLResult(errors: [e]))
+        }
+        let data = try JSONEncoder().encode(result)
+        return Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// Checks the request's token for `need` on `path`; the user (nil when authentication is disabled).
+    func authorize(_ request: Request, path: String, need: AccessLevel) async throws -> User? {
+        guard let tokens else { return nil }
+        guard let header = request.headers[.authorization] else { throw ServerError.tokenMissing() }
+        let token = header.hasPrefix("Bearer ") ? String(header.dropFirst(7)) : header
+        let claims = try await tokens.verify(token)
+        guard let user = try users.user(id: claims.sub.value) else { throw ServerError.tokenInvalid() }
+        let have: AccessLevel
+        switch claims.kind {
+        case "access":
+            guard claims.path == path else { throw ServerError.tokenForOtherPath(claims.path ?? "?", path) }
+            // What the token carries, as far as the user still has it.
+            have = min(claims.level, try users.level(of: user, at: path))
+        case "refresh" where user.isAdmin:
+            have = .manage
+        default:
+            throw ServerError.wrongToken(
+                "an access token for \(path) (POST /auth with provider realm), not a refresh token")
+        }
+        guard have >= need else { throw ServerError.forbidden(path, need: need, have: have) }
+        return user
+    }
+
+    static func path(_ context: BasicRequestContext) throws -> String {
+        let parts = context.parameters.getCatchAll()
+        let path = "/" + parts.joined(separator: "/")
+        do { try RealmPath.validate(path) } catch { throw ServerError.badRequest("\(path) is not a Realm path.") }
+        return path
+    }
+
+    static func body(_ request: Request) async throws -> Data {
+        do {
+            return Data(buffer: try await request.body.collect(upTo: maxBody))
+        } catch {
+            throw ServerError(413, "The request body is larger than \(maxBody) bytes.")
+        }
+    }
+
+    /// The answer of `body`, or its error as `{"error": message}` with its status.
+    static func answering(_ body: () async throws -> Response) async -> Response {
+        do {
+            return try await body()
+        } catch let e as ServerError {
+            return Self.error(e.status, e.message)
+        } catch let e as RealmAdapterError {
+            let status =
+                switch e.code {
+                case .realmNotFound: 404
+                case .invalidValue, .invalidPath, .schemaViolation, .duplicatePrimaryKey: 400
+                default: 500
+                }
+            return Self.error(status, e.message)
+        } catch let e as GraphQLError {
+            return Self.error(400, e.message)
+        } catch {
+            return Self.error(500, "\(error)")
+        }
+    }
+
+    static func error(_ status: Int, _ message: String) -> Response {
+        let body = JSONValue.object([.init("error", .string(message))]).serialized() + "\n"
+        return Response(
+            status: .init(code: status), headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
+    }
+
+    static func map(_ j: JSONValue) -> Map {
+        switch j {
+        case .null: .null
+        case .bool(let b): .bool(b)
+        case .int(let i): .number(Number(Int(i)))
+        case .double(let d): .number(Number(d))
+        case .string(let s): .string(s)
+        case .array(let a): .array(a.map(map))
+        case .object(let o): .dictionary(.init(uniqueKeysWithValues: o.map { ($0.key, map($0.value)) }))
+        }
+    }
+}

@@ -1,0 +1,67 @@
+/// An error the server answers with: its HTTP status, and a message that says what to do.
+public struct ServerError: Error, CustomStringConvertible, Sendable {
+    public var status: Int
+    public var message: String
+    public var description: String { message }
+
+    init(_ status: Int, _ message: String) {
+        self.status = status
+        self.message = message
+    }
+
+    static func userExists(_ name: String) -> ServerError {
+        ServerError(409, "A user named '\(name)' exists already: log in with register false.")
+    }
+
+    static func noSuchUser(_ name: String) -> ServerError { ServerError(404, "There is no user named '\(name)'.") }
+
+    static func badUserName() -> ServerError {
+        ServerError(400, "A user name is 1 to 256 characters, without line breaks.")
+    }
+
+    static func passwordTooShort() -> ServerError { ServerError(400, "A password has at least 8 characters.") }
+
+    static func badCredentials() -> ServerError { ServerError(401, "Wrong user name or password.") }
+
+    static func tokenMissing() -> ServerError {
+        ServerError(
+            401,
+            "This needs a token in the Authorization header: an access token for the Realm's path (POST /auth with "
+                + "provider realm), or an admin's refresh token.")
+    }
+
+    static func tokenInvalid() -> ServerError {
+        ServerError(401, "The token is not valid here (forged, malformed, or signed with another key): log in again.")
+    }
+
+    static func tokenExpired() -> ServerError {
+        ServerError(
+            401, "The token has expired: get a new one through POST /auth (provider realm for an access token).")
+    }
+
+    static func wrongToken(_ want: String) -> ServerError {
+        ServerError(401, "This needs \(want).")
+    }
+
+    static func tokenForOtherPath(_ tokenPath: String, _ path: String) -> ServerError {
+        ServerError(403, "The access token is for \(tokenPath), not \(path): get one for \(path) through POST /auth.")
+    }
+
+    static func forbidden(_ path: String, need: AccessLevel, have: AccessLevel) -> ServerError {
+        ServerError(
+            403,
+            "This needs \(need) access to \(path); you have \(have). A user who manages it can grant more "
+                + "(`realm-adapter permission grant`).")
+    }
+
+    static func cannotCreate(_ path: String) -> ServerError {
+        ServerError(
+            403,
+            "There is no Realm at \(path), and users create Realms only under their own path (/~/…); admins "
+                + "create them anywhere.")
+    }
+
+    static func noRealm(_ path: String) -> ServerError { ServerError(404, "There is no Realm at \(path).") }
+
+    static func badRequest(_ message: String) -> ServerError { ServerError(400, message) }
+}

@@ -1,0 +1,67 @@
+import ArgumentParser
+import Foundation
+import Logging
+import RealmAdapter
+import RealmServer
+import ServiceLifecycle
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the store's Realms over HTTP: users and tokens, and GraphQL queries and mutations.",
+        discussion: """
+            Listens on server.host:server.port (default 127.0.0.1:9080):
+              POST /auth                   log in or sign up (provider password) for a refresh token;
+                                           exchange it (provider realm, with a path) for an access
+                                           token to one Realm
+              POST|GET /graphql/<path>     GraphQL on the Realm at <path> (queries; mutations by POST)
+              GET /graphql/schema/<path>   that Realm's GraphQL schema
+
+            Requests carry a token in the Authorization header: an access token for the Realm's \
+            path, or an admin's refresh token (`realm-adapter user token NAME`). What a user may do \
+            is set by path permissions (`realm-adapter permission`): read allows queries, write \
+            mutations too; a user manages the Realms under their own path (/~/… is /<user id>/…), \
+            admins every Realm. Each mutation is one Realm transaction with the user's origin, so \
+            `realm-adapter run` on the same store sends it to the database.
+
+            Tokens are signed with the key in the environment variable server.signingKeyEnv \
+            (default REALM_ADAPTER_SIGNING_KEY; at least 32 characters). \
+            server.disableAuthentication serves without tokens, as an admin: development only. \
+            SIGTERM or SIGINT (Ctrl-C) stops it. docs/server.md has the details and examples.
+
+            Example:
+              export REALM_ADAPTER_SIGNING_KEY=$(openssl rand -hex 32)
+              realm-adapter user add --admin alice --config adapter.json
+              realm-adapter serve --config adapter.json
+            """
+    )
+
+    @OptionGroup var options: ConfigOptions
+
+    func run() async throws {
+        try await reportingErrors {
+            let (c, logger) = try options.load()
+            let store = try RealmStore(directory: c.realm.store, logger: logger)
+            let users = try UserDirectory(storeDirectory: c.realm.store)
+            let tokens: Tokens?
+            if c.server.disableAuthentication {
+                logger.warning(
+                    """
+                    Authentication is disabled (server.disableAuthentication): anyone who reaches the port can read \
+                    and change every Realm. For development only.
+                    """)
+                tokens = nil
+            } else {
+                tokens = await Tokens(key: try c.server.signingKey(), configuration: c.server)
+            }
+            let server = RealmHTTPServer(store: store, users: users, tokens: tokens, configuration: c.server)
+            logger.info(
+                "Serving the Realms",
+                metadata: ["address": "http://\(c.server.host):\(c.server.port)", "realm.store": "\(c.realm.store)"])
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: [.init(service: server.service(logger: logger))],
+                    gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            try await group.run()
+        }
+    }
+}

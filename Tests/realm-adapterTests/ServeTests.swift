@@ -1,0 +1,340 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `realm-adapter serve`, as apps reach it: curl for `/auth`, a Python GraphQL client nobody
+/// here wrote (gql, from PyPI) for queries and mutations, and the `user` and `permission`
+/// commands to manage who may do what.
+@Suite(.serialized) struct ServeTests {
+    /// A store with a Realm /shop (stops and routes), three users, and a server on it.
+    final class Server {
+        let dir = NSTemporaryDirectory() + "realm-adapter-serve/\(UUID().uuidString.prefix(8))"
+        let port = 20_000 + Int.random(in: 0..<20_000)
+        let key = "0123456789abcdef0123456789abcdef-test"
+        var config: String { dir + "/adapter.json" }
+        var url: String { "http://127.0.0.1:\(port)" }
+        var process: ChildProcess?
+
+        init(server: String = "") throws {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            try """
+            {"realm": {"store": "\(dir)/store", "path": "/shop"}, "schema": [],
+             "server": {"port": \(port)\(server)}}
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+            try """
+            [{"type": "ADD_TYPE", "object_type": "Stop", "primary_key": "id",
+              "properties": {"id": "int", "name": "string"}},
+             {"type": "ADD_TYPE", "object_type": "Route", "primary_key": "id",
+              "properties": {"id": "string", "stops": "Stop[]", "first": "Stop", "rank": "double?",
+                             "tags": "string[]"}},
+             {"type": "INSERT", "object_type": "Stop", "identity": 1, "values": {"id": 1, "name": "Depot"}},
+             {"type": "INSERT", "object_type": "Stop", "identity": 2, "values": {"id": 2, "name": "Mill"}},
+             {"type": "INSERT", "object_type": "Stop", "identity": 3, "values": {"id": 3, "name": "Quay"}},
+             {"type": "INSERT", "object_type": "Route", "identity": "R1",
+              "values": {"id": "R1", "stops": [2, 1], "first": 2, "rank": 1.5, "tags": ["night"]}}]
+            """.write(toFile: dir + "/shop.json", atomically: true, encoding: .utf8)
+            let applied = try cli(["realm", "apply", "/shop", "--file", dir + "/shop.json", "--store", dir + "/store"])
+            #expect(applied.status == 0, "\(applied.stderr)")
+            for (name, admin) in [("alice", true), ("bob", false), ("carol", false)] {
+                let added = try cli(
+                    ["user", "add", name, "--config", config] + (admin ? ["--admin"] : []), stdin: "\(name)-password\n")
+                #expect(added.status == 0, "\(added.stderr)")
+            }
+        }
+
+        func cli(_ args: [String], stdin: String? = nil) throws -> CLI.Result {
+            try CLI.run(args, stdin: stdin, env: ["REALM_ADAPTER_SIGNING_KEY": key])
+        }
+
+        func start() throws {
+            var env = ProcessInfo.processInfo.environment
+            env["REALM_ADAPTER_SIGNING_KEY"] = key
+            process = try ChildProcess(
+                ChildProcess.built("realm-adapter"), ["serve", "--config", config], environment: env,
+                stdout: dir + "/serve.log", stderr: dir + "/serve.log")
+            for _ in 0..<300 {
+                if try curl("POST", "/auth", "{}").status == 400 { return }
+                usleep(20_000)
+            }
+            Issue.record(
+                "the server did not start: \((try? String(contentsOfFile: dir + "/serve.log", encoding: .utf8)) ?? "")")
+        }
+
+        deinit {
+            process?.signal(SIGTERM)
+            process?.wait()
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+
+        /// An HTTP request through curl: the status and the body.
+        func curl(_ method: String, _ path: String, _ body: String? = nil, token: String? = nil) throws -> (
+            status: Int, body: String
+        ) {
+            var args = ["-s", "-o", "-", "-w", "\n%{http_code}", "-X", method, url + path]
+            if let body {
+                // Through a file: a body may be larger than a command line can be.
+                let file = dir + "/body-\(UUID().uuidString.prefix(8)).json"
+                try body.write(toFile: file, atomically: true, encoding: .utf8)
+                args += ["-H", "Content-Type: application/json", "--data-binary", "@" + file]
+            }
+            if let token { args += ["-H", "Authorization: \(token)"] }
+            let r = try ChildProcess.run("/usr/bin/curl", args)
+            let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+            return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
+        }
+
+        /// A refresh token for a user and password (POST /auth, provider password).
+        func login(_ name: String, password: String? = nil) throws -> String {
+            let body =
+                #"{"provider": "password", "data": "\#(name)", "user_info": "#
+                + #"{"password": "\#(password ?? name + "-password")"}}"#
+            let r = try curl("POST", "/auth", body)
+            #expect(r.status == 200, "\(r.body)")
+            return try Self.field(r.body, "refresh_token", "token")
+        }
+
+        /// An access token for a path, or the HTTP status and body when there is none.
+        func access(_ refresh: String, _ path: String) throws -> Result<String, HTTPFailure> {
+            let r = try curl("POST", "/auth", #"{"provider": "realm", "data": "\#(refresh)", "path": "\#(path)"}"#)
+            guard r.status == 200 else { return .failure(HTTPFailure(status: r.status, body: r.body)) }
+            return .success(try Self.field(r.body, "access_token", "token"))
+        }
+
+        /// One GraphQL operation through gql: its JSON answer (data, errors or the HTTP failure).
+        func graphQL(_ path: String, _ token: String, _ query: String, variables: String? = nil) throws -> String {
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("Support/graphql-client/client.py").path
+            let r = try ChildProcess.run(
+                "/usr/bin/env",
+                ["python3", script, url + "/graphql" + path, token, query] + (variables.map { [$0] } ?? []))
+            #expect(r.status == 0 || r.status == 3, "\(r.stderr)")
+            return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+
+        static func field(_ json: String, _ keys: String...) throws -> String {
+            var value: Any = try JSONSerialization.jsonObject(with: Data(json.utf8))
+            for k in keys { value = (value as? [String: Any])?[k] ?? "" }
+            return value as? String ?? ""
+        }
+    }
+
+    struct HTTPFailure: Error {
+        let status: Int
+        let body: String
+    }
+
+    /// Each level against each operation: none, read, write, a user's own path (/~/), an
+    /// everyone default, and an admin.
+    @Test func permissionsDecideWhatEachUserMayDo() throws {
+        let s = try Server()
+        try s.start()
+        let (bob, carol, alice) = (try s.login("bob"), try s.login("carol"), try s.login("alice"))
+        let query = "{ stops { id } }"
+        let mutation = #"mutation { createStop(input: {id: 9, name: "New"}) { id } }"#
+
+        // None: no access token, and a 403 that says what is missing.
+        guard case .failure(let none) = try s.access(bob, "/shop") else {
+            Issue.record("bob got an access token for /shop without a grant")
+            return
+        }
+        #expect(none.status == 403 && none.body.contains("needs read access to /shop; you have none"), "\(none.body)")
+
+        // Read: queries, no mutations.
+        #expect(try s.cli(["permission", "grant", "read", "/shop", "--user", "bob", "--config", s.config]).status == 0)
+        let bobRead = try s.access(bob, "/shop").get()
+        #expect(try s.graphQL("/shop", bobRead, query) == #"{"data": {"stops": [{"id": 1}, {"id": 2}, {"id": 3}]}}"#)
+        let refused = try s.curl(
+            "POST", "/graphql/shop", #"{"query": "\#(mutation.replacingOccurrences(of: "\"", with: "\\\""))"}"#,
+            token: bobRead)
+        #expect(
+            refused.status == 403 && refused.body.contains("needs write access to /shop; you have read"),
+            "\(refused.body)")
+
+        // Write: mutations, as bob's own Realm transactions. A token carries what the user has
+        // when it is used: the read token now writes too.
+        #expect(
+            try s.cli(["permission", "grant", "write", "/shop", "--user", "bob", "--config", s.config]).status == 0)
+        let bobWrite = try s.access(bob, "/shop").get()
+        #expect(try s.graphQL("/shop", bobWrite, mutation) == #"{"data": {"createStop": {"id": 9}}}"#)
+        let history = try s.cli(["realm", "history", "/shop", "--store", s.dir + "/store"])
+        let bobId = try #require(
+            try s.cli(["user", "list", "--config", s.config]).stdout.split(separator: "\n")
+                .first { $0.hasPrefix("bob\t") }?.split(separator: "\t")[1])
+        #expect(history.stdout.contains(#""origin":"user:\#(bobId)""#), "\(history.stdout)")
+
+        // Revoked: the token stops working at once.
+        #expect(try s.cli(["permission", "revoke", "/shop", "--user", "bob", "--config", s.config]).status == 0)
+        let revoked = try s.curl("POST", "/graphql/shop", #"{"query": "{ stops { id } }"}"#, token: bobWrite)
+        #expect(revoked.status == 403, "\(revoked.body)")
+
+        // Everyone's default: carol reads what everyone may read.
+        #expect(try s.cli(["permission", "grant", "read", "/shop", "--everyone", "--config", s.config]).status == 0)
+        #expect(
+            try s.graphQL("/shop", try s.access(carol, "/shop").get(), "{ stop(id: 1) { name } }")
+                == #"{"data": {"stop": {"name": "Depot"}}}"#)
+        let list = try s.cli(["permission", "list", "/shop", "--config", s.config])
+        #expect(list.stdout == "/shop\teveryone\tread\n", "\(list.stdout)")
+
+        // /~/: a user manages their own directory, and no one else's.
+        let own = try s.curl("POST", "/auth", #"{"provider": "realm", "data": "\#(bob)", "path": "/~/notes"}"#)
+        #expect(own.status == 200 && own.body.contains(#""path":"/\#(bobId)/notes""#), "\(own.body)")
+        #expect(own.body.contains(#""access":["download","upload","manage"]"#), "\(own.body)")
+        guard case .failure(let other) = try s.access(carol, "/\(bobId)/notes") else {
+            Issue.record("carol got access to bob's directory")
+            return
+        }
+        #expect(other.status == 403)
+
+        // An admin's refresh token is a backend's key to every Realm; another user's is not.
+        #expect(try s.graphQL("/shop", alice, "{ stop(id: 9) { name } }") == #"{"data": {"stop": {"name": "New"}}}"#)
+        let notAdmin = try s.curl("POST", "/graphql/shop", #"{"query": "{ stops { id } }"}"#, token: carol)
+        #expect(notAdmin.status == 401 && notAdmin.body.contains("not a refresh token"), "\(notAdmin.body)")
+        let noToken = try s.curl("POST", "/graphql/shop", #"{"query": "{ stops { id } }"}"#)
+        #expect(noToken.status == 401 && noToken.body.contains("Authorization header"), "\(noToken.body)")
+    }
+
+    /// Access tokens expire (401, saying so) and a refresh token gets a new one; a token
+    /// signed with another key, or altered, is refused; a wrong password is a 401.
+    @Test func tokensExpireAndForgedOnesAreRefused() throws {
+        let s = try Server(server: #", "accessTokenLifetime": 1"#)
+        try s.start()
+        let alice = try s.login("alice")
+        let token = try s.access(alice, "/shop").get()
+        #expect(try s.curl("POST", "/graphql/shop", #"{"query": "{ stops { id } }"}"#, token: token).status == 200)
+        usleep(2_100_000)
+        let expired = try s.curl("POST", "/graphql/shop", #"{"query": "{ stops { id } }"}"#, token: token)
+        #expect(expired.status == 401 && expired.body.contains("expired"), "\(expired.body)")
+        let fresh = try s.access(alice, "/shop").get()
+        #expect(try s.curl("POST", "/graphql/shop", #"{"query": "{ stops { id } }"}"#, token: fresh).status == 200)
+
+        // Forged: the payload changed (bob made admin), or signed with another key.
+        let parts = fresh.split(separator: ".")
+        let claims = try #require(Data(base64Encoded: Self.padded(String(parts[1]))))
+        let forgedClaims = String(decoding: claims, as: UTF8.self).replacingOccurrences(of: "/shop", with: "/other")
+        let forged = [String(parts[0]), Self.base64URL(Data(forgedClaims.utf8)), String(parts[2])].joined(
+            separator: ".")
+        let refused = try s.curl("POST", "/graphql/other", #"{"query": "{ stops { id } }"}"#, token: forged)
+        #expect(refused.status == 401 && refused.body.contains("not valid"), "\(refused.body)")
+        let wrong = try s.curl(
+            "POST", "/auth", #"{"provider": "password", "data": "alice", "user_info": {"password": "wrong-password"}}"#)
+        #expect(wrong.status == 401 && wrong.body.contains("Wrong user name or password"), "\(wrong.body)")
+        let nobody = try s.curl(
+            "POST", "/auth", #"{"provider": "password", "data": "nobody", "user_info": {"password": "whatever1"}}"#)
+        #expect(nobody.status == 401, "\(nobody.body)")
+
+        // Registering: a new user, then the name is taken.
+        let signup =
+            #"{"provider": "password", "data": "dave", "user_info": {"password": "dave-password", "register": true}}"#
+        #expect(try s.curl("POST", "/auth", signup).status == 200)
+        #expect(try s.curl("POST", "/auth", signup).status == 409)
+        #expect(try s.login("dave").count > 20)
+    }
+
+    /// Queries (plural sorted and paged, singular, nested links and lists) and mutations (each
+    /// update policy, delete) through a GraphQL client; bad requests get GraphQL errors with
+    /// locations and write nothing.
+    @Test func queriesAndMutationsThroughAGraphQLClient() throws {
+        let s = try Server()
+        try s.start()
+        let alice = try s.login("alice")
+        #expect(
+            try s.graphQL("/shop", alice, #"{ stops(sortBy: "name", descending: true, skip: 1, take: 1) { name } }"#)
+                == #"{"data": {"stops": [{"name": "Mill"}]}}"#)
+        #expect(
+            try s.graphQL("/shop", alice, #"{ route(id: "R1") { rank tags first { name } stops { id name } } }"#)
+                == #"{"data": {"route": {"first": {"name": "Mill"}, "rank": 1.5, "#
+                + #""stops": [{"id": 2, "name": "Mill"}, {"id": 1, "name": "Depot"}], "tags": ["night"]}}}"#
+        )
+        // NONE refuses an existing object; MODIFIED changes what is given; ALL nulls the rest.
+        let none = try s.graphQL("/shop", alice, #"mutation { createRoute(input: {id: "R1"}) { id } }"#)
+        #expect(none.contains("exists already: updatePolicy MODIFIED or ALL updates it"), "\(none)")
+        #expect(
+            try s.graphQL(
+                "/shop", alice,
+                #"mutation M($s: [Int!]) { createRoute(input: {id: "R1", stops: $s}, updatePolicy: MODIFIED) "#
+                    + #"{ rank stops { id } } }"#,
+                variables: #"{"s": [3, 1]}"#)
+                == #"{"data": {"createRoute": {"rank": 1.5, "stops": [{"id": 3}, {"id": 1}]}}}"#)
+        #expect(
+            try s.graphQL(
+                "/shop", alice,
+                #"mutation { createRoute(input: {id: "R1", first: 3}, updatePolicy: ALL) { rank tags first { id } } }"#)
+                == #"{"data": {"createRoute": {"first": {"id": 3}, "rank": null, "tags": []}}}"#)
+        #expect(
+            try s.graphQL(
+                "/shop", alice, #"mutation { createStops(input: [{id: 7, name: "A"}, {id: 8, name: "B"}]) { id } }"#)
+                == #"{"data": {"createStops": [{"id": 7}, {"id": 8}]}}"#)
+        #expect(try s.graphQL("/shop", alice, "mutation { deleteStop(id: 7) }") == #"{"data": {"deleteStop": true}}"#)
+        #expect(try s.graphQL("/shop", alice, "mutation { deleteStop(id: 7) }") == #"{"data": {"deleteStop": false}}"#)
+        let version = try s.cli(["realm", "list", "--store", s.dir + "/store"]).stdout
+
+        // Bad requests: an unknown field, a syntax error, a value of the wrong type, a body too
+        // large, a Realm that does not exist. Nothing is written.
+        let unknown = try s.graphQL("/shop", alice, "{ stops { nope } }")
+        #expect(
+            unknown.contains(#"Cannot query field \"nope\" on type \"Stop\""#) && unknown.contains("locations"),
+            "\(unknown)")
+        let syntax = try s.curl("POST", "/graphql/shop", #"{"query": "{ stops { "}"#, token: alice)
+        #expect(
+            syntax.status == 400 && syntax.body.contains("Syntax Error") && syntax.body.contains("locations"),
+            "\(syntax.body)")
+        let typed = try s.graphQL("/shop", alice, #"mutation { createStop(input: {id: "x", name: "Y"}) { id } }"#)
+        #expect(typed.contains("errors"), "\(typed)")
+        let big = try s.curl(
+            "POST", "/graphql/shop", #"{"query": "\#(String(repeating: " ", count: 1_100_000)){ stops { id } }"}"#,
+            token: alice)
+        #expect(big.status == 413, "\(big.status) \(big.body.prefix(200))")
+        let missing = try s.curl("POST", "/graphql/nowhere", #"{"query": "{ stops { id } }"}"#, token: alice)
+        #expect(missing.status == 404 && missing.body.contains("There is no Realm at /nowhere"), "\(missing.body)")
+        let byGet = try s.curl("GET", "/graphql/shop?query=mutation%20%7B%20deleteStop(id%3A%201)%20%7D", token: alice)
+        #expect(byGet.status == 405, "\(byGet.body)")
+        #expect(try s.cli(["realm", "list", "--store", s.dir + "/store"]).stdout == version)
+
+        // The schema, as SDL.
+        let sdl = try s.curl("GET", "/graphql/schema/shop", token: alice)
+        #expect(
+            sdl.status == 200
+                && sdl.body.contains(
+                    "routes(sortBy: String, descending: Boolean = false, skip: Int = 0, take: Int): [Route!]!"),
+            "\(sdl.body)")
+    }
+
+    /// The commands that manage users, and `serve` without its signing key.
+    @Test func usersAreManagedFromTheCommandLine() throws {
+        let s = try Server()
+        let list = try s.cli(["user", "list", "--config", s.config])
+        #expect(list.stdout.split(separator: "\n").map { $0.split(separator: "\t")[0] } == ["alice", "bob", "carol"])
+        #expect(
+            try s.cli(["user", "add", "bob", "--config", s.config], stdin: "bob-password\n").stderr
+                .contains("A user named 'bob' exists already"))
+        #expect(
+            try s.cli(["user", "add", "eve", "--config", s.config], stdin: "short\n").stderr
+                .contains("at least 8 characters"))
+        #expect(try s.cli(["user", "passwd", "bob", "--config", s.config], stdin: "new-bob-password\n").status == 0)
+        #expect(try s.cli(["user", "remove", "carol", "--config", s.config]).status == 0)
+        #expect(
+            try s.cli(["user", "remove", "carol", "--config", s.config]).stderr.contains("There is no user named carol")
+        )
+        let token = try s.cli(["user", "token", "alice", "--config", s.config])
+        #expect(token.status == 0 && token.stdout.split(separator: ".").count == 3, "\(token.stderr)")
+
+        let noKey = try CLI.run(["serve", "--config", s.config], env: ["REALM_ADAPTER_SIGNING_KEY": ""])
+        #expect(noKey.status == 1 && noKey.stderr.contains("REALM_ADAPTER_SIGNING_KEY"), "\(noKey.stderr)")
+        #expect(!noKey.stderr.contains(s.key))
+        try s.start()
+        let r = try s.curl(
+            "POST", "/auth", #"{"provider": "password", "data": "bob", "user_info": {"password": "new-bob-password"}}"#)
+        #expect(r.status == 200, "\(r.body)")
+    }
+
+    static func padded(_ base64URL: String) -> String {
+        var s = base64URL.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while s.count % 4 != 0 { s += "=" }
+        return s
+    }
+
+    static func base64URL(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}
