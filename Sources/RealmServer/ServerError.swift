@@ -16,10 +16,27 @@ public struct ServerError: Error, CustomStringConvertible, Sendable {
     static func noSuchUser(_ name: String) -> ServerError { ServerError(404, "There is no user named '\(name)'.") }
 
     static func badUserName() -> ServerError {
-        ServerError(400, "A user name is 1 to 256 characters, without line breaks.")
+        ServerError(
+            400, "A user name is 1 to 256 characters, without control characters or spaces at either end.")
     }
 
     static func passwordTooShort() -> ServerError { ServerError(400, "A password has at least 8 characters.") }
+
+    static func passwordUnusable() -> ServerError {
+        ServerError(400, "A password has at most 72 bytes (bcrypt reads no more), and no NUL character.")
+    }
+
+    static func userGone() -> ServerError {
+        ServerError(401, "The token's user no longer exists.")
+    }
+
+    static func passwordChanged() -> ServerError {
+        ServerError(401, "The token was issued before the user's password changed: log in again (provider password).")
+    }
+
+    static func refreshExpired() -> ServerError {
+        ServerError(401, "The refresh token has expired: log in again (provider password).")
+    }
 
     static func badCredentials() -> ServerError { ServerError(401, "Wrong user name or password.") }
 

@@ -196,7 +196,7 @@ import Testing
     /// Access tokens expire (401, saying so) and a refresh token gets a new one; a token
     /// signed with another key, or altered, is refused; a wrong password is a 401.
     @Test func tokensExpireAndForgedOnesAreRefused() throws {
-        let s = try Server(server: #", "accessTokenLifetime": 1"#)
+        let s = try Server(server: #", "accessTokenLifetime": 1, "refreshTokenLifetime": 4"#)
         try s.start()
         let alice = try s.login("alice")
         let token = try s.access(alice, "/shop").get()
@@ -221,6 +221,15 @@ import Testing
         let nobody = try s.curl(
             "POST", "/auth", #"{"provider": "password", "data": "nobody", "user_info": {"password": "whatever1"}}"#)
         #expect(nobody.status == 401, "\(nobody.body)")
+
+        // A refresh token that expired says to log in again.
+        usleep(2_200_000)
+        let late = try s.access(alice, "/shop")
+        guard case .failure(let lateFailure) = late else {
+            Issue.record("an expired refresh token got an access token")
+            return
+        }
+        #expect(lateFailure.status == 401 && lateFailure.body.contains("log in again"), "\(lateFailure.body)")
 
         // Registering: a new user, then the name is taken.
         let signup =
@@ -297,6 +306,85 @@ import Testing
                 && sdl.body.contains(
                     "routes(sortBy: String, descending: Boolean = false, skip: Int = 0, take: Int): [Route!]!"),
             "\(sdl.body)")
+    }
+
+    /// What a new user's probe of the first version found, each mended: a query nested through
+    /// lists that grew without bound, passwords cut at a NUL or past 72 bytes, old tokens that
+    /// outlived a new password, 500s for bad JSON, `+` in GET queries, percent-encoded paths,
+    /// ALL erasing properties GraphQL cannot name, types named like the schema's own, answers
+    /// in another order than asked, a readable users file, names that differ only in case.
+    @Test func whatANewUserProbeFound() throws {
+        let s = try Server()
+        let odd = """
+            [{"type": "ADD_TYPE", "object_type": "Query", "primary_key": "id", "properties": {"id": "int"}},
+             {"type": "ADD_TYPE", "object_type": "Note", "properties": {"text": "string"}},
+             {"type": "ADD_TYPE", "object_type": "Odd", "primary_key": "id",
+              "properties": {"id": "int", "with space": "string?", "n": "int?"}},
+             {"type": "INSERT", "object_type": "Odd", "identity": 1, "values": {"id": 1, "with space": "keep", "n": 5}}]
+            """
+        try odd.write(toFile: s.dir + "/odd.json", atomically: true, encoding: .utf8)
+        #expect(
+            try s.cli(["realm", "apply", "/a b", "--file", s.dir + "/odd.json", "--store", s.dir + "/store"]).status
+                == 0)
+        try s.start()
+        let alice = try s.login("alice")
+
+        // Depth and size are bounded before anything runs.
+        let deep = "{ routes { " + String(repeating: "first { ", count: 14) + "id" + String(repeating: " }", count: 16)
+        let tooDeep = try s.curl("POST", "/graphql/shop", try Self.body(deep), token: alice)
+        #expect(tooDeep.status == 400 && tooDeep.body.contains("deeper than 12 levels"), "\(tooDeep.body)")
+        let wide = "{ " + (0..<2_001).map { "a\($0): stop(id: 1) { id }" }.joined(separator: " ") + " }"
+        let tooWide = try s.curl("POST", "/graphql/shop", try Self.body(wide), token: alice)
+        #expect(tooWide.status == 400 && tooWide.body.contains("more than 2000 fields"), "\(tooWide.body.prefix(300))")
+
+        // Passwords bcrypt would cut are refused; a new password ends the old tokens.
+        for bad in ["\\u0000\\u0000\\u0000\\u0000\\u0000\\u0000\\u0000\\u0000", String(repeating: "p", count: 73)] {
+            let r = try s.curl(
+                "POST", "/auth",
+                #"{"provider": "password", "data": "nul", "user_info": {"password": "\#(bad)", "register": true}}"#)
+            #expect(r.status == 400 && r.body.contains("at most 72 bytes"), "\(r.body)")
+        }
+        let bob = try s.login("bob")
+        #expect(try s.cli(["user", "passwd", "bob", "--config", s.config], stdin: "bob-new-password\n").status == 0)
+        let stale = try s.curl("POST", "/auth", #"{"provider": "realm", "data": "\#(bob)", "path": "/~/x"}"#)
+        #expect(stale.status == 401 && stale.body.contains("before the user's password changed"), "\(stale.body)")
+        let upper = try s.curl(
+            "POST", "/auth",
+            #"{"provider": "password", "data": "ALICE", "user_info": {"password": "x-password", "register": true}}"#)
+        #expect(upper.status == 409, "\(upper.body)")
+        let mode = try FileManager.default.attributesOfItem(atPath: s.dir + "/store/server.sqlite")[.posixPermissions]
+        #expect(mode as? Int == 0o600)
+
+        // Bad JSON is the client's error; GET takes + for a space; paths are percent-decoded.
+        #expect(try s.curl("POST", "/graphql/shop", "notjson", token: alice).status == 400)
+        let plus = try s.curl("GET", "/graphql/shop?query=%7B+stop(id:+1)+%7B+name+%7D+%7D", token: alice)
+        #expect(plus.status == 200 && plus.body.contains("Depot"), "\(plus.body)")
+        let spaced = try s.curl("POST", "/graphql/a%20b", #"{"query": "{ odd(id: 1) { n } }"}"#, token: alice)
+        #expect(spaced.status == 200 && spaced.body.contains(#""n":5"#), "\(spaced.body)")
+
+        // ALL leaves what GraphQL cannot name; a type named Query is left out, the rest served;
+        // a type without a primary key gets no create mutation.
+        let all = try s.curl(
+            "POST", "/graphql/a%20b",
+            try Self.body("mutation { createOdd(input: {id: 1}, updatePolicy: ALL) { n } }"), token: alice)
+        #expect(all.body == #"{"data":{"createOdd":{"n":null}}}"# + "\n", "\(all.body)")
+        let dump = try s.cli(["realm", "dump", "/a b", "--type", "Odd", "--store", s.dir + "/store"])
+        #expect(dump.stdout.contains(#""with space":"keep""#), "\(dump.stdout)")
+        let sdl = try s.curl("GET", "/graphql/schema/a%20b", token: alice).body
+        #expect(!sdl.contains("type Query {\n  id") && sdl.contains("odds(") && sdl.contains("notes("), "\(sdl)")
+        #expect(!sdl.contains("createNote"), "\(sdl)")
+
+        // The answer's fields in the order asked.
+        let ordered = try s.curl(
+            "POST", "/graphql/shop", try Self.body("{ b: stop(id: 2) { name id } a: stop(id: 1) { id name } }"),
+            token: alice)
+        #expect(
+            ordered.body == #"{"data":{"b":{"name":"Mill","id":2},"a":{"id":1,"name":"Depot"}}}"# + "\n",
+            "\(ordered.body)")
+    }
+
+    static func body(_ query: String) throws -> String {
+        String(decoding: try JSONSerialization.data(withJSONObject: ["query": query]), as: UTF8.self)
     }
 
     /// The commands that manage users, and `serve` without its signing key.

@@ -13,6 +13,8 @@ public struct TokenClaims: JWTPayload, Sendable {
     public var admin: Bool?
     public var path: String?
     public var access: [String]?
+    /// The user's password generation when it was signed (``User/generation``).
+    public var generation: Int?
 
     public func verify(using algorithm: some JWTAlgorithm) async throws { try exp.verifyNotExpired() }
 
@@ -35,7 +37,7 @@ public struct Tokens: Sendable {
     public func refreshToken(for user: User, now: Date = Date()) async throws -> (token: String, claims: TokenClaims) {
         let claims = TokenClaims(
             sub: .init(value: user.id), exp: .init(value: now + configuration.refreshTokenLifetime.seconds),
-            iat: .init(value: now), kind: "refresh", admin: user.isAdmin)
+            iat: .init(value: now), kind: "refresh", admin: user.isAdmin, generation: user.generation)
         return (try await keys.sign(claims), claims)
     }
 
@@ -45,7 +47,8 @@ public struct Tokens: Sendable {
     ) {
         let claims = TokenClaims(
             sub: .init(value: user.id), exp: .init(value: now + configuration.accessTokenLifetime.seconds),
-            iat: .init(value: now), kind: "access", admin: user.isAdmin, path: path, access: level.legacyAccess)
+            iat: .init(value: now), kind: "access", admin: user.isAdmin, path: path, access: level.legacyAccess,
+            generation: user.generation)
         return (try await keys.sign(claims), claims)
     }
 

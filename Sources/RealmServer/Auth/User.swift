@@ -7,11 +7,14 @@ public struct User: Sendable, Hashable {
     public var name: String
     /// Admins have every level on every Realm and create Realms anywhere.
     public var isAdmin: Bool
+    /// Which password the user is at: tokens carry it, and a new password ends the earlier ones.
+    public var generation: Int
 
-    public init(id: String, name: String, isAdmin: Bool) {
+    public init(id: String, name: String, isAdmin: Bool, generation: Int = 0) {
         self.id = id
         self.name = name
         self.isAdmin = isAdmin
+        self.generation = generation
     }
 
     /// `path` with a leading `/~/` read as this user's own directory.

@@ -14,12 +14,17 @@ public final class UserDirectory: Sendable {
         try FileManager.default.createDirectory(atPath: storeDirectory, withIntermediateDirectories: true)
         var config = GRDB.Configuration()
         config.busyMode = .timeout(10)
-        db = try DatabaseQueue(path: storeDirectory + "/server.sqlite", configuration: config)
+        let file = storeDirectory + "/server.sqlite"
+        db = try DatabaseQueue(path: file, configuration: config)
+        // The password hashes are for this user's eyes only.
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
         try db.write { db in
+            // `generation` moves on with each new password: refresh tokens of an earlier one stop working.
             try db.execute(
                 sql: """
-                    CREATE TABLE IF NOT EXISTS user (id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE,
-                        password_hash TEXT NOT NULL, is_admin INTEGER NOT NULL, created TEXT NOT NULL);
+                    CREATE TABLE IF NOT EXISTS user (id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+                        password_hash TEXT NOT NULL, is_admin INTEGER NOT NULL, created TEXT NOT NULL,
+                        generation INTEGER NOT NULL DEFAULT 0);
                     CREATE TABLE IF NOT EXISTS permission (path TEXT NOT NULL, user_id TEXT NOT NULL,
                         level INTEGER NOT NULL, PRIMARY KEY (path, user_id)) WITHOUT ROWID;
                     """)
@@ -36,7 +41,9 @@ public final class UserDirectory: Sendable {
             id: UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased(), name: name, isAdmin: admin)
         let hash = Bcrypt.hash(password, cost: Self.cost)
         try db.write { db in
-            guard try Int.fetchOne(db, sql: "SELECT 1 FROM user WHERE name = ?", arguments: [name]) == nil else {
+            guard
+                try Int.fetchOne(db, sql: "SELECT 1 FROM user WHERE name = ? COLLATE NOCASE", arguments: [name]) == nil
+            else {
                 throw ServerError.userExists(name)
             }
             try db.execute(
@@ -50,38 +57,43 @@ public final class UserDirectory: Sendable {
     public func verify(name: String, password: String) throws -> User? {
         let row = try db.read { db in
             try Row.fetchOne(
-                db, sql: "SELECT id, name, is_admin, password_hash FROM user WHERE name = ?", arguments: [name])
+                db, sql: "SELECT id, name, is_admin, password_hash, generation FROM user WHERE name = ?",
+                arguments: [name])
         }
         guard let row else {
             // As slow as a wrong password, so that a name's existence does not show in the time.
             _ = Bcrypt.verify(password, hash: Self.decoy)
             return nil
         }
-        guard Bcrypt.verify(password, hash: row[3]) else { return nil }
-        return User(id: row[0], name: row[1], isAdmin: row[2])
+        guard (try? Self.check(name: name, password: password)) != nil, Bcrypt.verify(password, hash: row[3]) else {
+            return nil
+        }
+        return User(id: row[0], name: row[1], isAdmin: row[2], generation: row[4])
     }
 
     static let decoy = Bcrypt.hash("realm-adapter decoy", cost: cost)
 
     public func user(named name: String) throws -> User? {
         try db.read { db in
-            try Row.fetchOne(db, sql: "SELECT id, name, is_admin FROM user WHERE name = ?", arguments: [name])
-                .map { User(id: $0[0], name: $0[1], isAdmin: $0[2]) }
+            try Row.fetchOne(
+                db, sql: "SELECT id, name, is_admin, generation FROM user WHERE name = ?", arguments: [name]
+            )
+            .map(User.init(row:))
         }
     }
 
     public func user(id: String) throws -> User? {
         try db.read { db in
-            try Row.fetchOne(db, sql: "SELECT id, name, is_admin FROM user WHERE id = ?", arguments: [id])
-                .map { User(id: $0[0], name: $0[1], isAdmin: $0[2]) }
+            try Row.fetchOne(db, sql: "SELECT id, name, is_admin, generation FROM user WHERE id = ?", arguments: [id])
+                .map(User.init(row:))
         }
     }
 
     /// Every user, by name.
     public func users() throws -> [User] {
         try db.read { db in
-            try Row.fetchAll(db, sql: "SELECT id, name, is_admin FROM user ORDER BY name")
-                .map { User(id: $0[0], name: $0[1], isAdmin: $0[2]) }
+            try Row.fetchAll(db, sql: "SELECT id, name, is_admin, generation FROM user ORDER BY name")
+                .map(User.init(row:))
         }
     }
 
@@ -101,15 +113,37 @@ public final class UserDirectory: Sendable {
         try Self.check(name: name, password: password)
         let hash = Bcrypt.hash(password, cost: Self.cost)
         try db.write { db in
-            try db.execute(sql: "UPDATE user SET password_hash = ? WHERE name = ?", arguments: [hash, name])
+            try db.execute(
+                sql: "UPDATE user SET password_hash = ?, generation = generation + 1 WHERE name = ?",
+                arguments: [hash, name])
             guard db.changesCount == 1 else { throw ServerError.noSuchUser(name) }
         }
     }
 
     static func check(name: String, password: String) throws {
-        guard !name.isEmpty, name.count <= 256, !name.contains(where: \.isNewline) else {
+        guard !name.isEmpty, name.count <= 256, name.trimmingCharacters(in: .whitespaces) == name,
+            !name.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) })
+        else {
             throw ServerError.badUserName()
         }
+        // bcrypt reads at most 72 bytes and stops at a NUL: anything past either would not count.
         guard password.count >= 8 else { throw ServerError.passwordTooShort() }
+        guard password.utf8.count <= 72, !password.utf8.contains(0) else { throw ServerError.passwordUnusable() }
     }
+
+    /// The user a token names, as long as it was signed for their current password.
+    public func current(_ claims: TokenClaims) throws -> User {
+        let row = try db.read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT id, name, is_admin, generation FROM user WHERE id = ?", arguments: [claims.sub.value])
+        }
+        guard let row else { throw ServerError.userGone() }
+        guard (claims.generation ?? 0) == row[3] else { throw ServerError.passwordChanged() }
+        return User(id: row[0], name: row[1], isAdmin: row[2], generation: row[3])
+    }
+}
+
+extension User {
+    /// A user from a row of (id, name, is_admin, generation).
+    init(row: Row) { self.init(id: row[0], name: row[1], isAdmin: row[2], generation: row[3]) }
 }

@@ -9,4 +9,6 @@ struct GraphQLContext: Sendable {
     /// The origin of the Realm transactions its mutations make: the user's (`user:<id>`), so
     /// that `run` sends them to the database.
     let origin: String
+    /// The objects this request may still read.
+    let budget: ObjectBudget
 }

@@ -24,7 +24,9 @@ enum GraphQLMutations {
                             "A \(t.name) with \(pk) \(key) exists already: updatePolicy MODIFIED or ALL updates it.")
                 }
                 if policy == "ALL" {
-                    for p in t.properties where p.type.isStored && values[p.name] == nil {
+                    // Only what GraphQL shows: properties it cannot name keep their values.
+                    for p in t.properties
+                    where p.type.isStored && RealmGraphQLSchema.isName(p.name) && values[p.name] == nil {
                         if p.type.isList {
                             values.append(p.name, .list([]))
                         } else if p.isOptional {

@@ -31,7 +31,7 @@ enum GraphQLValues {
         }
     }
 
-    /// A GraphQL input value as JSON (then coerced to the property by the core's rules).
+    /// A GraphQL value as JSON: an input (then coerced to the property by the core's rules), or an answer.
     static func json(_ m: Map) -> JSONValue {
         switch m {
         case .undefined, .null: .null

@@ -15,7 +15,12 @@ import RealmAdapter
 /// the target's primary key. Properties whose names GraphQL cannot carry are left out.
 enum RealmGraphQLSchema {
     static func make(_ realm: Schema) throws -> GraphQLSchema {
-        let types = realm.types.filter { isName($0.name) }
+        // Names GraphQL cannot carry, and the schema's own names (Query, the scalars, inputs), are left out.
+        let names = Set(realm.types.map(\.name))
+        let types = realm.types.filter { t in
+            isName(t.name) && !reserved.contains(t.name)
+                && !(t.name.hasSuffix("Input") && names.contains(String(t.name.dropLast(5))))
+        }
         let known = Set(types.map(\.name))
         func stored(_ t: ObjectSchema) -> [Property] {
             t.properties.filter { p in
@@ -44,69 +49,84 @@ enum RealmGraphQLSchema {
         var mutation: GraphQLFieldMap = [:]
         for t in types {
             let object = objects[t.name]!
-            query[plural(t.name)] = GraphQLField(
-                type: GraphQLNonNull(GraphQLList(GraphQLNonNull(object))),
-                description: "The \(t.name) objects, sorted by sortBy (default: the key) and paged.",
-                args: [
-                    "sortBy": GraphQLArgument(type: GraphQLString),
-                    "descending": GraphQLArgument(type: GraphQLBoolean, defaultValue: .bool(false)),
-                    "skip": GraphQLArgument(type: GraphQLInt, defaultValue: .number(0)),
-                    "take": GraphQLArgument(type: GraphQLInt),
-                ],
-                resolve: { _, args, context, _ in
-                    let c = context as! GraphQLContext
-                    let q = ObjectQuery(
-                        sortBy: args["sortBy"].string, descending: args["descending"].bool ?? false,
-                        offset: args["skip"].int ?? 0, limit: args["take"].int)
-                    guard q.offset >= 0, (q.limit ?? 0) >= 0 else {
-                        throw GraphQLError(message: "skip and take cannot be negative.")
-                    }
-                    return try c.store.objects(of: t.name, in: c.path, q)
-                })
+            define(&query, plural(t.name)) {
+                GraphQLField(
+                    type: GraphQLNonNull(GraphQLList(GraphQLNonNull(object))),
+                    description: "The \(t.name) objects, sorted by sortBy (default: the key) and paged.",
+                    args: [
+                        "sortBy": GraphQLArgument(type: GraphQLString),
+                        "descending": GraphQLArgument(type: GraphQLBoolean, defaultValue: .bool(false)),
+                        "skip": GraphQLArgument(type: GraphQLInt, defaultValue: .number(0)),
+                        "take": GraphQLArgument(type: GraphQLInt),
+                    ],
+                    resolve: { _, args, context, _ in
+                        let c = context as! GraphQLContext
+                        let q = ObjectQuery(
+                            sortBy: args["sortBy"].string, descending: args["descending"].bool ?? false,
+                            offset: args["skip"].int ?? 0, limit: args["take"].int)
+                        guard q.offset >= 0, (q.limit ?? 0) >= 0 else {
+                            throw GraphQLError(message: "skip and take cannot be negative.")
+                        }
+                        let objects = try c.store.objects(of: t.name, in: c.path, q)
+                        try c.budget.spend(objects.count)
+                        return objects
+                    })
+            }
+            guard t.primaryKey != nil else { continue }  // objects without a key cannot be named to update
             let inputs = try inputFields(t, stored(t), realm)
             let input = try GraphQLInputObjectType(name: t.name + "Input", fields: { inputs })
-            mutation["create" + t.name] = GraphQLField(
-                type: object,
-                description: "Creates (or, by updatePolicy, updates) one \(t.name) in one Realm transaction.",
-                args: [
-                    "input": GraphQLArgument(type: GraphQLNonNull(input)),
-                    "updatePolicy": GraphQLArgument(type: updatePolicy, defaultValue: .string("NONE")),
-                ],
-                resolve: { _, args, context, _ in
-                    let c = context as! GraphQLContext
-                    return try GraphQLMutations.create(t, [args["input"]], policy: args["updatePolicy"].string, c)[0]
-                })
-            mutation["create" + t.name + "s"] = GraphQLField(
-                type: GraphQLNonNull(GraphQLList(GraphQLNonNull(object))),
-                description: "Creates (or updates) several \(t.name) objects in one Realm transaction.",
-                args: [
-                    "input": GraphQLArgument(type: GraphQLNonNull(GraphQLList(GraphQLNonNull(input)))),
-                    "updatePolicy": GraphQLArgument(type: updatePolicy, defaultValue: .string("NONE")),
-                ],
-                resolve: { _, args, context, _ in
-                    let c = context as! GraphQLContext
-                    return try GraphQLMutations.create(
-                        t, args["input"].array ?? [], policy: args["updatePolicy"].string, c)
-                })
+            define(&mutation, "create" + t.name) {
+                GraphQLField(
+                    type: object,
+                    description: "Creates (or, by updatePolicy, updates) one \(t.name) in one Realm transaction.",
+                    args: [
+                        "input": GraphQLArgument(type: GraphQLNonNull(input)),
+                        "updatePolicy": GraphQLArgument(type: updatePolicy, defaultValue: .string("NONE")),
+                    ],
+                    resolve: { _, args, context, _ in
+                        let c = context as! GraphQLContext
+                        return try GraphQLMutations.create(t, [args["input"]], policy: args["updatePolicy"].string, c)[
+                            0]
+                    })
+            }
+            define(&mutation, "create" + t.name + "s") {
+                GraphQLField(
+                    type: GraphQLNonNull(GraphQLList(GraphQLNonNull(object))),
+                    description: "Creates (or updates) several \(t.name) objects in one Realm transaction.",
+                    args: [
+                        "input": GraphQLArgument(type: GraphQLNonNull(GraphQLList(GraphQLNonNull(input)))),
+                        "updatePolicy": GraphQLArgument(type: updatePolicy, defaultValue: .string("NONE")),
+                    ],
+                    resolve: { _, args, context, _ in
+                        let c = context as! GraphQLContext
+                        return try GraphQLMutations.create(
+                            t, args["input"].array ?? [], policy: args["updatePolicy"].string, c)
+                    })
+            }
             guard let pk = t.primaryKey, let key = t.properties.first(where: { $0.name == pk }), isName(pk),
                 case .scalar(let keyType) = key.type
             else { continue }
-            query[singular(t.name)] = GraphQLField(
-                type: object, description: "The \(t.name) with this \(pk), or null.",
-                args: [pk: GraphQLArgument(type: GraphQLNonNull(GraphQLValues.scalar(keyType)))],
-                resolve: { _, args, context, _ in
-                    let c = context as! GraphQLContext
-                    return try c.store.object(
-                        of: t.name, identity: RealmAdapter.Value(json: GraphQLValues.json(args[pk])), in: c.path)
-                })
-            mutation["delete" + t.name] = GraphQLField(
-                type: GraphQLNonNull(GraphQLBoolean),
-                description: "Deletes the \(t.name) with this \(pk); false if there was none.",
-                args: [pk: GraphQLArgument(type: GraphQLNonNull(GraphQLValues.scalar(keyType)))],
-                resolve: { _, args, context, _ in
-                    try GraphQLMutations.delete(
-                        t, RealmAdapter.Value(json: GraphQLValues.json(args[pk])), context as! GraphQLContext)
-                })
+            define(&query, singular(t.name)) {
+                GraphQLField(
+                    type: object, description: "The \(t.name) with this \(pk), or null.",
+                    args: [pk: GraphQLArgument(type: GraphQLNonNull(GraphQLValues.scalar(keyType)))],
+                    resolve: { _, args, context, _ in
+                        let c = context as! GraphQLContext
+                        try c.budget.spend(1)
+                        return try c.store.object(
+                            of: t.name, identity: RealmAdapter.Value(json: GraphQLValues.json(args[pk])), in: c.path)
+                    })
+            }
+            define(&mutation, "delete" + t.name) {
+                GraphQLField(
+                    type: GraphQLNonNull(GraphQLBoolean),
+                    description: "Deletes the \(t.name) with this \(pk); false if there was none.",
+                    args: [pk: GraphQLArgument(type: GraphQLNonNull(GraphQLValues.scalar(keyType)))],
+                    resolve: { _, args, context, _ in
+                        try GraphQLMutations.delete(
+                            t, RealmAdapter.Value(json: GraphQLValues.json(args[pk])), context as! GraphQLContext)
+                    })
+            }
         }
         return try GraphQLSchema(
             query: try GraphQLObjectType(name: "Query", fields: query),
@@ -138,6 +158,7 @@ enum RealmGraphQLSchema {
                     resolve: { source, _, context, _ in
                         let c = context as! GraphQLContext
                         guard let id = (source as! RealmObject).values[name], !id.isNull else { return nil }
+                        try c.budget.spend(1)
                         return try c.store.object(of: target, identity: id, in: c.path)
                     })
             case .list(.link(let target)):
@@ -148,6 +169,7 @@ enum RealmGraphQLSchema {
                         guard case .list(let ids)? = (source as! RealmObject).values[name] else {
                             return [RealmObject]()
                         }
+                        try c.budget.spend(ids.count)
                         return try ids.compactMap { try c.store.object(of: target, identity: $0, in: c.path) }
                     })
             case .linkingObjects:
@@ -179,6 +201,17 @@ enum RealmGraphQLSchema {
         }
         return out
     }
+
+    /// Adds a field unless an earlier type's took its name (`Thing`'s `createThings` and
+    /// `Things`' `createThings`): the first type in the schema keeps it.
+    static func define(_ map: inout GraphQLFieldMap, _ name: String, _ field: () -> GraphQLField) {
+        if map[name] == nil { map[name] = field() }
+    }
+
+    /// Names the generated schema uses itself.
+    static let reserved: Set<String> = [
+        "Query", "Mutation", "Subscription", "UpdatePolicy", "String", "Int", "Float", "Boolean", "ID",
+    ]
 
     /// `Item` → `items`, `Company` → `companies`, `Bus` → `buses`.
     static func plural(_ name: String) -> String {

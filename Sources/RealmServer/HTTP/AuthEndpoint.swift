@@ -59,9 +59,12 @@ struct AuthEndpoint: Sendable {
             guard let refresh = string("data", in: members), let asked = string("path", in: members) else {
                 throw ServerError.badRequest("provider realm needs data (a refresh token) and path (the Realm's path).")
             }
-            let claims = try await tokens.verify(refresh)
+            let claims: TokenClaims
+            do { claims = try await tokens.verify(refresh) } catch let e as ServerError where e.status == 401 {
+                throw e.message == ServerError.tokenExpired().message ? ServerError.refreshExpired() : e
+            }
             guard claims.kind == "refresh" else { throw ServerError.wrongToken("a refresh token in data") }
-            guard let user = try users.user(id: claims.sub.value) else { throw ServerError.tokenInvalid() }
+            let user = try users.current(claims)
             let path = user.resolve(asked)
             do { try RealmPath.validate(path) } catch { throw ServerError.badRequest("\(asked) is not a Realm path.") }
             let level = try users.level(of: user, at: path)

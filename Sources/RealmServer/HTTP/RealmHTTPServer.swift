@@ -46,20 +46,27 @@ public struct RealmHTTPServer: Sendable {
         }
         router.post("graphql/**") { request, context -> Response in
             await Self.answering {
-                let body = try JSONValue(parsing: try await Self.body(request))
+                let data = try await Self.body(request)
+                guard let body = try? JSONValue(parsing: data) else {
+                    throw ServerError.badRequest(
+                        "The body is not JSON: POST a JSON object {\"query\": …, \"variables\": …} "
+                            + "with Content-Type application/json.")
+                }
                 return try await graphQL(request, path: try Self.path(context), body: body)
             }
         }
         router.get("graphql/**") { request, context -> Response in
             await Self.answering {
                 var fields: [JSONValue.Member] = []
+                let parameters = Self.formParameters(request.uri.query ?? "")
                 for name in ["query", "operationName"] {
-                    if let v = request.uri.queryParameters[Substring(name)] {
-                        fields.append(.init(name, .string(String(v))))
-                    }
+                    if let v = parameters[name] { fields.append(.init(name, .string(v))) }
                 }
-                if let v = request.uri.queryParameters["variables"] {
-                    fields.append(.init("variables", try JSONValue(parsing: Data(v.utf8))))
+                if let v = parameters["variables"] {
+                    guard let variables = try? JSONValue(parsing: Data(v.utf8)) else {
+                        throw ServerError.badRequest("The variables parameter is not a JSON object.")
+                    }
+                    fields.append(.init("variables", variables))
                 }
                 return try await graphQL(request, path: try Self.path(context), body: .object(fields), readOnly: true)
             }
@@ -83,44 +90,53 @@ public struct RealmHTTPServer: Sendable {
             if case .string(let s) = $0.value { s } else { nil }
         }
         var variables: [String: Map] = [:]
-        if case .object(let vars)? = members.first(where: { $0.key == "variables" })?.value {
-            for v in vars { variables[v.key] = Self.map(v.value) }
+        switch members.first(where: { $0.key == "variables" })?.value {
+        case .object(let vars)?: for v in vars { variables[v.key] = Self.map(v.value) }
+        case nil, .null?: break
+        default: throw ServerError.badRequest("variables is a JSON object of the operation's variables.")
+        }
+        // A request that does not parse, or asks too much, gets GraphQL's own error shape (with
+        // where it went wrong) before anything runs.
+        let document: Document
+        do {
+            document = try parse(source: Source(body: query))
+            try GraphQLLimits.check(document)
+        } catch let e as GraphQLError {
+            return try Self.graphQLAnswer(GraphQLResult(errors: [e]), status: .badRequest)
         }
         // A mutation needs write access, and cannot come through GET.
-        let isMutation =
-            (try? parse(source: Source(body: query)))?.definitions.contains {
-                ($0 as? OperationDefinition)?.operation == .mutation
-            } ?? false
+        let isMutation = document.definitions.contains { ($0 as? OperationDefinition)?.operation == .mutation }
         if isMutation && readOnly {
             throw ServerError(405, "Mutations come through POST, not GET.")
         }
         let user = try await authorize(request, path: path, need: isMutation ? .write : .read)
         let realm = try schemas.schema(of: path, in: store)
         let context = GraphQLContext(
-            store: store, path: path, schema: realm.schema, origin: user.map { "user:\($0.id)" } ?? "graphql")
-        var status = HTTPResponse.Status.ok
-        let result: GraphQLResult
+            store: store, path: path, schema: realm.schema, origin: user.map { "user:\($0.id)" } ?? "graphql",
+            budget: ObjectBudget())
         do {
-            result = try await graphql(
-                schema: realm.graphQL, request: query, context: context, variableValues: variables,
-                operationName: operation)
+            return try Self.graphQLAnswer(
+                try await graphql(
+                    schema: realm.graphQL, request: query, context: context, variableValues: variables,
+                    operationName: operation))
         } catch let e as GraphQLError {
-            // A request that does not parse: GraphQL's own error shape, with where it went wrong.
-            (status, result) = (.badRequest, GraphQLResult(errors: [e]))
+            return try Self.graphQLAnswer(GraphQLResult(errors: [e]), status: .badRequest)
         }
-        let data = try JSONEncoder().encode(result)
-        return Response(
+    }
+
+    static func graphQLAnswer(_ result: GraphQLResult, status: HTTPResponse.Status = .ok) throws -> Response {
+        Response(
             status: status, headers: [.contentType: "application/json"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: try GraphQLResponse.json(result))))
     }
 
     /// Checks the request's token for `need` on `path`; the user (nil when authentication is disabled).
     func authorize(_ request: Request, path: String, need: AccessLevel) async throws -> User? {
         guard let tokens else { return nil }
         guard let header = request.headers[.authorization] else { throw ServerError.tokenMissing() }
-        let token = header.hasPrefix("Bearer ") ? String(header.dropFirst(7)) : header
+        let token = header.lowercased().hasPrefix("bearer ") ? String(header.dropFirst(7)) : header
         let claims = try await tokens.verify(token)
-        guard let user = try users.user(id: claims.sub.value) else { throw ServerError.tokenInvalid() }
+        let user = try users.current(claims)
         let have: AccessLevel
         switch claims.kind {
         case "access":
@@ -137,11 +153,24 @@ public struct RealmHTTPServer: Sendable {
         return user
     }
 
+    /// The Realm path of a `/graphql/**` route, its segments percent-decoded (`/a%20b` is `/a b`).
     static func path(_ context: BasicRequestContext) throws -> String {
-        let parts = context.parameters.getCatchAll()
+        let parts = context.parameters.getCatchAll().map { String($0).removingPercentEncoding ?? String($0) }
         let path = "/" + parts.joined(separator: "/")
-        do { try RealmPath.validate(path) } catch { throw ServerError.badRequest("\(path) is not a Realm path.") }
+        do { try RealmPath.validate(path) } catch { throw ServerError.badRequest("'\(path)' is not a Realm path.") }
         return path
+    }
+
+    /// A URL query's parameters as HTML forms encode them (`+` is a space), the last of each name.
+    static func formParameters(_ query: String) -> [String: String] {
+        var out: [String: String] = [:]
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map {
+                $0.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0)
+            }
+            out[parts[0]] = parts.count > 1 ? parts[1] : ""
+        }
+        return out
     }
 
     static func body(_ request: Request) async throws -> Data {

@@ -1,0 +1,69 @@
+import GraphQL
+import Synchronization
+
+/// What one request may ask of the server: nesting through links multiplies the objects an
+/// answer holds, so depth, the number of fields, and the objects resolved are bounded, and a
+/// request past them gets a GraphQL error saying which limit and what to do.
+enum GraphQLLimits {
+    /// Selections nested deeper than this are refused before anything runs.
+    static let maxDepth = 12
+    /// Fields (aliases included, fragments expanded) in one request.
+    static let maxFields = 2_000
+    /// Objects one answer may hold, counted as they are read.
+    static let maxObjects = 100_000
+
+    /// Refuses a request whose selections nest deeper than ``maxDepth`` or that asks for more
+    /// than ``maxFields`` fields.
+    static func check(_ document: Document) throws {
+        var fragments: [String: SelectionSet] = [:]
+        for case let f as FragmentDefinition in document.definitions { fragments[f.name.value] = f.selectionSet }
+        var fields = 0
+        func depth(_ set: SelectionSet, _ level: Int, _ spreading: Set<String>) throws -> Int {
+            guard level <= maxDepth else {
+                throw GraphQLError(
+                    message: "The request nests selections deeper than \(maxDepth) levels: ask for less at once.")
+            }
+            var deepest = level
+            for selection in set.selections {
+                switch selection {
+                case let field as Field:
+                    fields += 1
+                    guard fields <= maxFields else {
+                        throw GraphQLError(message: "The request asks for more than \(maxFields) fields: split it.")
+                    }
+                    if let inner = field.selectionSet { deepest = max(deepest, try depth(inner, level + 1, spreading)) }
+                case let spread as FragmentSpread:
+                    let name = spread.name.value
+                    // A fragment that spreads itself is an error GraphQL's validation names.
+                    guard !spreading.contains(name), let inner = fragments[name] else { continue }
+                    deepest = max(deepest, try depth(inner, level, spreading.union([name])))
+                case let inline as InlineFragment:
+                    deepest = max(deepest, try depth(inline.selectionSet, level, spreading))
+                default:
+                    continue
+                }
+            }
+            return deepest
+        }
+        for case let operation as OperationDefinition in document.definitions {
+            _ = try depth(operation.selectionSet, 1, [])
+        }
+    }
+}
+
+/// The objects an answer has read so far (``GraphQLLimits/maxObjects``).
+final class ObjectBudget: Sendable {
+    private let used = Mutex(0)
+
+    func spend(_ n: Int) throws {
+        let total = used.withLock {
+            $0 += n
+            return $0
+        }
+        guard total <= GraphQLLimits.maxObjects else {
+            throw GraphQLError(
+                message: "The answer would hold more than \(GraphQLLimits.maxObjects) objects: page with take and "
+                    + "skip, or nest less.")
+        }
+    }
+}
