@@ -98,6 +98,7 @@ struct PostgresBenchmark: AsyncParsableCommand {
         let store = try RealmStore(directory: drainConfig.realm.store)
         let mapping = try Mapping(drainConfig)
         let applier = RealmApplier(store: store, mapping: mapping, origin: "adapter:bench", source: "postgres:ours")
+        try gauges(store: store, config: drainConfig, logger: logger)
         let stream = try await PostgresReplicationStream(
             settings: settings, slot: dbName + "_ours", publication: "pub", logger: logger)
         let endLSN = LSN(end)!
@@ -145,6 +146,7 @@ struct PostgresBenchmark: AsyncParsableCommand {
         let connector = PostgresConnector(configuration: applyConfig.database!, logger: logger)
         try await connector.prepare(try Mapping(applyConfig))
         let adapter = try Adapter(store: source, name: "bench", pathRegex: "^/bench$", compactionInterval: .max)
+        try gauges(store: source, config: applyConfig, logger: logger)
         let service = RealmToDatabaseService(
             connector: connector, adapter: adapter, mapping: try Mapping(applyConfig), retry: .init(),
             ignoreSQLErrors: false, logger: logger)
@@ -196,7 +198,8 @@ struct PostgresBenchmark: AsyncParsableCommand {
         _ = MetricsServer.registry
         let port = 19_464
         let server = Task {
-            let probes = MetricsServer.Probes(ready: { (true, "benchmark") })
+            let probes = MetricsServer.Probes(
+                ready: { (true, "benchmark") }, collect: { await Self.collector.withLock { $0 }?() })
             try? await MetricsServer.service(host: "127.0.0.1", port: port, probes: probes, logger: logger).run()
         }
         // An outside process, as Prometheus is, on one kept-alive connection (as Prometheus
@@ -254,6 +257,20 @@ struct PostgresBenchmark: AsyncParsableCommand {
         return [server, stopper]
     }
 
+    /// What a scrape collects besides the counters, as `run` does: the lag gauges of the phase
+    /// that runs (its Realm's unsent transactions at most every second, its slot's retained
+    /// WAL at most every ten seconds).
+    static let collector = Mutex<(@Sendable () async -> Void)?>(nil)
+
+    /// Makes the running phase's store and slot the ones a scrape's gauges read.
+    func gauges(store: RealmStore, config: Configuration, logger: Logger) throws {
+        guard scrapeEveryMs > 0 else { return }
+        let adapter = try Adapter(store: store, name: "bench-gauges", pathRegex: "^/bench$")
+        let connector = PostgresConnector(configuration: config.database!, logger: logger)
+        let collect = Gauges.daemon(adapter: adapter, connector: connector, webhooks: [], logger: logger)
+        Self.collector.withLock { $0 = collect }
+    }
+
     /// This process's CPU time (user and system), in seconds.
     static func cpuSeconds() -> Double {
         var usage = rusage()
@@ -297,6 +314,7 @@ struct PostgresBenchmark: AsyncParsableCommand {
         }
         try await connector.prepare(mapping)
         let adapter = try Adapter(store: store, name: "bench", pathRegex: "^/bench$")
+        try gauges(store: store, config: c, logger: logger)
         // keeps the history for the commit times
         _ = try Adapter(store: store, name: "bench-history", pathRegex: "^/bench$")
         let applier = RealmApplier(store: store, mapping: mapping, origin: adapter.origin, source: connector.sourceName)
