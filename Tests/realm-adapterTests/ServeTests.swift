@@ -302,10 +302,41 @@ import Testing
         // The schema, as SDL.
         let sdl = try s.curl("GET", "/graphql/schema/shop", token: alice)
         #expect(
-            sdl.status == 200
-                && sdl.body.contains(
-                    "routes(sortBy: String, descending: Boolean = false, skip: Int = 0, take: Int): [Route!]!"),
+            sdl.status == 200 && sdl.body.contains("  routes(\n")
+                && sdl.body.contains("descending: Boolean = false\n    skip: Int = 0\n    take: Int\n  ): [Route!]!")
+                && sdl.body.contains("deleteRoutes(query: String!): Int!"),
             "\(sdl.body)")
+    }
+
+    /// `query` filters in the Realm query language run in SQLite: comparisons, string operators
+    /// with [c], AND/OR/NOT, paths through links and lists of links; `deleteStops(query:)`; a bad
+    /// query is an error that says where.
+    @Test func theQueryFilterSelectsInSQLite() throws {
+        let s = try Server()
+        try s.start()
+        let alice = try s.login("alice")
+        func ids(_ type: String, _ filter: String) throws -> String {
+            try s.graphQL(
+                "/shop", alice, "query Q($q: String) { \(type)(query: $q, sortBy: \"id\") { id } }",
+                variables: String(decoding: try JSONSerialization.data(withJSONObject: ["q": filter]), as: UTF8.self))
+        }
+        #expect(try ids("stops", "name BEGINSWITH 'M'") == #"{"data": {"stops": [{"id": 2}]}}"#)
+        #expect(try ids("stops", "name ==[c] 'depot' OR id > 2") == #"{"data": {"stops": [{"id": 1}, {"id": 3}]}}"#)
+        #expect(try ids("stops", "NOT (name CONTAINS 'u')") == #"{"data": {"stops": [{"id": 1}, {"id": 2}]}}"#)
+        #expect(try ids("stops", "name LIKE '?ua*' && name ENDSWITH[c] 'AY'") == #"{"data": {"stops": [{"id": 3}]}}"#)
+        #expect(try ids("routes", "first.name == 'Mill'") == #"{"data": {"routes": [{"id": "R1"}]}}"#)
+        #expect(try ids("routes", "stops.name == 'Depot'") == #"{"data": {"routes": [{"id": "R1"}]}}"#)
+        #expect(try ids("routes", "stops.name == 'Quay'") == #"{"data": {"routes": []}}"#)
+        #expect(
+            try ids("routes", "rank >= 1.5 AND rank < 2 AND rank != null") == #"{"data": {"routes": [{"id": "R1"}]}}"#)
+        let unknown = try ids("stops", "nme == 1")
+        #expect(unknown.contains("Stop has no property 'nme'") && unknown.contains("at character 1"), "\(unknown)")
+        let typed = try ids("stops", "id == 'x'")
+        #expect(typed.contains("errors") && typed.contains("id:"), "\(typed)")
+        #expect(
+            try s.graphQL("/shop", alice, #"mutation { deleteStops(query: "id >= 3") }"#)
+                == #"{"data": {"deleteStops": 1}}"#)
+        #expect(try ids("stops", "TRUEPREDICATE") == #"{"data": {"stops": [{"id": 1}, {"id": 2}]}}"#)
     }
 
     /// What a new user's probe of the first version found, each mended: a query nested through

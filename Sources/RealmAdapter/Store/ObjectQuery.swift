@@ -11,8 +11,13 @@ public struct ObjectQuery: Sendable, Hashable {
     public var offset: Int
     /// At most this many objects; all when nil.
     public var limit: Int?
+    /// Only the objects this filter selects (``RealmQuery``'s language), all when nil.
+    public var filter: String?
 
-    public init(sortBy: String? = nil, descending: Bool = false, offset: Int = 0, limit: Int? = nil) {
+    public init(
+        sortBy: String? = nil, descending: Bool = false, offset: Int = 0, limit: Int? = nil, filter: String? = nil
+    ) {
+        self.filter = filter
         self.sortBy = sortBy
         self.descending = descending
         self.offset = offset
@@ -25,21 +30,28 @@ extension RealmReader {
     func objects(_ typeName: String, _ query: ObjectQuery) throws -> [RealmObject] {
         let (t, tt) = try located(typeName)
         let direction = query.descending ? " DESC" : ""
-        var order = TypeTables.key + direction
+        var order = "o." + TypeTables.key + direction
         if let p = query.sortBy {
             guard let j = t.properties.firstIndex(where: { $0.name == p }) else {
                 throw RealmAdapterError.unknownProperty(type: t.name, property: p)
             }
             guard let column = tt.columns[j] else { throw RealmAdapterError.notSortable(type: t.name, property: p) }
-            if column != TypeTables.key { order = column + direction + ", " + TypeTables.key }
+            if column != TypeTables.key { order = "o.\(column)\(direction), o.\(TypeTables.key)" }
         }
-        let values = tt.columns.compactMap { $0 }
+        let values = ([TypeTables.key] + tt.columns.compactMap { $0 }).map { "o." + $0 }
+        var (condition, arguments) = ("1", [DatabaseValue]())
+        if let filter = query.filter {
+            (condition, arguments) = try self.condition(RealmQuery(filter, type: t, schema: schema), t, alias: "o")
+        }
         let sql = """
-            SELECT \(([TypeTables.key] + values).joined(separator: ", ")) FROM \(tt.table) WHERE realm = ?
+            SELECT \(values.joined(separator: ", ")) FROM \(tt.table) o WHERE o.realm = ? AND (\(condition))
             ORDER BY \(order) LIMIT ? OFFSET ?
             """
         let rows = try Row.fetchCursor(
-            db, sql: sql, arguments: [tables.realmId, query.limit ?? -1, max(0, query.offset)])
+            db, sql: sql,
+            arguments: StatementArguments(
+                [tables.realmId.databaseValue] + arguments
+                    + [(query.limit ?? -1).databaseValue, max(0, query.offset).databaseValue]))
         let keyType = RealmTables.keyType(of: t)
         var out: [RealmObject] = []
         while let row = try rows.next() {

@@ -11,43 +11,74 @@ enum GraphQLMutations {
             throw GraphQLError(message: "\(t.name) has no primary key: its objects cannot be created through GraphQL.")
         }
         let policy = policy ?? "NONE"
-        let (ids, _) = try c.store.write(to: c.path, origin: c.origin) { tx -> [RealmAdapter.Value] in
-            try inputs.map { input in
-                var values = try Self.values(t, input, c.schema)
-                guard let key = values[pk], !key.isNull else {
-                    throw GraphQLError(message: "\(t.name)Input needs \(pk), the primary key.")
-                }
-                let exists = try tx.object(t.name, key) != nil
-                if exists && policy == "NONE" {
-                    throw GraphQLError(
-                        message:
-                            "A \(t.name) with \(pk) \(key) exists already: updatePolicy MODIFIED or ALL updates it.")
-                }
-                if policy == "ALL" {
-                    // Only what GraphQL shows: properties it cannot name keep their values.
-                    for p in t.properties
-                    where p.type.isStored && RealmGraphQLSchema.isName(p.name) && values[p.name] == nil {
-                        if p.type.isList {
-                            values.append(p.name, .list([]))
-                        } else if p.isOptional {
-                            values.append(p.name, .null)
+        let (ids, _) = try resolving {
+            try c.store.write(to: c.path, origin: c.origin) { tx -> [RealmAdapter.Value] in
+                try inputs.map { input in
+                    var values = try Self.values(t, input, c.schema)
+                    guard let key = values[pk], !key.isNull else {
+                        throw GraphQLError(message: "\(t.name)Input needs \(pk), the primary key.")
+                    }
+                    let exists = try tx.object(t.name, key) != nil
+                    if exists && policy == "NONE" {
+                        throw GraphQLError(
+                            message:
+                                "A \(t.name) with \(pk) \(key) exists already: updatePolicy MODIFIED or ALL updates it."
+                        )
+                    }
+                    if policy == "ALL" {
+                        // Only what GraphQL shows: properties it cannot name keep their values.
+                        for p in t.properties
+                        where p.type.isStored && RealmGraphQLSchema.isName(p.name) && values[p.name] == nil {
+                            if p.type.isList {
+                                values.append(p.name, .list([]))
+                            } else if p.isOptional {
+                                values.append(p.name, .null)
+                            }
                         }
                     }
+                    if exists { try tx.upsert(t.name, key, values) } else { _ = try tx.create(t.name, values) }
+                    return key
                 }
-                if exists { try tx.upsert(t.name, key, values) } else { _ = try tx.create(t.name, values) }
-                return key
             }
         }
         return try ids.compactMap { try c.store.object(of: t.name, identity: $0, in: c.path) }
     }
 
+    /// Deletes the objects `filter` selects (read first, then deleted in one transaction if
+    /// they are still there); how many.
+    static func delete(_ t: ObjectSchema, matching filter: String, _ c: GraphQLContext) throws -> Int {
+        let keys = try resolving { try c.store.objects(of: t.name, in: c.path, ObjectQuery(filter: filter)) }
+            .map(\.identity)
+        guard !keys.isEmpty else { return 0 }
+        let (deleted, _) = try c.store.write(to: c.path, origin: c.origin) { tx -> Int in
+            var n = 0
+            for key in keys where try tx.object(t.name, key) != nil {
+                try tx.delete(t.name, key)
+                n += 1
+            }
+            return n
+        }
+        return deleted
+    }
+
+    /// `body`, its store errors as GraphQL errors with their message alone (no log context).
+    static func resolving<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let e as RealmAdapterError {
+            throw GraphQLError(message: e.message)
+        }
+    }
+
     /// Deletes the object with `key`; false if there was none.
     static func delete(_ t: ObjectSchema, _ key: RealmAdapter.Value, _ c: GraphQLContext) throws -> Bool {
-        let (deleted, _) = try c.store.write(to: c.path, origin: c.origin) { tx -> Bool in
-            let key = try key.coercedKey(of: t.name, in: c.schema)
-            guard try tx.object(t.name, key) != nil else { return false }
-            try tx.delete(t.name, key)
-            return true
+        let (deleted, _) = try resolving {
+            try c.store.write(to: c.path, origin: c.origin) { tx -> Bool in
+                let key = try key.coercedKey(of: t.name, in: c.schema)
+                guard try tx.object(t.name, key) != nil else { return false }
+                try tx.delete(t.name, key)
+                return true
+            }
         }
         return deleted
     }

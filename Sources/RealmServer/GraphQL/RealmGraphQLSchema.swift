@@ -54,6 +54,9 @@ enum RealmGraphQLSchema {
                     type: GraphQLNonNull(GraphQLList(GraphQLNonNull(object))),
                     description: "The \(t.name) objects, sorted by sortBy (default: the key) and paged.",
                     args: [
+                        "query": GraphQLArgument(
+                            type: GraphQLString,
+                            description: "A filter in the Realm query language (docs/server.md has the subset)."),
                         "sortBy": GraphQLArgument(type: GraphQLString),
                         "descending": GraphQLArgument(type: GraphQLBoolean, defaultValue: .bool(false)),
                         "skip": GraphQLArgument(type: GraphQLInt, defaultValue: .number(0)),
@@ -63,11 +66,11 @@ enum RealmGraphQLSchema {
                         let c = context as! GraphQLContext
                         let q = ObjectQuery(
                             sortBy: args["sortBy"].string, descending: args["descending"].bool ?? false,
-                            offset: args["skip"].int ?? 0, limit: args["take"].int)
+                            offset: args["skip"].int ?? 0, limit: args["take"].int, filter: args["query"].string)
                         guard q.offset >= 0, (q.limit ?? 0) >= 0 else {
                             throw GraphQLError(message: "skip and take cannot be negative.")
                         }
-                        let objects = try c.store.objects(of: t.name, in: c.path, q)
+                        let objects = try GraphQLMutations.resolving { try c.store.objects(of: t.name, in: c.path, q) }
                         try c.budget.spend(objects.count)
                         return objects
                     })
@@ -115,6 +118,15 @@ enum RealmGraphQLSchema {
                         try c.budget.spend(1)
                         return try c.store.object(
                             of: t.name, identity: RealmAdapter.Value(json: GraphQLValues.json(args[pk])), in: c.path)
+                    })
+            }
+            define(&mutation, "delete" + t.name + "s") {
+                GraphQLField(
+                    type: GraphQLNonNull(GraphQLInt),
+                    description: "Deletes the \(t.name) objects the query selects, in one Realm transaction; how many.",
+                    args: ["query": GraphQLArgument(type: GraphQLNonNull(GraphQLString))],
+                    resolve: { _, args, context, _ in
+                        try GraphQLMutations.delete(t, matching: args["query"].string ?? "", context as! GraphQLContext)
                     })
             }
             define(&mutation, "delete" + t.name) {

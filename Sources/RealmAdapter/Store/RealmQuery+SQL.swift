@@ -1,0 +1,84 @@
+import GRDB
+
+extension RealmReader {
+    /// `query` as an SQL condition on the rows of `t`'s table under `alias`, and its arguments.
+    /// Every comparison is two-valued (a missing value is false, and its `NOT` true), as in Realm.
+    func condition(_ query: RealmQuery, _ t: ObjectSchema, alias: String) throws -> (String, [DatabaseValue]) {
+        switch query {
+        case .always(let b):
+            return (b ? "1" : "0", [])
+        case .not(let q):
+            let (c, a) = try condition(q, t, alias: alias)
+            return ("NOT (\(c))", a)
+        case .and(let l, let r), .or(let l, let r):
+            let (lc, la) = try condition(l, t, alias: alias)
+            let (rc, ra) = try condition(r, t, alias: alias)
+            let word = if case .and = query { "AND" } else { "OR" }
+            return ("(\(lc)) \(word) (\(rc))", la + ra)
+        case .compare(let path, let op, let value, let ci):
+            return try compare(path[...], op, value, ci, t, alias: alias)
+        }
+    }
+
+    private func compare(
+        _ path: ArraySlice<String>, _ op: RealmQuery.Operator, _ value: Value, _ ci: Bool, _ t: ObjectSchema,
+        alias: String
+    ) throws -> (String, [DatabaseValue]) {
+        let tt = try tables.of(t, db: db)
+        guard let j = t.properties.firstIndex(where: { $0.name == path.first }) else {
+            throw RealmAdapterError.unknownProperty(type: t.name, property: path.first ?? "")
+        }
+        let p = t.properties[j]
+        let realm = tables.realmId.databaseValue
+        if path.count > 1, let target = p.type.linkTarget, let u = schema[type: target] {
+            // Through a link: the rows whose link's target satisfies the rest.
+            let ut = try tables.of(u, db: db)
+            let inner = alias + "_" + String(j)
+            let (c, a) = try compare(path.dropFirst(), op, value, ci, u, alias: inner)
+            if p.type.isList, let list = tt.listTables[j] {
+                let l = inner + "l"
+                return (
+                    """
+                    EXISTS (SELECT 1 FROM \(list) \(l) JOIN \(ut.table) \(inner) ON \(inner).realm = \(l).realm \
+                    AND \(inner).\(TypeTables.key) = \(l).value WHERE \(l).realm = ? AND \(l).owner = \
+                    \(alias).\(TypeTables.key) AND \(c))
+                    """, [realm] + a
+                )
+            }
+            guard let column = tt.columns[j] else {
+                throw RealmAdapterError.unknownProperty(type: t.name, property: p.name)
+            }
+            return (
+                "\(alias).\(column) IN (SELECT \(inner).\(TypeTables.key) FROM \(ut.table) \(inner) "
+                    + "WHERE \(inner).realm = ? AND \(c))", [realm] + a
+            )
+        }
+        guard let column = tt.columns[j] else {
+            throw RealmAdapterError.unknownProperty(type: t.name, property: p.name)
+        }
+        let col = "\(alias).\(column)"
+        if value.isNull { return (op == .equal ? "\(col) IS NULL" : "\(col) IS NOT NULL", []) }
+        let v = try RealmTables.encode(value)
+        let (x, y) = ci ? ("lower(\(col))", "lower(?)") : (col, "?")
+        let sql: String
+        var args = [v]
+        switch op {
+        case .equal: sql = "\(x) = \(y)"
+        case .notEqual: sql = "\(x) IS NOT \(y)"
+        case .less, .lessOrEqual, .greater, .greaterOrEqual: sql = "\(col) \(op.rawValue) ?"
+        case .beginsWith:
+            sql = "substr(\(x), 1, length(?)) = \(y)"
+            args = [v, v]
+        case .endsWith:
+            sql = "\(col) IS NOT NULL AND (length(?) = 0 OR substr(\(x), -length(?)) = \(y))"
+            args = [v, v, v]
+        case .contains: sql = "instr(\(x), \(y)) > 0"
+        case .like:
+            // Realm's * and ? are GLOB's; GLOB's own [ is escaped.
+            guard case .string(let pattern) = value else { throw RealmAdapterError.unknownType("LIKE") }
+            args = [pattern.replacingOccurrences(of: "[", with: "[[]").databaseValue]
+            sql = "\(x) GLOB \(y)"
+        }
+        return ("coalesce(\(sql), 0)", args)
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+
+@testable import RealmAdapter
+
+/// The query filter's semantics where SQL and Realm could differ: a missing value under NOT,
+/// empty strings, dates from ISO 8601 text, GLOB's own brackets, and errors that say where.
+@Suite struct RealmQueryTests {
+    func store() throws -> TemporaryStore {
+        let t = try TemporaryStore()
+        try t.store.apply(
+            taskSchema.map(Instruction.addType) + [
+                .insert(objectType: "Person", identity: "ann", values: ["id": "ann", "name": "Ann"]),
+                .insert(objectType: "Person", identity: "bo", values: ["id": "bo", "name": .null]),
+                .insert(
+                    objectType: "Task", identity: 1,
+                    values: [
+                        "id": 1, "title": "[draft] plan", "owner": "ann", "watchers": ["ann", "bo"],
+                        "due": .date(Timestamp(seconds: 1_800_000_000, nanoseconds: 0)),
+                    ]),
+                .insert(objectType: "Task", identity: 2, values: ["id": 2, "title": "ship", "owner": "bo"]),
+            ], to: "/q", origin: "test")
+        return t
+    }
+
+    func ids(_ t: TemporaryStore, _ type: String, _ filter: String) throws -> [String] {
+        try t.store.objects(of: type, in: "/q", ObjectQuery(filter: filter)).map { "\($0.identity)" }
+    }
+
+    @Test func missingValuesAndNegation() throws {
+        let t = try store()
+        #expect(try ids(t, "Person", "name BEGINSWITH 'A'") == ["ann"])
+        // bo has no name: NOT of a comparison on it holds, as in Realm (not SQL's unknown).
+        #expect(try ids(t, "Person", "NOT name BEGINSWITH 'A'") == ["bo"])
+        #expect(try ids(t, "Person", "name == nil") == ["bo"])
+        #expect(try ids(t, "Person", "name != 'Ann'") == ["bo"])
+        #expect(try ids(t, "Person", "name ENDSWITH ''") == ["ann"])
+        #expect(try ids(t, "Task", "owner.name == nil") == ["2"])
+        #expect(try ids(t, "Task", "watchers.name ==[c] 'ANN' AND !(id == 2)") == ["1"])
+    }
+
+    @Test func datesBracketsAndErrors() throws {
+        let t = try store()
+        #expect(try ids(t, "Task", "due > '2026-01-01T00:00:00Z'") == ["1"])
+        #expect(try ids(t, "Task", "title LIKE '[draft]*'") == ["1"])
+        #expect(try ids(t, "Task", "title LIKE[c] '*PLAN'") == ["1"])
+        #expect(try ids(t, "Task", "(id = 1 || id = 2) && title CONTAINS 'i'") == ["2"])
+        for (bad, says) in [
+            ("title ==", "at character 9: expected a value"),
+            ("owner == 'ann'", "Task.owner is a link: name a property of it"),
+            ("tags == 'x'", "Task.tags is a list of values"),
+            ("id BEGINSWITH 'x'", "BEGINSWITH compares strings"),
+            ("id > null", "null compares only with == or !="),
+            ("(id == 1", "expected ')'"),
+            ("id == 1 extra", "unexpected 'extra'"),
+        ] {
+            #expect {
+                try ids(t, "Task", bad)
+            } throws: { error in
+                (error as? RealmAdapterError)?.message.contains(says) == true
+            }
+        }
+    }
+}
