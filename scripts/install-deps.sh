@@ -15,12 +15,12 @@ if ! python3 -c 'import prometheus_client' 2>/dev/null; then
   python3 -m pip install -q prometheus-client 2>/dev/null \
     || python3 -m pip install -q --break-system-packages prometheus-client
 fi
-# gql with its requests transport (PyPI): the server's tests query it through a GraphQL client
-# nobody here wrote.
-if ! python3 -c 'import gql, requests_toolbelt' 2>/dev/null; then
-  echo "install-deps: installing gql[requests] (PyPI) for $(command -v python3)"
-  python3 -m pip install -q 'gql[requests]==3.5.0' 2>/dev/null \
-    || python3 -m pip install -q --break-system-packages 'gql[requests]==3.5.0'
+# gql with its requests and WebSocket transports (PyPI): the server's tests query it and
+# subscribe through a GraphQL client nobody here wrote.
+if ! python3 -c 'import gql, requests_toolbelt, websockets' 2>/dev/null; then
+  echo "install-deps: installing gql[requests,websockets] (PyPI) for $(command -v python3)"
+  python3 -m pip install -q 'gql[requests,websockets]==3.5.0' 2>/dev/null \
+    || python3 -m pip install -q --break-system-packages 'gql[requests,websockets]==3.5.0'
 fi
 
 missing=()

@@ -339,6 +339,61 @@ import Testing
         #expect(try ids("stops", "TRUEPREDICATE") == #"{"data": {"stops": [{"id": 1}, {"id": 2}]}}"#)
     }
 
+    /// Subscriptions over WebSocket: 100 clients of gql (graphql-transport-ws) each get the
+    /// result, then every change, once and in order, whether a mutation or another process (the
+    /// CLI) made it; the legacy graphql-ws protocol works; a bad token closes with 4401.
+    @Test func subscriptionsFollowEveryChange() async throws {
+        let s = try Server()
+        try s.start()
+        let alice = try s.login("alice")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Support/graphql-client/subscribe.py").path
+        let ws = "ws://127.0.0.1:\(s.port)/graphql/shop"
+        let out = s.dir + "/subscribers.out"
+        let subscribers = try ChildProcess(
+            "/usr/bin/env",
+            ["python3", script, ws, alice, #"subscription { stops(sortBy: "id") { id } }"#, "4", "100"],
+            stdout: out, stderr: s.dir + "/subscribers.err")
+        func lines() -> [String] {
+            ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
+        for _ in 0..<1_500 where !lines().contains(#"{"ready": true}"#) && subscribers.isRunning {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(lines().contains(#"{"ready": true}"#), "\(lines().suffix(3))")
+        // Three changes, apart: a mutation, the CLI (another process), a deletion.
+        _ = try s.graphQL("/shop", alice, #"mutation { createStop(input: {id: 4, name: "Pier"}) { id } }"#)
+        try await Task.sleep(for: .milliseconds(400))
+        let cli = try s.cli(
+            ["realm", "apply", "/shop", "--file", "-", "--store", s.dir + "/store"],
+            stdin: #"[{"type": "INSERT", "object_type": "Stop", "identity": 5, "values": {"id": 5, "name": "Dock"}}]"#)
+        #expect(cli.status == 0, "\(cli.stderr)")
+        try await Task.sleep(for: .milliseconds(400))
+        _ = try s.graphQL("/shop", alice, "mutation { deleteStop(id: 1) }")
+        #expect(subscribers.wait() == 0, "\(lines().suffix(3))")
+        let want = [[1, 2, 3], [1, 2, 3, 4], [1, 2, 3, 4, 5], [2, 3, 4, 5]].map { ids in
+            #"{"stops": ["# + ids.map { #"{"id": \#($0)}"# }.joined(separator: ", ") + "]}"
+        }
+        var byClient: [Int: [String]] = [:]
+        for line in lines() where line.hasPrefix(#"{"client""#) {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any]
+            let result = try JSONSerialization.data(withJSONObject: object["result"]!, options: [.sortedKeys])
+            byClient[object["client"] as! Int, default: []].append(
+                String(decoding: result, as: UTF8.self).replacingOccurrences(of: ":", with: ": ")
+                    .replacingOccurrences(of: ",", with: ", "))
+        }
+        #expect(byClient.count == 100)
+        #expect(byClient.values.allSatisfy { $0 == want }, "\(byClient[0] ?? [])")
+
+        // The legacy protocol, and a refused token.
+        let legacy = try ChildProcess.run(
+            "/usr/bin/env", ["python3", script, ws, alice, "subscription { stop(id: 2) { name } }", "1", "1", "legacy"])
+        #expect(legacy.stdout.contains(#""result": {"stop": {"name": "Mill"}}"#), "\(legacy.stdout)\(legacy.stderr)")
+        let refused = try ChildProcess.run(
+            "/usr/bin/env", ["python3", script, ws, "forged", "subscription { stop(id: 2) { name } }", "1"])
+        #expect(refused.status == 3 && refused.stdout.contains(#""closed": 4401"#), "\(refused.stdout)")
+    }
+
     /// What a new user's probe of the first version found, each mended: a query nested through
     /// lists that grew without bound, passwords cut at a NUL or past 72 bytes, old tokens that
     /// outlived a new password, 500s for bad JSON, `+` in GET queries, percent-encoded paths,

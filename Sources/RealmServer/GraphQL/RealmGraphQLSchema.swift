@@ -143,6 +143,8 @@ enum RealmGraphQLSchema {
         return try GraphQLSchema(
             query: try GraphQLObjectType(name: "Query", fields: query),
             mutation: mutation.isEmpty ? nil : try GraphQLObjectType(name: "Mutation", fields: mutation),
+            // A subscription asks what a query asks, and is answered again whenever that changes.
+            subscription: try GraphQLObjectType(name: "Subscription", fields: query),
             types: Array(objects.values))
     }
 

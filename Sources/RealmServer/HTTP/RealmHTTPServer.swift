@@ -1,6 +1,7 @@
 import Foundation
 import GraphQL
 import Hummingbird
+import HummingbirdWebSocket
 import Logging
 import RealmAdapter
 import ServiceLifecycle
@@ -71,8 +72,25 @@ public struct RealmHTTPServer: Sendable {
                 return try await graphQL(request, path: try Self.path(context), body: .object(fields), readOnly: true)
             }
         }
+        // GraphQL subscriptions: a WebSocket upgrade of /graphql/<path>, in either protocol.
         let app = Application(
             router: router,
+            server: .http1WebSocketUpgrade { request, _, logger in
+                guard let raw = request.path?.split(separator: "?").first, raw.hasPrefix("/graphql/"),
+                    let path = try? Self.path(raw.dropFirst("/graphql".count).split(separator: "/").map(String.init))
+                else { return .dontUpgrade }
+                let offered = (request.headerFields[.secWebSocketProtocol] ?? "").split(separator: ",").map {
+                    $0.trimmingCharacters(in: .whitespaces)
+                }
+                guard let chosen = SubscriptionSession.protocols.first(where: offered.contains) else {
+                    return .dontUpgrade
+                }
+                let session = SubscriptionSession(
+                    server: self, path: path, legacy: chosen == "graphql-ws", logger: logger)
+                return .upgrade([.secWebSocketProtocol: chosen]) { inbound, outbound, _ in
+                    try await session.run(inbound, outbound)
+                }
+            },
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "realm-adapter"),
             logger: logger)
@@ -132,8 +150,13 @@ public struct RealmHTTPServer: Sendable {
 
     /// Checks the request's token for `need` on `path`; the user (nil when authentication is disabled).
     func authorize(_ request: Request, path: String, need: AccessLevel) async throws -> User? {
+        try await authorize(header: request.headers[.authorization], path: path, need: need)
+    }
+
+    /// Checks a token (an `Authorization` header's value) for `need` on `path`.
+    func authorize(header: String?, path: String, need: AccessLevel) async throws -> User? {
         guard let tokens else { return nil }
-        guard let header = request.headers[.authorization] else { throw ServerError.tokenMissing() }
+        guard let header else { throw ServerError.tokenMissing() }
         let token = header.lowercased().hasPrefix("bearer ") ? String(header.dropFirst(7)) : header
         let claims = try await tokens.verify(token)
         let user = try users.current(claims)
@@ -155,7 +178,11 @@ public struct RealmHTTPServer: Sendable {
 
     /// The Realm path of a `/graphql/**` route, its segments percent-decoded (`/a%20b` is `/a b`).
     static func path(_ context: BasicRequestContext) throws -> String {
-        let parts = context.parameters.getCatchAll().map { String($0).removingPercentEncoding ?? String($0) }
+        try path(context.parameters.getCatchAll().map(String.init))
+    }
+
+    static func path(_ segments: [String]) throws -> String {
+        let parts = segments.map { $0.removingPercentEncoding ?? $0 }
         let path = "/" + parts.joined(separator: "/")
         do { try RealmPath.validate(path) } catch { throw ServerError.badRequest("'\(path)' is not a Realm path.") }
         return path
