@@ -18,6 +18,8 @@ public struct RealmHTTPServer: Sendable {
     let tokens: Tokens?
     let configuration: ServerConfiguration
     let schemas = GraphQLSchemaCache()
+    /// Subscriptions' answers, one per Realm version and request.
+    let answers = SharedAnswers()
     /// The largest request body accepted (1 MiB).
     static let maxBody = 1 << 20
 

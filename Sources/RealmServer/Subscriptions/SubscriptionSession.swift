@@ -152,14 +152,20 @@ struct SubscriptionSession: Sendable {
         _ id: String, _ subscriptions: Subscriptions, _ context: GraphQLContext, _ outbound: WebSocketOutboundWriter
     ) async throws {
         guard let s = await subscriptions.subscription(id) else { return }
-        let realm = try server.schemas.schema(of: path, in: server.store)
-        let fresh = GraphQLContext(
-            store: context.store, path: path, schema: realm.schema, origin: context.origin, budget: ObjectBudget())
-        let result =
-            (try? await graphql(
-                schema: realm.graphQL, request: s.query, context: fresh, variableValues: s.variables,
-                operationName: s.operation)) ?? GraphQLResult(errors: [GraphQLError(message: "the query failed")])
-        let data = try GraphQLResponse.json(result)
+        let (store, path, server, origin) = (server.store, path, server, context.origin)
+        let data = try await server.answers.answer(
+            path: path, version: try store.version(of: path),
+            request: SharedAnswers.key(s.query, s.variables, s.operation)
+        ) {
+            let realm = try server.schemas.schema(of: path, in: store)
+            let fresh = GraphQLContext(
+                store: store, path: path, schema: realm.schema, origin: origin, budget: ObjectBudget())
+            let result =
+                (try? await graphql(
+                    schema: realm.graphQL, request: s.query, context: fresh, variableValues: s.variables,
+                    operationName: s.operation)) ?? GraphQLResult(errors: [GraphQLError(message: "the query failed")])
+            return try GraphQLResponse.json(result)
+        }
         guard await subscriptions.changed(id, data) else { return }
         try await send(
             outbound,
