@@ -29,12 +29,21 @@ struct Run: AsyncParsableCommand {
 
     @OptionGroup var options: ConfigOptions
     @OptionGroup var metrics: MetricsOptions
+    @Flag(
+        help: """
+            Also serve the Realms over HTTP in this process, as `realm-adapter serve` does (the server \
+            section; the signing key from server.signingKeyEnv).
+            """)
+    var serve = false
 
     func run() async throws {
         try await reportingErrors {
             let (c, logger) = try options.load()
             let endpoint = try metrics.endpoint(c)
-            let daemon = try await Daemon.start(c, logger: logger, endpoint: endpoint)
+            let serve = self.serve
+            let daemon = try await Daemon.start(c, logger: logger, endpoint: endpoint) { store in
+                serve ? [try await Serve.service(c, store: store, logger: logger)] : []
+            }
             try await daemon.run()
         }
     }
@@ -45,8 +54,10 @@ struct Daemon {
     let connector: any DatabaseConnector
     let group: ServiceGroup
 
+    /// - Parameter extra: services that run beside the sync on its store (`run --serve`'s server).
     static func start(
-        _ c: Configuration, logger: Logger, endpoint: (host: String, port: Int)? = nil
+        _ c: Configuration, logger: Logger, endpoint: (host: String, port: Int)? = nil,
+        extra: (RealmStore) async throws -> [any Service] = { _ in [] }
     ) async throws -> Daemon {
         let (database, mapping, connector) = try Wiring.connector(c, logger: logger)
         let store = try RealmStore(directory: c.realm.store, logger: logger)
@@ -60,7 +71,7 @@ struct Daemon {
         do {
             return try assemble(
                 c, store: store, connector: connector, mapping: mapping, start: start, endpoint: endpoint,
-                logger: logger)
+                extra: try await extra(store), logger: logger)
         } catch {
             _ = await connector.abandonUnusedStart()
             await connector.shutdown()
@@ -71,7 +82,7 @@ struct Daemon {
     /// The services of a daemon whose database is prepared.
     static func assemble(
         _ c: Configuration, store: RealmStore, connector: any DatabaseConnector, mapping: Mapping,
-        start: StreamStart, endpoint: (host: String, port: Int)? = nil, logger: Logger
+        start: StreamStart, endpoint: (host: String, port: Int)? = nil, extra: [any Service] = [], logger: Logger
     ) throws -> Daemon {
         let database = c.database!
         if start == .restarted {
@@ -95,7 +106,7 @@ struct Daemon {
             connector: connector, adapter: adapter, mappings: mappings, retry: database.retry,
             ignoreSQLErrors: c.ignoreSQLErrors, applyRealmSchemaChanges: database.applyRealmSchemaChanges,
             logger: logger)
-        var services: [any Service] = webhooks + [databaseToRealm, realmToDatabase]
+        var services: [any Service] = webhooks + [databaseToRealm, realmToDatabase] + extra
         if let endpoint {
             let probes = MetricsServer.Probes(
                 ready: {

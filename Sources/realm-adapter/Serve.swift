@@ -41,27 +41,36 @@ struct Serve: AsyncParsableCommand {
         try await reportingErrors {
             let (c, logger) = try options.load()
             let store = try RealmStore(directory: c.realm.store, logger: logger)
-            let users = try UserDirectory(storeDirectory: c.realm.store)
-            let tokens: Tokens?
-            if c.server.disableAuthentication {
-                logger.warning(
-                    """
-                    Authentication is disabled (server.disableAuthentication): anyone who reaches the port can read \
-                    and change every Realm. For development only.
-                    """)
-                tokens = nil
-            } else {
-                tokens = await Tokens(key: try c.server.signingKey(), configuration: c.server)
-            }
-            let server = RealmHTTPServer(store: store, users: users, tokens: tokens, configuration: c.server)
-            logger.info(
-                "Serving the Realms",
-                metadata: ["address": "http://\(c.server.host):\(c.server.port)", "realm.store": "\(c.realm.store)"])
+            let server = try await Self.service(c, store: store, logger: logger)
             let group = ServiceGroup(
                 configuration: .init(
-                    services: [.init(service: server.service(logger: logger))],
+                    services: [.init(service: server)],
                     gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             try await group.run()
         }
+    }
+}
+
+extension Serve {
+    /// The server over `store`, as `serve` and `run --serve` run it: its users, its tokens (the
+    /// signing key from the environment) or none with authentication disabled (warned about).
+    static func service(_ c: Configuration, store: RealmStore, logger: Logger) async throws -> any Service {
+        let users = try UserDirectory(storeDirectory: c.realm.store)
+        let tokens: Tokens?
+        if c.server.disableAuthentication {
+            logger.warning(
+                """
+                Authentication is disabled (server.disableAuthentication): anyone who reaches the port can read \
+                and change every Realm. For development only.
+                """)
+            tokens = nil
+        } else {
+            tokens = await Tokens(key: try c.server.signingKey(), configuration: c.server)
+        }
+        logger.info(
+            "Serving the Realms",
+            metadata: ["address": "http://\(c.server.host):\(c.server.port)", "realm.store": "\(c.realm.store)"])
+        return RealmHTTPServer(store: store, users: users, tokens: tokens, configuration: c.server)
+            .service(logger: logger)
     }
 }

@@ -9,10 +9,10 @@ final class DaemonProcess {
     let log: String
 
     /// - Parameter failpoints: `REALM_ADAPTER_FAILPOINTS` for the daemon (see ``Failpoint``).
-    init(config: String, log: String, failpoints: String? = nil) throws {
+    init(config: String, log: String, failpoints: String? = nil, arguments: [String] = []) throws {
         self.log = log
         process = try ChildProcess(
-            ChildProcess.built("realm-adapter"), ["run", "--config", config, "--log-level", "debug"],
+            ChildProcess.built("realm-adapter"), ["run", "--config", config, "--log-level", "debug"] + arguments,
             environment: Self.environment(failpoints: failpoints), stdout: log, stderr: log)
     }
 

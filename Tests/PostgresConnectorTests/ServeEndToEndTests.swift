@@ -5,14 +5,15 @@ import TestSupport
 import Testing
 
 extension PostgresIntegration {
-    /// `realm-adapter serve` and `realm-adapter run` on one store, each a process of its own: a
-    /// Postgres row is in the next GraphQL query, and a GraphQL mutation reaches Postgres.
+    /// `realm-adapter serve` and `realm-adapter run` on one store, each a process of its own, or
+    /// `run --serve` alone: a Postgres row is in the next GraphQL query, and a GraphQL mutation
+    /// reaches Postgres.
     @Suite struct ServeEndToEndTests {
         static let schema =
             #"[{"name": "Item", "primaryKey": "id", "properties": {"id": "int", "n": "int", "origin": "string?"}}]"#
 
-        @Test(.timeLimit(.minutes(1)))
-        func mutationsReachPostgresAndPostgresChangesReachQueries() async throws {
+        @Test(.timeLimit(.minutes(1)), arguments: [false, true])
+        func mutationsReachPostgresAndPostgresChangesReachQueries(together: Bool) async throws {
             try await TestServer.withFreshDatabase { settings in
                 let (dir, configFile) = try DaemonProcess.workspace(settings, schema: Self.schema)
                 defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -32,14 +33,19 @@ extension PostgresIntegration {
                 )
                 .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
 
-                let daemon = try DaemonProcess(config: configFile, log: dir + "/daemon.log")
+                setenv("REALM_ADAPTER_SIGNING_KEY", key, 1)
+                let daemon = try DaemonProcess(
+                    config: configFile, log: dir + "/daemon.log", arguments: together ? ["--serve"] : [])
                 try await daemon.waitUntilSyncing()
-                let serve = try ChildProcess(
-                    cli, ["serve", "--config", configFile], environment: env, stdout: dir + "/serve.log",
-                    stderr: dir + "/serve.log")
+                let serve =
+                    together
+                    ? nil
+                    : try ChildProcess(
+                        cli, ["serve", "--config", configFile], environment: env, stdout: dir + "/serve.log",
+                        stderr: dir + "/serve.log")
                 defer {
-                    serve.signal(SIGTERM)
-                    serve.wait()
+                    serve?.signal(SIGTERM)
+                    serve?.wait()
                 }
                 func graphQL(_ query: String) throws -> String {
                     let body = String(

@@ -394,6 +394,39 @@ import Testing
         #expect(refused.status == 3 && refused.stdout.contains(#""closed": 4401"#), "\(refused.stdout)")
     }
 
+    /// `/permissions`: a user who manages a path grants (up to their level) and lists over HTTP;
+    /// others get a 403 saying what they lack.
+    @Test func managersGrantOverHTTP() throws {
+        let s = try Server()
+        try s.start()
+        let (bob, carol, alice) = (try s.login("bob"), try s.login("carol"), try s.login("alice"))
+        func grant(_ token: String, _ body: String) throws -> (status: Int, body: String) {
+            try s.curl("POST", "/permissions", body, token: token)
+        }
+        let toCarol = try grant(bob, #"{"path": "/~/notes", "user": "carol", "level": "read"}"#)
+        #expect(toCarol.status == 200 && toCarol.body.contains(#""level":"read""#), "\(toCarol.body)")
+        let notes = try Server.field(toCarol.body, "path")
+        #expect(notes.hasSuffix("/notes") && notes != "/~/notes")
+        guard case .success(let read) = try s.access(carol, notes) else {
+            Issue.record("carol has no access to bob's notes after the grant")
+            return
+        }
+        #expect(read.split(separator: ".").count == 3)
+        let below = try grant(carol, #"{"path": "\#(notes)", "everyone": true, "level": "read"}"#)
+        #expect(below.status == 403 && below.body.contains("needs manage access"), "\(below.body)")
+        #expect(try grant(bob, #"{"path": "/~/notes", "user": "carol", "level": "manage"}"#).status == 200)
+        #expect(try grant(carol, #"{"path": "\#(notes)", "level": "read"}"#).status == 200)
+        #expect(try grant(carol, #"{"path": "\#(notes)", "user": "nobody", "level": "read"}"#).status == 404)
+        #expect(try grant(carol, #"{"path": "\#(notes)", "user": "bob", "level": "owner"}"#).status == 400)
+        let list = try s.curl("GET", "/permissions?path=\(notes)", token: carol)
+        #expect(
+            list.status == 200 && list.body.contains(#"{"user":"carol","level":"manage"}"#)
+                && list.body.contains(#"{"user":null,"level":"read"}"#), "\(list.body)")
+        let shop = try grant(bob, #"{"path": "/shop", "user": "carol", "level": "read"}"#)
+        #expect(shop.status == 403 && shop.body.contains("you have none"), "\(shop.body)")
+        #expect(try grant(alice, #"{"path": "/shop", "user": "carol", "level": "write"}"#).status == 200)
+    }
+
     /// What a new user's probe of the first version found, each mended: a query nested through
     /// lists that grew without bound, passwords cut at a NUL or past 72 bytes, old tokens that
     /// outlived a new password, 500s for bad JSON, `+` in GET queries, percent-encoded paths,

@@ -37,6 +37,18 @@ public struct RealmHTTPServer: Sendable {
         router.post("auth") { request, _ -> Response in
             await Self.answering { try await auth.answer(try await Self.body(request)) }
         }
+        let permissions = PermissionsEndpoint(users: users, tokens: tokens)
+        router.post("permissions") { request, _ -> Response in
+            await Self.answering {
+                try await permissions.grant(request.headers[.authorization], try await Self.body(request))
+            }
+        }
+        router.get("permissions") { request, _ -> Response in
+            await Self.answering {
+                try await permissions.list(
+                    request.headers[.authorization], Self.formParameters(request.uri.query ?? "")["path"])
+            }
+        }
         router.get("graphql/schema/**") { request, context -> Response in
             await Self.answering {
                 let path = try Self.path(context)

@@ -1,0 +1,72 @@
+import Foundation
+import Hummingbird
+import RealmAdapter
+
+/// `/permissions`: what `realm-adapter permission` does, over HTTP, for users who manage a path.
+/// - `POST /permissions {"path", "user"?, "level"}` grants `level` (read, write, manage, or
+///   none to take a grant back) on `path` to the user named `user`, or to everyone without it.
+/// - `GET /permissions?path=…` lists the grants on a path.
+///
+/// The token is the caller's refresh token (or an access token for that path). Only a user who
+/// manages the path (its owner, an admin, or one granted manage) may, and never above their own
+/// level. `/~/` is the caller's own directory.
+struct PermissionsEndpoint: Sendable {
+    let users: UserDirectory
+    let tokens: Tokens?
+
+    /// The caller, the path (resolved) and their level on it; 403 below manage.
+    func manager(_ header: String?, _ asked: String) async throws -> (User, String, AccessLevel) {
+        guard let tokens else {
+            throw ServerError(404, "Authentication is disabled (server.disableAuthentication): there are no users.")
+        }
+        guard let header else { throw ServerError.tokenMissing() }
+        let token = header.lowercased().hasPrefix("bearer ") ? String(header.dropFirst(7)) : header
+        let claims = try await tokens.verify(token)
+        let user = try users.current(claims)
+        let path = user.resolve(asked)
+        do { try RealmPath.validate(path) } catch { throw ServerError.badRequest("'\(asked)' is not a Realm path.") }
+        if claims.kind == "access", claims.path != path {
+            throw ServerError.tokenForOtherPath(claims.path ?? "?", path)
+        }
+        let have = try users.level(of: user, at: path)
+        guard have == .manage else { throw ServerError.forbidden(path, need: .manage, have: have) }
+        return (user, path, have)
+    }
+
+    func grant(_ header: String?, _ body: Data) async throws -> Response {
+        guard case .object(let m) = try? JSONValue(parsing: body) else {
+            throw ServerError.badRequest("POST /permissions takes a JSON object: path, level, and user (or none).")
+        }
+        func string(_ key: String) -> String? {
+            if case .string(let s)? = m.first(where: { $0.key == key })?.value { s } else { nil }
+        }
+        guard let asked = string("path"), let name = string("level"), let level = AccessLevel(name: name) else {
+            throw ServerError.badRequest("path and level (read, write, manage or none) are required.")
+        }
+        let (_, path, have) = try await manager(header, asked)
+        guard level <= have else { throw ServerError.forbidden(path, need: level, have: have) }
+        var userId: String?
+        if let user = string("user") {
+            guard let u = try users.user(named: user) else { throw ServerError.noSuchUser(user) }
+            userId = u.id
+        }
+        try users.grant(level, on: path, to: userId)
+        return AuthEndpoint.json([
+            .init("path", .string(path)), .init("user", string("user").map(JSONValue.string) ?? .null),
+            .init("level", .string(level.description)),
+        ])
+    }
+
+    func list(_ header: String?, _ asked: String?) async throws -> Response {
+        guard let asked else { throw ServerError.badRequest("GET /permissions takes ?path=…") }
+        let (_, path, _) = try await manager(header, asked)
+        let names = Dictionary(uniqueKeysWithValues: try users.users().map { ($0.id, $0.name) })
+        let grants = try users.permissions(on: path).map { g -> JSONValue in
+            .object([
+                .init("user", g.userId.map { JSONValue.string(names[$0] ?? $0) } ?? .null),
+                .init("level", .string(g.level.description)),
+            ])
+        }
+        return AuthEndpoint.json([.init("path", .string(path)), .init("grants", .array(grants))])
+    }
+}
