@@ -52,6 +52,11 @@ public struct Tokens: Sendable {
         return (try await keys.sign(claims), claims)
     }
 
+    /// The token in an `Authorization` header: bare, or after `Bearer ` (any case).
+    static func token(fromHeader header: String) -> String {
+        header.lowercased().hasPrefix("bearer ") ? String(header.dropFirst(7)) : header
+    }
+
     /// The claims of a token signed with this key and not expired.
     public func verify(_ token: String) async throws -> TokenClaims {
         do {

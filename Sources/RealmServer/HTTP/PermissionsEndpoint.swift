@@ -20,8 +20,7 @@ struct PermissionsEndpoint: Sendable {
             throw ServerError(404, "Authentication is disabled (server.disableAuthentication): there are no users.")
         }
         guard let header else { throw ServerError.tokenMissing() }
-        let token = header.lowercased().hasPrefix("bearer ") ? String(header.dropFirst(7)) : header
-        let claims = try await tokens.verify(token)
+        let claims = try await tokens.verify(Tokens.token(fromHeader: header))
         let user = try users.current(claims)
         let path = user.resolve(asked)
         do { try RealmPath.validate(path) } catch { throw ServerError.badRequest("'\(asked)' is not a Realm path.") }
@@ -34,12 +33,10 @@ struct PermissionsEndpoint: Sendable {
     }
 
     func grant(_ header: String?, _ body: Data) async throws -> Response {
-        guard case .object(let m) = try? JSONValue(parsing: body) else {
+        guard let json = try? JSONValue(parsing: body), case .object = json else {
             throw ServerError.badRequest("POST /permissions takes a JSON object: path, level, and user (or none).")
         }
-        func string(_ key: String) -> String? {
-            if case .string(let s)? = m.first(where: { $0.key == key })?.value { s } else { nil }
-        }
+        func string(_ key: String) -> String? { if case .string(let s)? = json[key] { s } else { nil } }
         guard let asked = string("path"), let name = string("level"), let level = AccessLevel(name: name) else {
             throw ServerError.badRequest("path and level (read, write, manage or none) are required.")
         }

@@ -171,8 +171,7 @@ public struct RealmHTTPServer: Sendable {
     func authorize(header: String?, path: String, need: AccessLevel) async throws -> User? {
         guard let tokens else { return nil }
         guard let header else { throw ServerError.tokenMissing() }
-        let token = header.lowercased().hasPrefix("bearer ") ? String(header.dropFirst(7)) : header
-        let claims = try await tokens.verify(token)
+        let claims = try await tokens.verify(Tokens.token(fromHeader: header))
         let user = try users.current(claims)
         let have: AccessLevel
         switch claims.kind {
