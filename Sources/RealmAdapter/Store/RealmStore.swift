@@ -79,19 +79,33 @@ public final class RealmStore: Sendable {
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
         }
         let file = (directory as NSString).appendingPathComponent("realms.sqlite")
-        do {
-            pool = try DatabasePool(path: file, configuration: config)
-            do {
-                try Self.migrator.migrate(pool)
-            } catch is DatabaseError {
-                // Another process migrated the new store at the same instant (two daemons started
-                // together): the migrator read what was applied before it; reading again finds all.
-                try Self.migrator.migrate(pool)
-            }
-        } catch let e as DatabaseError {
-            throw RealmAdapterError.storeOpen(file, directory: directory, e)
-        }
+        pool = try Self.open(file, directory: directory, configuration: config)
         notifier = ChangeNotifier(pool: pool, interval: options.pollInterval, logger: logger)
+    }
+
+    /// Opens the pool and brings the store to the current layout. Processes that open a new
+    /// store at the same instant (two daemons started together) collide while one creates it:
+    /// a lock held past the busy handler's reach, a migration the other recorded first, or one
+    /// that finds the other's half done (each migration is a transaction of its own). Such a
+    /// collision is tried again, briefly, and then finds the store made.
+    static func open(_ file: String, directory: String, configuration: GRDB.Configuration) throws -> DatabasePool {
+        var attempt = 0
+        while true {
+            do {
+                let pool = try DatabasePool(path: file, configuration: configuration)
+                try migrator.migrate(pool)
+                return pool
+            } catch let e as DatabaseError
+                where [.SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_CONSTRAINT, .SQLITE_SCHEMA, .SQLITE_ERROR].contains(
+                    e.resultCode)
+                && attempt < 40
+            {
+                attempt += 1
+                Thread.sleep(forTimeInterval: 0.01 * Double(min(attempt, 10)))
+            } catch let e as DatabaseError {
+                throw RealmAdapterError.storeOpen(file, directory: directory, e)
+            }
+        }
     }
 
     static var migrator: DatabaseMigrator {
