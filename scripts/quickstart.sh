@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job, end to end: a local throwaway Postgres with logical replication, the legacy
 # documentation's example schema (Bus, Driver, Schedule, Route) with data, a Realm seeded from
-# it by the loader, the adapter daemon syncing both ways, and one change flowing each way.
+# it by the loader, the adapter daemon syncing both ways, and one change flowing each way; then
+# the same daemon serving the Realm: a token with curl, a GraphQL query, and a subscription
+# (gql, a Python client) receiving a change made in Postgres.
 # Safe to run again: it starts from scratch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,8 +36,12 @@ step "Seeding the Realm /SQLDemo: realm-adapter load --config examples/quickstar
 "$cli" realm list --store "$store"
 "$cli" realm dump /SQLDemo --store "$store" --type Bus --type Driver
 
-step "Starting the adapter daemon: realm-adapter run --config examples/quickstart/adapter.json"
-"$cli" run --config examples/quickstart/adapter.json 2>"$store/daemon.log" &
+step "A user for the server: realm-adapter user add demo --admin (tokens are signed with REALM_ADAPTER_SIGNING_KEY)"
+export REALM_ADAPTER_SIGNING_KEY="$(openssl rand -hex 32)"
+echo "quickstart-password" | "$cli" user add demo --admin --config examples/quickstart/adapter.json
+
+step "Starting the adapter daemon: realm-adapter run --serve --config examples/quickstart/adapter.json"
+"$cli" run --serve --config examples/quickstart/adapter.json 2>"$store/daemon.log" &
 daemon=$!
 trap 'kill "$daemon" 2>/dev/null || true' EXIT
 for _ in $(seq 1 200); do grep -q "Syncing" "$store/daemon.log" 2>/dev/null && break; sleep 0.1; done
@@ -58,6 +64,23 @@ echo '[{"type": "SET", "object_type": "Driver", "identity": 1, "values": {"name"
   | "$cli" realm apply /SQLDemo --store "$store" -f -
 wait_for "Postgres to see the new name" sh -c "psql() { command psql -X -At -h '$REALM_ADAPTER_PG_HOST' -p '$REALM_ADAPTER_PG_PORT' -U postgres \"\$@\"; }; psql -d busdemo -c 'SELECT name FROM driver WHERE id = 1' | grep -q 'Ada Lovelace'"
 psql -d busdemo -c "SELECT id, name, \"Busvehicle\" FROM driver ORDER BY id"
+
+step "The server (run --serve, port 9080): a token with curl, then a GraphQL query"
+token=$(curl -s -X POST localhost:9080/auth \
+  -d '{"provider": "password", "data": "demo", "user_info": {"password": "quickstart-password"}}' \
+  | python3 -c 'import json, sys; print(json.load(sys.stdin)["refresh_token"]["token"])')
+curl -s -X POST localhost:9080/graphql/SQLDemo -H "Authorization: $token" -H 'Content-Type: application/json' \
+  -d '{"query": "{ buses(query: \"vehicle >= 100\", sortBy: \"vehicle\") { vehicle fleet_id } }"}'
+echo
+
+step "A GraphQL subscription (gql over WebSocket) receives a change made in Postgres"
+python3 Tests/Support/graphql-client/subscribe.py ws://127.0.0.1:9080/graphql/SQLDemo "$token" \
+  'subscription { bus(vehicle: 101) { vehicle fleet_id } }' 2 >"$store/subscription.out" &
+subscriber=$!
+wait_for "the subscription's first result" grep -q ready "$store/subscription.out"
+psql -d busdemo -c "UPDATE bus SET fleet_id = 'F-101-day' WHERE vehicle = 101"
+wait "$subscriber"
+grep '"client"' "$store/subscription.out"
 
 step "Each change travelled once: the Realm's history (origins: the load's and the daemon's writes, then the CLI's)"
 "$cli" realm history /SQLDemo --store "$store" | cut -c1-160
