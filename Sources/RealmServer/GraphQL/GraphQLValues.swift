@@ -42,4 +42,17 @@ enum GraphQLValues {
         case .dictionary(let d): .object(d.map { .init($0.key, json($0.value)) })
         }
     }
+
+    /// JSON (a request's variables) as a GraphQL value: the inverse of ``json(_:)``.
+    static func map(_ j: JSONValue) -> Map {
+        switch j {
+        case .null: .null
+        case .bool(let b): .bool(b)
+        case .int(let i): .number(Number(Int(i)))
+        case .double(let d): .number(Number(d))
+        case .string(let s): .string(s)
+        case .array(let a): .array(a.map(map))
+        case .object(let o): .dictionary(.init(uniqueKeysWithValues: o.map { ($0.key, map($0.value)) }))
+        }
+    }
 }

@@ -123,7 +123,7 @@ public struct RealmHTTPServer: Sendable {
         }
         var variables: [String: Map] = [:]
         switch members.first(where: { $0.key == "variables" })?.value {
-        case .object(let vars)?: for v in vars { variables[v.key] = Self.map(v.value) }
+        case .object(let vars)?: for v in vars { variables[v.key] = GraphQLValues.map(v.value) }
         case nil, .null?: break
         default: throw ServerError.badRequest("variables is a JSON object of the operation's variables.")
         }
@@ -247,17 +247,5 @@ public struct RealmHTTPServer: Sendable {
         return Response(
             status: .init(code: status), headers: [.contentType: "application/json"],
             body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
-    }
-
-    static func map(_ j: JSONValue) -> Map {
-        switch j {
-        case .null: .null
-        case .bool(let b): .bool(b)
-        case .int(let i): .number(Number(Int(i)))
-        case .double(let d): .number(Number(d))
-        case .string(let s): .string(s)
-        case .array(let a): .array(a.map(map))
-        case .object(let o): .dictionary(.init(uniqueKeysWithValues: o.map { ($0.key, map($0.value)) }))
-        }
     }
 }

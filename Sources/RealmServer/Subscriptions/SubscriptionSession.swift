@@ -107,7 +107,7 @@ struct SubscriptionSession: Sendable {
                     }
                     var variables: [String: Map] = [:]
                     if case .object(let vars)? = payload.first(where: { $0.key == "variables" })?.value {
-                        for v in vars { variables[v.key] = RealmHTTPServer.map(v.value) }
+                        for v in vars { variables[v.key] = GraphQLValues.map(v.value) }
                     }
                     let operation = payload.first(where: { $0.key == "operationName" }).flatMap {
                         if case .string(let s) = $0.value { s } else { nil }

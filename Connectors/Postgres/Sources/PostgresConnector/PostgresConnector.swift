@@ -379,7 +379,10 @@ public final class PostgresConnector: RelationalConnector {
                 $0.catalog = catalog
             }
         }
-        let unseen = state.withLock { $0.streamed.filter { !$0.visible }.map(\.xid) }
+        // Every read asks (a row read back per change): nothing is built when all are seen already.
+        let unseen = state.withLock { s in
+            s.streamed.contains { !$0.visible } ? s.streamed.filter { !$0.visible }.map(\.xid) : []
+        }
         guard !unseen.isEmpty else { return reader }
         let seen = try reader.sessionSync { s in try PostgresVisibility.wait(until: unseen, areVisibleIn: s) }
         if !seen {
