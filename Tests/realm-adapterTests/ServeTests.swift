@@ -101,12 +101,18 @@ import Testing
         }
 
         /// One GraphQL operation through gql: its JSON answer (data, errors or the HTTP failure).
-        func graphQL(_ path: String, _ token: String, _ query: String, variables: String? = nil) throws -> String {
+        /// With `validated`, gql first reads the schema by introspection and checks the operation
+        /// against it itself (graphql-core, not our executor, judges the schema and the query).
+        func graphQL(
+            _ path: String, _ token: String, _ query: String, variables: String? = nil, validated: Bool = false
+        ) throws -> String {
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .appendingPathComponent("Support/graphql-client/client.py").path
             let r = try ChildProcess.run(
                 "/usr/bin/env",
-                ["python3", script, url + "/graphql" + path, token, query] + (variables.map { [$0] } ?? []))
+                ["python3", script, url + "/graphql" + path, token, query] + (variables.map { [$0] } ?? []),
+                environment: ProcessInfo.processInfo.environment.merging(
+                    ["GQL_FETCH_SCHEMA": validated ? "1" : "0"], uniquingKeysWith: { $1 }))
             #expect(r.status == 0 || r.status == 3, "\(r.stderr)")
             return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         }

@@ -18,6 +18,9 @@ public struct ServerConfiguration: Sendable {
     public var refreshTokenLifetime: Duration = .seconds(30 * 86_400)
     /// Every request acts as an admin, without a token: for development only (warned about at start).
     public var disableAuthentication = false
+    /// GraphQL shows `int` properties as `Float`s, exact up to 2^53, instead of `Int`s, which
+    /// GraphQL limits to 32 bits (the legacy setting of the same name; default false).
+    public var presentIntsAsFloatsInSchema = false
 
     public init() {}
 
@@ -31,6 +34,7 @@ public struct ServerConfiguration: Sendable {
         accessTokenLifetime = .seconds(try r.int("accessTokenLifetime", in: 1...31_536_000) ?? 600)
         refreshTokenLifetime = .seconds(try r.int("refreshTokenLifetime", in: 1...3_153_600_000) ?? 30 * 86_400)
         disableAuthentication = try r.bool("disableAuthentication") ?? false
+        presentIntsAsFloatsInSchema = try r.bool("presentIntsAsFloatsInSchema") ?? false
     }
 
     /// The signing key from the environment, at least 32 bytes long.

@@ -13,11 +13,26 @@ public struct ObjectQuery: Sendable, Hashable {
     public var limit: Int?
     /// Only the objects this filter selects (``RealmQuery``'s language), all when nil.
     public var filter: String?
+    /// Only the objects whose link (or list of links) `property` points at the object `identity`:
+    /// the objects a `linkingObjects` property computes.
+    public var linkingTo: Backlink?
+
+    /// The objects whose `property` links to the object `identity`.
+    public struct Backlink: Sendable, Hashable {
+        public var property: String
+        public var identity: Value
+        public init(property: String, identity: Value) {
+            self.property = property
+            self.identity = identity
+        }
+    }
 
     public init(
-        sortBy: String? = nil, descending: Bool = false, offset: Int = 0, limit: Int? = nil, filter: String? = nil
+        sortBy: String? = nil, descending: Bool = false, offset: Int = 0, limit: Int? = nil, filter: String? = nil,
+        linkingTo: Backlink? = nil
     ) {
         self.filter = filter
+        self.linkingTo = linkingTo
         self.sortBy = sortBy
         self.descending = descending
         self.offset = offset
@@ -39,10 +54,7 @@ extension RealmReader {
             if column != TypeTables.key { order = "o.\(column)\(direction), o.\(TypeTables.key)" }
         }
         let values = ([TypeTables.key] + tt.columns.compactMap { $0 }).map { "o." + $0 }
-        var (condition, arguments) = ("1", [DatabaseValue]())
-        if let filter = query.filter {
-            (condition, arguments) = try self.condition(RealmQuery(filter, type: t, schema: schema), t, alias: "o")
-        }
+        let (condition, arguments) = try selection(query, t, tt)
         let sql = """
             SELECT \(values.joined(separator: ", ")) FROM \(tt.table) o WHERE o.realm = ? AND (\(condition))
             ORDER BY \(order) LIMIT ? OFFSET ?
@@ -60,6 +72,54 @@ extension RealmReader {
         }
         return out
     }
+
+    /// How many objects of the type `query`'s filter and link select (its order and page aside).
+    func count(_ typeName: String, _ query: ObjectQuery) throws -> Int {
+        let (t, tt) = try located(typeName)
+        let (condition, arguments) = try selection(query, t, tt)
+        let sql = "SELECT count(*) FROM \(tt.table) o WHERE o.realm = ? AND (\(condition))"
+        return try Int.fetchOne(
+            db, sql: sql, arguments: StatementArguments([tables.realmId.databaseValue] + arguments)) ?? 0
+    }
+
+    /// The SQL condition (on alias `o`) of `query`'s filter and link, and its arguments.
+    private func selection(_ query: ObjectQuery, _ t: ObjectSchema, _ tt: TypeTables) throws -> (
+        String, [DatabaseValue]
+    ) {
+        var (condition, arguments) = ("1", [DatabaseValue]())
+        if let filter = query.filter {
+            (condition, arguments) = try self.condition(RealmQuery(filter, type: t, schema: schema), t, alias: "o")
+        }
+        if let link = query.linkingTo {
+            let (c, a) = try linking(link, t, tt)
+            (condition, arguments) = ("(\(condition)) AND \(c)", arguments + a)
+        }
+        return (condition, arguments)
+    }
+}
+
+extension RealmReader {
+    /// The condition on `t`'s rows (alias `o`) that their link `property` points at `identity`.
+    fileprivate func linking(_ link: ObjectQuery.Backlink, _ t: ObjectSchema, _ tt: TypeTables) throws -> (
+        String, [DatabaseValue]
+    ) {
+        guard let j = t.properties.firstIndex(where: { $0.name == link.property }),
+            t.properties[j].type.linkTarget != nil
+        else {
+            throw RealmAdapterError.notALink(type: t.name, property: link.property)
+        }
+        let key = try RealmTables.encode(link.identity)
+        if let list = tt.listTables[j] {
+            return (
+                "o.\(TypeTables.key) IN (SELECT owner FROM \(list) WHERE realm = ? AND value = ?)",
+                [tables.realmId.databaseValue, key]
+            )
+        }
+        guard let column = tt.columns[j] else {
+            throw RealmAdapterError.notALink(type: t.name, property: link.property)
+        }
+        return ("o.\(column) = ?", [key])
+    }
 }
 
 extension RealmStore {
@@ -67,9 +127,26 @@ extension RealmStore {
     public func objects(of type: String, in path: String, _ query: ObjectQuery) throws -> [RealmObject] {
         try read { db in try reader(db, path).objects(type, query) }
     }
+
+    /// The objects of `type` in the Realm at `path` that `query` selects, one page of them, and
+    /// how many it selects in all (from one snapshot).
+    public func page(of type: String, in path: String, _ query: ObjectQuery) throws -> (
+        objects: [RealmObject], count: Int
+    ) {
+        try read { db in
+            let r = try reader(db, path)
+            return (try r.objects(type, query), try r.count(type, query))
+        }
+    }
 }
 
 extension RealmAdapterError {
+    static func notALink(type: String, property: String) -> RealmAdapterError {
+        RealmAdapterError(
+            .invalidValue, "\(type).\(property) is not a link or a list of links: nothing can link through it.",
+            context: ["type": type, "property": property])
+    }
+
     static func notSortable(type: String, property: String) -> RealmAdapterError {
         RealmAdapterError(
             .invalidValue, "\(type).\(property) is a list: objects are sorted by a property of a single value.",

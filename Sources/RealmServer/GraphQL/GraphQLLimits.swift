@@ -13,13 +13,15 @@ enum GraphQLLimits {
     static let maxObjects = 100_000
 
     /// Refuses a request whose selections nest deeper than ``maxDepth`` or that asks for more
-    /// than ``maxFields`` fields.
+    /// than ``maxFields`` fields. Introspection (`__schema`, `__type`) reads the schema, not
+    /// objects, so its depth is not limited: clients' standard introspection query nests its
+    /// type references deeper than any object query needs.
     static func check(_ document: Document) throws {
         var fragments: [String: SelectionSet] = [:]
         for case let f as FragmentDefinition in document.definitions { fragments[f.name.value] = f.selectionSet }
         var fields = 0
         func depth(_ set: SelectionSet, _ level: Int, _ spreading: Set<String>) throws -> Int {
-            guard level <= maxDepth else {
+            guard level <= maxDepth || level == .max else {
                 throw GraphQLError(
                     message: "The request nests selections deeper than \(maxDepth) levels: ask for less at once.")
             }
@@ -31,7 +33,9 @@ enum GraphQLLimits {
                     guard fields <= maxFields else {
                         throw GraphQLError(message: "The request asks for more than \(maxFields) fields: split it.")
                     }
-                    if let inner = field.selectionSet { deepest = max(deepest, try depth(inner, level + 1, spreading)) }
+                    guard let inner = field.selectionSet else { continue }
+                    let next = field.name.value.hasPrefix("__") || level == .max ? Int.max : level + 1
+                    deepest = max(deepest, try depth(inner, next, spreading))
                 case let spread as FragmentSpread:
                     let name = spread.name.value
                     // A fragment that spreads itself is an error GraphQL's validation names.

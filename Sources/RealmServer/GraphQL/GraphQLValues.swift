@@ -14,6 +14,13 @@ enum GraphQLValues {
         }
     }
 
+    /// An `int` GraphQL's 32-bit `Int` cannot carry.
+    static func pastInt32(_ type: String, _ property: String, _ value: Int64) -> GraphQLError {
+        GraphQLError(
+            message: "\(type).\(property) is \(value), past GraphQL's 32-bit Int: set "
+                + "server.presentIntsAsFloatsInSchema to true to show ints as Floats (exact up to 2^53).")
+    }
+
     /// A stored value for GraphQL's output.
     static func output(_ v: RealmAdapter.Value) -> (any Sendable)? {
         output(v.json)

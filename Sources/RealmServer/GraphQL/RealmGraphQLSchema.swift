@@ -14,7 +14,9 @@ import RealmAdapter
 /// Links are fields of the target's type, lists of links lists of it; an input gives a link as
 /// the target's primary key. Properties whose names GraphQL cannot carry are left out.
 enum RealmGraphQLSchema {
-    static func make(_ realm: Schema) throws -> GraphQLSchema {
+    /// - Parameter intsAsFloats: `int` properties are GraphQL `Float`s, which carry integers up
+    ///   to 2^53 exactly (GraphQL's `Int` has 32 bits), the legacy `presentIntsAsFloatsInSchema`.
+    static func make(_ realm: Schema, intsAsFloats: Bool = false) throws -> GraphQLSchema {
         // Names GraphQL cannot carry, and the schema's own names (Query, the scalars, inputs), are left out.
         let names = Set(realm.types.map(\.name))
         let types = realm.types.filter { t in
@@ -22,19 +24,21 @@ enum RealmGraphQLSchema {
                 && !(t.name.hasSuffix("Input") && names.contains(String(t.name.dropLast(5))))
         }
         let known = Set(types.map(\.name))
-        func stored(_ t: ObjectSchema) -> [Property] {
+        func shown(_ t: ObjectSchema) -> [Property] {
             t.properties.filter { p in
-                guard isName(p.name), p.type.isStored else { return false }
+                guard isName(p.name) else { return false }
+                if case .linkingObjects(let origin, _) = p.type { return known.contains(origin) }
                 if case .link(let target) = p.type, !known.contains(target) { return false }
                 if case .list(.link(let target)) = p.type, !known.contains(target) { return false }
                 return true
             }
         }
         // Object types refer to each other (links): their fields are made on first use, from the box.
-        let box = ObjectTypes()
+        let box = ObjectTypes(intsAsFloats: intsAsFloats)
         for t in types {
-            box.objects[t.name] = try GraphQLObjectType(name: t.name, fields: { try fields(t, stored(t), box) })
+            box.objects[t.name] = try GraphQLObjectType(name: t.name, fields: { try fields(t, shown(t), box) })
         }
+        try GraphQLLinkingObjects.make(types, taken: names, box)
         let objects = box.objects
         let updatePolicy = try GraphQLEnumType(
             name: "UpdatePolicy",
@@ -64,19 +68,14 @@ enum RealmGraphQLSchema {
                     ],
                     resolve: { _, args, context, _ in
                         let c = context as! GraphQLContext
-                        let q = ObjectQuery(
-                            sortBy: args["sortBy"].string, descending: args["descending"].bool ?? false,
-                            offset: args["skip"].int ?? 0, limit: args["take"].int, filter: args["query"].string)
-                        guard q.offset >= 0, (q.limit ?? 0) >= 0 else {
-                            throw GraphQLError(message: "skip and take cannot be negative.")
-                        }
+                        let q = try GraphQLLinkingObjects.query(args)
                         let objects = try GraphQLMutations.resolving { try c.store.objects(of: t.name, in: c.path, q) }
                         try c.budget.spend(objects.count)
                         return objects
                     })
             }
             guard t.primaryKey != nil else { continue }  // objects without a key cannot be named to update
-            let inputs = try inputFields(t, stored(t), realm)
+            let inputs = try inputFields(t, shown(t), realm, box)
             let input = try GraphQLInputObjectType(name: t.name + "Input", fields: { inputs })
             define(&mutation, "create" + t.name) {
                 GraphQLField(
@@ -112,7 +111,7 @@ enum RealmGraphQLSchema {
             define(&query, singular(t.name)) {
                 GraphQLField(
                     type: object, description: "The \(t.name) with this \(pk), or null.",
-                    args: [pk: GraphQLArgument(type: GraphQLNonNull(GraphQLValues.scalar(keyType)))],
+                    args: [pk: GraphQLArgument(type: GraphQLNonNull(box.scalar(keyType)))],
                     resolve: { _, args, context, _ in
                         let c = context as! GraphQLContext
                         try c.budget.spend(1)
@@ -133,7 +132,7 @@ enum RealmGraphQLSchema {
                 GraphQLField(
                     type: GraphQLNonNull(GraphQLBoolean),
                     description: "Deletes the \(t.name) with this \(pk); false if there was none.",
-                    args: [pk: GraphQLArgument(type: GraphQLNonNull(GraphQLValues.scalar(keyType)))],
+                    args: [pk: GraphQLArgument(type: GraphQLNonNull(box.scalar(keyType)))],
                     resolve: { _, args, context, _ in
                         try GraphQLMutations.delete(
                             t, RealmAdapter.Value(json: GraphQLValues.json(args[pk])), context as! GraphQLContext)
@@ -155,12 +154,19 @@ enum RealmGraphQLSchema {
             let name = p.name
             switch p.type {
             case .scalar(let s):
-                let type = GraphQLValues.scalar(s)
+                let type = box.scalar(s)
+                let checked = s == .int && !box.intsAsFloats
                 out[name] = GraphQLField(
                     type: p.isOptional ? type : GraphQLNonNull(type),
-                    resolve: { source, _, _, _ in (source as! RealmObject).values[name].flatMap(GraphQLValues.output) })
+                    resolve: { source, _, _, _ in
+                        let value = (source as! RealmObject).values[name]
+                        if checked, case .int(let i)? = value, Int32(exactly: i) == nil {
+                            throw GraphQLValues.pastInt32(t.name, name, i)
+                        }
+                        return value.flatMap(GraphQLValues.output)
+                    })
             case .list(.scalar(let s)):
-                let element = GraphQLValues.scalar(s)
+                let element = box.scalar(s)
                 out[name] = GraphQLField(
                     type: GraphQLNonNull(GraphQLList(p.isOptional ? element : GraphQLNonNull(element))),
                     resolve: { source, _, _, _ in
@@ -186,28 +192,29 @@ enum RealmGraphQLSchema {
                         try c.budget.spend(ids.count)
                         return try ids.compactMap { try c.store.object(of: target, identity: $0, in: c.path) }
                     })
-            case .linkingObjects:
-                continue
+            case .linkingObjects(let origin, let property):
+                out[name] = GraphQLLinkingObjects.field(origin: origin, property: property, box)
             }
         }
+        if out["_linkingObjects"] == nil { out["_linkingObjects"] = GraphQLLinkingObjects.field(of: t, box) }
         return out
     }
 
     /// An input type's fields: every stored property, optional (what is missing is left as it
     /// is, or to its default for a new object), links by their target's primary key.
-    static func inputFields(_ t: ObjectSchema, _ properties: [Property], _ realm: Schema) throws
+    static func inputFields(_ t: ObjectSchema, _ properties: [Property], _ realm: Schema, _ box: ObjectTypes) throws
         -> InputObjectFieldMap
     {
         var out: InputObjectFieldMap = [:]
         for p in properties {
             switch p.type {
-            case .scalar(let s): out[p.name] = InputObjectField(type: GraphQLValues.scalar(s))
-            case .list(.scalar(let s)): out[p.name] = InputObjectField(type: GraphQLList(GraphQLValues.scalar(s)))
+            case .scalar(let s): out[p.name] = InputObjectField(type: box.scalar(s))
+            case .list(.scalar(let s)): out[p.name] = InputObjectField(type: GraphQLList(box.scalar(s)))
             case .link(let target), .list(.link(let target)):
                 guard let tt = realm[type: target], let pk = tt.primaryKey,
                     case .scalar(let keyType)? = tt.properties.first(where: { $0.name == pk })?.type
                 else { continue }
-                let key = GraphQLValues.scalar(keyType)
+                let key = box.scalar(keyType)
                 out[p.name] = InputObjectField(type: p.type.isList ? GraphQLList(GraphQLNonNull(key)) : key)
             case .linkingObjects:
                 continue
@@ -225,6 +232,7 @@ enum RealmGraphQLSchema {
     /// Names the generated schema uses itself.
     static let reserved: Set<String> = [
         "Query", "Mutation", "Subscription", "UpdatePolicy", "String", "Int", "Float", "Boolean", "ID",
+        GraphQLLinkingObjects.union,
     ]
 
     /// `Item` → `items`, `Company` → `companies`, `Bus` → `buses`.
@@ -248,5 +256,17 @@ enum RealmGraphQLSchema {
 
 /// The object types of one schema, filled before any of their fields is made.
 final class ObjectTypes: @unchecked Sendable {
+    let intsAsFloats: Bool
+    init(intsAsFloats: Bool) { self.intsAsFloats = intsAsFloats }
+
+    /// A Realm scalar's GraphQL type in this schema.
+    func scalar(_ s: ScalarType) -> GraphQLScalarType {
+        s == .int && intsAsFloats ? GraphQLFloat : GraphQLValues.scalar(s)
+    }
+
     var objects: [String: GraphQLObjectType] = [:]
+    /// `_LinkingObjects`, the union of the `<Type>Collection` types (nil when there are none).
+    var collections: GraphQLUnionType?
+    /// The names of the `<Type>Collection` types.
+    var collectionTypes: Set<String> = []
 }

@@ -17,7 +17,7 @@ public struct RealmHTTPServer: Sendable {
     /// Nil when authentication is disabled (every request acts as an admin).
     let tokens: Tokens?
     let configuration: ServerConfiguration
-    let schemas = GraphQLSchemaCache()
+    let schemas: GraphQLSchemaCache
     /// Subscriptions' answers, one per Realm version and request.
     let answers = SharedAnswers()
     /// The largest request body accepted (1 MiB).
@@ -28,6 +28,7 @@ public struct RealmHTTPServer: Sendable {
         self.users = users
         self.tokens = tokens
         self.configuration = configuration
+        schemas = GraphQLSchemaCache(intsAsFloats: configuration.presentIntsAsFloatsInSchema)
     }
 
     /// The server, as a service that runs until its group shuts down.
