@@ -22,6 +22,13 @@ if ! python3 -c 'import gql, requests_toolbelt, websockets' 2>/dev/null; then
   python3 -m pip install -q 'gql[requests,websockets]==3.5.0' 2>/dev/null \
     || python3 -m pip install -q --break-system-packages 'gql[requests,websockets]==3.5.0'
 fi
+# PyJWT with its crypto extra (PyPI): the server's tests sign provider-jwt tokens as an app's
+# own auth service would, with a library nobody here wrote.
+if ! python3 -c 'import jwt, cryptography' 2>/dev/null; then
+  echo "install-deps: installing pyjwt[crypto] (PyPI) for $(command -v python3)"
+  python3 -m pip install -q 'pyjwt[crypto]==2.10.1' 2>/dev/null \
+    || python3 -m pip install -q --break-system-packages 'pyjwt[crypto]==2.10.1'
+fi
 
 missing=()
 for p in "${packages[@]}"; do

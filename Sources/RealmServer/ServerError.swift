@@ -13,6 +13,19 @@ public struct ServerError: Error, CustomStringConvertible, Sendable {
         ServerError(409, "A user named '\(name)' exists already: log in with register false.")
     }
 
+    static func nameTaken(_ name: String, by provider: String) -> ServerError {
+        ServerError(
+            409,
+            "The user name '\(name)' belongs to a user of provider \(provider), who logs in that way only "
+                + "(a user of one provider cannot take over another's account).")
+    }
+
+    static func signUpOff() -> ServerError {
+        ServerError(
+            403,
+            "Sign-up is off (server.allowSignUp is false): ask an operator to add you with `realm-adapter user add`.")
+    }
+
     static func noSuchUser(_ name: String) -> ServerError { ServerError(404, "There is no user named '\(name)'.") }
 
     static func badUserName() -> ServerError {

@@ -67,10 +67,18 @@ extension Serve {
         } else {
             tokens = await Tokens(key: try c.server.signingKey(), configuration: c.server)
         }
+        var external: ExternalTokens?
+        if let jwt = c.server.jwt { external = try await ExternalTokens(jwt) }
+        let scheme = c.server.tls == nil ? "http" : "https"
         logger.info(
             "Serving the Realms",
-            metadata: ["address": "http://\(c.server.host):\(c.server.port)", "realm.store": "\(c.realm.store)"])
-        return RealmHTTPServer(store: store, users: users, tokens: tokens, configuration: c.server)
-            .service(logger: logger)
+            metadata: [
+                "address": "\(scheme)://\(c.server.host):\(c.server.port)", "realm.store": "\(c.realm.store)",
+                "providers": "\((["password"] + (external == nil ? [] : ["jwt"])).joined(separator: ","))",
+            ])
+        return RealmHTTPServer(
+            store: store, users: users, tokens: tokens, external: external, configuration: c.server
+        )
+        .service(logger: logger)
     }
 }

@@ -43,7 +43,10 @@ struct UserCommand: AsyncParsableCommand {
             try await reportingErrors {
                 let users = try UserDirectory(storeDirectory: try options.load().0.realm.store).users()
                 if users.isEmpty { print("No users yet: `realm-adapter user add NAME` adds one.") }
-                for u in users { print("\(u.name)\t\(u.id)\(u.isAdmin ? "\tadmin" : "")") }
+                for u in users {
+                    let provider = u.provider == "password" ? "" : "\t" + u.provider
+                    print("\(u.name)\t\(u.id)\(u.isAdmin ? "\tadmin" : "")\(provider)")
+                }
             }
         }
     }

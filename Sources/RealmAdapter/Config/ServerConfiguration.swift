@@ -21,6 +21,13 @@ public struct ServerConfiguration: Sendable {
     /// GraphQL shows `int` properties as `Float`s, exact up to 2^53, instead of `Int`s, which
     /// GraphQL limits to 32 bits (the legacy setting of the same name; default false).
     public var presentIntsAsFloatsInSchema = false
+    /// Whether `POST /auth` with `user_info.register: true` may create users (default true).
+    /// When false, only `realm-adapter user add` (an operator) creates password users.
+    public var allowSignUp = true
+    /// Provider `jwt`: tokens of the app's own auth service, checked with its public key.
+    public var jwt: JWTProviderConfiguration?
+    /// TLS: `serve` speaks HTTPS (and WSS) with this certificate chain and key.
+    public var tls: TLSConfiguration?
 
     public init() {}
 
@@ -35,6 +42,16 @@ public struct ServerConfiguration: Sendable {
         refreshTokenLifetime = .seconds(try r.int("refreshTokenLifetime", in: 1...3_153_600_000) ?? 30 * 86_400)
         disableAuthentication = try r.bool("disableAuthentication") ?? false
         presentIntsAsFloatsInSchema = try r.bool("presentIntsAsFloatsInSchema") ?? false
+        allowSignUp = try r.bool("allowSignUp") ?? true
+        if var j = try r.object("jwt") {
+            jwt = try JWTProviderConfiguration(&j)
+            try j.finish()
+        }
+        if var t = try r.object("tls") {
+            tls = TLSConfiguration(
+                certificateFile: try t.requiredString("certificateFile"), keyFile: try t.requiredString("keyFile"))
+            try t.finish()
+        }
     }
 
     /// The signing key from the environment, at least 32 bytes long.
@@ -46,6 +63,53 @@ public struct ServerConfiguration: Sendable {
             throw RealmAdapterError.signingKeyShort(signingKeyEnv, bytes: key.utf8.count)
         }
         return Secret(key)
+    }
+}
+
+/// `server.jwt`: the legacy JWT provider. An app's own auth service signs tokens with its
+/// private key; `POST /auth` with `{"provider": "jwt", "data": "<token>"}` checks them with the
+/// public key and logs the user in (creating them at first sight).
+public struct JWTProviderConfiguration: Sendable {
+    /// A PEM file with the auth service's public key (RSA or EC).
+    public var publicKeyFile: String
+    /// `RS256` (default), `RS384`, `RS512`, `ES256`, `ES384` or `ES512`.
+    public var algorithm = "RS256"
+    /// The claim naming the user (default `userId`, as in the legacy provider).
+    public var userIdFieldName = "userId"
+    /// The claim that, when true, makes the user an admin (default `isAdmin`).
+    public var isAdminFieldName = "isAdmin"
+    /// When set, a token's `iss` must be this.
+    public var issuer: String?
+    /// When set, a token's `aud` must be (or contain) this.
+    public var audience: String?
+
+    public static let algorithms = ["RS256", "RS384", "RS512", "ES256", "ES384", "ES512"]
+
+    public init(publicKeyFile: String) { self.publicKeyFile = publicKeyFile }
+
+    init(_ r: inout JSONObjectReader) throws {
+        publicKeyFile = try r.requiredString("publicKeyFile")
+        if let a = try r.string("algorithm") {
+            guard Self.algorithms.contains(a) else {
+                throw r.error(
+                    "algorithm", "'\(a)' is not supported: use one of \(Self.algorithms.joined(separator: ", ")).")
+            }
+            algorithm = a
+        }
+        userIdFieldName = try r.string("userIdFieldName") ?? userIdFieldName
+        isAdminFieldName = try r.string("isAdminFieldName") ?? isAdminFieldName
+        issuer = try r.string("issuer")
+        audience = try r.string("audience")
+    }
+}
+
+/// `server.tls`: PEM files of the certificate (chain) and its private key.
+public struct TLSConfiguration: Sendable {
+    public var certificateFile: String
+    public var keyFile: String
+    public init(certificateFile: String, keyFile: String) {
+        self.certificateFile = certificateFile
+        self.keyFile = keyFile
     }
 }
 

@@ -9,12 +9,15 @@ public struct User: Sendable, Hashable {
     public var isAdmin: Bool
     /// Which password the user is at: tokens carry it, and a new password ends the earlier ones.
     public var generation: Int
+    /// How the user logs in: `password`, or `jwt` (their app's auth service vouches for them).
+    public var provider: String
 
-    public init(id: String, name: String, isAdmin: Bool, generation: Int = 0) {
+    public init(id: String, name: String, isAdmin: Bool, generation: Int = 0, provider: String = "password") {
         self.id = id
         self.name = name
         self.isAdmin = isAdmin
         self.generation = generation
+        self.provider = provider
     }
 
     /// `path` with a leading `/~/` read as this user's own directory.

@@ -18,16 +18,30 @@ public final class UserDirectory: Sendable {
         db = try DatabaseQueue(path: file, configuration: config)
         // The password hashes are for this user's eyes only.
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
-        try db.write { db in
-            // `generation` moves on with each new password: refresh tokens of an earlier one stop working.
-            try db.execute(
-                sql: """
-                    CREATE TABLE IF NOT EXISTS user (id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE COLLATE NOCASE,
-                        password_hash TEXT NOT NULL, is_admin INTEGER NOT NULL, created TEXT NOT NULL,
-                        generation INTEGER NOT NULL DEFAULT 0);
-                    CREATE TABLE IF NOT EXISTS permission (path TEXT NOT NULL, user_id TEXT NOT NULL,
-                        level INTEGER NOT NULL, PRIMARY KEY (path, user_id)) WITHOUT ROWID;
-                    """)
+        // One process at a time (IMMEDIATE): two opening a directory of an earlier release must not
+        // both add the column.
+        try db.writeWithoutTransaction { db in
+            try db.inTransaction(.immediate) {
+                try Self.create(db)
+                return .commit
+            }
+        }
+    }
+
+    /// The tables, made or brought up to date.
+    static func create(_ db: Database) throws {
+        // `generation` moves on with each new password: refresh tokens of an earlier one stop working.
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS user (id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+                    password_hash TEXT NOT NULL, is_admin INTEGER NOT NULL, created TEXT NOT NULL,
+                    generation INTEGER NOT NULL DEFAULT 0);
+                CREATE TABLE IF NOT EXISTS permission (path TEXT NOT NULL, user_id TEXT NOT NULL,
+                    level INTEGER NOT NULL, PRIMARY KEY (path, user_id)) WITHOUT ROWID;
+                """)
+        // Users of provider jwt (added later: a directory made before has only password users).
+        if try !db.columns(in: "user").contains(where: { $0.name == "provider" }) {
+            try db.execute(sql: "ALTER TABLE user ADD COLUMN provider TEXT NOT NULL DEFAULT 'password'")
         }
     }
 
@@ -37,8 +51,7 @@ public final class UserDirectory: Sendable {
     @discardableResult
     public func add(name: String, password: String, admin: Bool = false) throws -> User {
         try Self.check(name: name, password: password)
-        let user = User(
-            id: UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased(), name: name, isAdmin: admin)
+        let user = User(id: Self.newId(), name: name, isAdmin: admin)
         let hash = Bcrypt.hash(password, cost: Self.cost)
         try db.write { db in
             guard
@@ -57,7 +70,10 @@ public final class UserDirectory: Sendable {
     public func verify(name: String, password: String) throws -> User? {
         let row = try db.read { db in
             try Row.fetchOne(
-                db, sql: "SELECT id, name, is_admin, password_hash, generation FROM user WHERE name = ?",
+                db,
+                sql:
+                    "SELECT id, name, is_admin, password_hash, generation FROM user "
+                    + "WHERE name = ? AND provider = 'password'",
                 arguments: [name])
         }
         guard let row else {
@@ -76,7 +92,7 @@ public final class UserDirectory: Sendable {
     public func user(named name: String) throws -> User? {
         try db.read { db in
             try Row.fetchOne(
-                db, sql: "SELECT id, name, is_admin, generation FROM user WHERE name = ?", arguments: [name]
+                db, sql: "SELECT \(User.columns) FROM user WHERE name = ?", arguments: [name]
             )
             .map(User.init(row:))
         }
@@ -84,7 +100,7 @@ public final class UserDirectory: Sendable {
 
     public func user(id: String) throws -> User? {
         try db.read { db in
-            try Row.fetchOne(db, sql: "SELECT id, name, is_admin, generation FROM user WHERE id = ?", arguments: [id])
+            try Row.fetchOne(db, sql: "SELECT \(User.columns) FROM user WHERE id = ?", arguments: [id])
                 .map(User.init(row:))
         }
     }
@@ -92,7 +108,7 @@ public final class UserDirectory: Sendable {
     /// Every user, by name.
     public func users() throws -> [User] {
         try db.read { db in
-            try Row.fetchAll(db, sql: "SELECT id, name, is_admin, generation FROM user ORDER BY name")
+            try Row.fetchAll(db, sql: "SELECT \(User.columns) FROM user ORDER BY name")
                 .map(User.init(row:))
         }
     }
@@ -113,10 +129,14 @@ public final class UserDirectory: Sendable {
         try Self.check(name: name, password: password)
         let hash = Bcrypt.hash(password, cost: Self.cost)
         try db.write { db in
+            guard
+                let provider = try String.fetchOne(
+                    db, sql: "SELECT provider FROM user WHERE name = ?", arguments: [name])
+            else { throw ServerError.noSuchUser(name) }
+            guard provider == "password" else { throw ServerError.nameTaken(name, by: provider) }
             try db.execute(
                 sql: "UPDATE user SET password_hash = ?, generation = generation + 1 WHERE name = ?",
                 arguments: [hash, name])
-            guard db.changesCount == 1 else { throw ServerError.noSuchUser(name) }
         }
     }
 
@@ -135,15 +155,46 @@ public final class UserDirectory: Sendable {
     public func current(_ claims: TokenClaims) throws -> User {
         let row = try db.read { db in
             try Row.fetchOne(
-                db, sql: "SELECT id, name, is_admin, generation FROM user WHERE id = ?", arguments: [claims.sub.value])
+                db, sql: "SELECT \(User.columns) FROM user WHERE id = ?", arguments: [claims.sub.value])
         }
         guard let row else { throw ServerError.userGone() }
         guard (claims.generation ?? 0) == row[3] else { throw ServerError.passwordChanged() }
-        return User(id: row[0], name: row[1], isAdmin: row[2], generation: row[3])
+        return User(row: row)
     }
+
+    /// The user an external provider (`jwt`) vouches for, added at first sight; their admin
+    /// flag follows what the provider says each time. A password user of that name keeps it:
+    /// the provider cannot take over their account.
+    public func externalUser(_ name: String, isAdmin: Bool, provider: String) throws -> User {
+        guard !name.isEmpty, name.count <= 256 else { throw ServerError.badUserName() }
+        return try db.write { db in
+            if let row = try Row.fetchOne(db, sql: "SELECT \(User.columns) FROM user WHERE name = ?", arguments: [name])
+            {
+                var user = User(row: row)
+                guard user.provider == provider else { throw ServerError.nameTaken(name, by: user.provider) }
+                if user.isAdmin != isAdmin {
+                    try db.execute(sql: "UPDATE user SET is_admin = ? WHERE id = ?", arguments: [isAdmin, user.id])
+                    user.isAdmin = isAdmin
+                }
+                return user
+            }
+            let user = User(id: Self.newId(), name: name, isAdmin: isAdmin, provider: provider)
+            try db.execute(
+                sql: """
+                    INSERT INTO user (id, name, password_hash, is_admin, created, provider) VALUES (?, ?, '', ?, ?, ?)
+                    """,
+                arguments: [user.id, name, isAdmin, Timestamp(Date()).iso8601, provider])
+            return user
+        }
+    }
+
+    static func newId() -> String { UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased() }
 }
 
 extension User {
-    /// A user from a row of (id, name, is_admin, generation).
-    init(row: Row) { self.init(id: row[0], name: row[1], isAdmin: row[2], generation: row[3]) }
+    /// The columns ``init(row:)`` reads.
+    static let columns = "id, name, is_admin, generation, provider"
+
+    /// A user from a row of ``columns``.
+    init(row: Row) { self.init(id: row[0], name: row[1], isAdmin: row[2], generation: row[3], provider: row[4]) }
 }

@@ -7,10 +7,16 @@ import RealmAdapter
 ///   logs in (or, with `register` true, signs up) and answers `{"refresh_token": {"token", "token_data"}}`;
 /// - `{"provider": "realm", "data": "<refresh token>", "path": "/~/x"}` answers
 ///   `{"access_token": {"token", "token_data": {"identity", "path", "access", "expires"}}}` for
-///   that Realm, at the user's level there (`/~/` is their own directory).
+///   that Realm, at the user's level there (`/~/` is their own directory);
+/// - `{"provider": "jwt", "data": "<token of the app's auth service>"}` (with `server.jwt`) logs
+///   in the user the token names, added at first sight, and answers as `password` does.
 struct AuthEndpoint: Sendable {
     let users: UserDirectory
     let tokens: Tokens?
+    /// Provider `jwt`, when `server.jwt` is set.
+    let external: ExternalTokens?
+    /// `server.allowSignUp`.
+    let allowSignUp: Bool
 
     func answer(_ body: Data) async throws -> Response {
         guard let tokens else {
@@ -34,6 +40,7 @@ struct AuthEndpoint: Sendable {
                 )
             }
             let register = info.first(where: { $0.key == "register" })?.value == .bool(true)
+            if register && !allowSignUp { throw ServerError.signUpOff() }
             let user =
                 if register {
                     try users.add(name: name, password: password)
@@ -41,20 +48,17 @@ struct AuthEndpoint: Sendable {
                     try users.verify(name: name, password: password)
                 }
             guard let user else { throw ServerError.badCredentials() }
-            let (token, claims) = try await tokens.refreshToken(for: user)
-            return Self.json([
-                .init(
-                    "refresh_token",
-                    .object([
-                        .init("token", .string(token)),
-                        .init(
-                            "token_data",
-                            .object([
-                                .init("identity", .string(user.id)), .init("is_admin", .bool(user.isAdmin)),
-                                .init("expires", .int(Int64(claims.exp.value.timeIntervalSince1970))),
-                            ])),
-                    ]))
-            ])
+            return try await Self.refresh(user, tokens)
+        case "jwt":
+            guard let external else {
+                throw ServerError.badRequest(
+                    "Provider jwt is not set up on this server: its operator sets server.jwt (publicKeyFile).")
+            }
+            guard let token = string("data", in: members) else {
+                throw ServerError.badRequest("provider jwt needs data: the token your auth service signed.")
+            }
+            let (id, isAdmin) = try await external.identity(token)
+            return try await Self.refresh(try users.externalUser(id, isAdmin: isAdmin, provider: "jwt"), tokens)
         case "realm":
             guard let refresh = string("data", in: members), let asked = string("path", in: members) else {
                 throw ServerError.badRequest("provider realm needs data (a refresh token) and path (the Realm's path).")
@@ -86,9 +90,27 @@ struct AuthEndpoint: Sendable {
             ])
         case let other:
             throw ServerError.badRequest(
-                "Unknown provider \(other.map { "'\($0)'" } ?? "(none)"): use password (log in) or realm "
-                    + "(an access token).")
+                "Unknown provider \(other.map { "'\($0)'" } ?? "(none)"): use password (log in), jwt (a token "
+                    + "of your auth service, with server.jwt) or realm (an access token).")
         }
+    }
+
+    /// The answer of a login: a refresh token for `user`.
+    static func refresh(_ user: User, _ tokens: Tokens) async throws -> Response {
+        let (token, claims) = try await tokens.refreshToken(for: user)
+        return Self.json([
+            .init(
+                "refresh_token",
+                .object([
+                    .init("token", .string(token)),
+                    .init(
+                        "token_data",
+                        .object([
+                            .init("identity", .string(user.id)), .init("is_admin", .bool(user.isAdmin)),
+                            .init("expires", .int(Int64(claims.exp.value.timeIntervalSince1970))),
+                        ])),
+                ]))
+        ])
     }
 
     static func json(_ members: [JSONValue.Member]) -> Response {

@@ -16,6 +16,8 @@ public struct RealmHTTPServer: Sendable {
     let users: UserDirectory
     /// Nil when authentication is disabled (every request acts as an admin).
     let tokens: Tokens?
+    /// Provider `jwt` (`server.jwt`).
+    let external: ExternalTokens?
     let configuration: ServerConfiguration
     let schemas: GraphQLSchemaCache
     /// Subscriptions' answers, one per Realm version and request.
@@ -23,10 +25,14 @@ public struct RealmHTTPServer: Sendable {
     /// The largest request body accepted (1 MiB).
     static let maxBody = 1 << 20
 
-    public init(store: RealmStore, users: UserDirectory, tokens: Tokens?, configuration: ServerConfiguration) {
+    public init(
+        store: RealmStore, users: UserDirectory, tokens: Tokens?, external: ExternalTokens? = nil,
+        configuration: ServerConfiguration
+    ) {
         self.store = store
         self.users = users
         self.tokens = tokens
+        self.external = external
         self.configuration = configuration
         schemas = GraphQLSchemaCache(intsAsFloats: configuration.presentIntsAsFloatsInSchema)
     }
@@ -34,7 +40,8 @@ public struct RealmHTTPServer: Sendable {
     /// The server, as a service that runs until its group shuts down.
     public func service(logger: Logger) -> some Service {
         let router = Router()
-        let auth = AuthEndpoint(users: users, tokens: tokens)
+        let auth = AuthEndpoint(
+            users: users, tokens: tokens, external: external, allowSignUp: configuration.allowSignUp)
         router.post("auth") { request, _ -> Response in
             await Self.answering { try await auth.answer(try await Self.body(request)) }
         }
