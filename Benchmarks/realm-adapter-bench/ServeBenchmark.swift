@@ -69,7 +69,7 @@ struct ServeBenchmark: AsyncParsableCommand {
         logger.logLevel = .error
         let server = RealmHTTPServer(store: store, users: users, tokens: tokens, configuration: config)
         let group = ServiceGroup(
-            configuration: .init(services: [.init(service: server.service(logger: logger))], logger: logger))
+            configuration: .init(services: [.init(service: try server.service(logger: logger))], logger: logger))
         let serving = Task { try await group.run() }
         defer { serving.cancel() }
         let session = URLSession(configuration: .ephemeral)

@@ -76,7 +76,7 @@ extension Serve {
                 "address": "\(scheme)://\(c.server.host):\(c.server.port)", "realm.store": "\(c.realm.store)",
                 "providers": "\((["password"] + (external == nil ? [] : ["jwt"])).joined(separator: ","))",
             ])
-        return RealmHTTPServer(
+        return try RealmHTTPServer(
             store: store, users: users, tokens: tokens, external: external, configuration: c.server
         )
         .service(logger: logger)

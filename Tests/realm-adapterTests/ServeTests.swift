@@ -12,7 +12,9 @@ import Testing
         let port = 20_000 + Int.random(in: 0..<20_000)
         let key = "0123456789abcdef0123456789abcdef-test"
         var config: String { dir + "/adapter.json" }
-        var url: String { "http://127.0.0.1:\(port)" }
+        /// The CA certificate clients trust, when the server speaks TLS (`server.tls`).
+        var caFile: String?
+        var url: String { "\(caFile == nil ? "http" : "https")://127.0.0.1:\(port)" }
         var process: ChildProcess?
 
         init(server: String = "") throws {
@@ -78,6 +80,7 @@ import Testing
                 args += ["-H", "Content-Type: application/json", "--data-binary", "@" + file]
             }
             if let token { args += ["-H", "Authorization: \(token)"] }
+            if let caFile { args += ["--cacert", caFile] }
             let r = try ChildProcess.run("/usr/bin/curl", args)
             let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false)
             return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
@@ -112,7 +115,8 @@ import Testing
                 "/usr/bin/env",
                 ["python3", script, url + "/graphql" + path, token, query] + (variables.map { [$0] } ?? []),
                 environment: ProcessInfo.processInfo.environment.merging(
-                    ["GQL_FETCH_SCHEMA": validated ? "1" : "0"], uniquingKeysWith: { $1 }))
+                    ["GQL_FETCH_SCHEMA": validated ? "1" : "0", "REQUESTS_CA_BUNDLE": caFile ?? ""],
+                    uniquingKeysWith: { $1 }))
             #expect(r.status == 0 || r.status == 3, "\(r.stderr)")
             return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         }

@@ -27,7 +27,7 @@ public struct ServerConfiguration: Sendable {
     /// Provider `jwt`: tokens of the app's own auth service, checked with its public key.
     public var jwt: JWTProviderConfiguration?
     /// TLS: `serve` speaks HTTPS (and WSS) with this certificate chain and key.
-    public var tls: TLSConfiguration?
+    public var tls: ServerTLSConfiguration?
 
     public init() {}
 
@@ -48,7 +48,7 @@ public struct ServerConfiguration: Sendable {
             try j.finish()
         }
         if var t = try r.object("tls") {
-            tls = TLSConfiguration(
+            tls = ServerTLSConfiguration(
                 certificateFile: try t.requiredString("certificateFile"), keyFile: try t.requiredString("keyFile"))
             try t.finish()
         }
@@ -104,7 +104,7 @@ public struct JWTProviderConfiguration: Sendable {
 }
 
 /// `server.tls`: PEM files of the certificate (chain) and its private key.
-public struct TLSConfiguration: Sendable {
+public struct ServerTLSConfiguration: Sendable {
     public var certificateFile: String
     public var keyFile: String
     public init(certificateFile: String, keyFile: String) {

@@ -1,6 +1,8 @@
 import Foundation
 import GraphQL
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 import HummingbirdWebSocket
 import Logging
 import RealmAdapter
@@ -18,7 +20,7 @@ public struct RealmHTTPServer: Sendable {
     let tokens: Tokens?
     /// Provider `jwt` (`server.jwt`).
     let external: ExternalTokens?
-    let configuration: ServerConfiguration
+    let configuration: RealmAdapter.ServerConfiguration
     let schemas: GraphQLSchemaCache
     /// Subscriptions' answers, one per Realm version and request.
     let answers = SharedAnswers()
@@ -27,7 +29,7 @@ public struct RealmHTTPServer: Sendable {
 
     public init(
         store: RealmStore, users: UserDirectory, tokens: Tokens?, external: ExternalTokens? = nil,
-        configuration: ServerConfiguration
+        configuration: RealmAdapter.ServerConfiguration
     ) {
         self.store = store
         self.users = users
@@ -37,8 +39,9 @@ public struct RealmHTTPServer: Sendable {
         schemas = GraphQLSchemaCache(intsAsFloats: configuration.presentIntsAsFloatsInSchema)
     }
 
-    /// The server, as a service that runs until its group shuts down.
-    public func service(logger: Logger) -> some Service {
+    /// The server, as a service that runs until its group shuts down. With `server.tls`, it
+    /// speaks HTTPS and WSS only; a certificate or key that cannot be read is an error here.
+    public func service(logger: Logger) throws -> some Service {
         let router = Router()
         let auth = AuthEndpoint(
             users: users, tokens: tokens, external: external, allowSignUp: configuration.allowSignUp)
@@ -95,28 +98,45 @@ public struct RealmHTTPServer: Sendable {
             }
         }
         // GraphQL subscriptions: a WebSocket upgrade of /graphql/<path>, in either protocol.
+        let http: HTTPServerBuilder = .http1WebSocketUpgrade { request, _, logger in
+            guard let raw = request.path?.split(separator: "?").first, raw.hasPrefix("/graphql/"),
+                let path = try? Self.path(raw.dropFirst("/graphql".count).split(separator: "/").map(String.init))
+            else { return .dontUpgrade }
+            let offered = (request.headerFields[.secWebSocketProtocol] ?? "").split(separator: ",").map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            guard let chosen = SubscriptionSession.protocols.first(where: offered.contains) else {
+                return .dontUpgrade
+            }
+            let session = SubscriptionSession(server: self, path: path, legacy: chosen == "graphql-ws", logger: logger)
+            return .upgrade([.secWebSocketProtocol: chosen]) { inbound, outbound, _ in
+                try await session.run(inbound, outbound)
+            }
+        }
         let app = Application(
             router: router,
-            server: .http1WebSocketUpgrade { request, _, logger in
-                guard let raw = request.path?.split(separator: "?").first, raw.hasPrefix("/graphql/"),
-                    let path = try? Self.path(raw.dropFirst("/graphql".count).split(separator: "/").map(String.init))
-                else { return .dontUpgrade }
-                let offered = (request.headerFields[.secWebSocketProtocol] ?? "").split(separator: ",").map {
-                    $0.trimmingCharacters(in: .whitespaces)
-                }
-                guard let chosen = SubscriptionSession.protocols.first(where: offered.contains) else {
-                    return .dontUpgrade
-                }
-                let session = SubscriptionSession(
-                    server: self, path: path, legacy: chosen == "graphql-ws", logger: logger)
-                return .upgrade([.secWebSocketProtocol: chosen]) { inbound, outbound, _ in
-                    try await session.run(inbound, outbound)
-                }
-            },
+            server: try configuration.tls.map { try .tls(http, tlsConfiguration: try Self.tls($0)) } ?? http,
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "realm-adapter"),
             logger: logger)
         return app
+    }
+
+    /// The TLS settings of `server.tls`: its certificate chain and key, read from their PEM files.
+    static func tls(_ files: ServerTLSConfiguration) throws -> TLSConfiguration {
+        func read<T>(_ key: String, _ file: String, _ make: () throws -> T) throws -> T {
+            do { return try make() } catch {
+                throw RealmAdapterError(
+                    .invalidConfiguration,
+                    "server.tls.\(key): cannot read a PEM \(key == "keyFile" ? "private key" : "certificate") "
+                        + "from '\(file)' (\(error)).")
+            }
+        }
+        let chain = try read("certificateFile", files.certificateFile) {
+            try NIOSSLCertificate.fromPEMFile(files.certificateFile)
+        }
+        let key = try read("keyFile", files.keyFile) { try NIOSSLPrivateKey(file: files.keyFile, format: .pem) }
+        return .makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
     }
 
     /// Runs one GraphQL request (`{query, variables, operationName}`) against the Realm at `path`.

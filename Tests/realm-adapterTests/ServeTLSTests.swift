@@ -1,0 +1,63 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `server.tls`: HTTPS and WSS with a certificate openssl makes; curl, gql and its WebSocket
+/// transport verify it against that certificate as their CA.
+@Suite(.serialized) struct ServeTLSTests {
+    typealias Server = ServeTests.Server
+
+    @Test func httpsAndWSSWithTheConfiguredCertificate() throws {
+        let certs = NSTemporaryDirectory() + "realm-adapter-tls-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: certs, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: certs) }
+        let made = try ChildProcess.run(
+            "/usr/bin/openssl",
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", certs + "/key.pem", "-out",
+                certs + "/cert.pem", "-days", "1", "-subj", "/CN=localhost", "-addext",
+                "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            ])
+        try #require(made.status == 0, "\(made.stderr)")
+        let s = try Server(
+            server: #", "tls": {"certificateFile": "\#(certs)/cert.pem", "keyFile": "\#(certs)/key.pem"}"#)
+        s.caFile = certs + "/cert.pem"
+        try s.start()
+
+        // curl and gql over HTTPS, trusting the certificate.
+        let alice = try s.login("alice")
+        #expect(try s.graphQL("/shop", alice, "{ stop(id: 1) { name } }") == #"{"data": {"stop": {"name": "Depot"}}}"#)
+
+        // A subscription over WSS receives a change.
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Support/graphql-client/subscribe.py").path
+        let out = s.dir + "/wss.out"
+        let subscriber = try ChildProcess(
+            "/usr/bin/env",
+            [
+                "SSL_CERT_FILE=" + certs + "/cert.pem", "python3", script, "wss://127.0.0.1:\(s.port)/graphql/shop",
+                alice, #"subscription { stops(query: "id > 2") { id name } }"#, "2",
+            ],
+            stdout: out, stderr: s.dir + "/wss.err")
+        func lines() -> [String] {
+            ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
+        for _ in 0..<500 where !lines().contains(#"{"ready": true}"#) && subscriber.isRunning { usleep(20_000) }
+        _ = try s.graphQL("/shop", alice, #"mutation { createStop(input: {id: 4, name: "Weir"}) { id } }"#)
+        #expect(subscriber.wait() == 0, "\((try? String(contentsOfFile: s.dir + "/wss.err", encoding: .utf8)) ?? "")")
+        #expect(lines().last?.contains(#"{"id": 4, "name": "Weir"}"#) == true, "\(lines())")
+
+        // Plain HTTP is not spoken there, and a client that does not trust the certificate refuses it.
+        let plain = try ChildProcess.run(
+            "/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(s.port)/auth"])
+        #expect(plain.stdout != "400" && plain.stdout != "200", "\(plain.stdout)")
+        let untrusted = try ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", s.url + "/auth"])
+        #expect(untrusted.status == 60, "curl exit \(untrusted.status): the certificate should not verify")
+
+        // A certificate that cannot be read stops serve at start, naming the setting.
+        let bad = try Server(
+            server: #", "tls": {"certificateFile": "\#(certs)/none.pem", "keyFile": "\#(certs)/key.pem"}"#)
+        let serve = try bad.cli(["serve", "--config", bad.config])
+        #expect(serve.status != 0 && serve.stderr.contains("server.tls.certificateFile"), "\(serve.stderr)")
+    }
+}
