@@ -53,6 +53,14 @@ import Testing
         #expect(plain.stdout != "400" && plain.stdout != "200", "\(plain.stdout)")
         let untrusted = try ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", s.url + "/auth"])
         #expect(untrusted.status == 60, "curl exit \(untrusted.status): the certificate should not verify")
+        // TLS 1.1 is refused (the client lowered its own floor, so that only the server can say no).
+        let old = try ChildProcess.run(
+            "/usr/bin/curl",
+            [
+                "-s", "-o", "/dev/null", "--cacert", certs + "/cert.pem", "--tlsv1.1", "--tls-max", "1.1",
+                "--ciphers", "DEFAULT@SECLEVEL=0", s.url + "/auth",
+            ])
+        #expect(old.status == 35, "curl exit \(old.status): TLS 1.1 should be refused")
 
         // A certificate that cannot be read stops serve at start, naming the setting.
         let bad = try Server(

@@ -136,7 +136,10 @@ public struct RealmHTTPServer: Sendable {
             try NIOSSLCertificate.fromPEMFile(files.certificateFile)
         }
         let key = try read("keyFile", files.keyFile) { try NIOSSLPrivateKey(file: files.keyFile, format: .pem) }
-        return .makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        var tls = TLSConfiguration.makeServerConfiguration(
+            certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        tls.minimumTLSVersion = .tlsv12  // 1.0 and 1.1 are deprecated (RFC 8996)
+        return tls
     }
 
     /// Runs one GraphQL request (`{query, variables, operationName}`) against the Realm at `path`.
