@@ -10,9 +10,10 @@ struct Serve: AsyncParsableCommand {
         abstract: "Serve the store's Realms over HTTP: users and tokens, and GraphQL queries and mutations.",
         discussion: """
             Listens on server.host:server.port (default 127.0.0.1:9080):
-              POST /auth                   log in or sign up (provider password) for a refresh token;
-                                           exchange it (provider realm, with a path) for an access
-                                           token to one Realm
+              POST /auth                   log in or sign up (provider password), or with your auth
+                                           service's token (provider jwt, with server.jwt), for a
+                                           refresh token; exchange it (provider realm, with a path)
+                                           for an access token to one Realm
               POST|GET /graphql/<path>     GraphQL on the Realm at <path> (queries; mutations by POST)
               GET /graphql/schema/<path>   that Realm's GraphQL schema
 
@@ -26,7 +27,9 @@ struct Serve: AsyncParsableCommand {
             Tokens are signed with the key in the environment variable server.signingKeyEnv \
             (default REALM_ADAPTER_SIGNING_KEY; at least 32 characters). \
             server.disableAuthentication serves without tokens, as an admin: development only. \
-            SIGTERM or SIGINT (Ctrl-C) stops it. docs/server.md has the details and examples.
+            server.tls (certificateFile, keyFile) serves HTTPS and WSS. --metrics-port serves \
+            /metrics, /health/live and /health/ready on a port of their own. SIGTERM or SIGINT \
+            (Ctrl-C) stops it. docs/server.md has the details and examples.
 
             Example:
               export REALM_ADAPTER_SIGNING_KEY=$(openssl rand -hex 32)
@@ -36,15 +39,22 @@ struct Serve: AsyncParsableCommand {
     )
 
     @OptionGroup var options: ConfigOptions
+    @OptionGroup var metrics: MetricsOptions
 
     func run() async throws {
         try await reportingErrors {
             let (c, logger) = try options.load()
+            let endpoint = try metrics.endpoint(c)
             let store = try RealmStore(directory: c.realm.store, logger: logger)
-            let server = try await Self.service(c, store: store, logger: logger)
+            var services = [try await Self.service(c, store: store, logger: logger)]
+            if let endpoint {
+                let probes = MetricsServer.Probes(ready: { (true, "serving") })
+                services.append(
+                    MetricsServer.service(host: endpoint.host, port: endpoint.port, probes: probes, logger: logger))
+            }
             let group = ServiceGroup(
                 configuration: .init(
-                    services: [.init(service: server)],
+                    services: services.map { .init(service: $0) },
                     gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             try await group.run()
         }

@@ -16,6 +16,8 @@ import Testing
         var caFile: String?
         var url: String { "\(caFile == nil ? "http" : "https")://127.0.0.1:\(port)" }
         var process: ChildProcess?
+        /// More arguments for `serve` (`--metrics-port`, say).
+        var arguments: [String] = []
 
         init(server: String = "") throws {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -52,7 +54,7 @@ import Testing
             var env = ProcessInfo.processInfo.environment
             env["REALM_ADAPTER_SIGNING_KEY"] = key
             process = try ChildProcess(
-                ChildProcess.built("realm-adapter"), ["serve", "--config", config], environment: env,
+                ChildProcess.built("realm-adapter"), ["serve", "--config", config] + arguments, environment: env,
                 stdout: dir + "/serve.log", stderr: dir + "/serve.log")
             for _ in 0..<300 {
                 if try curl("POST", "/auth", "{}").status == 400 { return }

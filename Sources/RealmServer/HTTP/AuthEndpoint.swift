@@ -47,6 +47,7 @@ struct AuthEndpoint: Sendable {
                 } else {
                     try users.verify(name: name, password: password)
                 }
+            ServerMetrics.login("password", succeeded: user != nil)
             guard let user else { throw ServerError.badCredentials() }
             return try await Self.refresh(user, tokens)
         case "jwt":
@@ -57,7 +58,12 @@ struct AuthEndpoint: Sendable {
             guard let token = string("data", in: members) else {
                 throw ServerError.badRequest("provider jwt needs data: the token your auth service signed.")
             }
-            let (id, isAdmin) = try await external.identity(token)
+            let (id, isAdmin): (String, Bool)
+            do { (id, isAdmin) = try await external.identity(token) } catch {
+                ServerMetrics.login("jwt", succeeded: false)
+                throw error
+            }
+            ServerMetrics.login("jwt", succeeded: true)
             return try await Self.refresh(try users.externalUser(id, isAdmin: isAdmin, provider: "jwt"), tokens)
         case "realm":
             guard let refresh = string("data", in: members), let asked = string("path", in: members) else {

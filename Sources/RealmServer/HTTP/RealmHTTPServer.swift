@@ -43,6 +43,7 @@ public struct RealmHTTPServer: Sendable {
     /// speaks HTTPS and WSS only; a certificate or key that cannot be read is an error here.
     public func service(logger: Logger) throws -> some Service {
         let router = Router()
+        router.add(middleware: MetricsMiddleware())
         let auth = AuthEndpoint(
             users: users, tokens: tokens, external: external, allowSignUp: configuration.allowSignUp)
         router.post("auth") { request, _ -> Response in

@@ -30,10 +30,19 @@ struct SubscriptionSession: Sendable {
         func add(_ id: String, _ query: String, _ variables: [String: Map], _ operation: String?) -> Bool {
             guard active[id] == nil else { return false }
             active[id] = (query, variables, operation, nil)
+            ServerMetrics.subscriptions.increment()
             return true
         }
 
-        func remove(_ id: String) { active[id] = nil }
+        func remove(_ id: String) {
+            if active.removeValue(forKey: id) != nil { ServerMetrics.subscriptions.decrement() }
+        }
+
+        /// The connection ended: its subscriptions with it.
+        func removeAll() {
+            ServerMetrics.subscriptions.decrement(by: Double(active.count))
+            active = [:]
+        }
 
         /// Records `result` for `id`; whether it differs from what was sent last.
         func changed(_ id: String, _ result: Data) -> Bool {
@@ -72,6 +81,8 @@ struct SubscriptionSession: Sendable {
         }
         try await send(outbound, ["type": .string("connection_ack")])
         let subscriptions = Subscriptions()
+        ServerMetrics.connections.increment()
+        defer { ServerMetrics.connections.decrement() }
         let changes = server.store.changes()
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             // Each committed transaction of the Realm: every subscription again, sent if it changed.
@@ -89,6 +100,7 @@ struct SubscriptionSession: Sendable {
                 }
             }
             defer { tasks.cancelAll() }
+            defer { Task { await subscriptions.removeAll() } }
             while let message = try await messages.next() {
                 guard case .text(let text) = message, let m = try? JSONValue(parsing: Data(text.utf8)),
                     case .string(let type)? = m["type"]
@@ -167,6 +179,7 @@ struct SubscriptionSession: Sendable {
             return try GraphQLResponse.json(result)
         }
         guard await subscriptions.changed(id, data) else { return }
+        ServerMetrics.messages.increment()
         try await send(
             outbound,
             ["type": .string(legacy ? "data" : "next"), "id": .string(id), "payload": try JSONValue(parsing: data)])

@@ -1,0 +1,72 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `serve --metrics-port`: requests by route and status (Hummingbird's middleware), logins by
+/// provider and result, WebSocket connections, subscriptions and their messages, read with
+/// Prometheus's own parser.
+@Suite(.serialized) struct ServeMetricsTests {
+    @Test func serveCountsItsRequestsLoginsAndSubscriptions() throws {
+        let s = try ServeTests.Server()
+        let metricsPort = s.port + 1
+        s.arguments = ["--metrics-port", "\(metricsPort)"]
+        try s.start()
+        let alice = try s.login("alice")
+        _ = try s.curl(
+            "POST", "/auth", #"{"provider": "password", "data": "bob", "user_info": {"password": "wrong!!!"}}"#)
+        _ = try s.graphQL("/shop", alice, "{ stops { id } }")
+        _ = try s.curl("POST", "/graphql/nowhere", #"{"query": "{ stops { id } }"}"#, token: alice)
+
+        // One subscriber, held open while the metrics are read, then one change.
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Support/graphql-client/subscribe.py").path
+        let out = s.dir + "/sub.out"
+        let subscriber = try ChildProcess(
+            "/usr/bin/env",
+            ["python3", script, "ws://127.0.0.1:\(s.port)/graphql/shop", alice, "subscription { stops { id } }", "2"],
+            stdout: out, stderr: s.dir + "/sub.err")
+        func ready() -> Bool {
+            ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").contains(#"{"ready": true}"#)
+        }
+        for _ in 0..<500 where !ready() && subscriber.isRunning { usleep(20_000) }
+
+        let scraper = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Support/metrics/scrape.py").path
+        func scrape() throws -> [String] {
+            let r = try ChildProcess.run(
+                "/usr/bin/env", ["python3", scraper, "http://127.0.0.1:\(metricsPort)/metrics"])
+            try #require(r.status == 0, "\(r.stderr)")
+            return r.stdout.split(separator: "\n").map(String.init)
+        }
+        func value(_ lines: [String], _ sample: String) -> Double? {
+            lines.first { $0.hasPrefix(sample + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
+        }
+        var lines = try scrape()
+        #expect(value(lines, #"realm_adapter_logins_total{provider="password",result="ok"}"#) == 1, "\(lines)")
+        #expect(value(lines, #"realm_adapter_logins_total{provider="password",result="refused"}"#) == 1)
+        #expect(value(lines, "realm_adapter_graphql_connections{}") == 1, "\(lines)")
+        #expect(value(lines, "realm_adapter_graphql_subscriptions{}") == 1)
+        #expect(
+            value(
+                lines,
+                #"hb_requests_total{http_request_method="POST",http_response_status_code="404",http_route="/graphql/**"}"#
+            )
+                == 1, "\(lines.filter { $0.hasPrefix("hb_") })")
+        #expect(
+            value(
+                lines,
+                #"hb_requests_total{http_request_method="POST",http_response_status_code="200",http_route="/auth"}"#)
+                == 1)
+
+        _ = try s.graphQL("/shop", alice, #"mutation { createStop(input: {id: 5, name: "Ford"}) { id } }"#)
+        #expect(subscriber.wait() == 0, "\((try? String(contentsOfFile: s.dir + "/sub.err", encoding: .utf8)) ?? "")")
+        for _ in 0..<100 {
+            lines = try scrape()
+            if value(lines, "realm_adapter_graphql_connections{}") == 0 { break }
+            usleep(20_000)
+        }
+        #expect(value(lines, "realm_adapter_graphql_subscription_messages_total{}") == 2, "\(lines)")
+        #expect(value(lines, "realm_adapter_graphql_connections{}") == 0)
+        #expect(value(lines, "realm_adapter_graphql_subscriptions{}") == 0)
+    }
+}
