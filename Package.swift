@@ -248,7 +248,10 @@ let package = Package(
         ),
         .testTarget(
             name: "realm-adapterTests",
-            dependencies: ["realm-adapter", "TestSupport"],
+            dependencies: [
+                "realm-adapter", "RealmServer", "RealmAdapter", "TestSupport",
+                .product(name: "GraphQL", package: "GraphQL"),
+            ],
             exclude: ["Fixtures"]
         ),
     ],

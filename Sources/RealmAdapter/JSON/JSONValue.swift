@@ -294,77 +294,92 @@ private struct JSONParser {
 extension JSONValue {
     /// The JSON text; `pretty` indents by two spaces and keeps member order.
     public func serialized(pretty: Bool = false) -> String {
-        var out = ""
+        String(decoding: utf8(pretty: pretty), as: UTF8.self)
+    }
+
+    /// The JSON text as UTF-8 bytes (what goes on a wire: no String is made).
+    public func utf8(pretty: Bool = false) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
         write(to: &out, pretty: pretty, indent: 0)
         return out
     }
 
-    private func write(to out: inout String, pretty: Bool, indent: Int) {
+    private func write(to out: inout [UInt8], pretty: Bool, indent: Int) {
         switch self {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .int(let v): out += String(v)
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .int(let v): out.append(contentsOf: String(v).utf8)
         case .double(let d):
             if d.isFinite {
                 // Keep a fraction marker so the value reads back as a number, not an integer.
                 let s = String(d)
-                out += (s.contains(".") || s.contains("e")) ? s : s + ".0"
+                out.append(contentsOf: s.utf8)
+                if !s.utf8.contains(UInt8(ascii: ".")) && !s.utf8.contains(UInt8(ascii: "e")) {
+                    out.append(contentsOf: ".0".utf8)
+                }
             } else {
-                out += "null"
+                out.append(contentsOf: "null".utf8)
             }
         case .string(let s): JSONValue.writeString(s, to: &out)
         case .array(let items):
             if items.isEmpty {
-                out += "[]"
+                out.append(contentsOf: "[]".utf8)
                 return
             }
-            out += "["
+            out.append(UInt8(ascii: "["))
             for (k, item) in items.enumerated() {
-                if k > 0 { out += "," }
-                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+                if k > 0 { out.append(UInt8(ascii: ",")) }
+                if pretty { JSONValue.newline(&out, indent + 1) }
                 item.write(to: &out, pretty: pretty, indent: indent + 1)
             }
-            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
-            out += "]"
+            if pretty { JSONValue.newline(&out, indent) }
+            out.append(UInt8(ascii: "]"))
         case .object(let members):
             if members.isEmpty {
-                out += "{}"
+                out.append(contentsOf: "{}".utf8)
                 return
             }
-            out += "{"
+            out.append(UInt8(ascii: "{"))
             for (k, m) in members.enumerated() {
-                if k > 0 { out += "," }
-                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+                if k > 0 { out.append(UInt8(ascii: ",")) }
+                if pretty { JSONValue.newline(&out, indent + 1) }
                 JSONValue.writeString(m.key, to: &out)
-                out += pretty ? ": " : ":"
+                out.append(UInt8(ascii: ":"))
+                if pretty { out.append(UInt8(ascii: " ")) }
                 m.value.write(to: &out, pretty: pretty, indent: indent + 1)
             }
-            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
-            out += "}"
+            if pretty { JSONValue.newline(&out, indent) }
+            out.append(UInt8(ascii: "}"))
         }
     }
 
-    private static func writeString(_ s: String, to out: inout String) {
-        out += "\""
+    private static func newline(_ out: inout [UInt8], _ indent: Int) {
+        out.append(UInt8(ascii: "\n"))
+        out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * indent))
+    }
+
+    private static func writeString(_ s: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
         // Most strings need no escape: copied whole (a hand-off writes 100,000 paths at once).
         guard s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
-            out += s
-            out += "\""
+            out.append(contentsOf: s.utf8)
+            out.append(UInt8(ascii: "\""))
             return
         }
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where u.value < 0x20:
-                let h = String(u.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
-            default: out.unicodeScalars.append(u)
+        for byte in s.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
+            case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)
+            case UInt8(ascii: "\n"): out.append(contentsOf: "\\n".utf8)
+            case UInt8(ascii: "\r"): out.append(contentsOf: "\\r".utf8)
+            case UInt8(ascii: "\t"): out.append(contentsOf: "\\t".utf8)
+            case ..<0x20:
+                let h = String(byte, radix: 16)
+                out.append(contentsOf: ("\\u" + String(repeating: "0", count: 4 - h.count) + h).utf8)
+            default: out.append(byte)
             }
         }
-        out += "\""
+        out.append(UInt8(ascii: "\""))
     }
 }

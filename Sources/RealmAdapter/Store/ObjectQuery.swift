@@ -44,6 +44,49 @@ extension RealmReader {
     /// The objects of the type that `query` selects, in its order (ties in key order).
     func objects(_ typeName: String, _ query: ObjectQuery) throws -> [RealmObject] {
         let (t, tt) = try located(typeName)
+        let rows = try select(query, t, tt, columns: [TypeTables.key] + tt.columns.compactMap { $0 })
+        let keyType = RealmTables.keyType(of: t)
+        var out: [RealmObject] = []
+        while let row = try rows.next() {
+            let id = RealmTables.decode(row[0] as DatabaseValue, as: keyType)
+            out.append(try build(t, id) { row[$0 + 1] as DatabaseValue })
+        }
+        return out
+    }
+
+    /// The values of some single-value properties (scalars, links as their target's key) of
+    /// each object `query` selects, in its order, a row at a time: a projection, which reads
+    /// only those columns and builds no object.
+    func forEachRow(
+        _ typeName: String, _ query: ObjectQuery, properties: [String], _ body: ([Value]) throws -> Void
+    ) throws {
+        let (t, tt) = try located(typeName)
+        var columns: [String] = []
+        var types: [ScalarType] = []
+        for name in properties {
+            guard let j = t.properties.firstIndex(where: { $0.name == name }) else {
+                throw RealmAdapterError.unknownProperty(type: t.name, property: name)
+            }
+            guard let column = tt.columns[j] else { throw RealmAdapterError.notSortable(type: t.name, property: name) }
+            switch t.properties[j].type {
+            case .scalar(let s): types.append(s)
+            case .link(let target): types.append(RealmTables.keyType(of: schema[type: target]!))
+            default: throw RealmAdapterError.notSortable(type: t.name, property: name)
+            }
+            columns.append(column)
+        }
+        let rows = try select(query, t, tt, columns: columns.isEmpty ? [TypeTables.key] : columns)
+        var values = [Value](repeating: .null, count: columns.count)
+        while let row = try rows.next() {
+            for k in values.indices { values[k] = RealmTables.decode(row[k] as DatabaseValue, as: types[k]) }
+            try body(values)
+        }
+    }
+
+    /// The rows (`columns` of alias `o`) of the objects `query` selects, in its order.
+    private func select(_ query: ObjectQuery, _ t: ObjectSchema, _ tt: TypeTables, columns: [String]) throws
+        -> RowCursor
+    {
         let direction = query.descending ? " DESC" : ""
         var order = "o." + TypeTables.key + direction
         if let p = query.sortBy {
@@ -53,24 +96,16 @@ extension RealmReader {
             guard let column = tt.columns[j] else { throw RealmAdapterError.notSortable(type: t.name, property: p) }
             if column != TypeTables.key { order = "o.\(column)\(direction), o.\(TypeTables.key)" }
         }
-        let values = ([TypeTables.key] + tt.columns.compactMap { $0 }).map { "o." + $0 }
         let (condition, arguments) = try selection(query, t, tt)
         let sql = """
-            SELECT \(values.joined(separator: ", ")) FROM \(tt.table) o WHERE o.realm = ? AND (\(condition))
-            ORDER BY \(order) LIMIT ? OFFSET ?
+            SELECT \(columns.map { "o." + $0 }.joined(separator: ", ")) FROM \(tt.table) o
+            WHERE o.realm = ? AND (\(condition)) ORDER BY \(order) LIMIT ? OFFSET ?
             """
-        let rows = try Row.fetchCursor(
+        return try Row.fetchCursor(
             db, sql: sql,
             arguments: StatementArguments(
                 [tables.realmId.databaseValue] + arguments
                     + [(query.limit ?? -1).databaseValue, max(0, query.offset).databaseValue]))
-        let keyType = RealmTables.keyType(of: t)
-        var out: [RealmObject] = []
-        while let row = try rows.next() {
-            let id = RealmTables.decode(row[0] as DatabaseValue, as: keyType)
-            out.append(try build(t, id) { row[$0 + 1] as DatabaseValue })
-        }
-        return out
     }
 
     /// How many objects of the type `query`'s filter and link select (its order and page aside).
@@ -126,6 +161,17 @@ extension RealmStore {
     /// The objects of `type` in the Realm at `path` that `query` selects, sorted and paged by SQLite.
     public func objects(of type: String, in path: String, _ query: ObjectQuery) throws -> [RealmObject] {
         try read { db in try reader(db, path).objects(type, query) }
+    }
+
+    /// The values of `properties` (single-value ones: scalars, and links as their target's key)
+    /// of each object of `type` that `query` selects in the Realm at `path`, in its order, a row
+    /// at a time, from one snapshot. It reads only those columns: what a server answering for a
+    /// few properties of many objects wants.
+    public func forEachRow(
+        of type: String, in path: String, _ query: ObjectQuery, properties: [String],
+        _ body: ([Value]) throws -> Void
+    ) throws {
+        try read { db in try reader(db, path).forEachRow(type, query, properties: properties, body) }
     }
 
     /// The objects of `type` in the Realm at `path` that `query` selects, one page of them, and

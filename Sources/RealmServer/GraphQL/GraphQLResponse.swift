@@ -11,7 +11,9 @@ enum GraphQLResponse {
             let errors = try JSONEncoder().encode(result.errors)
             members.append(.init("errors", try JSONValue(parsing: errors)))
         }
-        return Data((JSONValue.object(members).serialized() + "\n").utf8)
+        var bytes = JSONValue.object(members).utf8()
+        bytes.append(UInt8(ascii: "\n"))
+        return Data(bytes)
     }
 
 }

@@ -33,7 +33,10 @@ enum GraphQLValues {
         case .int(let i): Int(i)
         case .double(let d): d
         case .string(let s): s
-        case .array(let a): a.map(output)
+        // GraphQL's executor fails the whole answer on a null inside a list (GraphQLSwift 4.3, a
+        // MapError), and would drop it at best: it gets the list without them. DirectQuery, which
+        // answers every query but those the executor must, keeps them.
+        case .array(let a): a.compactMap(output)
         case .object: j.serialized()
         }
     }

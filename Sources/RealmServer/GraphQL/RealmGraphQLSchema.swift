@@ -16,7 +16,7 @@ import RealmAdapter
 enum RealmGraphQLSchema {
     /// - Parameter intsAsFloats: `int` properties are GraphQL `Float`s, which carry integers up
     ///   to 2^53 exactly (GraphQL's `Int` has 32 bits), the legacy `presentIntsAsFloatsInSchema`.
-    static func make(_ realm: Schema, intsAsFloats: Bool = false) throws -> GraphQLSchema {
+    static func make(_ realm: Schema, intsAsFloats: Bool = false) throws -> (GraphQLSchema, DirectQuery.Plan) {
         // Names GraphQL cannot carry, and the schema's own names (Query, the scalars, inputs), are left out.
         let names = Set(realm.types.map(\.name))
         let types = realm.types.filter { t in
@@ -53,6 +53,7 @@ enum RealmGraphQLSchema {
         var mutation: GraphQLFieldMap = [:]
         for t in types {
             let object = objects[t.name]!
+            if query[plural(t.name)] == nil { box.plan.roots[plural(t.name)] = .plural(t.name) }
             define(&query, plural(t.name)) {
                 GraphQLField(
                     type: GraphQLNonNull(GraphQLList(GraphQLNonNull(object))),
@@ -108,6 +109,7 @@ enum RealmGraphQLSchema {
             guard let pk = t.primaryKey, let key = t.properties.first(where: { $0.name == pk }), isName(pk),
                 case .scalar(let keyType) = key.type
             else { continue }
+            if query[singular(t.name)] == nil { box.plan.roots[singular(t.name)] = .singular(t.name, key: pk) }
             define(&query, singular(t.name)) {
                 GraphQLField(
                     type: object, description: "The \(t.name) with this \(pk), or null.",
@@ -139,12 +141,14 @@ enum RealmGraphQLSchema {
                     })
             }
         }
-        return try GraphQLSchema(
+        let graphQL = try GraphQLSchema(
             query: try GraphQLObjectType(name: "Query", fields: query),
             mutation: mutation.isEmpty ? nil : try GraphQLObjectType(name: "Mutation", fields: mutation),
             // A subscription asks what a query asks, and is answered again whenever that changes.
             subscription: try GraphQLObjectType(name: "Subscription", fields: query),
             types: Array(objects.values))
+        // Making the schema made every type's fields, and so completed the plan.
+        return (graphQL, box.plan)
     }
 
     /// An object type's fields: its stored properties, links resolved to their targets.
@@ -154,6 +158,7 @@ enum RealmGraphQLSchema {
             let name = p.name
             switch p.type {
             case .scalar(let s):
+                box.plan.fields[t.name, default: [:]][name] = .scalar(s, optional: p.isOptional)
                 let type = box.scalar(s)
                 let checked = s == .int && !box.intsAsFloats
                 out[name] = GraphQLField(
@@ -166,6 +171,7 @@ enum RealmGraphQLSchema {
                         return value.flatMap(GraphQLValues.output)
                     })
             case .list(.scalar(let s)):
+                box.plan.fields[t.name, default: [:]][name] = .scalars(s, optional: p.isOptional)
                 let element = box.scalar(s)
                 out[name] = GraphQLField(
                     type: GraphQLNonNull(GraphQLList(p.isOptional ? element : GraphQLNonNull(element))),
@@ -173,6 +179,7 @@ enum RealmGraphQLSchema {
                         (source as! RealmObject).values[name].flatMap(GraphQLValues.output) ?? [any Sendable]()
                     })
             case .link(let target):
+                box.plan.fields[t.name, default: [:]][name] = .link(target)
                 out[name] = GraphQLField(
                     type: box.objects[target]!,
                     resolve: { source, _, context, _ in
@@ -182,6 +189,7 @@ enum RealmGraphQLSchema {
                         return try c.store.object(of: target, identity: id, in: c.path)
                     })
             case .list(.link(let target)):
+                box.plan.fields[t.name, default: [:]][name] = .links(target)
                 out[name] = GraphQLField(
                     type: GraphQLNonNull(GraphQLList(GraphQLNonNull(box.objects[target]!))),
                     resolve: { source, _, context, _ in
@@ -193,6 +201,7 @@ enum RealmGraphQLSchema {
                         return try ids.compactMap { try c.store.object(of: target, identity: $0, in: c.path) }
                     })
             case .linkingObjects(let origin, let property):
+                box.plan.fields[t.name, default: [:]][name] = .linking(origin, property: property)
                 out[name] = GraphQLLinkingObjects.field(origin: origin, property: property, box)
             }
         }
@@ -257,7 +266,13 @@ enum RealmGraphQLSchema {
 /// The object types of one schema, filled before any of their fields is made.
 final class ObjectTypes: @unchecked Sendable {
     let intsAsFloats: Bool
-    init(intsAsFloats: Bool) { self.intsAsFloats = intsAsFloats }
+    init(intsAsFloats: Bool) {
+        self.intsAsFloats = intsAsFloats
+        plan = DirectQuery.Plan(intsAsFloats: intsAsFloats)
+    }
+    /// What ``DirectQuery`` needs to answer plain queries without the executor, filled as the
+    /// fields are made.
+    var plan: DirectQuery.Plan
 
     /// A Realm scalar's GraphQL type in this schema.
     func scalar(_ s: ScalarType) -> GraphQLScalarType {

@@ -154,8 +154,13 @@ public struct RealmHTTPServer: Sendable {
             if case .string(let s) = $0.value { s } else { nil }
         }
         var variables: [String: Map] = [:]
+        var json: [String: JSONValue] = [:]
         switch members.first(where: { $0.key == "variables" })?.value {
-        case .object(let vars)?: for v in vars { variables[v.key] = GraphQLValues.map(v.value) }
+        case .object(let vars)?:
+            for v in vars {
+                variables[v.key] = GraphQLValues.map(v.value)
+                json[v.key] = v.value
+            }
         case nil, .null?: break
         default: throw ServerError.badRequest("variables is a JSON object of the operation's variables.")
         }
@@ -178,6 +183,15 @@ public struct RealmHTTPServer: Sendable {
         let context = GraphQLContext(
             store: store, path: path, schema: realm.schema, origin: user.map { "user:\($0.id)" } ?? "graphql",
             budget: ObjectBudget())
+        // Plain queries are answered directly, the rest (and every error) by GraphQL's executor.
+        if !isMutation,
+            let data = DirectQuery.answer(
+                document, text: query, realm, variables: json, operation: operation, context: context)
+        {
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        }
         do {
             return try Self.graphQLAnswer(
                 try await graphql(
