@@ -46,21 +46,23 @@ enum GraphQLLinkingObjects {
         box.collectionTypes = Set(members.map(\.name))
     }
 
+    /// `_linkingObjects`'s arguments: which links, then a plural query's.
+    static let arguments: GraphQLArgumentConfigMap = {
+        var args: GraphQLArgumentConfigMap = [
+            "objectType": GraphQLArgument(type: GraphQLNonNull(GraphQLString)),
+            "property": GraphQLArgument(type: GraphQLNonNull(GraphQLString)),
+        ]
+        args.merge(RealmGraphQLSchema.pageArguments) { $1 }
+        return args
+    }()
+
     /// The `_linkingObjects` field of `t`, when any collection type exists.
     static func field(of t: ObjectSchema, _ box: ObjectTypes) -> GraphQLField? {
         guard let union = box.collections else { return nil }
         return GraphQLField(
             type: union,
             description: "The objects of objectType whose link (or list) property points at this \(t.name).",
-            args: [
-                "objectType": GraphQLArgument(type: GraphQLNonNull(GraphQLString)),
-                "property": GraphQLArgument(type: GraphQLNonNull(GraphQLString)),
-                "query": GraphQLArgument(type: GraphQLString, description: "A filter in the Realm query language."),
-                "sortBy": GraphQLArgument(type: GraphQLString),
-                "descending": GraphQLArgument(type: GraphQLBoolean, defaultValue: .bool(false)),
-                "skip": GraphQLArgument(type: GraphQLInt, defaultValue: .number(0)),
-                "take": GraphQLArgument(type: GraphQLInt),
-            ],
+            args: arguments,
             resolve: { source, args, context, _ in
                 let c = context as! GraphQLContext
                 let origin = args["objectType"].string ?? ""

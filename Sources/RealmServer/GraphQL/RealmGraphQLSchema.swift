@@ -58,15 +58,7 @@ enum RealmGraphQLSchema {
                 GraphQLField(
                     type: GraphQLNonNull(GraphQLList(GraphQLNonNull(object))),
                     description: "The \(t.name) objects, sorted by sortBy (default: the key) and paged.",
-                    args: [
-                        "query": GraphQLArgument(
-                            type: GraphQLString,
-                            description: "A filter in the Realm query language (docs/server.md has the subset)."),
-                        "sortBy": GraphQLArgument(type: GraphQLString),
-                        "descending": GraphQLArgument(type: GraphQLBoolean, defaultValue: .bool(false)),
-                        "skip": GraphQLArgument(type: GraphQLInt, defaultValue: .number(0)),
-                        "take": GraphQLArgument(type: GraphQLInt),
-                    ],
+                    args: pageArguments,
                     resolve: { _, args, context, _ in
                         let c = context as! GraphQLContext
                         let q = try GraphQLLinkingObjects.query(args)
@@ -231,6 +223,16 @@ enum RealmGraphQLSchema {
         }
         return out
     }
+
+    /// A plural query's arguments (and `_linkingObjects`'s, besides its own): filter, order, page.
+    static let pageArguments: GraphQLArgumentConfigMap = [
+        "query": GraphQLArgument(
+            type: GraphQLString, description: "A filter in the Realm query language (docs/server.md has the subset)."),
+        "sortBy": GraphQLArgument(type: GraphQLString),
+        "descending": GraphQLArgument(type: GraphQLBoolean, defaultValue: .bool(false)),
+        "skip": GraphQLArgument(type: GraphQLInt, defaultValue: .number(0)),
+        "take": GraphQLArgument(type: GraphQLInt),
+    ]
 
     /// Adds a field unless an earlier type's took its name (`Thing`'s `createThings` and
     /// `Things`' `createThings`): the first type in the schema keeps it.
