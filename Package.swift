@@ -135,6 +135,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // `serve`'s subscribers, on SwiftNIO in the benchmark's process.
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ],
             path: "Benchmarks/realm-adapter-bench"
         ),

@@ -22,9 +22,9 @@ struct ServeBenchmark: AsyncParsableCommand {
             same 1,000 objects (target ≥ 0.3)
               mutation  createItem, one object per request and Realm transaction, against \
             RealmStore.write of one object per transaction
-            Then --subscribers WebSocket clients (Benchmarks/serve/latency.py, Python's \
-            websockets, one process) subscribe to the newest tick while the benchmark commits \
-            --commits ticks, --interval-ms apart: commit-to-message latency p50 and p99 (target \
+            Then --subscribers WebSocket clients (--client: SwiftNIO in this process, or \
+            Benchmarks/serve/latency.py, Python's websockets in one process) subscribe to the \
+            newest tick while the benchmark commits --commits ticks, --interval-ms apart: commit-to-message latency p50 and p99 (target \
             p99 < 20 ms at 1,000 subscribers). Subscriptions that ask the same share one run of \
             their query per commit.
             """
@@ -34,7 +34,11 @@ struct ServeBenchmark: AsyncParsableCommand {
     @Option(help: "WebSocket subscribers (0: skip).") var subscribers = 1_000
     @Option(help: "Ticks committed while they listen.") var commits = 100
     @Option(help: "Milliseconds between ticks.") var intervalMs = 100
-    @Option(help: "The latency client.") var client = "Benchmarks/serve/latency.py"
+    @Option(
+        help: ArgumentHelp(
+            "The subscribers: swift (SwiftNIO, in this process: a few µs a message), or a Python script "
+                + "(Benchmarks/serve/latency.py: about 100 µs a message, at 1,000 subscribers mostly the client)."))
+    var client = "swift"
     @Option(help: "Port to serve on.") var port = 19_480
     @Option(help: "Scratch directory (removed afterwards).") var scratch =
         NSTemporaryDirectory() + "realm-adapter-bench-serve"
@@ -142,6 +146,18 @@ struct ServeBenchmark: AsyncParsableCommand {
 
     /// Ticks committed 10 ms apart while the subscribers listen; their latencies.
     func latency(_ store: RealmStore, token: String) async throws {
+        if client == "swift" {
+            let subscribers = SubscriberLatency(
+                url: "ws://127.0.0.1:\(port)/graphql/bench", token: token, subscribers: self.subscribers,
+                commits: commits)
+            var latencies = try await subscribers.run { try await ticks(store) }
+            latencies.sort()
+            report([
+                "messages": Double(latencies.count), "p50": latencies[latencies.count / 2],
+                "p99": latencies[min(latencies.count - 1, latencies.count * 99 / 100)],
+            ])
+            return
+        }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         p.arguments = [
@@ -157,6 +173,17 @@ struct ServeBenchmark: AsyncParsableCommand {
             guard !chunk.isEmpty else { throw ValidationError("the latency client (\(client)) stopped: \(text)") }
             text += String(decoding: chunk, as: UTF8.self)
         }
+        try await ticks(store)
+        p.waitUntilExit()
+        text += String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
+        guard let line = text.split(separator: "\n").last(where: { $0.hasPrefix("{") }),
+            let r = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Double]
+        else { throw ValidationError("the latency client said: \(text)") }
+        report(r)
+    }
+
+    /// The ticks, `intervalMs` apart, each stamped with its commit time (µs since 1970).
+    func ticks(_ store: RealmStore) async throws {
         for i in 1...commits {
             try store.write(to: "/bench", origin: "bench") { tx in
                 _ = try tx.create(
@@ -164,15 +191,13 @@ struct ServeBenchmark: AsyncParsableCommand {
             }
             try await Task.sleep(for: .milliseconds(intervalMs))
         }
-        p.waitUntilExit()
-        text += String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
-        guard let line = text.split(separator: "\n").last(where: { $0.hasPrefix("{") }),
-            let r = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Double]
-        else { throw ValidationError("the latency client said: \(text)") }
+    }
+
+    func report(_ r: [String: Double]) {
         print(
             String(
-                format: "  commit → WebSocket, %d subscribers, %d commits %d ms apart: p50 %.1f ms, p99 %.1f ms "
-                    + "(%.0f messages; target p99 < 20 ms)", subscribers, commits, intervalMs, r["p50"] ?? 0,
-                r["p99"] ?? 0, r["messages"] ?? 0))
+                format: "  commit → WebSocket, %d subscribers (\(client == "swift" ? "SwiftNIO" : "Python") client), "
+                    + "%d commits %d ms apart: p50 %.1f ms, p99 %.1f ms (%.0f messages; target p99 < 20 ms)",
+                subscribers, commits, intervalMs, r["p50"] ?? 0, r["p99"] ?? 0, r["messages"] ?? 0))
     }
 }
