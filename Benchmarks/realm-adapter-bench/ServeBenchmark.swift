@@ -24,8 +24,8 @@ struct ServeBenchmark: AsyncParsableCommand {
             RealmStore.write of one object per transaction
             Then --subscribers WebSocket clients (--client: SwiftNIO in this process, or \
             Benchmarks/serve/latency.py, Python's websockets in one process) subscribe to the \
-            newest tick while the benchmark commits --commits ticks, --interval-ms apart: commit-to-message latency p50 and p99 (target \
-            p99 < 20 ms at 1,000 subscribers). Subscriptions that ask the same share one run of \
+            newest tick while the benchmark commits --commits ticks, --interval-ms apart: \
+            commit-to-message latency p50 and p99 (target p99 < 20 ms at 1,000 subscribers). Subscriptions that ask the same share one run of \
             their query per commit.
             """
     )
