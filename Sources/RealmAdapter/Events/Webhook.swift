@@ -68,7 +68,7 @@ public final class Webhook: Sendable {
         }
         let response: URLResponse
         do {
-            (_, response) = try await session.data(for: request)
+            response = try await Self.send(request, session)
         } catch let e as URLError {
             throw RealmAdapterError.webhookFailed(configuration, Self.reason(e, timeout: configuration.timeoutSeconds))
         }
@@ -116,6 +116,55 @@ public final class Webhook: Sendable {
 }
 
 /// Returns redirects to the caller as answers instead of following them.
+extension Webhook {
+    /// One request, through the completion-handler API. URLSession's async `data(for:)` can
+    /// deadlock on Linux when its task is cancelled just as the transfer completes (seen as a
+    /// hung test run, its threads dumped): the cancellation handler runs under the awaiting
+    /// task's status lock and waits for the session's queue, where the finished transfer waits
+    /// for that lock to resume the task. Here the cancellation is handed to another queue.
+    static func send(_ request: URLRequest, _ session: URLSession) async throws -> URLResponse {
+        let transfer = Transfer()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (done: CheckedContinuation<URLResponse, any Error>) in
+                let task = session.dataTask(with: request) { _, response, error in
+                    if let response, error == nil {
+                        done.resume(returning: response)
+                    } else {
+                        done.resume(throwing: error ?? URLError(.badServerResponse))
+                    }
+                }
+                transfer.start(task)
+            }
+        } onCancel: {
+            DispatchQueue.global().async { transfer.cancel() }
+        }
+    }
+
+    /// A data task that may be cancelled before it is started (then it is cancelled at once).
+    final class Transfer: @unchecked Sendable {
+        private let lock = NSLock()
+        private var task: URLSessionDataTask?
+        private var cancelled = false
+
+        func start(_ task: URLSessionDataTask) {
+            let cancelled = lock.withLock {
+                self.task = task
+                return self.cancelled
+            }
+            task.resume()
+            if cancelled { task.cancel() }
+        }
+
+        func cancel() {
+            let task = lock.withLock {
+                cancelled = true
+                return self.task
+            }
+            task?.cancel()
+        }
+    }
+}
+
 private final class NoRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
     // @unchecked: no state.
     func urlSession(
