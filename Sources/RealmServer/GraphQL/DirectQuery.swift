@@ -208,13 +208,8 @@ enum DirectQuery {
             let args = try arguments(field)
             switch root {
             case .plural(let type):
-                func int(_ key: String) -> Int? { if case .int(let i)? = args[key] { Int(i) } else { nil } }
-                let sortBy: String? = if case .string(let s)? = args["sortBy"] { s } else { nil }
-                let filter: String? = if case .string(let s)? = args["query"] { s } else { nil }
-                let q = ObjectQuery(
-                    sortBy: sortBy, descending: args["descending"] == .bool(true), offset: int("skip") ?? 0,
-                    limit: int("take"), filter: filter)
-                guard q.offset >= 0, (q.limit ?? 0) >= 0 else { throw NotPlain() }
+                // The executor's own reading of the arguments (an error in them leaves it to the executor).
+                let q = try RealmGraphQLSchema.page(GraphQLValues.map(.object(args.map { .init($0.key, $0.value) })))
                 if let rows = try projected(type, q, selection) { return rows }
                 let objects = try c.store.objects(of: type, in: c.path, q)
                 try c.budget.spend(objects.count)

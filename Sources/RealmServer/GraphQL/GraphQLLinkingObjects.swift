@@ -73,7 +73,7 @@ enum GraphQLLinkingObjects {
                     throw GraphQLError(
                         message: "\(origin).\(property) is not a link or list of links to \(t.name) in this Realm.")
                 }
-                let q = try query(args, linkingTo: property, source)
+                let q = try RealmGraphQLSchema.page(args, linkingTo: property, source)
                 let (items, count) = try GraphQLMutations.resolving { try c.store.page(of: origin, in: c.path, q) }
                 try c.budget.spend(items.count)
                 return Collection(objectType: origin, count: count, items: items)
@@ -92,19 +92,5 @@ enum GraphQLLinkingObjects {
                 try c.budget.spend(objects.count)
                 return objects
             })
-    }
-
-    /// A plural query's arguments (query, sortBy, descending, skip, take) as an ``ObjectQuery``.
-    static func query(_ args: Map, linkingTo property: String? = nil, _ source: (any Sendable)? = nil) throws
-        -> ObjectQuery
-    {
-        let q = ObjectQuery(
-            sortBy: args["sortBy"].string, descending: args["descending"].bool ?? false,
-            offset: args["skip"].int ?? 0, limit: args["take"].int, filter: args["query"].string,
-            linkingTo: property.map { .init(property: $0, identity: (source as! RealmObject).identity) })
-        guard q.offset >= 0, (q.limit ?? 0) >= 0 else {
-            throw GraphQLError(message: "skip and take cannot be negative.")
-        }
-        return q
     }
 }

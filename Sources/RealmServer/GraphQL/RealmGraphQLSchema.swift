@@ -61,7 +61,7 @@ enum RealmGraphQLSchema {
                     args: pageArguments,
                     resolve: { _, args, context, _ in
                         let c = context as! GraphQLContext
-                        let q = try GraphQLLinkingObjects.query(args)
+                        let q = try page(args)
                         let objects = try GraphQLMutations.resolving { try c.store.objects(of: t.name, in: c.path, q) }
                         try c.budget.spend(objects.count)
                         return objects
@@ -233,6 +233,20 @@ enum RealmGraphQLSchema {
         "skip": GraphQLArgument(type: GraphQLInt, defaultValue: .number(0)),
         "take": GraphQLArgument(type: GraphQLInt),
     ]
+
+    /// A plural query's arguments (query, sortBy, descending, skip, take) as an ``ObjectQuery``.
+    static func page(_ args: Map, linkingTo property: String? = nil, _ source: (any Sendable)? = nil) throws
+        -> ObjectQuery
+    {
+        let q = ObjectQuery(
+            sortBy: args["sortBy"].string, descending: args["descending"].bool ?? false,
+            offset: args["skip"].int ?? 0, limit: args["take"].int, filter: args["query"].string,
+            linkingTo: property.map { .init(property: $0, identity: (source as! RealmObject).identity) })
+        guard q.offset >= 0, (q.limit ?? 0) >= 0 else {
+            throw GraphQLError(message: "skip and take cannot be negative.")
+        }
+        return q
+    }
 
     /// Adds a field unless an earlier type's took its name (`Thing`'s `createThings` and
     /// `Things`' `createThings`): the first type in the schema keeps it.
