@@ -106,7 +106,7 @@ struct LoadBenchmark: AsyncParsableCommand {
                 })
             // The peer.
             try? FileManager.default.removeItem(atPath: dir + "/peer.sqlite")
-            let p = try ChildProcess.run(
+            let p = try await ChildProcess.run(
                 "/usr/bin/python3",
                 [peer, settings.host!, String(port(settings)), settings.user!, dbName, "item", dir + "/peer.sqlite"])
             guard p.status == 0, let line = p.stdout.split(separator: "\n").last,
@@ -127,7 +127,7 @@ struct LoadBenchmark: AsyncParsableCommand {
             let load = try ChildProcess(
                 cli, ["load", "--config", config, "--log-level", "warning"], stdout: dir + "/load.out",
                 stderr: dir + "/load.err")
-            guard load.wait() == 0 else {
+            guard await load.wait() == 0 else {
                 throw ValidationError(
                     "realm-adapter load failed:\n"
                         + ((try? String(contentsOfFile: dir + "/load.err", encoding: .utf8)) ?? ""))

@@ -106,7 +106,7 @@ struct PerUserBenchmark: AsyncParsableCommand {
         let load = try ChildProcess(
             cli, ["load", "--config", config, "--log-level", "warning"], stdout: dir + "/load.out",
             stderr: dir + "/load.err")
-        guard load.wait() == 0 else {
+        guard await load.wait() == 0 else {
             throw ValidationError(
                 "realm-adapter load failed:\n"
                     + ((try? String(contentsOfFile: dir + "/load.err", encoding: .utf8)) ?? ""))
@@ -124,7 +124,7 @@ struct PerUserBenchmark: AsyncParsableCommand {
             sum + ((try FileManager.default.attributesOfItem(atPath: dir + "/store/" + file)[.size] as? Int) ?? 0)
         }
         let listStarted = ContinuousClock.now
-        let list = try ChildProcess.run(cli, ["realm", "list", "--store", dir + "/store"])
+        let list = try await ChildProcess.run(cli, ["realm", "list", "--store", dir + "/store"])
         let listTime = LoadBenchmark.seconds(ContinuousClock.now - listStarted)
         guard list.status == 0, list.stdout.split(separator: "\n").count == realmCount else {
             throw ValidationError("realm list failed or listed the wrong Realms:\n\(list.stderr)")
@@ -136,7 +136,7 @@ struct PerUserBenchmark: AsyncParsableCommand {
             cli, ["run", "--config", config, "--log-level", "info"], stdout: dir + "/run.log", stderr: dir + "/run.log")
         defer {
             daemon.signal(SIGTERM)
-            _ = daemon.wait()
+            _ = daemon.reap()
         }
         let deadline = ContinuousClock.now + .seconds(120)
         while !((try? String(contentsOfFile: dir + "/run.log", encoding: .utf8))?.contains("Syncing") ?? false) {

@@ -25,7 +25,7 @@ extension PostgresIntegration {
                 var daemon = try DaemonProcess(config: config, log: dir + "/daemon-1.log")
                 try await daemon.waitUntilSyncing()
                 _ = try await pg.sql(#"INSERT INTO "Task" VALUES (1, 'ann', '{a,NULL}')"#)
-                #expect(daemon.process.wait() == 1)
+                #expect(await daemon.process.wait() == 1)
                 var log = try String(contentsOfFile: daemon.log, encoding: .utf8)
                 #expect(
                     log.contains("Table Task, column tags, row with key 1") && log.contains("NULL")
@@ -33,7 +33,7 @@ extension PostgresIntegration {
                     "\(log.suffix(1500))")
 
                 daemon = try DaemonProcess(config: config, log: dir + "/daemon-2.log")
-                _ = daemon.process.wait()
+                _ = await daemon.process.wait()
                 log = try String(contentsOfFile: daemon.log, encoding: .utf8)
                 #expect(
                     log.contains("Table Task, column tags, row with key 1"),
@@ -48,7 +48,7 @@ extension PostgresIntegration {
                 try await eventually("task 3 in bo's Realm") {
                     try store.contains("/bo/tasks") && store.object(of: "Task", identity: 3, in: "/bo/tasks") != nil
                 }
-                #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+                #expect(await daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
                 let dead = try await pg.sql(
                     "SELECT table_name, error, row_data::text FROM realm_adapter_dead_row ORDER BY id")
                 #expect(dead.count == 2, "\(dead)")
@@ -78,26 +78,26 @@ extension PostgresIntegration {
                     try store.contains("/SQLDemo") && store.object(of: "Item", identity: 1, in: "/SQLDemo") != nil
                 }
                 let version = try store.write(to: "/SQLDemo", origin: "app") { tx in try tx.delete("Item", 1) }.version
-                #expect(daemon.process.wait() == 1)
+                #expect(await daemon.process.wait() == 1)
 
                 let cli = ChildProcess.built("realm-adapter")
-                let status = try ChildProcess.run(cli, ["status", "--config", config])
+                let status = try await ChildProcess.run(cli, ["status", "--config", config])
                 #expect(status.status == 3, "\(status.stdout)")
                 #expect(
                     status.stdout.contains("blocked: /SQLDemo version \(version)")
                         && status.stdout.contains("violates foreign key constraint"),
                     "\(status.stdout)")
                 #expect(status.stdout.contains("realm-adapter dead-letter /SQLDemo --version \(version)"))
-                let load = try ChildProcess.run(cli, ["load", "--config", config])
+                let load = try await ChildProcess.run(cli, ["load", "--config", config])
                 #expect(load.status == 1 && load.stderr.contains("dead-letter"), "\(load.stderr)")
 
-                let wrong = try ChildProcess.run(
+                let wrong = try await ChildProcess.run(
                     cli, ["dead-letter", "/SQLDemo", "--version", "\(version + 1)", "--config", config])
                 #expect(wrong.status == 1, "\(wrong.stdout)")
-                let moved = try ChildProcess.run(
+                let moved = try await ChildProcess.run(
                     cli, ["dead-letter", "/SQLDemo", "--version", "\(version)", "--config", config])
                 #expect(moved.status == 0, "\(moved.stderr)")
-                let after = try ChildProcess.run(cli, ["status", "--config", config])
+                let after = try await ChildProcess.run(cli, ["status", "--config", config])
                 #expect(
                     after.status == 2 && !after.stdout.contains("blocked:")
                         && after.stdout.contains("dead-letter table"), "\(after.stdout)")
@@ -110,7 +110,7 @@ extension PostgresIntegration {
                 try await eventually("item 2 in the database") {
                     try await pg.sql(#"SELECT count(*) FROM "Item" WHERE id = 2"#) == [["1"]]
                 }
-                #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+                #expect(await daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
                 let dead = try await pg.sql(
                     "SELECT version::text, error, instructions::text FROM realm_adapter_dead_letter")
                 #expect(

@@ -1,6 +1,7 @@
 import Foundation
 import PostgresConnector
 import RealmAdapter
+import Synchronization
 import Testing
 
 extension PostgresIntegration {
@@ -19,14 +20,16 @@ extension PostgresIntegration {
                     try h.object("Item", .int(Int64(ids.upperBound))) != nil
                 }
 
-                let deadline = ContinuousClock.now + .seconds(3)
+                // At least 3 s of concurrent edits, and longer while either side has made 100 or
+                // fewer (a busy machine), up to 30 s: the expectation below is on the counts.
+                let writes = WriteCounts(until: ContinuousClock.now + .seconds(3))
                 let settings = h.settings
                 let database = Task {
                     var rng = SeededGenerator(seed: UInt64(seed))
                     let pg = try await PostgresConnection.connect(settings)
                     defer { pg.close() }
                     var n = 0
-                    while ContinuousClock.now < deadline {
+                    while writes.going() {
                         let id = String(Int.random(in: ids, using: &rng))
                         let v = String(Int.random(in: 0...999, using: &rng))
                         let sql: String =
@@ -38,6 +41,7 @@ extension PostgresIntegration {
                             }
                         _ = try await pg.session { s in try s.query(sql, [id, v]) }
                         n += 1
+                        writes.database.add(1, ordering: .relaxed)
                     }
                     return n
                 }
@@ -45,7 +49,7 @@ extension PostgresIntegration {
                     try await h.store.perform {
                         var rng = SeededGenerator(seed: UInt64(seed) &* 7919)
                         var n = 0
-                        while ContinuousClock.now < deadline {
+                        while writes.going() {
                             let id = Value.int(Int64(Int.random(in: ids, using: &rng)))
                             let v = Int64.random(in: 0...999, using: &rng)
                             let op = Int.random(in: 0..<10, using: &rng)
@@ -60,6 +64,7 @@ extension PostgresIntegration {
                                 }
                             }
                             n += 1
+                            writes.realm.add(1, ordering: .relaxed)
                             usleep(500)
                         }
                         return n
@@ -173,6 +178,26 @@ extension PostgresIntegration.ConvergenceTests {
                 return try rows == [["1"], ["2"], ["3"]] && h.object("Route", "r1")?.values["stops"] == [1, 2, 3]
             }
         }
+    }
+}
+
+/// How many writes each side of ``ConvergenceTests`` made, and whether they go on.
+final class WriteCounts: Sendable {
+    let database = Atomic(0)
+    let realm = Atomic(0)
+    let until: ContinuousClock.Instant
+    let limit: ContinuousClock.Instant
+
+    init(until: ContinuousClock.Instant) {
+        self.until = until
+        limit = until + .seconds(27)
+    }
+
+    /// Until `until`, then while either side has made 100 writes or fewer, up to `limit`.
+    func going() -> Bool {
+        let now = ContinuousClock.now
+        return now < until
+            || (now < limit && min(database.load(ordering: .relaxed), realm.load(ordering: .relaxed)) <= 100)
     }
 }
 

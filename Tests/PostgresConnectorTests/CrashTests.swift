@@ -109,7 +109,7 @@ extension PostgresIntegration {
                     let r = try realmItems()
                     return d.count == 2 * perSide && r == d
                 }
-                let exit = daemon.terminate()
+                let exit = await daemon.terminate()
                 #expect(exit == 0, Comment(rawValue: crashReport(daemon.log)))
                 // The first two kills fell while both sides were still writing (later ones may not).
                 #expect(
@@ -145,14 +145,15 @@ extension PostgresIntegration.CrashTests {
             try await eventually("item 1 in the Realm") {
                 try store.contains("/SQLDemo") && store.count(of: "Item", in: "/SQLDemo") == 1
             }
-            #expect(daemon.terminate() == 0)
+            #expect(await daemon.terminate() == 0)
             // The server notices the stream's end a moment after the daemon exits.
             try await eventually("the slot idle") {
                 try await pg.sql("SELECT active FROM pg_replication_slots WHERE slot_name = $1", [settings.database!])
                     == [["f"]]
             }
 
-            let ok = try ChildProcess.run(ChildProcess.built("realm-adapter"), ["status", "--config", configFile])
+            let ok = try await ChildProcess.run(
+                ChildProcess.built("realm-adapter"), ["status", "--config", configFile])
             #expect(ok.status == 0, "\(ok.stderr)")
             // The daemon's own write (the row from Postgres) is nothing to send back: no lag.
             let row = ok.stdout.split(separator: "\n").first { $0.hasPrefix("/SQLDemo") }?.split(separator: " ").map(
@@ -164,7 +165,8 @@ extension PostgresIntegration.CrashTests {
             // A tiny threshold: the same slot now counts as retaining too much.
             try DaemonProcess.edit(
                 configFile, replacing: #""createSchema": true"#, with: #""createSchema": true, "walWarningBytes": 0"#)
-            let warn = try ChildProcess.run(ChildProcess.built("realm-adapter"), ["status", "--config", configFile])
+            let warn = try await ChildProcess.run(
+                ChildProcess.built("realm-adapter"), ["status", "--config", configFile])
             #expect(warn.status == 2)
             #expect(warn.stdout.contains("warning: the slot retains"))
         }
@@ -196,7 +198,7 @@ extension PostgresIntegration.CrashTests {
                 if dropped { break }
                 try await Task.sleep(for: .milliseconds(10))
             }
-            #expect(daemon.process.wait() == 1)
+            #expect(await daemon.process.wait() == 1)
             let log = try String(contentsOfFile: dir + "/daemon.log", encoding: .utf8)
             #expect(log.contains("The replication slot \(slot) does not exist"))
             #expect(log.contains("realm-adapter load"))
@@ -204,7 +206,8 @@ extension PostgresIntegration.CrashTests {
             // The way back, as the message says: a row written while no slot existed comes in
             // with the load, and the daemon goes on from the load's snapshot.
             try await pg.session { s in _ = try s.query(#"INSERT INTO "Item" VALUES (2, 0, 'while no slot')"#) }
-            let load = try ChildProcess.run(ChildProcess.built("realm-adapter"), ["load", "--config", configFile])
+            let load = try await ChildProcess.run(
+                ChildProcess.built("realm-adapter"), ["load", "--config", configFile])
             #expect(load.status == 0, "\(load.stderr)")
             let store = try RealmStore(directory: dir + "/store")
             #expect(try store.object(of: "Item", identity: 2, in: "/SQLDemo")?.values["origin"] == "while no slot")
@@ -214,7 +217,7 @@ extension PostgresIntegration.CrashTests {
             try await eventually("item 3 in the Realm") {
                 try store.object(of: "Item", identity: 3, in: "/SQLDemo") != nil
             }
-            #expect(again.terminate() == 0)
+            #expect(await again.terminate() == 0)
         }
     }
 
@@ -281,7 +284,7 @@ extension PostgresIntegration.CrashTests {
                 throw error
             }
             #expect(daemon.process.isRunning)
-            #expect(daemon.terminate() == 0)
+            #expect(await daemon.terminate() == 0)
             let log = try String(contentsOfFile: dir + "/daemon.log", encoding: .utf8)
             #expect(log.contains("retrying"))
         }
@@ -318,7 +321,7 @@ extension PostgresIntegration.CrashTests {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: dir) }
             let url = "postgresql://\(settings.user!)@\(settings.host!):\(settings.port!)/\(settings.database!)"
-            let r = try ChildProcess.run(
+            let r = try await ChildProcess.run(
                 ChildProcess.built("realm-adapter"), ["init", "--database", url, "-o", dir + "/adapter.json"])
             #expect(r.status == 0, "\(r.stderr)")
             #expect(r.stderr.contains("note: employee.feeling: type mood is not mapped"))
@@ -340,7 +343,7 @@ extension PostgresIntegration.CrashTests {
             let passport = try #require(config.schema[type: "Passport"])
             #expect(passport.primaryKey == "RealmId" && passport.databasePrimaryKey == "PassportId")
             #expect(passport.properties.map(\.typeString) == ["int?", "string", "string"])
-            let v = try ChildProcess.run(
+            let v = try await ChildProcess.run(
                 ChildProcess.built("realm-adapter"), ["validate", "-c", dir + "/adapter.json"])
             #expect(v.status == 0, "\(v.stderr)")
         }
@@ -376,7 +379,7 @@ extension PostgresIntegration.CrashTests {
                 }
             }
             try write(1, 500)  // rejected by the CHECK constraint
-            #expect(daemon.process.wait() == 1)
+            #expect(await daemon.process.wait() == 1)
             let log = try String(contentsOfFile: dir + "/daemon-1.log", encoding: .utf8)
             #expect(log.contains("violates check constraint"))
             // The server's DETAIL quotes the row ("Failing row contains (1, 500, realm)"): only at debug level.
@@ -391,7 +394,7 @@ extension PostgresIntegration.CrashTests {
             try await eventually("item 1 in the database") {
                 try await pg.session { s in try s.query(#"SELECT n FROM "Item" WHERE id = 1"#).rows } == [["500"]]
             }
-            #expect(daemon.terminate() == 0)
+            #expect(await daemon.terminate() == 0)
 
             // With ignoreSQLErrors the rejected change is kept aside and later ones still flow.
             try await pg.session { s in try s.execute(#"ALTER TABLE "Item" ADD CONSTRAINT small CHECK (n < 1000)"#) }
@@ -411,7 +414,7 @@ extension PostgresIntegration.CrashTests {
             #expect(dead.first?[1]?.contains("violates check constraint") == true)
             #expect(dead.first?[1]?.contains("Failing row") == false)
             #expect(dead.first?[2]?.contains("\"identity\": 2") == true)
-            #expect(daemon.terminate() == 0)
+            #expect(await daemon.terminate() == 0)
         }
     }
 }

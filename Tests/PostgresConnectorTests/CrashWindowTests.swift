@@ -60,7 +60,7 @@ extension PostgresIntegration {
                 try await daemon.waitUntilSyncing()
                 for i in k + 1...k + 5 { try await workload.commit(i) }
                 try await workload.waitUntilTheRealmHoldsEveryRow(store)
-                #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+                #expect(await daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
                 #expect(try GuaranteeWorkload.problems(store) == [])
                 #expect(try store.object(of: "Item", identity: 0, in: "/SQLDemo")?.values["n"] == .int(Int64(k + 5)))
             }
@@ -101,7 +101,7 @@ extension PostgresIntegration {
                 try await eventually("every row in the Realm", timeout: .seconds(60)) {
                     try store.count(of: "Item", in: "/SQLDemo") == 3000
                 }
-                #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+                #expect(await daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
                 #expect(try GuaranteeWorkload.problems(store) == [])
                 let parts = try store.history(of: "/SQLDemo").filter { $0.origin == "adapter:pg" }
                 #expect(parts.count == 18, "\(parts.count) Realm transactions")
@@ -178,7 +178,7 @@ extension PostgresIntegration {
                 try await eventually("the database's update in the Realm") {
                     try store.object(of: "Item", identity: .int(100_001), in: "/SQLDemo")?.values["n"] == .int(7)
                 }
-                #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+                #expect(await daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
             }
         }
     }
@@ -215,7 +215,8 @@ extension PostgresIntegration.CrashWindowTests {
                 try await workload.commit(k)
                 k += 1
             }
-            #expect(load.wait() == 0, "\((try? String(contentsOfFile: dir + "/load.log", encoding: .utf8)) ?? "")")
+            #expect(
+                await load.wait() == 0, "\((try? String(contentsOfFile: dir + "/load.log", encoding: .utf8)) ?? "")")
             #expect(k > 25, "only \(k - 21) transactions during the load")
 
             let store = try RealmStore(directory: dir + "/store")
@@ -224,7 +225,7 @@ extension PostgresIntegration.CrashWindowTests {
             try await daemon.waitUntilSyncing()
             try await workload.commit(k)
             try await workload.waitUntilTheRealmHoldsEveryRow(store)
-            #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+            #expect(await daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
             #expect(try GuaranteeWorkload.problems(store) == [])
         }
     }
@@ -261,7 +262,7 @@ extension PostgresIntegration.CrashWindowTests {
             }
             daemon.kill9()
 
-            let load = try ChildProcess.run(ChildProcess.built("realm-adapter"), ["load", "--config", config])
+            let load = try await ChildProcess.run(ChildProcess.built("realm-adapter"), ["load", "--config", config])
             #expect(load.status == 0, "\(load.stderr)")
             let again = try DaemonProcess(config: config, log: dir + "/daemon-2.log")
             try await again.waitUntilSyncing()
@@ -269,7 +270,7 @@ extension PostgresIntegration.CrashWindowTests {
             try await eventually("the database's change in the Realm") {
                 try store.object(of: "Item", identity: 1, in: "/SQLDemo")?.values["n"] == 7
             }
-            #expect(again.terminate() == 0, Comment(rawValue: crashReport(again.log)))
+            #expect(await again.terminate() == 0, Comment(rawValue: crashReport(again.log)))
         }
     }
 }
@@ -313,7 +314,7 @@ extension PostgresIntegration.CrashWindowTests {
                 return try store.contains("/SQLDemo") && Keys.realmPeople(store) == people
             }
             #expect(people.count == 2 && people.allSatisfy { $0[0] != nil && $0[3] != nil })
-            #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+            #expect(await daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
         }
     }
 }
@@ -331,13 +332,13 @@ extension PostgresIntegration.CrashWindowTests {
                 let b = try DaemonProcess(config: config, log: dir + "/b-\(round).log")
                 try await eventually("one of the two to exit") { !a.process.isRunning || !b.process.isRunning }
                 let (stopped, running) = a.process.isRunning ? (b, a) : (a, b)
-                #expect(stopped.process.wait() == 1)
+                #expect(await stopped.process.wait() == 1)
                 let log = try String(contentsOfFile: stopped.log, encoding: .utf8)
                 #expect(
                     log.contains("Another realm-adapter daemon is running") && !log.contains("already active"),
                     "\(log.suffix(1500))")
                 try await running.waitUntilSyncing()
-                #expect(running.terminate() == 0, Comment(rawValue: crashReport(running.log)))
+                #expect(await running.terminate() == 0, Comment(rawValue: crashReport(running.log)))
             }
         }
     }
@@ -355,20 +356,20 @@ extension PostgresIntegration.CrashWindowTests {
             let pg = try await PostgresConnection.connect(settings)
             defer { pg.close() }
             _ = try await pg.sql(#"INSERT INTO "Item" VALUES (1, 0, 'db')"#)
-            #expect(daemon.terminate() == 0)
+            #expect(await daemon.terminate() == 0)
             try FileManager.default.removeItem(atPath: dir + "/store")
             daemon = try DaemonProcess(config: config, log: dir + "/daemon-2.log")
-            #expect(daemon.process.wait() == 1)
+            #expect(await daemon.process.wait() == 1)
             let log = try String(contentsOfFile: daemon.log, encoding: .utf8)
             #expect(
                 log.contains("never loaded from it or followed it") && log.contains("realm-adapter load"),
                 "\(log.suffix(1500))")
             // The way back, as it says.
-            let load = try ChildProcess.run(ChildProcess.built("realm-adapter"), ["load", "--config", config])
+            let load = try await ChildProcess.run(ChildProcess.built("realm-adapter"), ["load", "--config", config])
             #expect(load.status == 0, "\(load.stderr)")
             daemon = try DaemonProcess(config: config, log: dir + "/daemon-3.log")
             try await daemon.waitUntilSyncing()
-            #expect(daemon.terminate() == 0)
+            #expect(await daemon.terminate() == 0)
             #expect(try RealmStore(directory: dir + "/store").object(of: "Item", identity: 1, in: "/SQLDemo") != nil)
         }
     }
@@ -390,7 +391,7 @@ extension PostgresIntegration.CrashWindowTests {
             let slotCount = "SELECT count(*) FROM pg_replication_slots WHERE slot_name = '\(slot)'"
             var daemon = try DaemonProcess(
                 config: config, log: dir + "/daemon-1.log", failpoints: "db-to-realm.before-stream=error")
-            #expect(daemon.process.wait() != 0)
+            #expect(await daemon.process.wait() != 0)
             let log = try String(contentsOfFile: daemon.log, encoding: .utf8)
             #expect(
                 log.contains("Created the replication slot")
@@ -404,7 +405,7 @@ extension PostgresIntegration.CrashWindowTests {
             try await eventually("the row in the Realm") {
                 (try? store.object(of: "Item", identity: 1, in: "/SQLDemo")) != nil
             }
-            #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+            #expect(await daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
             #expect(try await pg.sql(slotCount) == [["1"]], "a daemon that ran keeps its slot")
         }
     }
@@ -428,7 +429,7 @@ extension PostgresIntegration.CrashWindowTests {
             try await eventually("row 1 in the Realm") {
                 (try? store.object(of: "Item", identity: 1, in: "/SQLDemo")) != nil
             }
-            #expect(daemon.terminate() == 0)
+            #expect(await daemon.terminate() == 0)
             // The server's walsender may outlive the daemon by a moment: the slot is active until it ends.
             try await eventually("the slot released") {
                 try await pg.sql("SELECT active FROM pg_replication_slots WHERE slot_name = '\(slot)'") == [["f"]]
@@ -436,14 +437,14 @@ extension PostgresIntegration.CrashWindowTests {
             _ = try await pg.sql("SELECT pg_drop_replication_slot('\(slot)')")
             _ = try await pg.sql(#"INSERT INTO "Item" VALUES (2, 0, 'missed')"#)
             daemon = try DaemonProcess(config: config, log: dir + "/daemon-2.log")
-            #expect(daemon.process.wait() == 1)
+            #expect(await daemon.process.wait() == 1)
             let log = try String(contentsOfFile: daemon.log, encoding: .utf8)
             #expect(
                 log.contains("that this store followed is gone") && log.contains("realm-adapter load"),
                 "\(log.suffix(1500))")
             #expect(
                 try await pg.sql("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '\(slot)'") == [["0"]])
-            let load = try ChildProcess.run(ChildProcess.built("realm-adapter"), ["load", "--config", config])
+            let load = try await ChildProcess.run(ChildProcess.built("realm-adapter"), ["load", "--config", config])
             #expect(load.status == 0, "\(load.stderr)")
             #expect(try store.object(of: "Item", identity: 2, in: "/SQLDemo") != nil, "the load brings the missed row")
         }

@@ -37,7 +37,7 @@ final class DaemonProcess {
             guard ContinuousClock.now < deadline else { throw DaemonError("\(failpoint) did not fire in time") }
             try await Task.sleep(for: .milliseconds(20))
         }
-        let status = process.wait()
+        let status = await process.wait()
         let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         guard status == 128 + SIGKILL, text.contains("failpoint \(failpoint.name): ") else {
             throw DaemonError(
@@ -61,13 +61,13 @@ final class DaemonProcess {
 
     func kill9() {
         process.signal(SIGKILL)
-        process.wait()
+        process.reap()
     }
 
     /// SIGTERM, then the exit status.
-    func terminate() -> Int32 {
+    func terminate() async -> Int32 {
         process.signal(SIGTERM)
-        return process.wait()
+        return await process.wait()
     }
 
     /// A fresh directory with a configuration file for `settings` (store inside it).

@@ -316,7 +316,7 @@ extension PostgresIntegration.LoaderTests {
             let cli = ChildProcess.built("realm-adapter")
             let store = try RealmStore(directory: dir + "/store")
             for (failpoint, spec) in [(Failpoint.loadAfterBatch, "4*off->kill"), (.loadBeforeHandOff, "kill")] {
-                let killed = try ChildProcess.run(
+                let killed = try await ChildProcess.run(
                     cli, ["load", "--config", file, "--log-level", "warning"],
                     environment: DaemonProcess.environment(failpoints: "\(failpoint.name)=\(spec)"))
                 #expect(
@@ -326,7 +326,7 @@ extension PostgresIntegration.LoaderTests {
                 #expect(
                     failpoint == .loadBeforeHandOff ? loaded == n : loaded == 5 * 2000, "\(loaded) rows at the kill")
 
-                let daemon = try ChildProcess.run(cli, ["run", "--config", file])
+                let daemon = try await ChildProcess.run(cli, ["run", "--config", file])
                 #expect(daemon.status == 1)
                 #expect(daemon.stderr.contains("A load into this store did not finish"))
             }
@@ -337,14 +337,14 @@ extension PostgresIntegration.LoaderTests {
                 UPDATE "Item" SET n = 7, label = NULL WHERE id BETWEEN 5000 AND 6000;
                 INSERT INTO "Item" SELECT i, 1, 'late' FROM generate_series(\(n + 1), \(n + 500)) i;
                 """)
-            let again = try ChildProcess.run(cli, ["load", "--config", file, "--log-level", "warning"])
+            let again = try await ChildProcess.run(cli, ["load", "--config", file, "--log-level", "warning"])
             #expect(again.status == 0, "\(again.stderr)")
             let (realm, database) = (try Self.itemsInRealm(store), try await Self.itemsInDatabase(pg))
             let same = realm == database  // not inside #expect: its diff of many rows takes long
             #expect(same, "\(Self.difference(realm, database))")
 
             let version = try store.version(of: "/SQLDemo")
-            let third = try ChildProcess.run(cli, ["load", "--config", file, "--log-level", "warning"])
+            let third = try await ChildProcess.run(cli, ["load", "--config", file, "--log-level", "warning"])
             #expect(third.status == 0, "\(third.stderr)")
             #expect(try store.version(of: "/SQLDemo") == version, "a load of unchanged rows writes nothing")
             let stillSame = try Self.itemsInRealm(store) == database
@@ -366,7 +366,9 @@ extension PostgresIntegration.LoaderTests {
                 let load = try ChildProcess(
                     ChildProcess.built("realm-adapter"), ["load", "--config", file, "--log-level", "warning"],
                     stdout: dir + "/load.log", stderr: dir + "/load.log")
-                #expect(load.wait() == 0, "\((try? String(contentsOfFile: dir + "/load.log", encoding: .utf8)) ?? "")")
+                #expect(
+                    await load.wait() == 0, "\((try? String(contentsOfFile: dir + "/load.log", encoding: .utf8)) ?? "")"
+                )
                 peaks.append(try #require(load.peakMemory))
                 #expect(try RealmStore(directory: dir + "/store").count(of: "Item", in: "/SQLDemo") == count)
             }
@@ -391,7 +393,7 @@ extension PostgresIntegration.LoaderTests {
             defer { try? FileManager.default.removeItem(atPath: dir) }
             let cli = ChildProcess.built("realm-adapter")
 
-            let dry = try ChildProcess.run(cli, ["load", "--config", file, "--dry-run"])
+            let dry = try await ChildProcess.run(cli, ["load", "--config", file, "--dry-run"])
             #expect(dry.status == 0, "\(dry.stderr)")
             #expect(
                 dry.stdout.contains("Dry run") && dry.stdout.contains("Driver") && dry.stdout.contains("estimated rows")
@@ -404,14 +406,14 @@ extension PostgresIntegration.LoaderTests {
                     ["0"]
                 ])
 
-            let full = try ChildProcess.run(cli, ["load", "--config", file])
+            let full = try await ChildProcess.run(cli, ["load", "--config", file])
             #expect(full.status == 0, "\(full.stderr)")
             #expect(full.stdout.contains("Hand-off at"))
             let slot = try await pg.sql(
                 "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE database = current_database()")
 
             _ = try await pg.sql(#"INSERT INTO "Driver" (id, name) VALUES (2, 'Bo')"#)
-            let subset = try ChildProcess.run(cli, ["load", "--config", file, "--tables", "Driver"])
+            let subset = try await ChildProcess.run(cli, ["load", "--config", file, "--tables", "Driver"])
             #expect(subset.status == 0, "\(subset.stderr)")
             #expect(subset.stdout.contains("kept its place") && !subset.stdout.contains("Bus "))
             #expect(
@@ -422,7 +424,7 @@ extension PostgresIntegration.LoaderTests {
                 try RealmStore(directory: dir + "/store").object(of: "Driver", identity: 2, in: "/SQLDemo")?.values[
                     "name"] == "Bo")
 
-            let unknown = try ChildProcess.run(cli, ["load", "--config", file, "--tables", "Nope"])
+            let unknown = try await ChildProcess.run(cli, ["load", "--config", file, "--tables", "Nope"])
             #expect(unknown.status == 1)
             #expect(
                 unknown.stderr.contains("--tables names Nope") && unknown.stderr.contains("mapped tables: Driver, Bus"))
@@ -437,7 +439,7 @@ extension PostgresIntegration.LoaderTests {
             try await eventually("driver 3 in the Realm") {
                 try store.object(of: "Driver", identity: 3, in: "/SQLDemo") != nil
             }
-            #expect(daemon.terminate() == 0)
+            #expect(await daemon.terminate() == 0)
             let names = try store.objects(of: "Driver", in: "/SQLDemo").map { $0.values["name"] ?? .null }
             #expect(names == ["Ann", "Bea", "Cy"])
         }

@@ -15,7 +15,7 @@ extension PostgresIntegration {
             .appendingPathComponent("../Support/metrics").standardized.path
 
         /// Starts the proxy to Postgres on `port` (0: any); returns it and the port it listens on.
-        func proxy(_ settings: PostgresSettings, port: Int, _ dir: String) throws -> (ChildProcess, Int) {
+        func proxy(_ settings: PostgresSettings, port: Int, _ dir: String) async throws -> (ChildProcess, Int) {
             let out = dir + "/proxy-\(UUID().uuidString.prefix(4)).port"
             let p = try ChildProcess(
                 "/usr/bin/env",
@@ -28,13 +28,13 @@ extension PostgresIntegration {
                 {
                     return (p, port)
                 }
-                usleep(10_000)
+                try await Task.sleep(for: .microseconds(10_000))
             }
             throw ChildProcessError("the TCP proxy did not start")
         }
 
-        func freePort() throws -> Int {
-            let r = try ChildProcess.run(
+        func freePort() async throws -> Int {
+            let r = try await ChildProcess.run(
                 "/usr/bin/env",
                 [
                     "python3", "-c",
@@ -44,8 +44,8 @@ extension PostgresIntegration {
         }
 
         /// The samples of `/metrics`, as the parser reads them: `name{labels}` → value.
-        func scrape(_ port: Int) throws -> [String: Double] {
-            let r = try ChildProcess.run(
+        func scrape(_ port: Int) async throws -> [String: Double] {
+            let r = try await ChildProcess.run(
                 "/usr/bin/env", ["python3", Self.support + "/scrape.py", "http://127.0.0.1:\(port)/metrics"])
             guard r.status == 0 else { throw ChildProcessError("scrape.py: \(r.stderr)") }
             var samples: [String: Double] = [:]
@@ -57,8 +57,8 @@ extension PostgresIntegration {
         }
 
         /// The HTTP status and body curl gets.
-        func get(_ port: Int, _ path: String) throws -> (Int, String) {
-            let r = try ChildProcess.run(
+        func get(_ port: Int, _ path: String) async throws -> (Int, String) {
+            let r = try await ChildProcess.run(
                 "/usr/bin/curl", ["-s", "-w", "\n%{http_code}", "http://127.0.0.1:\(port)\(path)"])
             let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false)
             let body = lines.dropLast().joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
@@ -70,12 +70,12 @@ extension PostgresIntegration {
             try await TestServer.withFreshDatabase { settings in
                 let (dir, configFile) = try DaemonProcess.workspace(settings, schema: Self.schema)
                 defer { try? FileManager.default.removeItem(atPath: dir) }
-                var (proxy, proxyPort) = try self.proxy(settings, port: 0, dir)
+                var (proxy, proxyPort) = try await self.proxy(settings, port: 0, dir)
                 defer {
                     proxy.signal(SIGKILL)
-                    proxy.wait()
+                    proxy.reap()
                 }
-                let metricsPort = try freePort()
+                let metricsPort = try await freePort()
                 try DaemonProcess.edit(
                     configFile, replacing: #""port": \#(settings.port!)"#, with: #""port": \#(proxyPort)"#)
                 try DaemonProcess.edit(
@@ -83,8 +83,8 @@ extension PostgresIntegration {
                     with: #""server": {"metricsPort": \#(metricsPort)}, "schema": "#)
                 let daemon = try DaemonProcess(config: configFile, log: dir + "/daemon.log")
                 try await daemon.waitUntilSyncing()
-                try await eventually("ready") { try get(metricsPort, "/health/ready").0 == 200 }
-                #expect(try get(metricsPort, "/health/live") == (200, #"{"status":"live"}"#))
+                try await eventually("ready") { try await get(metricsPort, "/health/ready").0 == 200 }
+                #expect(try await get(metricsPort, "/health/live") == (200, #"{"status":"live"}"#))
 
                 // Database side: four transactions, five rows (straight to Postgres, not through the proxy).
                 let pg = try await PostgresConnection.connect(settings)
@@ -112,7 +112,7 @@ extension PostgresIntegration {
                 ]
                 var samples: [String: Double] = [:]
                 try await eventually("the counters") {
-                    samples = try scrape(metricsPort)
+                    samples = try await scrape(metricsPort)
                     return counters.allSatisfy { samples[$0.key] == $0.value }
                         && samples["realm_adapter_unsent_realm_transactions{}"] == 0
                 }
@@ -122,18 +122,18 @@ extension PostgresIntegration {
 
                 // The database goes away: not ready, saying why; back: ready again, one reconnect more.
                 proxy.signal(SIGKILL)
-                proxy.wait()
-                try await eventually("not ready") { try get(metricsPort, "/health/ready").0 == 503 }
-                let (_, reason) = try get(metricsPort, "/health/ready")
+                await proxy.wait()
+                try await eventually("not ready") { try await get(metricsPort, "/health/ready").0 == 503 }
+                let (_, reason) = try await get(metricsPort, "/health/ready")
                 #expect(reason.contains("the change stream stopped (the log says why)"), "\(reason)")
-                (proxy, _) = try self.proxy(settings, port: proxyPort, dir)
+                (proxy, _) = try await self.proxy(settings, port: proxyPort, dir)
                 try await eventually("ready again", timeout: .seconds(30)) {
-                    try get(metricsPort, "/health/ready").0 == 200
+                    try await get(metricsPort, "/health/ready").0 == 200
                 }
-                let after = try scrape(metricsPort)
+                let after = try await scrape(metricsPort)
                 #expect(
                     (after[#"realm_adapter_reconnects_total{direction="database_to_realm"}"#] ?? 0) >= 1, "\(after)")
-                #expect(daemon.terminate() == 0)
+                #expect(await daemon.terminate() == 0)
             }
         }
     }

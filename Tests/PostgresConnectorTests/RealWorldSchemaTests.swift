@@ -35,7 +35,8 @@ extension PostgresIntegration {
                 try DaemonProcess.edit(
                     config, replacing: #""schema":"#,
                     with: #""mapping": {"customTypes": {"year": "int", "mood": "string"}}, "schema":"#)
-                let load = try ChildProcess.run(ChildProcess.built("realm-adapter"), ["load", "--config", config])
+                let load = try await ChildProcess.run(
+                    ChildProcess.built("realm-adapter"), ["load", "--config", config])
                 #expect(load.status == 0, "\(load.stderr)")
                 let daemon = try DaemonProcess(config: config, log: dir + "/daemon.log")
                 try await daemon.waitUntilSyncing()
@@ -63,7 +64,7 @@ extension PostgresIntegration {
                     try await pg.sql("SELECT cost::text FROM film WHERE id = 2") == [["3.50"]]
                         && store.object(of: "film", identity: 2, in: "/SQLDemo")?.values["cost"]?.description == "3.50"
                 }
-                #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+                #expect(await daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
                 #expect(one.values["mood"] == "calm" && two.values["mood"] == "busy")
                 #expect(one.values["moods"] == ["calm", "busy"] && two.values["moods"] == ["busy"])
             }
@@ -96,7 +97,7 @@ extension PostgresIntegration.RealWorldSchemaTests {
                             Property(name: long + "max", type: .scalar(.double), isOptional: true),
                         ]))
             }
-            #expect(daemon.process.wait() == 1)
+            #expect(await daemon.process.wait() == 1)
             let log = try String(contentsOfFile: daemon.log, encoding: .utf8)
             #expect(
                 log.contains("cuts names to 63 bytes") && log.contains("Note.\(long)min")
@@ -131,7 +132,7 @@ extension PostgresIntegration.RealWorldSchemaTests {
             defer { try? FileManager.default.removeItem(atPath: dir) }
             let cli = ChildProcess.built("realm-adapter")
             let url = "postgresql://\(settings.user!)@\(settings.host!):\(settings.port!)/\(settings.database!)"
-            let initialized = try ChildProcess.run(cli, ["init", "--database", url, "-o", dir + "/adapter.json"])
+            let initialized = try await ChildProcess.run(cli, ["init", "--database", url, "-o", dir + "/adapter.json"])
             #expect(initialized.status == 0, "\(initialized.stderr)")
             #expect(
                 !initialized.stderr.contains("reading_2024") && !initialized.stderr.contains("reading_2025"),
@@ -143,7 +144,7 @@ extension PostgresIntegration.RealWorldSchemaTests {
                 dir + "/adapter.json", replacing: #""store": "./realms""#, with: #""store": "\#(dir)/store""#)
             config = try Configuration.load(file: dir + "/adapter.json", environment: [:], connectors: .postgres)
 
-            let load = try ChildProcess.run(cli, ["load", "--config", dir + "/adapter.json"])
+            let load = try await ChildProcess.run(cli, ["load", "--config", dir + "/adapter.json"])
             #expect(load.status == 0, "\(load.stderr)")
             let daemon = try DaemonProcess(config: dir + "/adapter.json", log: dir + "/daemon.log")
             try await daemon.waitUntilSyncing()
@@ -169,7 +170,7 @@ extension PostgresIntegration.RealWorldSchemaTests {
                 "INSERT INTO other VALUES (1); INSERT INTO other VALUES (2); INSERT INTO reading VALUES (4, '2024-01-02', 40)"
             )
             try await eventually("row 4 in the Realm") { try store.object(of: "reading", identity: 4, in: path) != nil }
-            #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+            #expect(await daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
             let warnings = try String(contentsOfFile: daemon.log, encoding: .utf8).split(separator: "\n")
                 .filter { $0.contains("a table the mapping does not know") && $0.contains("db.table=other") }
             #expect(warnings.count == 1 && warnings.allSatisfy { $0.contains("warning") }, "\(warnings)")
@@ -233,7 +234,7 @@ extension PostgresIntegration.RealWorldSchemaTests {
             }
             #expect(try await pg.sql("SELECT count(*) FROM doc") == [["0"]])
             // None of it went back to the database: the trigger ran once per Realm update.
-            #expect(daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+            #expect(await daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
             let pending = try Adapter(store: store, name: "pg", pathRegex: "^/SQLDemo$").pendingCount("/SQLDemo")
             #expect(pending == 0)
         }

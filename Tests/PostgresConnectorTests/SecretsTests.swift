@@ -31,14 +31,14 @@ extension PostgresIntegration {
                 """.write(toFile: config, atomically: true, encoding: .utf8)
                 let cli = ChildProcess.built("realm-adapter")
                 var outputs: [String: String] = [:]
-                func run(_ name: String, _ arguments: [String]) throws {
+                func run(_ name: String, _ arguments: [String]) async throws {
                     let log = "\(dir)/\(name).log"
-                    let r = try ChildProcess.run(cli, arguments + ["--log-level", "trace", "--log-file", log])
+                    let r = try await ChildProcess.run(cli, arguments + ["--log-level", "trace", "--log-file", log])
                     outputs[name] = r.stdout + r.stderr + ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
                     #expect(r.status == 0 || name == "init-bad", "\(name): \(r.stderr)")
                 }
-                try run("validate", ["validate", "--config", config])
-                try run("load", ["load", "--config", config])
+                try await run("validate", ["validate", "--config", config])
+                try await run("load", ["load", "--config", config])
                 let daemon = try ChildProcess(
                     cli, ["run", "--config", config, "--log-level", "trace", "--log-file", dir + "/run.log"],
                     stdout: dir + "/run.out", stderr: dir + "/run.out")
@@ -50,15 +50,15 @@ extension PostgresIntegration {
                 _ = try await pg.sql(#"INSERT INTO "Item" VALUES (1, 1, 'db')"#)
                 try await Task.sleep(for: .milliseconds(300))
                 daemon.signal(SIGTERM)
-                #expect(daemon.wait() == 0)
+                #expect(await daemon.wait() == 0)
                 outputs["run"] =
                     try String(contentsOfFile: dir + "/run.log", encoding: .utf8)
                     + String(contentsOfFile: dir + "/run.out", encoding: .utf8)
-                try run("status", ["status", "--config", config])
-                try run("init", ["init", "--database", url, "-o", dir + "/init.json"])
+                try await run("status", ["status", "--config", config])
+                try await run("init", ["init", "--database", url, "-o", dir + "/init.json"])
                 outputs["init.json"] = try String(contentsOfFile: dir + "/init.json", encoding: .utf8)
                 // A connection that fails: the error names the server, not the password.
-                try run("init-bad", ["init", "--database", url.replacingOccurrences(of: "\(p)", with: "1")])
+                try await run("init-bad", ["init", "--database", url.replacingOccurrences(of: "\(p)", with: "1")])
                 for (name, text) in outputs.sorted(by: { $0.key < $1.key }) {
                     #expect(!text.contains(Self.password), "\(name) printed the password")
                     #expect(!text.isEmpty, "\(name) printed nothing: the check would see nothing")

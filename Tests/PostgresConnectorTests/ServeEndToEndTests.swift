@@ -24,11 +24,11 @@ extension PostgresIntegration {
                 var env = ProcessInfo.processInfo.environment
                 env["REALM_ADAPTER_SIGNING_KEY"] = key
                 let cli = ChildProcess.built("realm-adapter")
-                let added = try ChildProcess.run(
+                let added = try await ChildProcess.run(
                     cli, ["user", "add", "backend", "--admin", "--config", configFile], input: "backend-password\n",
                     environment: env)
                 #expect(added.status == 0, "\(added.stderr)")
-                let token = try ChildProcess.run(
+                let token = try await ChildProcess.run(
                     cli, ["user", "token", "backend", "--config", configFile], environment: env
                 )
                 .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -45,12 +45,12 @@ extension PostgresIntegration {
                         stderr: dir + "/serve.log")
                 defer {
                     serve?.signal(SIGTERM)
-                    serve?.wait()
+                    serve?.reap()
                 }
-                func graphQL(_ query: String) throws -> String {
+                func graphQL(_ query: String) async throws -> String {
                     let body = String(
                         decoding: try JSONSerialization.data(withJSONObject: ["query": query]), as: UTF8.self)
-                    return try ChildProcess.run(
+                    return try await ChildProcess.run(
                         "/usr/bin/curl",
                         [
                             "-s", "-X", "POST", "http://127.0.0.1:\(port)/graphql/SQLDemo", "-H",
@@ -64,20 +64,22 @@ extension PostgresIntegration {
                 // Postgres → Realm → a query.
                 try await pg.session { s in _ = try s.query(#"INSERT INTO "Item" VALUES (7, 1, 'db')"#) }
                 try await eventually("the row in a query") {
-                    (try? graphQL("{ items { id n origin } }")) == #"{"data":{"items":[{"id":7,"n":1,"origin":"db"}]}}"#
+                    (try? await graphQL("{ items { id n origin } }"))
+                        == #"{"data":{"items":[{"id":7,"n":1,"origin":"db"}]}}"#
                         + "\n"
                 }
                 // A mutation → the Realm → Postgres, once each.
-                let created = try graphQL(#"mutation { createItem(input: {id: 8, n: 2, origin: "app"}) { id } }"#)
+                let created = try await graphQL(#"mutation { createItem(input: {id: 8, n: 2, origin: "app"}) { id } }"#)
                 #expect(created == #"{"data":{"createItem":{"id":8}}}"# + "\n", "\(created)")
-                let updated = try graphQL("mutation { createItem(input: {id: 7, n: 3}, updatePolicy: MODIFIED) { n } }")
+                let updated = try await graphQL(
+                    "mutation { createItem(input: {id: 7, n: 3}, updatePolicy: MODIFIED) { n } }")
                 #expect(updated == #"{"data":{"createItem":{"n":3}}}"# + "\n", "\(updated)")
                 try await eventually("both mutations in Postgres") {
                     try await pg.session { s in
                         try s.query(#"SELECT id, n, origin FROM "Item" ORDER BY id"#).rows
                     } == [["7", "3", "db"], ["8", "2", "app"]]
                 }
-                #expect(daemon.terminate() == 0)
+                #expect(await daemon.terminate() == 0)
             }
         }
     }

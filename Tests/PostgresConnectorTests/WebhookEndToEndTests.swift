@@ -14,7 +14,7 @@ extension PostgresIntegration {
         @Test(.timeLimit(.minutes(1)))
         func aPostgresChangeReachesAWebhook() async throws {
             try await TestServer.withFreshDatabase { settings in
-                let receiver = try WebhookReceiver(secret: "hush")
+                let receiver = try await WebhookReceiver(secret: "hush")
                 let (dir, configFile) = try DaemonProcess.workspace(settings, schema: Self.schema)
                 defer { try? FileManager.default.removeItem(atPath: dir) }
                 try DaemonProcess.edit(
@@ -29,7 +29,7 @@ extension PostgresIntegration {
                 try await pg.session { s in _ = try s.query(#"INSERT INTO "Item" VALUES (7, 1, 'db')"#) }
                 try await pg.session { s in _ = try s.query(#"UPDATE "Item" SET n = 2 WHERE id = 7"#) }
                 try await eventually("two deliveries") { receiver.requests.count >= 2 }
-                #expect(daemon.terminate() == 0)
+                #expect(await daemon.terminate() == 0)
                 let requests = try receiver.requests.map { try JSONValue(parsing: $0) }
                 #expect(requests.allSatisfy { $0["signed"] == .bool(true) })
                 let inserted = requests[0]["body"]?["changes"]?["Item"]?["inserted"]
@@ -50,7 +50,7 @@ extension PostgresIntegration {
                 #expect(
                     modified.first?["changed"]
                         == .object([.init("n", .object([.init("before", .int(1)), .init("after", .int(2))]))]))
-                let status = try ChildProcess.run(
+                let status = try await ChildProcess.run(
                     ChildProcess.built("realm-adapter"), ["status", "--config", configFile],
                     environment: ProcessInfo.processInfo.environment.merging(["HOOK_SECRET": "hush"]) { $1 })
                 #expect(

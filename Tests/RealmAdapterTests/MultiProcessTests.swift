@@ -13,7 +13,7 @@ import Testing
     /// is locked", or a migration recorded twice), seen once in CI as a daemon that could not
     /// start (CrashWindowTests.aSecondDaemonStopsAtOnceWithAClearReason).
     @Test(.timeLimit(.minutes(2)))
-    func processesOpeningANewStoreAtOnceAllOpenIt() throws {
+    func processesOpeningANewStoreAtOnceAllOpenIt() async throws {
         var failures: [String] = []
         for round in 0..<30 {
             let directory =
@@ -25,7 +25,7 @@ import Testing
             let writers = try logs.enumerated().map { i, log in
                 try ChildProcess(Self.writerBinary, [directory, "/p", "w\(i)", "1"], stderr: log)
             }
-            for w in writers { w.wait() }
+            for w in writers { await w.wait() }
             for log in logs {
                 let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
                 if text.contains("Cannot open the Realm store") { failures.append(text) }
@@ -56,7 +56,7 @@ import Testing
                 try adapter.advance("/shared")
             }
         }
-        for p in processes { #expect(p.wait() == 0) }
+        for p in processes { #expect(await p.wait() == 0) }
         while let tx = try adapter.current("/shared") {
             for case .insert("Person", .string(let id), _) in tx.instructions { seen.insert(id) }
             try adapter.advance("/shared")
@@ -83,7 +83,7 @@ extension MultiProcessTests {
         let p = try ChildProcess(Self.writerBinary, [t.directory, "/watched", "other", "1"])
         #expect(await changes.next()?.path == "/watched")
         let waited = ContinuousClock.now - started
-        #expect(p.wait() == 0)
+        #expect(await p.wait() == 0)
         #expect(try adapter.current("/watched")?.origin == "other")
         // Process start-up dominates; the store's poll interval is 10 ms.
         #expect(waited < .seconds(10))

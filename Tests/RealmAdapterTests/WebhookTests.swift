@@ -42,7 +42,7 @@ import Testing
     }
 
     @Test func eachTransactionIsPostedSignedWithItsIdempotencyKeyAndOnlyForItsTypes() async throws {
-        let r = try WebhookReceiver()
+        let r = try await WebhookReceiver()
         let t = try TemporaryStore()
         let hook = try Webhook(webhook(r.url("/ok"), types: ["Note"])).handler(
             store: t.store, retry: Self.fast, logger: .init(label: "t"))
@@ -77,7 +77,7 @@ import Testing
 
     /// A path outside ASCII is percent-encoded in the header (header values are ASCII); the body keeps it.
     @Test func idempotencyKeysAreASCII() async throws {
-        let r = try WebhookReceiver()
+        let r = try await WebhookReceiver()
         let t = try TemporaryStore()
         let hook = try Webhook(webhook(r.url("/ok"))).handler(
             store: t.store, retry: Self.fast, logger: .init(label: "t"))
@@ -89,7 +89,7 @@ import Testing
 
     /// A webhook naming a type the configuration's schema lacks is warned about at start: a
     /// misspelt type would pass every transaction by without a word.
-    @Test func typesTheSchemaLacksAreWarnedAbout() throws {
+    @Test func typesTheSchemaLacksAreWarnedAbout() async throws {
         let t = try TemporaryStore()
         var events = EventsConfiguration()
         events.webhooks = [webhook(URL(string: "http://127.0.0.1:1/x")!, types: ["Note", "Cupon"])]
@@ -103,7 +103,7 @@ import Testing
     /// An endpoint that fails gets the same transaction again (same idempotency key) until it
     /// takes it; another webhook on the same Realms is not held back meanwhile.
     @Test func failuresAreRetriedWithTheSameKeyAndHoldBackOnlyTheirWebhook() async throws {
-        let r = try WebhookReceiver()
+        let r = try await WebhookReceiver()
         let t = try TemporaryStore()
         let logger = Logger(label: "t")
         let flaky = try Webhook(webhook(r.url("/fail/2"))).handler(store: t.store, retry: Self.fast, logger: logger)
@@ -129,7 +129,7 @@ import Testing
     /// A redirect loop, a slow endpoint and an unreachable one each fail with a reason that says
     /// so, and after the configured attempts the transaction is a dead letter.
     @Test func redirectsTimeoutsAndRefusedConnectionsFailClearly() async throws {
-        let r = try WebhookReceiver()
+        let r = try await WebhookReceiver()
         let t = try TemporaryStore()
         var retry = Self.fast
         retry.attempts = 2

@@ -17,23 +17,23 @@ import Testing
     }
 
     /// A webhook-only setup (no database section) gets its webhooks' part of `status`.
-    @Test func statusShowsWebhooksWithoutADatabase() throws {
+    @Test func statusShowsWebhooksWithoutADatabase() async throws {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let file = try config(#"{"pathRegex": "^/shop$", "url": "http://127.0.0.1:1/hook"}"#)
-        let r = try CLI.run(["status", "--config", file])
+        let r = try await CLI.run(["status", "--config", file])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("webhook http://127.0.0.1:1/hook: 0 transaction(s) to deliver"), "\(r.stdout)")
     }
 
     /// An empty webhook list is a configuration error (exit 1, `error: …`), not a usage error.
-    @Test func noWebhooksIsAConfigurationError() throws {
+    @Test func noWebhooksIsAConfigurationError() async throws {
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let r = try CLI.run(["events", "--config", try config("")])
+        let r = try await CLI.run(["events", "--config", try config("")])
         #expect(r.status == 1 && r.stderr.hasPrefix("error: events.webhooks is empty"), "\(r.stderr)")
     }
 
     /// A port the metrics endpoint cannot have says which port and which options.
-    @Test func aMetricsPortInUseIsNamed() throws {
+    @Test func aMetricsPortInUseIsNamed() async throws {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let file = try config(#"{"pathRegex": "^/shop$", "url": "http://127.0.0.1:1/hook"}"#)
         // Something listens on the port already: a first events process.
@@ -42,14 +42,14 @@ import Testing
             ChildProcess.built("realm-adapter"), ["events", "--config", file, "--metrics-port", "\(port)"])
         defer {
             first.signal(SIGTERM)
-            first.wait()
+            first.reap()
         }
         for _ in 0..<200 {
-            let probe = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/health/live"])
+            let probe = try await ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/health/live"])
             if probe.stdout.contains("live") { break }
-            usleep(20_000)
+            try await Task.sleep(for: .microseconds(20_000))
         }
-        let second = try CLI.run(["events", "--config", file, "--metrics-port", "\(port)"])
+        let second = try await CLI.run(["events", "--config", file, "--metrics-port", "\(port)"])
         #expect(second.status == 1, "\(second.stderr)")
         #expect(
             second.stderr.contains("error: Cannot serve /metrics on 127.0.0.1:\(port) (--metrics-port"),

@@ -29,9 +29,9 @@ import Testing
         }
     }
 
-    @Test func everyLineIsAJSONObjectWithTheMetadataAsFieldsAndNoSecret() throws {
+    @Test func everyLineIsAJSONObjectWithTheMetadataAsFieldsAndNoSecret() async throws {
         let file = try config()
-        let r = try CLI.run(["run", "--config", file, "--log-format", "json", "--log-level", "debug"])
+        let r = try await CLI.run(["run", "--config", file, "--log-format", "json", "--log-level", "debug"])
         #expect(r.status != 0, "nothing listens on port 1")
         let lines = try objects(r.stderr)
         #expect(lines.count >= 2, "\(r.stderr)")
@@ -43,12 +43,12 @@ import Testing
         #expect(!r.stderr.contains(Self.password) && !r.stdout.contains(Self.password))
     }
 
-    @Test func theConfigurationChoosesTheFormatAndTheOptionWins() throws {
-        let json = try CLI.run(["status", "--config", try config(format: "json"), "--log-level", "debug"])
+    @Test func theConfigurationChoosesTheFormatAndTheOptionWins() async throws {
+        let json = try await CLI.run(["status", "--config", try config(format: "json"), "--log-level", "debug"])
         #expect(try !objects(json.stderr).isEmpty, "\(json.stderr)")
-        let text = try CLI.run(["status", "--config", try config(format: "json"), "--log-format", "text"])
+        let text = try await CLI.run(["status", "--config", try config(format: "json"), "--log-format", "text"])
         #expect(!text.stderr.split(separator: "\n").contains { $0.hasPrefix("{") }, "\(text.stderr)")
-        let bad = try CLI.run(["validate", "--config", try config(format: "yaml")])
+        let bad = try await CLI.run(["validate", "--config", try config(format: "yaml")])
         #expect(bad.status != 0 && bad.stderr.contains("logFormat"), "\(bad.stderr)")
     }
 }

@@ -6,16 +6,16 @@ import Testing
 /// provider and result, WebSocket connections, subscriptions and their messages, read with
 /// Prometheus's own parser.
 @Suite(.serialized) struct ServeMetricsTests {
-    @Test func serveCountsItsRequestsLoginsAndSubscriptions() throws {
-        let s = try ServeTests.Server()
+    @Test func serveCountsItsRequestsLoginsAndSubscriptions() async throws {
+        let s = try await ServeTests.Server()
         let metricsPort = s.port + 1
         s.arguments = ["--metrics-port", "\(metricsPort)"]
-        try s.start()
-        let alice = try s.login("alice")
-        _ = try s.curl(
+        try await s.start()
+        let alice = try await s.login("alice")
+        _ = try await s.curl(
             "POST", "/auth", #"{"provider": "password", "data": "bob", "user_info": {"password": "wrong!!!"}}"#)
-        _ = try s.graphQL("/shop", alice, "{ stops { id } }")
-        _ = try s.curl("POST", "/graphql/nowhere", #"{"query": "{ stops { id } }"}"#, token: alice)
+        _ = try await s.graphQL("/shop", alice, "{ stops { id } }")
+        _ = try await s.curl("POST", "/graphql/nowhere", #"{"query": "{ stops { id } }"}"#, token: alice)
 
         // One subscriber, held open while the metrics are read, then one change.
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -28,12 +28,12 @@ import Testing
         func ready() -> Bool {
             ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").contains(#"{"ready": true}"#)
         }
-        for _ in 0..<500 where !ready() && subscriber.isRunning { usleep(20_000) }
+        for _ in 0..<500 where !ready() && subscriber.isRunning { try await Task.sleep(for: .microseconds(20_000)) }
 
         let scraper = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Support/metrics/scrape.py").path
-        func scrape() throws -> [String] {
-            let r = try ChildProcess.run(
+        func scrape() async throws -> [String] {
+            let r = try await ChildProcess.run(
                 "/usr/bin/env", ["python3", scraper, "http://127.0.0.1:\(metricsPort)/metrics"])
             try #require(r.status == 0, "\(r.stderr)")
             return r.stdout.split(separator: "\n").map(String.init)
@@ -41,7 +41,7 @@ import Testing
         func value(_ lines: [String], _ sample: String) -> Double? {
             lines.first { $0.hasPrefix(sample + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
         }
-        var lines = try scrape()
+        var lines = try await scrape()
         #expect(value(lines, #"realm_adapter_logins_total{provider="password",result="ok"}"#) == 1, "\(lines)")
         #expect(value(lines, #"realm_adapter_logins_total{provider="password",result="refused"}"#) == 1)
         #expect(value(lines, "realm_adapter_graphql_connections{}") == 1, "\(lines)")
@@ -55,12 +55,13 @@ import Testing
                 #"hb_requests_total{http_request_method="POST",http_response_status_code="200",http_route="/auth"}"#)
                 == 1)
 
-        _ = try s.graphQL("/shop", alice, #"mutation { createStop(input: {id: 5, name: "Ford"}) { id } }"#)
-        #expect(subscriber.wait() == 0, "\((try? String(contentsOfFile: s.dir + "/sub.err", encoding: .utf8)) ?? "")")
+        _ = try await s.graphQL("/shop", alice, #"mutation { createStop(input: {id: 5, name: "Ford"}) { id } }"#)
+        #expect(
+            await subscriber.wait() == 0, "\((try? String(contentsOfFile: s.dir + "/sub.err", encoding: .utf8)) ?? "")")
         for _ in 0..<100 {
-            lines = try scrape()
+            lines = try await scrape()
             if value(lines, "realm_adapter_graphql_connections{}") == 0 { break }
-            usleep(20_000)
+            try await Task.sleep(for: .microseconds(20_000))
         }
         #expect(value(lines, "realm_adapter_graphql_subscription_messages_total{}") == 2, "\(lines)")
         #expect(value(lines, "realm_adapter_graphql_connections{}") == 0)

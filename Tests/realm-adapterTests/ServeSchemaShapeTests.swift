@@ -25,15 +25,15 @@ import Testing
           "values": {"id": 12, "title": "Solaris", "author": 2}}]
         """
 
-    @Test func linkingObjectsListWhatLinksToAnObject() throws {
-        let s = try Server()
+    @Test func linkingObjectsListWhatLinksToAnObject() async throws {
+        let s = try await Server()
         try Self.library.write(toFile: s.dir + "/library.json", atomically: true, encoding: .utf8)
-        let applied = try s.cli([
+        let applied = try await s.cli([
             "realm", "apply", "/library", "--file", s.dir + "/library.json", "--store", s.dir + "/store",
         ])
         try #require(applied.status == 0, "\(applied.stderr)")
-        try s.start()
-        let alice = try s.login("alice")
+        try await s.start()
+        let alice = try await s.login("alice")
 
         // Through a list of links and through a link, with the legacy union of collections.
         let viaList = """
@@ -41,14 +41,14 @@ import Testing
                 ... on RouteCollection { count items { id } } } } }
             """
         #expect(
-            try s.graphQL("/shop", alice, viaList, validated: true)
+            try await s.graphQL("/shop", alice, viaList, validated: true)
                 == #"{"data": {"stop": {"_linkingObjects": {"count": 1, "items": [{"id": "R1"}]}}}}"#)
         let viaLink = """
             { stops(sortBy: "id") { id _linkingObjects(objectType: "Route", property: "first") {
                 __typename ... on RouteCollection { count } } } }
             """
         #expect(
-            try s.graphQL("/shop", alice, viaLink, validated: true)
+            try await s.graphQL("/shop", alice, viaLink, validated: true)
                 == #"{"data": {"stops": [{"_linkingObjects": {"__typename": "RouteCollection", "count": 0}, "id": 1}, "#
                 + #"{"_linkingObjects": {"__typename": "RouteCollection", "count": 1}, "id": 2}, "#
                 + #"{"_linkingObjects": {"__typename": "RouteCollection", "count": 0}, "id": 3}]}}"#)
@@ -59,7 +59,7 @@ import Testing
                 sortBy: "title", descending: true, take: 1) { ... on BookCollection { count items { title } } } } }
             """
         #expect(
-            try s.graphQL("/library", alice, paged, validated: true)
+            try await s.graphQL("/library", alice, paged, validated: true)
                 == #"{"data": {"author": {"_linkingObjects": {"count": 2, "#
                 + #""items": [{"title": "The Lathe of Heaven"}]}}}}"#
         )
@@ -67,29 +67,29 @@ import Testing
         // A linkingObjects property of the schema is a field, and follows changes.
         let books = #"{ authors(sortBy: "id") { name books { title } } }"#
         #expect(
-            try s.graphQL("/library", alice, books, validated: true)
+            try await s.graphQL("/library", alice, books, validated: true)
                 == #"{"data": {"authors": [{"books": [{"title": "The Dispossessed"}, "#
                 + #"{"title": "The Lathe of Heaven"}], "name": "Le Guin"}, {"books": [{"title": "Solaris"}], "#
                 + #""name": "Lem"}]}}"#)
-        _ = try s.graphQL(
+        _ = try await s.graphQL(
             "/library", alice, #"mutation { createBook(input: {id: 10, author: 2}, updatePolicy: MODIFIED) { id } }"#)
         #expect(
-            try s.graphQL("/library", alice, #"{ author(id: 2) { books { id } } }"#)
+            try await s.graphQL("/library", alice, #"{ author(id: 2) { books { id } } }"#)
                 == #"{"data": {"author": {"books": [{"id": 10}, {"id": 12}]}}}"#)
 
         // What does not link here is an error that says so; a linkingObjects property is not an input.
-        let wrong = try s.graphQL(
+        let wrong = try await s.graphQL(
             "/shop", alice, #"{ stop(id: 1) { _linkingObjects(objectType: "Stop", property: "name") { __typename } } }"#
         )
         #expect(wrong.contains("Stop.name is not a link or list of links to Stop in this Realm"), "\(wrong)")
-        let input = try s.graphQL(
+        let input = try await s.graphQL(
             "/library", alice, #"mutation { createAuthor(input: {id: 3, name: "X", books: []}) { id } }"#,
             validated: true)
         #expect(input.contains("errors") && input.contains("books"), "\(input)")
-        #expect(try s.graphQL("/library", alice, "{ author(id: 3) { id } }") == #"{"data": {"author": null}}"#)
+        #expect(try await s.graphQL("/library", alice, "{ author(id: 3) { id } }") == #"{"data": {"author": null}}"#)
 
         // The SDL has the collections and their union.
-        let sdl = try s.curl("GET", "/graphql/schema/library", token: alice)
+        let sdl = try await s.curl("GET", "/graphql/schema/library", token: alice)
         #expect(
             sdl.body.contains("union _LinkingObjects = AuthorCollection | BookCollection")
                 && sdl.body.contains("type BookCollection {\n  count: Int!\n  items: [Book!]!\n}")
@@ -98,34 +98,36 @@ import Testing
     }
 
     /// GraphQL's `Int` has 32 bits: with presentIntsAsFloatsInSchema, ints are `Float`s, exact to 2^53.
-    @Test func intsAsFloatsCarryLargeValues() throws {
-        let s = try Server(server: #", "presentIntsAsFloatsInSchema": true"#)
-        try s.start()
-        let alice = try s.login("alice")
+    @Test func intsAsFloatsCarryLargeValues() async throws {
+        let s = try await Server(server: #", "presentIntsAsFloatsInSchema": true"#)
+        try await s.start()
+        let alice = try await s.login("alice")
         let big = 1 << 40
-        let created = try s.graphQL(
+        let created = try await s.graphQL(
             "/shop", alice, "mutation { createStop(input: {id: \(big), name: \"Far\"}) { id } }", validated: true)
         #expect(created == #"{"data": {"createStop": {"id": \#(big).0}}}"#, "\(created)")  // a Float to the client
         #expect(
-            try s.graphQL("/shop", alice, "{ stop(id: \(big)) { name } }", validated: true)
+            try await s.graphQL("/shop", alice, "{ stop(id: \(big)) { name } }", validated: true)
                 == #"{"data": {"stop": {"name": "Far"}}}"#)
-        let fraction = try s.graphQL("/shop", alice, #"mutation { createStop(input: {id: 1.5, name: "X"}) { id } }"#)
+        let fraction = try await s.graphQL(
+            "/shop", alice, #"mutation { createStop(input: {id: 1.5, name: "X"}) { id } }"#)
         #expect(fraction.contains("Stop.id: expected int"), "\(fraction)")
-        let sdl = try s.curl("GET", "/graphql/schema/shop", token: alice)
+        let sdl = try await s.curl("GET", "/graphql/schema/shop", token: alice)
         #expect(sdl.body.contains("type Stop {\n  id: Float!\n"), "\(sdl.body)")
 
         // Without the setting, a value past 32 bits is an error that names the setting.
-        let plain = try Server()
+        let plain = try await Server()
         let far =
             #"[{"type": "INSERT", "object_type": "Stop", "identity": \#(big), "#
             + #""values": {"id": \#(big), "name": "Far"}}]"#
         try far.write(toFile: plain.dir + "/far.json", atomically: true, encoding: .utf8)
-        let applied = try plain.cli([
+        let applied = try await plain.cli([
             "realm", "apply", "/shop", "--file", plain.dir + "/far.json", "--store", plain.dir + "/store",
         ])
         try #require(applied.status == 0, "\(applied.stderr)")
-        try plain.start()
-        let past = try plain.graphQL("/shop", try plain.login("alice"), #"{ stops(query: "name == 'Far'") { id } }"#)
+        try await plain.start()
+        let past = try await plain.graphQL(
+            "/shop", try await plain.login("alice"), #"{ stops(query: "name == 'Far'") { id } }"#)
         #expect(
             past.contains("Stop.id is \(big), past GraphQL's 32-bit Int")
                 && past.contains("server.presentIntsAsFloatsInSchema"), "\(past)")

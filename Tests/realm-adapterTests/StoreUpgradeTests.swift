@@ -8,7 +8,7 @@ import Testing
     static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Fixtures/store-v3").path
 
-    @Test func aStoreOfTheEarlierLayoutIsUpgradedAndReadsTheSame() throws {
+    @Test func aStoreOfTheEarlierLayoutIsUpgradedAndReadsTheSame() async throws {
         let store = NSTemporaryDirectory() + "realm-adapter-upgrade-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: store) }
@@ -18,14 +18,14 @@ import Testing
         var objects = ""
         var history = ""
         for path in paths {
-            let dump = try CLI.run(["realm", "dump", path, "--store", store])
+            let dump = try await CLI.run(["realm", "dump", path, "--store", store])
             #expect(dump.status == 0, "\(dump.stderr)")
             objects += dump.stdout
-            history += try CLI.run(["realm", "history", path, "--store", store]).stdout
+            history += try await CLI.run(["realm", "history", path, "--store", store]).stdout
         }
         #expect(objects == (try String(contentsOfFile: Self.fixture + "/objects.json", encoding: .utf8)))
         #expect(history == (try String(contentsOfFile: Self.fixture + "/history.jsonl", encoding: .utf8)))
-        let list = try CLI.run(["realm", "list", "--store", store])
+        let list = try await CLI.run(["realm", "list", "--store", store])
         #expect(
             list.stdout.contains("/alice  version 2  Person 2, Task 2, Note 1")
                 && list.stdout.contains("/team/bob  version 1  Task 1"),
@@ -37,9 +37,9 @@ import Testing
              {"type": "LIST_INSERT", "object_type": "Task", "identity": 1, "property": "tags", "list_index": 2, "value": "later"},
              {"type": "DELETE", "object_type": "Person", "identity": "bob"}]
             """#
-        let apply = try CLI.run(["realm", "apply", "/alice", "--store", store, "-f", "-"], stdin: more)
+        let apply = try await CLI.run(["realm", "apply", "/alice", "--store", store, "-f", "-"], stdin: more)
         #expect(apply.status == 0, "\(apply.stderr)")
-        let after = try CLI.run(["realm", "dump", "/alice", "--store", store]).stdout
+        let after = try await CLI.run(["realm", "dump", "/alice", "--store", store]).stdout
         #expect(
             after.contains(#""tags":["home","today","later"]"#)
                 && after.contains(#"{"_identity":2,"text":"third","about":2}"#), "\(after)")
@@ -48,6 +48,7 @@ import Testing
             "bob left ann's friends: \(after)")
         #expect(after.contains(#""owner":null"#), "the link to bob became null: \(after)")
         #expect(
-            try CLI.run(["realm", "dump", "/team/bob", "--store", store]).stdout.contains(#""title":7,"tags":[3,1]"#))
+            try await CLI.run(["realm", "dump", "/team/bob", "--store", store]).stdout.contains(
+                #""title":7,"tags":[3,1]"#))
     }
 }

@@ -38,13 +38,30 @@ public final class ChildProcess: @unchecked Sendable {
         self.pid = pid
     }
 
-    /// Blocks until the process exits; returns its exit status (128 + signal when killed).
+    /// Waits until the process exits; returns its exit status (128 + signal when killed).
+    ///
+    /// The wait blocks a thread of its own, never one of the cooperative pool: the tests run on a
+    /// pool of as many threads as cores (two here), and a test blocking one of them for a child's
+    /// whole run stalls every other test, whose deadlines then fail for nothing.
     @discardableResult
-    public func wait() -> Int32 {
+    public func wait() async -> Int32 {
+        if let s = lock.withLock({ status }) { return s }
+        return await withCheckedContinuation { done in
+            Thread.detachNewThread { done.resume(returning: self.reap()) }
+        }
+    }
+
+    /// Blocks until the process exits: for a process already sent SIGKILL, in cleanup code that
+    /// cannot await (`deinit`, `defer`). Anywhere else, ``wait()``.
+    @discardableResult
+    public func reap() -> Int32 {
         if let s = lock.withLock({ status }) { return s }
         var raw: Int32 = 0
         var usage = rusage()
-        while wait4(pid, &raw, 0, &usage) == -1 && errno == EINTR {}
+        var r: pid_t
+        repeat { r = wait4(pid, &raw, 0, &usage) } while r == -1 && errno == EINTR
+        // ECHILD: `isRunning` reaped it meanwhile and recorded its status.
+        if r == -1, let s = lock.withLock({ status }) { return s }
         lock.withLock { maxRSS = usage.ru_maxrss * 1024 }
         return record(raw)
     }
@@ -76,14 +93,14 @@ public final class ChildProcess: @unchecked Sendable {
     public static func run(
         _ executable: String, _ arguments: [String], input: String? = nil,
         environment: [String: String]? = nil
-    ) throws -> (status: Int32, stdout: String, stderr: String) {
+    ) async throws -> (status: Int32, stdout: String, stderr: String) {
         let base = NSTemporaryDirectory() + "child-\(UUID().uuidString)"
         defer { for s in [".in", ".out", ".err"] { try? FileManager.default.removeItem(atPath: base + s) } }
         if let input { try input.write(toFile: base + ".in", atomically: true, encoding: .utf8) }
         let p = try ChildProcess(
             executable, arguments, environment: environment, stdin: input == nil ? nil : base + ".in",
             stdout: base + ".out", stderr: base + ".err")
-        let status = p.wait()
+        let status = await p.wait()
         let out = (try? String(contentsOfFile: base + ".out", encoding: .utf8)) ?? ""
         let err = (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? ""
         return (status, out, err)

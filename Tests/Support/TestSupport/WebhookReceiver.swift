@@ -13,7 +13,7 @@ public final class WebhookReceiver {
     let directory: String
 
     /// Starts it; `secret` is the key it checks request signatures with.
-    public init(secret: String = "s3cret") throws {
+    public init(secret: String = "s3cret") async throws {
         directory = NSTemporaryDirectory() + "webhook-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         log = directory + "/requests.jsonl"
@@ -25,7 +25,7 @@ public final class WebhookReceiver {
         for _ in 0..<500 where port == nil {
             let text = (try? String(contentsOfFile: portFile, encoding: .utf8)) ?? ""
             port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
-            if port == nil { usleep(10_000) }
+            if port == nil { try await Task.sleep(for: .microseconds(10_000)) }
         }
         guard let port else { throw ChildProcessError("the webhook receiver (python3 \(script)) did not start") }
         self.port = port
@@ -33,7 +33,7 @@ public final class WebhookReceiver {
 
     deinit {
         process.signal(SIGKILL)
-        process.wait()
+        process.reap()
         try? FileManager.default.removeItem(atPath: directory)
     }
 

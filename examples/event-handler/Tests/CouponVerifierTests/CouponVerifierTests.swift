@@ -49,33 +49,33 @@ import Testing
     /// The handler killed (SIGKILL) in the middle of an event of a backlog and started again: every
     /// event is handled at least once, in order, none skipped (the one cut short comes again),
     /// and every coupon ends checked.
-    @Test func killedMidBacklogAndRestartedSkipsNothing() throws {
+    @Test func killedMidBacklogAndRestartedSkipsNothing() async throws {
         let dir = directory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = try RealmStore(directory: dir)
         // Registered before the coupons are written, as a deployed handler is.
         _ = try CouponVerifier.handler(store: store, pathRegex: "^/shop", valid: [])
-        try store.apply([.addType(CouponVerifier.schema)], to: "/shop", origin: "app")
-        for i in 0..<120 { try store.apply([coupon("C\(i)")], to: "/shop", origin: "app") }
+        try await store.apply([.addType(CouponVerifier.schema)], to: "/shop", origin: "app")
+        for i in 0..<120 { try await store.apply([coupon("C\(i)")], to: "/shop", origin: "app") }
         let binary = ChildProcess.built("coupon-verifier")
         let out1 = dir + "/first.out"
         // It stops in the middle of event 40 (after writing its verdict back, before it returns).
         let first = try ChildProcess(
             binary, ["--store", dir, "--path-regex", "^/shop", "--delay-ms", "2", "--stall-at", "40"], stdout: out1)
-        for _ in 0..<3000 where lines(out1).count < 39 { usleep(10_000) }
-        usleep(300_000)  // well inside event 40 by now
+        for _ in 0..<3000 where lines(out1).count < 39 { try await Task.sleep(for: .microseconds(10_000)) }
+        try await Task.sleep(for: .microseconds(300_000))  // well inside event 40 by now
         first.signal(SIGKILL)
-        #expect(first.wait() == 128 + SIGKILL)
+        #expect(await first.wait() == 128 + SIGKILL)
         let handledBefore = lines(out1)
         #expect(handledBefore.count == 39)
         let out2 = dir + "/second.out"
         let second = try ChildProcess(binary, ["--store", dir, "--path-regex", "^/shop"], stdout: out2)
         for _ in 0..<3000
         where try statuses(store, "/shop").values.contains(.null) || statuses(store, "/shop").count < 120 {
-            usleep(10_000)
+            try await Task.sleep(for: .microseconds(10_000))
         }
         second.signal(SIGTERM)
-        #expect(second.wait() == 0)
+        #expect(await second.wait() == 0)
         let handledAfter = lines(out2)
         let versions = (handledBefore + handledAfter).compactMap { Int64($0.split(separator: " ")[2]) }
         // Versions 1 (the schema) to 121, each at least once; the restart resumes at or before
