@@ -141,7 +141,7 @@ struct ServeBenchmark: AsyncParsableCommand {
                 format: "  mutation (one object)    %7.0f/s   store write %6.0f/s   ratio %.2f",
                 n / seconds(mutations), n / seconds(writes), seconds(writes) / seconds(mutations)))
         if subscribers > 0 { try await latency(store, token: token) }
-        try? await group.triggerGracefulShutdown()
+        await group.triggerGracefulShutdown()
     }
 
     /// Ticks committed 10 ms apart while the subscribers listen; their latencies.

@@ -22,8 +22,8 @@ public struct RealmHTTPServer: Sendable {
     let external: ExternalTokens?
     let configuration: RealmAdapter.ServerConfiguration
     let schemas: GraphQLSchemaCache
-    /// Subscriptions' answers, one per Realm version and request.
-    let answers = SharedAnswers()
+    /// The live GraphQL subscriptions.
+    let hub: SubscriptionHub
     /// The largest request body accepted (1 MiB).
     static let maxBody = 1 << 20
 
@@ -37,6 +37,7 @@ public struct RealmHTTPServer: Sendable {
         self.external = external
         self.configuration = configuration
         schemas = GraphQLSchemaCache(intsAsFloats: configuration.presentIntsAsFloatsInSchema)
+        hub = SubscriptionHub(store: store, schemas: schemas)
     }
 
     /// The server, as a service that runs until its group shuts down. With `server.tls`, it
@@ -120,7 +121,18 @@ public struct RealmHTTPServer: Sendable {
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "realm-adapter"),
             logger: logger)
-        return app
+        return Serving(app: app, hub: hub)
+    }
+
+    /// The application, and the subscriptions' change stream, which ends with it.
+    struct Serving: Service {
+        let app: any Service
+        let hub: SubscriptionHub
+
+        func run() async throws {
+            defer { hub.stop() }
+            try await app.run()
+        }
     }
 
     /// The TLS settings of `server.tls`: its certificate chain and key, read from their PEM files.

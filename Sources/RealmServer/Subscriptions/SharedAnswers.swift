@@ -23,11 +23,4 @@ actor SharedAnswers {
         answers[key] = t
         return try await t.value
     }
-
-    /// A request's identity: its text, variables (by name) and operation.
-    static func key(_ query: String, _ variables: [String: Map], _ operation: String?) -> String {
-        query + "\u{0}"
-            + variables.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "\u{0}")
-            + "\u{0}" + (operation ?? "")
-    }
 }

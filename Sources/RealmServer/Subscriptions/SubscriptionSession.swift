@@ -23,41 +23,6 @@ struct SubscriptionSession: Sendable {
 
     static let protocols = ["graphql-transport-ws", "graphql-ws"]
 
-    /// The subscriptions of the connection, by id, with the last result sent.
-    actor Subscriptions {
-        var active: [String: (query: String, variables: [String: Map], operation: String?, last: Data?)] = [:]
-
-        func add(_ id: String, _ query: String, _ variables: [String: Map], _ operation: String?) -> Bool {
-            guard active[id] == nil else { return false }
-            active[id] = (query, variables, operation, nil)
-            ServerMetrics.subscriptions.increment()
-            return true
-        }
-
-        func remove(_ id: String) {
-            if active.removeValue(forKey: id) != nil { ServerMetrics.subscriptions.decrement() }
-        }
-
-        /// The connection ended: its subscriptions with it.
-        func removeAll() {
-            ServerMetrics.subscriptions.decrement(by: Double(active.count))
-            active = [:]
-        }
-
-        /// Records `result` for `id`; whether it differs from what was sent last.
-        func changed(_ id: String, _ result: Data) -> Bool {
-            guard var s = active[id], s.last != result else { return false }
-            s.last = result
-            active[id] = s
-            return true
-        }
-
-        var ids: [String] { Array(active.keys) }
-        func subscription(_ id: String) -> (query: String, variables: [String: Map], operation: String?)? {
-            active[id].map { ($0.query, $0.variables, $0.operation) }
-        }
-    }
-
     func run(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter) async throws {
         var messages = inbound.messages(maxSize: RealmHTTPServer.maxBody).makeAsyncIterator()
         // The first message authenticates the connection.
@@ -69,29 +34,26 @@ struct SubscriptionSession: Sendable {
         let token = ["Authorization", "authorization", "token", "authToken"].lazy.compactMap {
             if case .string(let s)? = hello["payload"]?[$0] { s } else { nil }
         }.first
-        let context: GraphQLContext
         do {
-            let user = try await server.authorize(header: token, path: path, need: .read)
-            let realm = try server.schemas.schema(of: path, in: server.store)
-            context = GraphQLContext(
-                store: server.store, path: path, schema: realm.schema,
-                origin: user.map { "user:\($0.id)" } ?? "graphql", budget: ObjectBudget())
+            _ = try await server.authorize(header: token, path: path, need: .read)
+            _ = try server.schemas.schema(of: path, in: server.store)
         } catch let e as ServerError {
             return try await outbound.close(.init(codeNumber: e.status == 403 ? 4403 : 4401), reason: e.message)
         }
         try await send(outbound, ["type": .string("connection_ack")])
-        let subscriptions = Subscriptions()
         ServerMetrics.connections.increment()
         defer { ServerMetrics.connections.decrement() }
-        let changes = server.store.changes()
+        // The connection's results, queued in order by its subscriptions (SubscriptionMember).
+        let (results, outbox) = AsyncStream.makeStream(of: WebSocketFrame.self)
+        // The subscriptions of the connection, by id (touched by this task only).
+        var active: [String: SubscriptionMember] = [:]
+        defer {
+            server.hub.remove(active.values)
+            ServerMetrics.subscriptions.decrement(by: Double(active.count))
+        }
         try await withThrowingTaskGroup(of: Void.self) { tasks in
-            // Each committed transaction of the Realm: every subscription again, sent if it changed.
             tasks.addTask {
-                for await change in changes where change.path == path {
-                    for id in await subscriptions.ids {
-                        try await answer(id, subscriptions, context, outbound, version: change.version)
-                    }
-                }
+                for await result in results { try await outbound.write(.custom(result)) }
             }
             if legacy {
                 tasks.addTask {
@@ -101,8 +63,10 @@ struct SubscriptionSession: Sendable {
                     }
                 }
             }
-            defer { tasks.cancelAll() }
-            defer { Task { await subscriptions.removeAll() } }
+            defer {
+                outbox.finish()
+                tasks.cancelAll()
+            }
             while let message = try await messages.next() {
                 guard case .text(let text) = message, let m = try? JSONValue(parsing: Data(text.utf8)),
                     case .string(let type)? = m["type"]
@@ -141,13 +105,21 @@ struct SubscriptionSession: Sendable {
                         try await error(outbound, id, e.message)
                         continue
                     }
-                    guard await subscriptions.add(id, query, variables, operation) else {
+                    guard active[id] == nil else {
                         return try await outbound.close(
                             .init(codeNumber: 4409), reason: "Subscriber for \(id) already exists")
                     }
-                    try await answer(id, subscriptions, context, outbound)
+                    let member = SubscriptionMember(
+                        id: id, path: path, request: .init(query: query, variables: variables, operation: operation),
+                        legacy: legacy, outbox: outbox)
+                    active[id] = member
+                    ServerMetrics.subscriptions.increment()
+                    try await server.hub.add(member)
                 case "complete", "stop":
-                    await subscriptions.remove(id)
+                    if let member = active.removeValue(forKey: id) {
+                        server.hub.remove([member])
+                        ServerMetrics.subscriptions.decrement()
+                    }
                 case "ping":
                     try await send(outbound, ["type": .string("pong")])
                 case "pong":
@@ -159,47 +131,6 @@ struct SubscriptionSession: Sendable {
                 }
             }
         }
-    }
-
-    /// Runs subscription `id` and sends its result if it differs from the last one sent.
-    /// - Parameter version: the Realm's version a change notification gave (read when nil): a
-    ///   thousand subscribers woken by one commit do not each read it.
-    func answer(
-        _ id: String, _ subscriptions: Subscriptions, _ context: GraphQLContext, _ outbound: WebSocketOutboundWriter,
-        version: Int64? = nil
-    ) async throws {
-        guard let s = await subscriptions.subscription(id) else { return }
-        let (store, path, server, origin) = (server.store, path, server, context.origin)
-        let data = try await server.answers.answer(
-            path: path, version: try version ?? store.version(of: path),
-            request: SharedAnswers.key(s.query, s.variables, s.operation)
-        ) {
-            let realm = try server.schemas.schema(of: path, in: store)
-            let fresh = GraphQLContext(
-                store: store, path: path, schema: realm.schema, origin: origin, budget: ObjectBudget())
-            if let document = try? parse(source: Source(body: s.query)),
-                let data = DirectQuery.answer(
-                    document, text: s.query, realm, variables: s.variables.mapValues(GraphQLValues.json),
-                    operation: s.operation, context: fresh)
-            {
-                return data
-            }
-            let result =
-                (try? await graphql(
-                    schema: realm.graphQL, request: s.query, context: fresh, variableValues: s.variables,
-                    operationName: s.operation)) ?? GraphQLResult(errors: [GraphQLError(message: "the query failed")])
-            return try GraphQLResponse.json(result)
-        }
-        guard await subscriptions.changed(id, data) else { return }
-        ServerMetrics.messages.increment()
-        // The shared answer goes in as it is (one answer, many subscribers: not parsed again for each).
-        var frame = JSONValue.object([.init("type", .string(legacy ? "data" : "next")), .init("id", .string(id))])
-            .utf8()
-        frame.removeLast()  // the closing brace, reopened for the payload
-        frame.append(contentsOf: #","payload":"#.utf8)
-        frame.append(contentsOf: data.last == UInt8(ascii: "\n") ? data.dropLast() : data[...])
-        frame.append(UInt8(ascii: "}"))
-        try await outbound.write(.text(String(decoding: frame, as: UTF8.self)))
     }
 
     func error(_ outbound: WebSocketOutboundWriter, _ id: String, _ message: String) async throws {

@@ -1,0 +1,131 @@
+import Foundation
+import GraphQL
+import NIOWebSocket
+import RealmAdapter
+import Synchronization
+
+/// Every live subscription of the server, grouped by Realm and by request.
+///
+/// One stream of the store's changes serves them all. After each committed transaction of a
+/// Realm, each distinct request on it runs once, and its answer is offered to every subscriber
+/// of that request (``SubscriptionMember/offer(_:version:frames:)``), who sends it on if it differs
+/// from what it sent last. So a thousand clients of one app, subscribed to one query, cost one
+/// run of it per commit and, per client, only the message: no task wakes for a client whose
+/// answer did not change, and none hops between actors.
+final class SubscriptionHub: Sendable {
+    /// A subscription's request: what makes two subscriptions ask the same.
+    struct Request: Sendable {
+        let query: String
+        let variables: [String: Map]
+        let operation: String?
+        /// Its identity: text, variables (by name) and operation.
+        var key: String {
+            query + "\u{0}"
+                + variables.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "\u{0}")
+                + "\u{0}" + (operation ?? "")
+        }
+    }
+
+    private struct Group {
+        let request: Request
+        var members: [ObjectIdentifier: SubscriptionMember] = [:]
+    }
+
+    private struct State {
+        /// Per path, per request key.
+        var groups: [String: [String: Group]] = [:]
+        /// Following the store's changes, from the first subscription until ``stop()``.
+        var following: Task<Void, Never>?
+        var stopped = false
+    }
+
+    private let store: RealmStore
+    private let schemas: GraphQLSchemaCache
+    private let state = Mutex(State())
+    /// First answers, shared by subscriptions that start together on one version.
+    private let firstAnswers = SharedAnswers()
+
+    init(store: RealmStore, schemas: GraphQLSchemaCache) {
+        self.store = store
+        self.schemas = schemas
+    }
+
+    /// Adds a subscription and sends its first answer. Every commit of the Realm from the moment
+    /// it is added is offered to it, so none falls between the first answer and the next.
+    func add(_ member: SubscriptionMember) async throws {
+        // The store's change stream starts with the first subscription, in the lock, before its
+        // first answer is read: no commit falls between a subscription's first answer and the next.
+        state.withLock { s in
+            if s.following == nil, !s.stopped {
+                let changes = store.changes()
+                s.following = Task { [weak self] in
+                    for await change in changes {
+                        guard let self else { return }
+                        await self.deliver(change)
+                    }
+                }
+            }
+            s.groups[member.path, default: [:]][member.key, default: Group(request: member.request)]
+                .members[ObjectIdentifier(member)] = member
+        }
+        let version = try store.version(of: member.path)
+        let data = try await firstAnswers.answer(path: member.path, version: version, request: member.key) {
+            try await self.answer(member.request, path: member.path)
+        }
+        var frames: [String: WebSocketFrame] = [:]
+        if member.offer(data, version: version, frames: &frames) { ServerMetrics.messages.increment() }
+    }
+
+    /// Removes subscriptions (a `complete`, or their connection ended).
+    func remove(_ members: some Sequence<SubscriptionMember>) {
+        state.withLock { s in
+            for m in members {
+                s.groups[m.path]?[m.key]?.members[ObjectIdentifier(m)] = nil
+                if s.groups[m.path]?[m.key]?.members.isEmpty == true { s.groups[m.path]?[m.key] = nil }
+                if s.groups[m.path]?.isEmpty == true { s.groups[m.path] = nil }
+            }
+        }
+    }
+
+    /// Stops following the store (the server stopped).
+    func stop() {
+        state.withLock { s in
+            s.stopped = true
+            s.following?.cancel()
+            s.following = nil
+        }
+    }
+
+    /// Offers each request on the changed Realm its new answer, one run per request.
+    private func deliver(_ change: RealmChange) async {
+        let groups = state.withLock { Array(($0.groups[change.path] ?? [:]).values) }
+        for group in groups {
+            guard let data = try? await answer(group.request, path: change.path) else { continue }
+            var frames: [String: WebSocketFrame] = [:]
+            var sent = 0
+            for member in group.members.values where member.offer(data, version: change.version, frames: &frames) {
+                sent += 1
+            }
+            ServerMetrics.messages.increment(by: sent)
+        }
+    }
+
+    /// The answer to `request` on the Realm at `path` as it is now: a GraphQL response.
+    func answer(_ request: Request, path: String) async throws -> Data {
+        let realm = try schemas.schema(of: path, in: store)
+        let context = GraphQLContext(
+            store: store, path: path, schema: realm.schema, origin: "graphql", budget: ObjectBudget())
+        if let document = try? parse(source: Source(body: request.query)),
+            let data = DirectQuery.answer(
+                document, text: request.query, realm, variables: request.variables.mapValues(GraphQLValues.json),
+                operation: request.operation, context: context)
+        {
+            return data
+        }
+        let result =
+            (try? await graphql(
+                schema: realm.graphQL, request: request.query, context: context, variableValues: request.variables,
+                operationName: request.operation)) ?? GraphQLResult(errors: [GraphQLError(message: "the query failed")])
+        return try GraphQLResponse.json(result)
+    }
+}
