@@ -20,8 +20,9 @@ struct PostgresBenchmark: AsyncParsableCommand {
               1. Postgres → Realm: a backlog of --rows row changes (transactions of --batch rows) \
                  drained from one slot into a Realm, against pg_recvlogical draining the same \
                  backlog from an identical slot to /dev/null.
-              2. Realm → Postgres: --rows INSERT instructions (Realm transactions of --batch), \
-                 against COPY of the same rows.
+              2. Realm → Postgres: --rows INSERT instructions (Realm transactions of --batch), then \
+                 --rows SETs of the same objects, then a mixed backlog (half INSERTs of new objects, \
+                 40% SETs, 10% DELETEs), each against COPY of as many rows.
               3. Latency, commit on one side to committed on the other, p50 and p99, at --rate \
                  commits/s for --seconds in each direction, with the daemon running.
             """
@@ -127,21 +128,11 @@ struct PostgresBenchmark: AsyncParsableCommand {
                 recvRate, drainRate / recvRate))
         fflush(nil)
 
-        // 2. Realm → Postgres.
+        // 2. Realm → Postgres: the rows inserted, then each updated (two properties set), then a
+        // mixed backlog (half new rows, 40% updates, 10% deletes), each against COPY of as many rows.
         let applyConfig = try config(settings, store: scratch + "/apply", slot: "apply")
         let source = try RealmStore(directory: applyConfig.realm.store)
         try await source.apply([.addType(applyConfig.schema[type: "Item"]!)], to: "/bench", origin: "app")
-        for start in stride(from: 0, to: rows, by: batch) {
-            var instructions: [Instruction] = []
-            for g in start..<min(rows, start + batch) {
-                let values: PropertyValues = [
-                    "id": .int(Int64(g)), "name": .string("item-\(g)"), "qty": .int(Int64(g % 1000)),
-                    "price": .double(Double(g % 10000) / 100), "active": .bool(g % 3 == 0),
-                ]
-                instructions.append(.insert(objectType: "Item", identity: .int(Int64(g)), values: values))
-            }
-            try await source.apply(instructions, to: "/bench", origin: "app")
-        }
         try await pg.session { s in try s.execute("TRUNCATE item") }
         let connector = PostgresConnector(configuration: applyConfig.database!, logger: logger)
         try await connector.prepare(try Mapping(applyConfig))
@@ -150,9 +141,24 @@ struct PostgresBenchmark: AsyncParsableCommand {
         let service = RealmToDatabaseService(
             connector: connector, adapter: adapter, mapping: try Mapping(applyConfig), retry: .init(),
             ignoreSQLErrors: false, logger: logger)
-        let applyTime = try await ContinuousClock().measure { try await service.drain("/bench") }
-        let applied = try await pg.session { s in try s.query("SELECT count(*) FROM item").rows[0][0]! }
-        guard applied == String(rows) else { throw ValidationError("applied \(applied) of \(rows)") }
+        func item(_ g: Int, _ name: String = "item") -> PropertyValues {
+            [
+                "id": .int(Int64(g)), "name": .string("\(name)-\(g)"), "qty": .int(Int64(g % 1000)),
+                "price": .double(Double(g % 10000) / 100), "active": .bool(g % 3 == 0),
+            ]
+        }
+        /// Commits `rows` instructions in Realm transactions of `batch`, then times draining them.
+        func drain(_ instruction: (Int) -> Instruction) async throws -> Double {
+            for start in stride(from: 0, to: rows, by: batch) {
+                try await source.apply((start..<min(rows, start + batch)).map(instruction), to: "/bench", origin: "app")
+            }
+            return rate(rows, try await ContinuousClock().measure { try await service.drain("/bench") })
+        }
+        func count(_ condition: String = "true") async throws -> Int {
+            try await pg.session { s in Int(try s.query("SELECT count(*) FROM item WHERE \(condition)").rows[0][0]!)! }
+        }
+        let insertRate = try await drain { g in .insert(objectType: "Item", identity: .int(Int64(g)), values: item(g)) }
+        guard try await count() == rows else { throw ValidationError("inserted \(try await count()) of \(rows)") }
         let copyTime: Duration = try await ContinuousClock().measure {
             _ = try await pg.session { s -> Int in
                 try s.copyIn("COPY item_copy FROM STDIN") { write in
@@ -165,13 +171,35 @@ struct PostgresBenchmark: AsyncParsableCommand {
                 }
             }
         }
-        let applyRate = rate(rows, applyTime)
         let copyRate = rate(rows, copyTime)
-        print(
-            String(
-                format: "  Realm → Postgres   %9.0f instr/s     COPY           %9.0f rows/s      ratio %.2f", applyRate,
-                copyRate, applyRate / copyRate))
-        fflush(nil)
+        func report(_ label: String, _ applyRate: Double) {
+            print(
+                String(
+                    format:
+                        "  Realm → Postgres, \(label) %9.0f instr/s     COPY           %9.0f rows/s      ratio %.2f",
+                    applyRate, copyRate, applyRate / copyRate))
+            fflush(nil)
+        }
+        report("inserts", insertRate)
+        let updateRate = try await drain { g in
+            .set(objectType: "Item", identity: .int(Int64(g)), values: ["name": .string("renamed-\(g)"), "qty": 7])
+        }
+        guard try await count("name LIKE 'renamed-%' AND qty = 7") == rows else {
+            throw ValidationError("updated \(try await count("name LIKE 'renamed-%'")) of \(rows)")
+        }
+        report("updates", updateRate)
+        let mixedRate = try await drain { g in
+            switch g % 10 {
+            case 0..<5: .insert(objectType: "Item", identity: .int(Int64(rows + g)), values: item(rows + g, "new"))
+            case 5..<9: .set(objectType: "Item", identity: .int(Int64(g)), values: ["qty": .int(Int64(g % 10))])
+            default: .delete(objectType: "Item", identity: .int(Int64(g)))
+            }
+        }
+        guard try await count() == rows + rows / 2 - rows / 10 else {
+            throw ValidationError(
+                "\(try await count()) rows after the mixed backlog, not \(rows + rows / 2 - rows / 10)")
+        }
+        report("mixed  ", mixedRate)
         await connector.shutdown()
 
         // 3. Latency, with the daemon running.

@@ -59,22 +59,76 @@ extension PostgresIntegration {
 }
 
 @Suite struct PostgresWritesTests {
-    @Test func runsOfUpsertsBecomeMultiRowStatementsUnlessAKeyRepeats() {
-        func up(_ id: Int64, _ name: String = "x") -> DatabaseWrite {
-            .upsert(table: "t", keyColumns: ["id"], row: DatabaseRow(["id": .int(id), "name": .string(name)]))
-        }
-        let statements = PostgresWrites.statements(
+    func up(_ id: Int64, _ name: String = "x") -> DatabaseWrite {
+        .upsert(table: "t", keyColumns: ["id"], row: DatabaseRow(["id": .int(id), "name": .string(name)]))
+    }
+
+    @Test func runsBecomeOneStatementWithTheirRowsAsOneJSONParameterUnlessAKeyRepeats() {
+        let planned = PostgresWrites.statements(
             [up(1), up(2), up(3), up(2, "again"), .delete(table: "t", key: DatabaseRow(["id": 9])), up(4)],
-            schema: "public")
+            schema: "public", bulkTables: ["t": [:]])
         #expect(
-            statements.map(\.text) == [
-                #"INSERT INTO "public"."t" ("id", "name") VALUES ($1, $2), ($3, $4), ($5, $6) ON CONFLICT ("id") DO UPDATE SET "name" = EXCLUDED."name""#,
+            planned.map(\.statement.text) == [
+                #"INSERT INTO "public"."t" ("id", "name") SELECT v."id", v."name" FROM json_populate_recordset(NULL::"public"."t", $1) v ON CONFLICT ("id") DO UPDATE SET "name" = EXCLUDED."name""#,
                 #"INSERT INTO "public"."t" ("id", "name") VALUES ($1, $2) ON CONFLICT ("id") DO UPDATE SET "name" = EXCLUDED."name""#,
                 #"DELETE FROM "public"."t" WHERE "id" = $1"#,
                 #"INSERT INTO "public"."t" ("id", "name") VALUES ($1, $2) ON CONFLICT ("id") DO UPDATE SET "name" = EXCLUDED."name""#,
             ])
-        #expect(statements[0].values == [1, "x", 2, "x", 3, "x"] && statements[0].write == nil)
-        #expect(statements[1].values == [2, "again"] && statements[1].write != nil, "a lone write is carried")
+        #expect(
+            planned[0].statement.values == [
+                .string(#"[{"id":"1","name":"x"},{"id":"2","name":"x"},{"id":"3","name":"x"}]"#)
+            ] && planned[0].statement.write == nil)
+        #expect(
+            planned[1].statement.values == [2, "again"] && planned[1].statement.write != nil, "a lone write is carried")
+    }
+
+    @Test func updatesAndDeletesInARunReturnWhichRowsTheyFound() {
+        func set(_ id: Int64) -> DatabaseWrite {
+            .update(
+                table: "t", key: DatabaseRow(["id": .int(id)]),
+                values: DatabaseRow(["name": "n", "qty": .null, "doc": "[1]"]))
+        }
+        let planned = PostgresWrites.statements(
+            [
+                set(1), set(2), .delete(table: "t", key: DatabaseRow(["id": 1])),
+                .delete(table: "t", key: DatabaseRow(["id": 2])),
+            ],
+            schema: "s", bulkTables: ["t": ["doc": "jsonb"]])
+        #expect(
+            planned.map(\.statement.text) == [
+                #"UPDATE "s"."t" t SET "doc" = (v."doc" #>> '{}')::jsonb, "name" = v."name", "qty" = v."qty" FROM json_populate_recordset(NULL::"s"."t", $1) WITH ORDINALITY v WHERE t."id" = v."id" RETURNING v.ordinality"#,
+                #"DELETE FROM "s"."t" t USING json_populate_recordset(NULL::"s"."t", $1) WITH ORDINALITY v WHERE t."id" = v."id" RETURNING v.ordinality"#,
+            ])
+        #expect(
+            planned[0].statement.values == [
+                .string(#"[{"doc":"[1]","id":"1","name":"n","qty":null},{"doc":"[1]","id":"2","name":"n","qty":null}]"#)
+            ])
+        // The second row was not found: it is the one to read again.
+        let result = PostgresResult(columns: ["ordinality"], rows: [["1"]], affected: 1)
+        #expect(planned[0].missedRows(result) == [RowReference(table: "t", key: DatabaseRow(["id": 2]))])
+        #expect(
+            planned[1].missedRows(PostgresResult(columns: ["ordinality"], rows: [["2"], ["1"]], affected: 2)) == [])
+    }
+
+    @Test func valuesReferringToOtherRowsGoAsAValuesListOrOneByOne() {
+        var row = DatabaseRow(["id": 1, "owner": "realm-id-1"])
+        row.references["owner"] = KeyReference(table: "o", column: "pk", byColumn: "rid")
+        var second = row
+        second["id"] = 2
+        let upserts = PostgresWrites.statements(
+            [.upsert(table: "t", keyColumns: ["id"], row: row), .upsert(table: "t", keyColumns: ["id"], row: second)],
+            schema: "public")
+        #expect(
+            upserts.count == 1
+                && upserts[0].statement.text.contains(
+                    #"VALUES ($1, (SELECT "pk" FROM "public"."o" WHERE "rid" = $2)), ($3, (SELECT"#)
+        )
+        let inserts = PostgresWrites.statements(
+            [.insert(table: "t", row: row), .insert(table: "t", row: second)], schema: "public", bulkTables: ["t": [:]])
+        #expect(inserts.count == 2 && inserts.allSatisfy { $0.statement.write != nil })
+        // A table the catalog did not list (not there when the connector looked): a VALUES list.
+        let unknown = PostgresWrites.statements([up(1), up(2)], schema: "public")
+        #expect(unknown.count == 1 && unknown[0].statement.text.contains("VALUES ($1, $2), ($3, $4)"))
     }
 }
 

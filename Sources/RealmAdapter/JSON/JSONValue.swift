@@ -359,7 +359,9 @@ extension JSONValue {
         out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * indent))
     }
 
-    private static func writeString(_ s: String, to out: inout [UInt8]) {
+    /// Appends `s` as a JSON string (quoted and escaped): for writers that build JSON bytes
+    /// themselves, without a ``JSONValue`` per value.
+    public static func writeString(_ s: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         // Most strings need no escape: copied whole (a hand-off writes 100,000 paths at once).
         guard s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {

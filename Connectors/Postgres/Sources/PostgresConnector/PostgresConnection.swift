@@ -213,6 +213,65 @@ public struct PostgresSession {
         return try PostgresResult(result, connection: handle, sql: sql)
     }
 
+    /// Runs statements in libpq's pipeline mode: a group of them is sent before any result is
+    /// read, so a transaction of many small statements costs a round trip per group, not per
+    /// statement. Results come back in order; the first failure is thrown once the rest of its
+    /// group, which the server skips, has been read (the connection stays usable: a
+    /// transaction is then aborted, as after any failed statement).
+    ///
+    /// - Parameter endsGroup: whether a statement may return many rows: the group ends after it,
+    ///   so that the server never waits to send results while this side still sends statements.
+    public func pipeline(_ statements: [SQLStatement], endsGroup: (Int) -> Bool = { _ in false }) throws
+        -> [PostgresResult]
+    {
+        guard statements.count > 1 else { return try statements.map { try query($0) } }
+        guard PQenterPipelineMode(handle) == 1 else {
+            throw PostgresError.statementFailed(PostgresError.libpqMessage(handle), lost: false, query: "pipeline")
+        }
+        defer { PQexitPipelineMode(handle) }
+        var results: [PostgresResult] = []
+        results.reserveCapacity(statements.count)
+        var start = 0
+        while start < statements.count {
+            var end = start
+            while end < statements.count, end - start < 64 {
+                end += 1
+                if endsGroup(end - 1) { break }
+            }
+            let group = statements[start..<end]
+            var sent = 0
+            for statement in group {
+                let params = statement.values.map(PostgresType.encode)
+                let copies: [UnsafeMutablePointer<CChar>?] = params.map { p in p.flatMap { strdup($0) } }
+                defer { for p in copies { free(p) } }
+                var pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } }
+                guard PQsendQueryParams(handle, statement.text, Int32(params.count), nil, &pointers, nil, nil, 0) == 1
+                else { break }
+                sent += 1
+            }
+            let synced = PQpipelineSync(handle) == 1
+            var failure: Error?
+            for statement in group.prefix(sent) {
+                while let result = PQgetResult(handle) {
+                    do {
+                        results.append(try PostgresResult(result, connection: handle, sql: statement.text))
+                    } catch  where failure == nil {
+                        failure = error
+                    } catch {}  // PGRES_PIPELINE_ABORTED: skipped after the first failure
+                }
+            }
+            if synced, let sync = PQgetResult(handle) { PQclear(sync) }  // PGRES_PIPELINE_SYNC
+            if let failure { throw failure }
+            guard sent == group.count, synced else {
+                throw PostgresError.statementFailed(
+                    PostgresError.libpqMessage(handle), lost: PQstatus(handle) != CONNECTION_OK,
+                    query: group[group.startIndex + sent].text)
+            }
+            start = end
+        }
+        return results
+    }
+
     /// Runs `COPY … FROM STDIN` and streams the text-format lines `produce` writes.
     /// - Returns: the number of rows copied.
     @discardableResult
@@ -301,6 +360,11 @@ public struct PostgresResult: Sendable {
     public var rows: [[String?]]
     /// Rows affected, for INSERT/UPDATE/DELETE.
     public var affected: Int
+
+    /// A result with these rows (of text columns).
+    init(columns: [String], rows: [[String?]], affected: Int) {
+        (self.columns, self.types, self.rows, self.affected) = (columns, columns.map { _ in 25 }, rows, affected)
+    }
 
     init(_ result: OpaquePointer?, connection: OpaquePointer, sql: String) throws {
         guard let result else {

@@ -37,6 +37,9 @@ public final class PostgresConnector: RelationalConnector {
         var generatedColumns: [String: [String]] = [:]
         /// `ON CONFLICT` columns of tables whose key alone has no unique index (partitioned tables).
         var conflictTargets: [String: [String]] = [:]
+        /// The tables runs of writes reach as JSON, with their json columns
+        /// (``PostgresSchema/bulkTables(_:schema:_:)``).
+        var bulkTables: [String: [String: String]] = [:]
         /// Holds the daemon lock (a session-level advisory lock) while the daemon runs.
         var lockHolder: PostgresConnection?
         /// Whether ``prepare(_:)`` created the slot, and whether a stream has started on it since.
@@ -184,9 +187,12 @@ public final class PostgresConnector: RelationalConnector {
     func learnTables(_ mapping: Mapping, _ s: PostgresSession) throws {
         let targets = try PostgresSchema.conflictTargets(mapping, schema: schema, s)
         let generated = try PostgresSchema.generatedColumns(mapping, schema: schema, s)
+        let bulk = try PostgresSchema.bulkTables(
+            mapping.tables.map(\.table) + mapping.tables.flatMap { $0.linkLists.map(\.table) }, schema: schema, s)
         state.withLock {
             $0.conflictTargets = targets
             $0.generatedColumns = generated
+            $0.bulkTables = bulk
         }
     }
 
@@ -242,20 +248,22 @@ public final class PostgresConnector: RelationalConnector {
     public func apply(_ writes: [DatabaseWrite], adapter: String, path: String, version: Int64) async throws {
         let w = try await writer()
         let schema = self.schema
-        let targets = state.withLock { $0.conflictTargets }
+        let (targets, bulkTables) = state.withLock { ($0.conflictTargets, $0.bulkTables) }
         do {
             try await w.session { s in
                 try s.transaction {
-                    for statement in PostgresWrites.statements(writes, schema: schema, conflictTargets: targets) {
-                        let result = try s.query(statement)
-                        // Rows this statement may not have seen: named in the stream, to be read again.
-                        if let missed = statement.write?.missedRow(affected: result.affected) {
-                            try s.query(
-                                "SELECT pg_logical_emit_message(true, $1, $2)",
-                                [PostgresReplicationStream.messagePrefix, missed.json.serialized()])
-                        }
+                    let planned = PostgresWrites.statements(
+                        writes, schema: schema, conflictTargets: targets, bulkTables: bulkTables)
+                    // A statement that returns a row per row it found ends its group when that may be many.
+                    let results = try s.pipeline(planned.map(\.statement)) { planned[$0].returnsFound.count > 1_000 }
+                    // Rows these statements may not have seen: named in the stream, to be read again.
+                    let missed = zip(planned, results).flatMap { $0.missedRows($1) }.map {
+                        SQLStatement(
+                            "SELECT pg_logical_emit_message(true, $1, $2)",
+                            [.string(PostgresReplicationStream.messagePrefix), .string($0.json.serialized())])
                     }
-                    try s.query(Self.marker(adapter: adapter, path: path, version: version, schema: schema))
+                    try s.pipeline(
+                        missed + [Self.marker(adapter: adapter, path: path, version: version, schema: schema)])
                 }
             }
         } catch let e as PostgresError where e.isTransient {

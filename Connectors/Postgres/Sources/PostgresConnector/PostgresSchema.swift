@@ -193,6 +193,32 @@ enum PostgresSchema {
         return generated
     }
 
+    /// Those of `tables` that exist, each with its `json` and `jsonb` columns
+    /// (domains over them too) and their types: runs of writes travel as JSON
+    /// (``PostgresWrites/statements(_:schema:conflictTargets:bulkTables:maxFields:)``), and
+    /// `json_populate_recordset` would keep a JSON string a string in such a column, where the
+    /// column must parse the text as a text parameter does.
+    static func bulkTables(_ tables: [String], schema: String, _ s: PostgresSession) throws -> [String: [String:
+        String]]
+    {
+        let rows = try s.query(
+            """
+            SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod),
+                   coalesce(nullif(t.typbasetype, 0), t.oid) IN ('json'::regtype, 'jsonb'::regtype)
+            FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+            JOIN pg_type t ON t.oid = a.atttypid
+            WHERE n.nspname = $1 AND a.attnum > 0 AND NOT a.attisdropped AND c.relkind IN ('r', 'p')
+              AND c.relname = ANY($2::text[])
+            """, [schema, PostgresType.encode(.list(tables.map(Value.string)))]
+        ).rows
+        var found: [String: [String: String]] = [:]
+        for r in rows {
+            guard let table = r[0], let column = r[1], let type = r[2] else { continue }
+            found[table, default: [:]][column] = r[3] == "t" ? type : nil
+        }
+        return found
+    }
+
     /// The conflict targets of the mapped tables whose key alone has no unique index.
     static func conflictTargets(_ mapping: Mapping, schema: String, _ s: PostgresSession) throws -> [String: [String]] {
         let unique = try uniqueKeys(schema: schema, s)

@@ -2,51 +2,265 @@ import RealmAdapter
 
 /// ``DatabaseWrite``s in the Postgres dialect: SQL with `$n` parameters in text format.
 enum PostgresWrites {
-    /// The statements for a sequence of writes, in order. Runs of upserts into the same table
-    /// with the same columns become one multi-row `INSERT … ON CONFLICT` (a bulk load from a
-    /// Realm is mostly that), as long as no key repeats within the run: one statement cannot
-    /// upsert the same row twice. A statement of one write carries it (``SQLStatement/write``).
+    /// A statement and the writes it carries out: one (its affected count says whether it
+    /// missed a row, ``SQLStatement/write``), or a run of rows sent as one JSON parameter, in
+    /// which case an update or delete returns the ordinality of each row it found.
+    struct Planned: Sendable {
+        var statement: SQLStatement
+        /// The writes of a run whose statement returns the ordinality (1-based) of each row
+        /// found; empty for a statement that returns nothing of the kind.
+        var returnsFound: [DatabaseWrite] = []
+
+        /// What the change stream should read again after `result`: each write of the run
+        /// whose row the statement did not find, or the lone write's miss.
+        func missedRows(_ result: PostgresResult) -> [RowReference] {
+            guard !returnsFound.isEmpty else {
+                return statement.write?.missedRow(affected: result.affected).map { [$0] } ?? []
+            }
+            let found = Set(result.rows.compactMap { row in row.first.flatMap { $0 }.flatMap { Int($0) } })
+            return returnsFound.enumerated().compactMap { i, w in
+                found.contains(i + 1) ? nil : w.missedRow(affected: 0)
+            }
+        }
+    }
+
+    /// The statements for a sequence of writes, in order. Runs of writes of one kind into the
+    /// same table with the same columns become one statement whose rows travel as a single
+    /// JSON parameter, turned into rows of the table's own type by `json_populate_recordset`
+    /// (each value through its column type's input function, as a text parameter would be):
+    /// Postgres parses one parameter instead of a `VALUES` list of thousands. A run ends where
+    /// a key repeats (one statement cannot write the same row twice) or a value refers to
+    /// another row's key (``DatabaseRow/references``: those go one by one, or as a multi-row
+    /// `VALUES` upsert).
     ///
-    /// - Parameter conflictTargets: per table, the columns of `ON CONFLICT` when they are not its
-    ///   key columns (``PostgresSchema/conflictTarget(_:_:)``).
+    /// - Parameters:
+    ///   - conflictTargets: per table, the columns of `ON CONFLICT` when they are not its key
+    ///     columns (``PostgresSchema/conflictTarget(_:_:)``).
+    ///   - bulkTables: the tables runs may reach as JSON, each with the types of its json
+    ///     columns (``PostgresSchema/bulkTables(_:schema:_:)``); other tables' runs go as before.
     static func statements(
         _ writes: [DatabaseWrite], schema: String, conflictTargets: [String: [String]] = [:],
-        maxParameters: Int = 30_000
-    ) -> [SQLStatement] {
-        var out: [SQLStatement] = []
+        bulkTables: [String: [String: String]] = [:], maxFields: Int = 100_000
+    ) -> [Planned] {
+        var out: [Planned] = []
         var run: [DatabaseWrite] = []
+        var runShape: RunShape?
         var runKeys = Set<[Value]>()
+        var fields = 0
         func flush() {
-            guard !run.isEmpty else { return }
-            out.append(
-                run.count == 1
-                    ? statement(run[0], schema: schema, conflictTargets: conflictTargets)
-                    : multiRowUpsert(run, schema: schema, conflictTargets: conflictTargets))
-            run = []
-            runKeys = []
+            defer {
+                run = []
+                runShape = nil
+                runKeys = []
+                fields = 0
+            }
+            guard let shape = runShape else { return }
+            if run.count == 1 {
+                out.append(Planned(statement: statement(run[0], schema: schema, conflictTargets: conflictTargets)))
+            } else if let jsonColumns = bulkTables[shape.table], !shape.hasReferences {
+                out.append(bulk(run, shape, jsonColumns, schema: schema, conflictTargets: conflictTargets))
+            } else if shape.kind == .upsert {
+                out.append(Planned(statement: multiRowUpsert(run, schema: schema, conflictTargets: conflictTargets)))
+            } else {
+                out += run.map { Planned(statement: statement($0, schema: schema, conflictTargets: conflictTargets)) }
+            }
         }
         for w in writes {
-            guard case .upsert(let table, let keys, let row) = w else {
+            // The shape of a run is made once, at its first write; the next ones are checked against it.
+            let shape: RunShape
+            if let current = runShape, current.admits(w) {
+                shape = current
+            } else if let fresh = RunShape(w) {
+                shape = fresh
+            } else {
                 flush()
-                out.append(statement(w, schema: schema, conflictTargets: conflictTargets))
+                out.append(Planned(statement: statement(w, schema: schema, conflictTargets: conflictTargets)))
                 continue
             }
-            let key = keys.map { row[$0] ?? .null }
-            if let first = run.first, case .upsert(let t0, let k0, let r0) = first,
-                t0 != table || k0 != keys || Set(r0.values.keys) != Set(row.values.keys)
-                    || r0.references != row.references || runKeys.contains(key)
-                    || (run.count + 1) * row.values.count > maxParameters
+            let key = shape.key(of: w)
+            // Postgres takes at most 65,535 parameters: a VALUES upsert stays under 30,000.
+            let limit = shape.hasReferences || bulkTables[shape.table] == nil ? min(maxFields, 30_000) : maxFields
+            if runShape != shape || key.map(runKeys.contains) == true || fields + shape.fields > limit
+                || (shape.hasReferences && shape.kind != .upsert)
             {
                 flush()
             }
             run.append(w)
-            runKeys.insert(key)
+            runShape = shape
+            if let key { runKeys.insert(key) }
+            fields += shape.fields
         }
         flush()
         return out
     }
 
-    /// One `INSERT … VALUES (…), (…) ON CONFLICT` for a run of upserts with the same table and columns.
+    /// What writes must share to go in one statement: kind, table, columns, and the key
+    /// columns and references of the rows.
+    struct RunShape: Hashable {
+        enum Kind { case upsert, update, delete, insert }
+        let kind: Kind
+        let table: String
+        /// The key columns (upsert, update, delete), in name order.
+        let keyColumns: [String]
+        /// Every column the statement writes or matches on, in name order.
+        let columns: [String]
+        let references: [String: KeyReference]
+
+        init?(_ w: DatabaseWrite) {
+            switch w {
+            case .upsert(let t, let keys, let row):
+                (kind, table, keyColumns) = (.upsert, t, keys.sorted())
+                (columns, references) = (row.values.keys.sorted(), row.references)
+            case .update(let t, let key, let values):
+                (kind, table, keyColumns) = (.update, t, key.values.keys.sorted())
+                columns = Set(key.values.keys).union(values.values.keys).sorted()
+                references = key.references.merging(values.references) { a, _ in a }
+                // A column both matched and set cannot travel once in the row.
+                guard Set(key.values.keys).isDisjoint(with: values.values.keys) else { return nil }
+            case .delete(let t, let key):
+                (kind, table, keyColumns) = (.delete, t, key.values.keys.sorted())
+                (columns, references) = (keyColumns, key.references)
+            case .insert(let t, let row):
+                (kind, table, keyColumns) = (.insert, t, [])
+                (columns, references) = (row.values.keys.sorted(), row.references)
+            case .deleteAll, .closeGaps:
+                return nil
+            }
+        }
+
+        /// Whether `w` has this shape (checked without making the shape of `w`).
+        func admits(_ w: DatabaseWrite) -> Bool {
+            func same(_ row: DatabaseRow, _ names: [String]) -> Bool {
+                row.values.count == names.count && names.allSatisfy { row.values[$0] != nil }
+            }
+            switch (kind, w) {
+            case (.upsert, .upsert(let t, let keys, let row)):
+                return t == table && keys.count == keyColumns.count && keys.allSatisfy(keyColumns.contains)
+                    && same(row, columns) && row.references == references
+            case (.update, .update(let t, let key, let values)):
+                return t == table && same(key, keyColumns) && key.values.count + values.values.count == columns.count
+                    && values.values.keys.allSatisfy { columns.contains($0) && key.values[$0] == nil }
+                    && key.references.isEmpty && values.references.isEmpty && references.isEmpty
+            case (.delete, .delete(let t, let key)):
+                return t == table && same(key, keyColumns) && key.references == references
+            case (.insert, .insert(let t, let row)):
+                return t == table && same(row, columns) && row.references == references
+            default:
+                return false
+            }
+        }
+
+        var hasReferences: Bool { !references.isEmpty }
+        var fields: Int { columns.count }
+
+        /// The row's key values; nil for inserts, whose rows may repeat.
+        func key(of w: DatabaseWrite) -> [Value]? {
+            switch w {
+            case .upsert(_, _, let row): keyColumns.map { row[$0] ?? .null }
+            case .update(_, let key, _), .delete(_, let key): keyColumns.map { key[$0] ?? .null }
+            default: nil
+            }
+        }
+
+        /// The row's value of `column` (a key column's or a set value's, for an update).
+        func value(_ column: String, of w: DatabaseWrite) -> Value {
+            switch w {
+            case .upsert(_, _, let row), .insert(_, let row): row.values[column] ?? .null
+            case .update(_, let key, let values): key.values[column] ?? values.values[column] ?? .null
+            case .delete(_, let key): key.values[column] ?? .null
+            default: .null
+            }
+        }
+    }
+
+    /// Appends `value` as a JSON string of the text Postgres parses (``PostgresType/encode(_:)``),
+    /// or `null`; integers and strings without making a String of their own.
+    static func appendText(_ value: Value, to json: inout [UInt8]) {
+        switch value {
+        case .null: json += "null".utf8
+        case .int(let i):
+            json.append(UInt8(ascii: "\""))
+            json += String(i).utf8
+            json.append(UInt8(ascii: "\""))
+        case .string(let s): JSONValue.writeString(s, to: &json)
+        default:
+            if let text = PostgresType.encode(value) {
+                JSONValue.writeString(text, to: &json)
+            } else {
+                json += "null".utf8
+            }
+        }
+    }
+
+    /// One statement for a run of writes without references: its rows as one JSON array of
+    /// objects (every value as the text Postgres parses, ``PostgresType/encode(_:)``).
+    /// - Parameter jsonColumns: the types of the table's json columns, whose text is cast to them.
+    private static func bulk(
+        _ run: [DatabaseWrite], _ shape: RunShape, _ jsonColumns: [String: String], schema: String,
+        conflictTargets: [String: [String]]
+    ) -> Planned {
+        let dialect = PostgresDialect(schema: schema)
+        let table = dialect.table(shape.table)
+        var json: [UInt8] = [UInt8(ascii: "[")]
+        json.reserveCapacity(run.count * shape.columns.count * 16)
+        let names = shape.columns.map { name -> [UInt8] in
+            var quoted: [UInt8] = []
+            JSONValue.writeString(name, to: &quoted)
+            return quoted + [UInt8(ascii: ":")]
+        }
+        for (i, w) in run.enumerated() {
+            if i > 0 { json.append(UInt8(ascii: ",")) }
+            json.append(UInt8(ascii: "{"))
+            for (c, column) in shape.columns.enumerated() {
+                if c > 0 { json.append(UInt8(ascii: ",")) }
+                json += names[c]
+                appendText(shape.value(column, of: w), to: &json)
+            }
+            json.append(UInt8(ascii: "}"))
+        }
+        json.append(UInt8(ascii: "]"))
+        let rows = "json_populate_recordset(NULL::\(table), $1)"
+        let columns = shape.columns.map(dialect.quote)
+        func value(_ column: String) -> String {
+            jsonColumns[column].map { "(v.\(dialect.quote(column)) #>> '{}')::\($0)" } ?? "v.\(dialect.quote(column))"
+        }
+        let key = shape.keyColumns.map { "t.\(dialect.quote($0)) = \(value($0))" }.joined(separator: " AND ")
+        let parameter = [Value.string(String(decoding: json, as: UTF8.self))]
+        switch shape.kind {
+        case .upsert, .insert:
+            var text =
+                "INSERT INTO \(table) (\(columns.joined(separator: ", "))) SELECT "
+                + shape.columns.map(value).joined(separator: ", ") + " FROM \(rows) v"
+            if shape.kind == .upsert {
+                let updates = shape.columns.filter { !shape.keyColumns.contains($0) }.map {
+                    "\(dialect.quote($0)) = EXCLUDED.\(dialect.quote($0))"
+                }
+                let target = (conflictTargets[shape.table] ?? shape.keyColumns).map(dialect.quote)
+                text +=
+                    " ON CONFLICT (\(target.joined(separator: ", "))) "
+                    + (updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + updates.joined(separator: ", "))
+            }
+            return Planned(statement: SQLStatement(text, parameter))
+        case .update:
+            let sets = shape.columns.filter { !shape.keyColumns.contains($0) }.map {
+                "\(dialect.quote($0)) = \(value($0))"
+            }
+            return Planned(
+                statement: SQLStatement(
+                    "UPDATE \(table) t SET \(sets.joined(separator: ", ")) FROM \(rows) WITH ORDINALITY v "
+                        + "WHERE \(key) RETURNING v.ordinality", parameter),
+                returnsFound: run)
+        case .delete:
+            return Planned(
+                statement: SQLStatement(
+                    "DELETE FROM \(table) t USING \(rows) WITH ORDINALITY v WHERE \(key) RETURNING v.ordinality",
+                    parameter),
+                returnsFound: run)
+        }
+    }
+
+    /// One `INSERT … VALUES (…), (…) ON CONFLICT` for a run of upserts with the same table and
+    /// columns whose values refer to other rows' keys (each becomes a subquery).
     private static func multiRowUpsert(
         _ run: [DatabaseWrite], schema: String, conflictTargets: [String: [String]]
     ) -> SQLStatement {
