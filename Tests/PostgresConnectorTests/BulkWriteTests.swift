@@ -141,6 +141,22 @@ extension PostgresIntegration {
                     try await pg.session { s in try s.query("SELECT count(*), max(id) FROM t").rows } == [
                         ["200", "200"]
                     ])
+                // Each statement text was prepared once on this connection, and run prepared after.
+                let prepared = try await pg.session { s in
+                    try s.query("SELECT statement FROM pg_prepared_statements ORDER BY 1").rows.compactMap { $0[0] }
+                }
+                #expect(prepared == ["INSERT INTO t VALUES ($1)", "INSERT INTO t VALUES ($1) RETURNING id"])
+                // A statement that cannot be prepared fails with the database's own message.
+                await #expect {
+                    try await pg.session { s in
+                        try s.pipeline([
+                            SQLStatement("INSERT INTO t VALUES ($1)", [500]),
+                            SQLStatement("INSERT INTO t (nope) VALUES ($1)", [501]),
+                        ])
+                    }
+                } throws: { error in
+                    "\(error)".contains(#"column "nope" of relation "t" does not exist"#)
+                }
             }
         }
 

@@ -85,6 +85,10 @@ public final class PostgresConnection: @unchecked Sendable {
     public let isReplication: Bool
     let logger: Logger
     private var closed = false
+    /// The statements prepared on this connection by ``PostgresSession/pipeline(_:endsGroup:)``,
+    /// by text, and the number of names given so far (each name is used once).
+    fileprivate var prepared: [String: String] = [:]
+    fileprivate var preparedNames = 0
 
     private init(
         handle: OpaquePointer, queue: DispatchQueue, settings: PostgresSettings, replication: Bool, logger: Logger
@@ -221,6 +225,7 @@ public struct PostgresSession {
     ///
     /// - Parameter endsGroup: whether a statement may return many rows: the group ends after it,
     ///   so that the server never waits to send results while this side still sends statements.
+    @discardableResult
     public func pipeline(_ statements: [SQLStatement], endsGroup: (Int) -> Bool = { _ in false }) throws
         -> [PostgresResult]
     {
@@ -239,22 +244,56 @@ public struct PostgresSession {
                 if endsGroup(end - 1) { break }
             }
             let group = statements[start..<end]
-            var sent = 0
+            // What was queued per statement: the name it is first prepared under, and whether it was sent.
+            var queued: [(statement: SQLStatement, preparedAs: String?, sent: Bool)] = []
+            // The statements this group prepares, by text: a text repeated in it is prepared once.
+            var preparing: [String: String] = [:]
             for statement in group {
                 let params = statement.values.map(PostgresType.encode)
                 let copies: [UnsafeMutablePointer<CChar>?] = params.map { p in p.flatMap { strdup($0) } }
                 defer { for p in copies { free(p) } }
                 var pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } }
-                guard PQsendQueryParams(handle, statement.text, Int32(params.count), nil, &pointers, nil, nil, 0) == 1
-                else { break }
-                sent += 1
+                // A statement text seen before runs prepared: Postgres parses and plans it once per
+                // connection (a backlog repeats a few shapes thousands of times).
+                var name = connection.prepared[statement.text] ?? preparing[statement.text]
+                var new: String?
+                if name == nil, connection.prepared.count + preparing.count < Self.maxPrepared {
+                    connection.preparedNames += 1
+                    new = "realm_adapter_\(connection.preparedNames)"
+                    guard PQsendPrepare(handle, new, statement.text, Int32(params.count), nil) == 1 else { break }
+                    preparing[statement.text] = new
+                    name = new
+                }
+                let ok =
+                    if let name {
+                        PQsendQueryPrepared(handle, name, Int32(params.count), &pointers, nil, nil, 0)
+                    } else {
+                        PQsendQueryParams(handle, statement.text, Int32(params.count), nil, &pointers, nil, nil, 0)
+                    }
+                queued.append((statement, new, ok == 1))
+                guard ok == 1 else { break }
             }
+            let sent = queued.count { $0.sent }
             let synced = PQpipelineSync(handle) == 1
             var failure: Error?
-            for statement in group.prefix(sent) {
+            for q in queued {
+                if let new = q.preparedAs {
+                    // A statement that cannot be prepared fails here with the database's message.
+                    var prepared = false
+                    while let result = PQgetResult(handle) {
+                        do {
+                            _ = try PostgresResult(result, connection: handle, sql: q.statement.text)
+                            prepared = true
+                        } catch  where failure == nil {
+                            failure = error
+                        } catch {}
+                    }
+                    if prepared { connection.prepared[q.statement.text] = new }
+                }
+                guard q.sent else { continue }
                 while let result = PQgetResult(handle) {
                     do {
-                        results.append(try PostgresResult(result, connection: handle, sql: statement.text))
+                        results.append(try PostgresResult(result, connection: handle, sql: q.statement.text))
                     } catch  where failure == nil {
                         failure = error
                     } catch {}  // PGRES_PIPELINE_ABORTED: skipped after the first failure
@@ -271,6 +310,10 @@ public struct PostgresSession {
         }
         return results
     }
+
+    /// At most this many statements are prepared on one connection (statement texts differ by
+    /// table, kind and columns: a bound keeps an unusual workload from piling them up).
+    static let maxPrepared = 500
 
     /// Runs `COPY … FROM STDIN` and streams the text-format lines `produce` writes.
     /// - Returns: the number of rows copied.
