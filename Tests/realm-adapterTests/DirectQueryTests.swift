@@ -64,7 +64,7 @@ import Testing
 
     func answers(
         _ query: String, variables: [String: JSONValue] = [:], operation: String? = nil, floats: Bool = false,
-        extra: String? = nil
+        extra: String? = nil, then: [Instruction] = []
     ) async throws -> (direct: String?, executor: String) {
         let dir = NSTemporaryDirectory() + "direct-query-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -76,6 +76,7 @@ import Testing
                 try JSONValue(parsing: Data(extra.utf8)), schema: try store.schema(of: "/t"))
             try await store.apply(more, to: "/t", origin: "test")
         }
+        if !then.isEmpty { try await store.apply(then, to: "/t", origin: "test") }
         let entry = try GraphQLSchemaCache(intsAsFloats: floats).schema(of: "/t", in: store)
         func context() -> GraphQLContext {
             GraphQLContext(store: store, path: "/t", schema: entry.schema, origin: "test", budget: ObjectBudget())
@@ -118,6 +119,13 @@ import Testing
         )
         #expect(direct == #"{"data":{"thing":{"marks":[1,null,-2147483648]}}}"# + "\n")
         #expect(executor == #"{"data":{"thing":{"marks":[1,-2147483648]}}}"# + "\n")
+    }
+
+    /// A float that is not finite (NaN, an infinity) is left to the executor, as a double's is.
+    @Test(arguments: [Float.nan, .infinity]) func floatsThatAreNotFiniteAreLeftToTheExecutor(_ f: Float) async throws {
+        let (direct, _) = try await answers(
+            "{ thing(id: 2) { ratio } }", then: [.set(objectType: "Thing", identity: 2, values: ["ratio": .float(f)])])
+        #expect(direct == nil)
     }
 
     @Test(arguments: notPlain) func everythingElseIsLeftToTheExecutor(_ query: String) async throws {

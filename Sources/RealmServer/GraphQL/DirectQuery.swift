@@ -329,8 +329,7 @@ enum DirectQuery {
             case (.int, .int(let i)) where plan.intsAsFloats: return .double(Double(i))
             case (.int, .int(let i)) where Int32(exactly: i) != nil: return j
             case (.float, .int(let i)), (.double, .int(let i)): return .double(Double(i))
-            case (.float, .double(let d)),
-                (.double, .double(let d)) where d.isFinite:
+            case (.float, .double(let d)) where d.isFinite, (.double, .double(let d)) where d.isFinite:
                 return j
             case (.string, .string), (.date, .string), (.decimal, .string), (.uuid, .string), (.objectId, .string),
                 (.data, .string):
