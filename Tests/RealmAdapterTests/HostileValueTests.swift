@@ -123,3 +123,38 @@ import Testing
         #expect(try t.store.count(of: "Note", in: "/n") == 0)
     }
 }
+
+extension HostileValueTests {
+    /// NaN and the infinities are values of `float` and `double` properties (Realm keeps them): the
+    /// store gives back what was written (SQLite stores a NaN as NULL when it is bound as a REAL).
+    @Test func notANumberAndTheInfinitiesAreKept() async throws {
+        let t = try TemporaryStore()
+        let type = ObjectSchema(
+            name: "M", primaryKey: "id",
+            properties: [
+                Property(name: "id", type: .scalar(.int)), Property(name: "f", type: .scalar(.float)),
+                Property(name: "d", type: .scalar(.double)),
+                Property(name: "o", type: .scalar(.double), isOptional: true),
+            ])
+        let values: [(Float, Double)] = [(.nan, .nan), (.infinity, -.infinity), (-.infinity, .infinity)]
+        try await t.store.apply(
+            [.addType(type)]
+                + values.enumerated().map { i, v in
+                    .insert(
+                        objectType: "M", identity: .int(Int64(i)),
+                        values: ["id": .int(Int64(i)), "f": .float(v.0), "d": .double(v.1), "o": .double(v.1)])
+                }, to: "/m", origin: "test")
+        for (i, v) in values.enumerated() {
+            let o = try #require(try t.store.object(of: "M", identity: .int(Int64(i)), in: "/m"))
+            guard case .float(let f)? = o.values["f"], case .double(let d)? = o.values["d"],
+                case .double(let opt)? = o.values["o"]
+            else {
+                Issue.record("object \(i) came back as \(o.values)")
+                continue
+            }
+            #expect(f.isNaN == v.0.isNaN && (f.isNaN || f == v.0), "object \(i)")
+            #expect(d.isNaN == v.1.isNaN && (d.isNaN || d == v.1), "object \(i)")
+            #expect(opt.isNaN == v.1.isNaN && (opt.isNaN || opt == v.1), "object \(i)")
+        }
+    }
+}

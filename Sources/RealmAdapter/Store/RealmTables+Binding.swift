@@ -26,8 +26,8 @@ extension RealmTables {
         case .null: rc = sqlite3_bind_null(stmt, index)
         case .bool(let b): rc = sqlite3_bind_int64(stmt, index, b ? 1 : 0)
         case .int(let n): rc = sqlite3_bind_int64(stmt, index, n)
-        case .float(let f): rc = sqlite3_bind_double(stmt, index, Double(f))
-        case .double(let d): rc = sqlite3_bind_double(stmt, index, d)
+        case .float(let f): rc = bindReal(Double(f), stmt, index)
+        case .double(let d): rc = bindReal(d, stmt, index)
         case .string(let s):
             // A nil base address would bind NULL: an empty string must stay an empty string.
             func bindText(_ u: UnsafeBufferPointer<UInt8>) -> Int32 {
@@ -76,6 +76,12 @@ extension RealmTables {
         }
     }
 
+    /// Binds a float or double: NaN as the text `NaN` (``nanText``), which SQLite would store as
+    /// NULL if it were bound as a REAL.
+    private static func bindReal(_ d: Double, _ stmt: OpaquePointer, _ index: Int32) -> Int32 {
+        d.isNaN ? sqlite3_bind_text(stmt, index, nanText, 3, transient) : sqlite3_bind_double(stmt, index, d)
+    }
+
     /// Binds the next value of a history record as ``bind(_:to:at:db:)`` binds the ``Value`` it
     /// encodes, without decoding it: text and blobs are bound where they are, so the record's
     /// bytes must stay valid until the statement has run.
@@ -94,8 +100,8 @@ extension RealmTables {
         case 1: rc = sqlite3_bind_int64(stmt, index, 0)
         case 2: rc = sqlite3_bind_int64(stmt, index, 1)
         case 3: rc = sqlite3_bind_int64(stmt, index, try r.signed())
-        case 4: rc = sqlite3_bind_double(stmt, index, Double(Float(bitPattern: try r.raw(UInt32.self))))
-        case 5: rc = sqlite3_bind_double(stmt, index, Double(bitPattern: try r.raw(UInt64.self)))
+        case 4: rc = bindReal(Double(Float(bitPattern: try r.raw(UInt32.self))), stmt, index)
+        case 5: rc = bindReal(Double(bitPattern: try r.raw(UInt64.self)), stmt, index)
         case 6, 9: rc = bytes(try r.take(Int(try r.varint())), text: true)  // a string, a decimal's text
         case 7: rc = bytes(try r.take(Int(try r.varint())), text: false)
         case 8:

@@ -28,14 +28,18 @@ struct RealmTables {
 
     // MARK: Values
 
+    /// How a NaN float or double is stored: SQLite turns a REAL NaN into NULL, so it is kept as
+    /// this text in the property's REAL column (which sorts it after every number).
+    static let nanText = "NaN"
+
     /// The SQLite form of a typed value.
     static func encode(_ v: Value) throws -> DatabaseValue {
         switch v {
         case .null: return .null
         case .bool(let b): return (b ? 1 : 0 as Int64).databaseValue
         case .int(let i): return i.databaseValue
-        case .float(let f): return Double(f).databaseValue
-        case .double(let d): return d.databaseValue
+        case .float(let f): return f.isNaN ? nanText.databaseValue : Double(f).databaseValue
+        case .double(let d): return d.isNaN ? nanText.databaseValue : d.databaseValue
         case .string(let s): return s.databaseValue
         case .data(let d): return d.databaseValue
         case .date(let t):
@@ -65,6 +69,7 @@ struct RealmTables {
         case .double(let d): return s == .float ? .float(Float(d)) : .double(d)
         case .string(let str):
             if s == .decimal, let d = DecimalNumber(exactly: str) { return .decimal(d) }
+            if str == nanText, s == .float || s == .double { return s == .float ? .float(.nan) : .double(.nan) }
             return .string(str)
         case .blob(let data):
             switch s {
