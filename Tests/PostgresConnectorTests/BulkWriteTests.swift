@@ -12,7 +12,7 @@ extension PostgresIntegration {
         static let columns = """
             id int8 PRIMARY KEY, name text, qty int4, small int2, price float8, ratio float4, active bool,
             photo bytea, at timestamptz, day date, amount numeric(12, 4), token uuid, tags text[], counts int8[],
-            mood mood, label short_text, doc jsonb
+            mood mood, label short_text, doc jsonb, ordinality int4
             """
 
         /// Values Postgres parses in ways worth checking: quotes, backslashes, newlines and
@@ -32,7 +32,7 @@ extension PostgresIntegration {
                 "token": .uuid(UUID(uuidString: "5E1D6A7C-0000-4000-8000-00000000000\(i % 10)")!),
                 "tags": .list([.string(texts[Int(i) % texts.count]), .null, .string(#"a"b\c"#)]),
                 "counts": .list([.int(i), .int(-i)]), "mood": .string(i % 2 == 0 ? "happy" : "sad"),
-                "label": .string("L\(i)"), "doc": .string(#"{"k": [1, "two", null]}"#),
+                "label": .string("L\(i)"), "doc": .string(#"{"k": [1, "two", null]}"#), "ordinality": .int(i),
             ]
         }
 

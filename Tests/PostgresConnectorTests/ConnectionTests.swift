@@ -96,8 +96,8 @@ extension PostgresIntegration {
             schema: "s", bulkTables: ["t": ["doc": "jsonb"]])
         #expect(
             planned.map(\.statement.text) == [
-                #"UPDATE "s"."t" t SET "doc" = (v."doc" #>> '{}')::jsonb, "name" = v."name", "qty" = v."qty" FROM json_populate_recordset(NULL::"s"."t", $1) WITH ORDINALITY v WHERE t."id" = v."id" RETURNING v.ordinality"#,
-                #"DELETE FROM "s"."t" t USING json_populate_recordset(NULL::"s"."t", $1) WITH ORDINALITY v WHERE t."id" = v."id" RETURNING v.ordinality"#,
+                #"UPDATE "s"."t" t SET "doc" = (v."doc" #>> '{}')::jsonb, "name" = v."name", "qty" = v."qty" FROM json_array_elements($1) WITH ORDINALITY e(doc, n) CROSS JOIN LATERAL json_populate_record(NULL::"s"."t", e.doc) v WHERE t."id" = v."id" RETURNING e.n"#,
+                #"DELETE FROM "s"."t" t USING json_array_elements($1) WITH ORDINALITY e(doc, n) CROSS JOIN LATERAL json_populate_record(NULL::"s"."t", e.doc) v WHERE t."id" = v."id" RETURNING e.n"#,
             ])
         #expect(
             planned[0].statement.values == [

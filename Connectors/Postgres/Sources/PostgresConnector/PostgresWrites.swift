@@ -220,6 +220,10 @@ enum PostgresWrites {
         }
         json.append(UInt8(ascii: "]"))
         let rows = "json_populate_recordset(NULL::\(table), $1)"
+        // The rows numbered (an update or delete returns the number of each row it found), under
+        // names of our own: `WITH ORDINALITY` on the rows would clash with a column `ordinality`.
+        let numbered =
+            "json_array_elements($1) WITH ORDINALITY e(doc, n) CROSS JOIN LATERAL json_populate_record(NULL::\(table), e.doc) v"
         let columns = shape.columns.map(dialect.quote)
         func value(_ column: String) -> String {
             jsonColumns[column].map { "(v.\(dialect.quote(column)) #>> '{}')::\($0)" } ?? "v.\(dialect.quote(column))"
@@ -247,14 +251,13 @@ enum PostgresWrites {
             }
             return Planned(
                 statement: SQLStatement(
-                    "UPDATE \(table) t SET \(sets.joined(separator: ", ")) FROM \(rows) WITH ORDINALITY v "
-                        + "WHERE \(key) RETURNING v.ordinality", parameter),
+                    "UPDATE \(table) t SET \(sets.joined(separator: ", ")) FROM \(numbered) WHERE \(key) RETURNING e.n",
+                    parameter),
                 returnsFound: run)
         case .delete:
             return Planned(
                 statement: SQLStatement(
-                    "DELETE FROM \(table) t USING \(rows) WITH ORDINALITY v WHERE \(key) RETURNING v.ordinality",
-                    parameter),
+                    "DELETE FROM \(table) t USING \(numbered) WHERE \(key) RETURNING e.n", parameter),
                 returnsFound: run)
         }
     }
