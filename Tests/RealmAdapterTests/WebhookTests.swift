@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 import Logging
 import TestSupport
 import Testing
@@ -147,6 +150,31 @@ import Testing
         #expect(try hooks.allSatisfy { try $0.lag().pending == 0 && $0.lag().deadLetters.first?.attempts == 2 })
         // The loop was asked once per attempt: never followed.
         #expect(r.parsed.filter { $0["path"] == .string("/loop") }.count == 2)
+    }
+
+    /// Deliveries cancelled at every moment of their transfer, as a stopping daemon cancels the one
+    /// in flight: each ends (answered or cancelled) and the process lives. Cancelling the URLSession
+    /// task itself crashed it at random ("a task that is not in the registry", a CI run's crash)
+    /// when the cancel met the transfer's own end.
+    @Test func deliveriesCancelledAtAnyMomentEndAndNeverCrash() async throws {
+        let r = try await WebhookReceiver()
+        let session = URLSession(configuration: .ephemeral)
+        var request = URLRequest(url: r.url("/ok"))
+        request.httpMethod = "POST"
+        request.httpBody = Data("{}".utf8)
+        var (answered, cancelled) = (0, 0)
+        for i in 0..<1_500 {
+            let delivery = Task { try await Webhook.send(request, session) }
+            try await Task.sleep(for: .microseconds(i % 40 * 100))
+            delivery.cancel()
+            do {
+                _ = try await delivery.value
+                answered += 1
+            } catch {
+                cancelled += 1
+            }
+        }
+        #expect(answered + cancelled == 1_500)
     }
 
     @Test(arguments: [

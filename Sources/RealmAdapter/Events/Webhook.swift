@@ -115,56 +115,62 @@ public final class Webhook: Sendable {
     }
 }
 
-/// Returns redirects to the caller as answers instead of following them.
 extension Webhook {
-    /// One request, through the completion-handler API. URLSession's async `data(for:)` can
-    /// deadlock on Linux when its task is cancelled just as the transfer completes (seen as a
-    /// hung test run, its threads dumped): the cancellation handler runs under the awaiting
-    /// task's status lock and waits for the session's queue, where the finished transfer waits
-    /// for that lock to resume the task. Here the cancellation is handed to another queue.
+    /// One request, through the completion-handler API; cancelling the calling task ends the
+    /// wait at once with `CancellationError`, and the transfer is left to end by itself (within
+    /// `timeoutSeconds`), its answer unread. Its URLSession task is never cancelled: on Linux a
+    /// cancel that meets the transfer's own end crashes the process ("a task that is not in the
+    /// registry", seen in a CI run and reproduced by WebhookTests), and the async `data(for:)`
+    /// deadlocks there (its cancellation handler waits for the session's queue under the task's
+    /// status lock, which the finished transfer waits for).
     static func send(_ request: URLRequest, _ session: URLSession) async throws -> URLResponse {
-        let transfer = Transfer()
+        let waiter = Waiter()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (done: CheckedContinuation<URLResponse, any Error>) in
-                let task = session.dataTask(with: request) { _, response, error in
+                guard waiter.wait(done) else { return }
+                session.dataTask(with: request) { _, response, error in
                     if let response, error == nil {
-                        done.resume(returning: response)
+                        waiter.end(.success(response))
                     } else {
-                        done.resume(throwing: error ?? URLError(.badServerResponse))
+                        waiter.end(.failure(error ?? URLError(.badServerResponse)))
                     }
-                }
-                transfer.start(task)
+                }.resume()
             }
         } onCancel: {
-            DispatchQueue.global().async { transfer.cancel() }
+            waiter.end(.failure(CancellationError()))
         }
     }
 
-    /// A data task that may be cancelled before it is started (then it is cancelled at once).
-    final class Transfer: @unchecked Sendable {
+    /// The continuation of one request, resumed once: by the answer or by the cancellation,
+    /// whichever comes first (never under its lock).
+    final class Waiter: @unchecked Sendable {
+        // @unchecked: its state is behind the lock.
         private let lock = NSLock()
-        private var task: URLSessionDataTask?
-        private var cancelled = false
+        private var continuation: CheckedContinuation<URLResponse, any Error>?
+        private var ended = false
 
-        func start(_ task: URLSessionDataTask) {
+        /// Keeps `continuation`, or resumes it at once (cancelled) if the request was cancelled before.
+        func wait(_ continuation: CheckedContinuation<URLResponse, any Error>) -> Bool {
             let cancelled = lock.withLock {
-                self.task = task
-                return self.cancelled
+                if !ended { self.continuation = continuation }
+                return ended
             }
-            task.resume()
-            if cancelled { task.cancel() }
+            if cancelled { continuation.resume(throwing: CancellationError()) }
+            return !cancelled
         }
 
-        func cancel() {
-            let task = lock.withLock {
-                cancelled = true
-                return self.task
+        func end(_ result: Result<URLResponse, any Error>) {
+            let c = lock.withLock {
+                ended = true
+                defer { continuation = nil }
+                return continuation
             }
-            task?.cancel()
+            c?.resume(with: result)
         }
     }
 }
 
+/// Returns redirects to the caller as answers instead of following them.
 private final class NoRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
     // @unchecked: no state.
     func urlSession(
