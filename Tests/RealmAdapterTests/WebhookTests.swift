@@ -1,12 +1,13 @@
 import Foundation
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 import Logging
 import TestSupport
 import Testing
 
 @testable import RealmAdapter
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// Webhooks against a real HTTP endpoint (Python's http.server, Tests/Support/webhook-receiver),
 /// with failures injected by path.
