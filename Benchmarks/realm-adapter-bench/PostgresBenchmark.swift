@@ -60,7 +60,7 @@ struct PostgresBenchmark: AsyncParsableCommand {
                 """
                 CREATE TABLE item (id integer PRIMARY KEY, name text NOT NULL, qty integer NOT NULL, price double precision NOT NULL, active boolean NOT NULL);
                 CREATE TABLE item_copy (LIKE item INCLUDING ALL);
-                CREATE PUBLICATION pub FOR TABLE item;
+                CREATE PUBLICATION \(dbName)_ours FOR TABLE item;
                 """)
         }
         print("realm-adapter Postgres benchmark: \(rows) row changes, transactions of \(batch)")
@@ -87,7 +87,7 @@ struct PostgresBenchmark: AsyncParsableCommand {
             p.arguments = [
                 "-h", settings.host!, "-p", String(port), "-U", settings.user!, "-d", dbName, "--slot",
                 dbName + "_recv", "--start",
-                "-o", "proto_version=1", "-o", "publication_names=pub", "-E", end, "-f", "/dev/null",
+                "-o", "proto_version=1", "-o", "publication_names=\(dbName)_ours", "-E", end, "-f", "/dev/null",
             ]
             try p.run()
             p.waitUntilExit()
@@ -98,28 +98,35 @@ struct PostgresBenchmark: AsyncParsableCommand {
         let drainConfig = try config(settings, store: scratch + "/drain", slot: "ours")
         let store = try RealmStore(directory: drainConfig.realm.store)
         let mapping = try Mapping(drainConfig)
-        let applier = RealmApplier(store: store, mapping: mapping, origin: "adapter:bench", source: "postgres:ours")
         try gauges(store: store, config: drainConfig, logger: logger)
-        let stream = try await PostgresReplicationStream(
-            settings: settings, slot: dbName + "_ours", publication: "pub", logger: logger)
-        let endLSN = LSN(end)!
-        var drained = 0
+        // The daemon's own path: its change stream, read ahead and applied by DatabaseToRealmService.
+        let follower = PostgresConnector(configuration: drainConfig.database!, logger: logger)
+        try await follower.prepare(mapping)
+        let follows = try Adapter(store: store, name: "bench", pathRegex: "^/bench$")
+        let applier = RealmApplier(store: store, mapping: mapping, origin: follows.origin, source: follower.sourceName)
+        let daemon = ServiceGroup(
+            configuration: .init(
+                services: [
+                    .init(
+                        service: try DatabaseToRealmService(
+                            connector: follower, applier: applier, adapter: follows, retry: .init(), logger: logger))
+                ], logger: logger))
         let drainTime = try await ContinuousClock().measure {
-            try stream.start()
-            for try await tx in stream.transactions {
-                let dtx = DatabaseTransaction(
-                    position: String(tx.endLSN.value, radix: 16), isOwn: false, changes: tx.changes,
-                    token: tx.endLSN.value)
-                try applier.apply(dtx)
-                drained += tx.changes.count
-                stream.processed(tx)
-                if tx.endLSN >= endLSN || drained >= rows { break }
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await daemon.run() }
+                // The backlog's rows arrive in id order: the last one ends it.
+                while try !store.contains("/bench")
+                    || store.object(of: "Item", identity: .int(Int64(rows - 1)), in: "/bench") == nil
+                {
+                    try await Task.sleep(for: .milliseconds(2))
+                }
+                await daemon.triggerGracefulShutdown()
+                try await tasks.waitForAll()
             }
         }
-        stream.stop()
-        guard drained == rows, try store.count(of: "Item", in: "/bench") == rows else {
-            throw ValidationError("drained \(drained) of \(rows)")
-        }
+        await follower.shutdown()
+        let drained = try store.count(of: "Item", in: "/bench")
+        guard drained == rows else { throw ValidationError("drained \(drained) of \(rows)") }
         let recvRate = rate(rows, recvTime)
         let drainRate = rate(rows, drainTime)
         print(

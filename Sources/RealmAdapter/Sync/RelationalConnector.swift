@@ -20,12 +20,18 @@ public struct DatabaseTransaction: Sendable {
     public var readBack: [String: [String]]
     /// When the database committed it, if the stream says (metrics: how far behind sync is).
     public var commitTime: Timestamp?
+    /// Whether it is one part of a larger database transaction that the connector splits so as
+    /// never to hold it whole (Postgres: `database.largeTransactionChanges`): it is applied as it
+    /// comes, never together with other transactions (which the daemon does when it is behind).
+    public var isPart: Bool
 
     public init(
         position: String, isOwn: Bool, changes: [RowChange], token: UInt64, markers: [AppliedMarker] = [],
-        missedRows: [RowReference] = [], readBack: [String: [String]] = [:], commitTime: Timestamp? = nil
+        missedRows: [RowReference] = [], readBack: [String: [String]] = [:], commitTime: Timestamp? = nil,
+        isPart: Bool = false
     ) {
         self.commitTime = commitTime
+        self.isPart = isPart
         self.position = position
         self.isOwn = isOwn
         self.changes = changes
@@ -70,7 +76,8 @@ public struct SetAsideRow: Sendable {
     public var change: JSONValue
     /// Why, naming table, column and key.
     public var error: String
-    /// The position of the database transaction it came in.
+    /// The position of the database transaction it came in (of the last one applied with it,
+    /// when transactions that arrived together were applied as one).
     public var position: String
 
     public init(_ change: RowChange, error: RealmAdapterError, position: String) {

@@ -119,34 +119,52 @@ public final class DatabaseToRealmService: Service {
             logger.info(
                 "Syncing", metadata: ["realm.store": "\(applier.store.directory)", "adapter": "\(adapter.name)"])
         }
-        for try await tx in stream.cancelOnGracefulShutdown() {
-            try Failpoint.dbToRealmReceived.hit()
-            if !tx.isOwn { warnAboutUnknownTables(tx) }
-            let (applier, adapter, cursor, connector) = (
-                self.applier, self.adapter, self.databaseCursor, self.connector
-            )
-            let paths = try await applier.store.perform {
-                // An own transaction moves the database's order past the Realm versions it holds;
-                // of its rows only what the database added comes back (RealmApplier.apply).
-                for m in tx.markers where tx.isOwn && m.adapter == adapter.name {
-                    try cursor.advance(m.path, through: m.version)
+        // Transactions that arrived while the last ones were applied are applied together (a
+        // run of others' transactions in one store transaction), so a daemon that falls behind
+        // catches up in larger commits instead of staying behind.
+        let ahead = ReadAhead(stream.cancelOnGracefulShutdown(), limit: Self.readAhead)
+        try await withThrowingTaskGroup(of: Void.self) { pump in
+            pump.addTask { await ahead.run() }
+            defer { ahead.close() }
+            while case let arrived = try await ahead.next(atMost: Self.readAhead), !arrived.isEmpty {
+                for (tx, originals) in DatabaseTransaction.mergingRuns(arrived, maxChanges: Self.mergedChanges) {
+                    for _ in originals { try Failpoint.dbToRealmReceived.hit() }
+                    try await apply(tx)
+                    for original in originals {
+                        if !original.isOwn { metrics.applied(original) }
+                        connector.processed(original)
+                    }
                 }
-                return try applier.apply(
-                    tx, pending: self.pendingWrites, linkList: { try connector.linkList($0, owner: $1) },
-                    row: { try connector.row($0, key: $1, columns: $2) },
-                    writeRealmIds: { try connector.writeRealmIds($0) },
-                    setAside: self.ignoreSQLErrors ? { try self.setAside($0) } : nil)
             }
-            if !paths.isEmpty {
-                logger.debug(
-                    "Applied a database transaction",
-                    metadata: [
-                        "position": "\(tx.position)", "realm.paths": "\(paths)", "changes": "\(tx.changes.count)",
-                    ])
-                try Failpoint.dbToRealmAfterCommit.hit()
+        }
+    }
+
+    /// How many transactions are read ahead of the one being applied, at most.
+    static let readAhead = 256
+    /// How many changes transactions merged into one store transaction hold, at most.
+    static let mergedChanges = 5_000
+
+    /// Applies one database transaction (or a merged run of them) to the Realms.
+    private func apply(_ tx: DatabaseTransaction) async throws {
+        if !tx.isOwn { warnAboutUnknownTables(tx) }
+        let (applier, adapter, cursor, connector) = (self.applier, self.adapter, self.databaseCursor, self.connector)
+        let paths = try await applier.store.perform {
+            // An own transaction moves the database's order past the Realm versions it holds;
+            // of its rows only what the database added comes back (RealmApplier.apply).
+            for m in tx.markers where tx.isOwn && m.adapter == adapter.name {
+                try cursor.advance(m.path, through: m.version)
             }
-            if !tx.isOwn { metrics.applied(tx) }
-            connector.processed(tx)
+            return try applier.apply(
+                tx, pending: self.pendingWrites, linkList: { try connector.linkList($0, owner: $1) },
+                row: { try connector.row($0, key: $1, columns: $2) },
+                writeRealmIds: { try connector.writeRealmIds($0) },
+                setAside: self.ignoreSQLErrors ? { try self.setAside($0) } : nil)
+        }
+        if !paths.isEmpty {
+            logger.debug(
+                "Applied a database transaction",
+                metadata: ["position": "\(tx.position)", "realm.paths": "\(paths)", "changes": "\(tx.changes.count)"])
+            try Failpoint.dbToRealmAfterCommit.hit()
         }
     }
 }

@@ -13,6 +13,7 @@ public enum Scenarios {
             ("concurrent writers converge", concurrentWritersConverge),
             ("exactly once across an abrupt stop", exactlyOnceAcrossAnAbruptStop),
             ("exactly once across crashes at the commit points", exactlyOnceAcrossCrashesAtTheCommitPoints),
+            ("transactions that arrive together apply together", transactionsThatArriveTogetherApplyTogether),
             ("the load hands off exactly under concurrent writes", theLoadHandsOffExactlyUnderConcurrentWrites),
         ]
     }
@@ -176,6 +177,30 @@ public enum Scenarios {
             try require(
                 positions == positions.sorted() && Set(positions).count == positions.count,
                 "each database transaction once, in commit order: \(positions)")
+        }
+    }
+
+    /// Database transactions committed while the daemon is stopped arrive together when it
+    /// starts, and are applied together (fewer store transactions, so a daemon that falls behind
+    /// catches up): every row once, the recorded positions in commit order.
+    public static func transactionsThatArriveTogetherApplyTogether<D: ScenarioDatabase>(_ db: D) async throws {
+        try await ScenarioHarness.run(db) { h in
+            try await h.withDaemon {
+                _ = try await db.sql(#"INSERT INTO "Item" (id, n) VALUES (0, 0)"#)
+                try await eventually("the first row in the Realm") { try h.realmItems().count == 1 }
+            }
+            for id in 1...40 { _ = try await db.sql(#"INSERT INTO "Item" (id, n) VALUES (\#(id), \#(id))"#) }
+            try await h.withDaemon {
+                try await eventually("every row in the Realm") { try h.realmItems().count == 41 }
+            }
+            let applied = try h.history().filter { $0.sourcePosition != nil }
+            let together = applied.count - 1
+            try require(together < 40, "40 transactions that arrived together in fewer Realm ones: \(together)")
+            let positions = applied.compactMap(\.sourcePosition?.position)
+            try require(
+                positions == positions.sorted() && Set(positions).count == positions.count,
+                "positions in commit order: \(positions)")
+            try require(try h.realmItems().map { $0[1] } == (0...40).map { String($0) }, "each row as committed")
         }
     }
 

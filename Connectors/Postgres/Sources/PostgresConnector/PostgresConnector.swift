@@ -341,7 +341,8 @@ public final class PostgresConnector: RelationalConnector {
                                 position: position, isOwn: tx.origin.map(origins.contains) ?? false,
                                 changes: changes, token: tx.isComplete ? tx.endLSN.value : 0, markers: markers,
                                 missedRows: missed, readBack: readBack,
-                                commitTime: Self.timestamp(pgMicroseconds: tx.commitTime)))
+                                commitTime: Self.timestamp(pgMicroseconds: tx.commitTime),
+                                isPart: !tx.isComplete || tx.part > 0))
                     }
                     continuation.finish()
                 } catch {
