@@ -103,14 +103,8 @@ struct PostgresBenchmark: AsyncParsableCommand {
         let follower = PostgresConnector(configuration: drainConfig.database!, logger: logger)
         try await follower.prepare(mapping)
         let follows = try Adapter(store: store, name: "bench", pathRegex: "^/bench$")
-        let applier = RealmApplier(store: store, mapping: mapping, origin: follows.origin, source: follower.sourceName)
-        let daemon = ServiceGroup(
-            configuration: .init(
-                services: [
-                    .init(
-                        service: try DatabaseToRealmService(
-                            connector: follower, applier: applier, adapter: follows, retry: .init(), logger: logger))
-                ], logger: logger))
+        let daemon = try daemon(
+            follower, store: store, mapping: mapping, adapter: follows, bothWays: false, logger: logger)
         let drainTime = try await ContinuousClock().measure {
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask { try await daemon.run() }
@@ -330,6 +324,25 @@ struct PostgresBenchmark: AsyncParsableCommand {
                     """), environment: [:], connectors: .postgres)
     }
 
+    /// The daemon's services over `connector`: Postgres → Realm, and Realm → Postgres with `bothWays`.
+    func daemon(
+        _ connector: PostgresConnector, store: RealmStore, mapping: Mapping, adapter: Adapter, bothWays: Bool,
+        logger: Logger
+    ) throws -> ServiceGroup {
+        let applier = RealmApplier(store: store, mapping: mapping, origin: adapter.origin, source: connector.sourceName)
+        var services: [any Service] = [
+            try DatabaseToRealmService(
+                connector: connector, applier: applier, adapter: adapter, retry: .init(), logger: logger)
+        ]
+        if bothWays {
+            services.append(
+                RealmToDatabaseService(
+                    connector: connector, adapter: adapter, mapping: mapping, retry: .init(), ignoreSQLErrors: false,
+                    logger: logger))
+        }
+        return ServiceGroup(configuration: .init(services: services.map { .init(service: $0) }, logger: logger))
+    }
+
     /// Commit-to-commit latency each way at a steady rate, from the commit times each side records.
     func latency(_ settings: PostgresSettings, scratch: String, logger: Logger) async throws {
         let c = try config(settings, store: scratch, slot: "latency")
@@ -352,18 +365,8 @@ struct PostgresBenchmark: AsyncParsableCommand {
         try gauges(store: store, config: c, logger: logger)
         // keeps the history for the commit times
         _ = try Adapter(store: store, name: "bench-history", pathRegex: "^/bench$")
-        let applier = RealmApplier(store: store, mapping: mapping, origin: adapter.origin, source: connector.sourceName)
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [
-                    .init(
-                        service: try DatabaseToRealmService(
-                            connector: connector, applier: applier, adapter: adapter, retry: .init(), logger: logger)),
-                    .init(
-                        service: RealmToDatabaseService(
-                            connector: connector, adapter: adapter, mapping: mapping, retry: .init(),
-                            ignoreSQLErrors: false, logger: logger)),
-                ], logger: logger))
+        let group = try daemon(
+            connector, store: store, mapping: mapping, adapter: adapter, bothWays: true, logger: logger)
         let total = rate * seconds
         let interval = Duration.seconds(1) / rate
         try await withThrowingTaskGroup(of: Void.self) { tasks in
