@@ -134,6 +134,8 @@ public final class DatabaseToRealmService: Service {
                         if !original.isOwn { metrics.applied(original) }
                         connector.processed(original)
                     }
+                    // Stopping (SIGTERM): what was read ahead and not applied comes again on the next start.
+                    if Task.isShuttingDownGracefully { return }
                 }
             }
         }
