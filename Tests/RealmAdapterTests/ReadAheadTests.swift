@@ -30,6 +30,15 @@ struct ReadAheadTests {
         #expect(runs[1].merged.isOwn && runs[1].merged.markers.count == 1)
     }
 
+    /// A replay after a restart: a Realm may hold the transactions up to the position recorded
+    /// when the stream started, another not. Those go alone (each Realm skips what it holds by
+    /// position); merged, a Realm holding the first of a run would get it again.
+    @Test func transactionsAtOrBeforeTheRecordedPositionStayAlone() {
+        let arrived = (1...6).map { tx($0, changes: 1) }
+        let runs = DatabaseTransaction.mergingRuns(arrived, maxChanges: 5_000, after: "0003")
+        #expect(runs.map { $0.originals.map(\.token) } == [[1], [2], [3], [4, 5, 6]])
+    }
+
     @Test func everyElementArrivesOnceInOrderAndTheEndAfterThem() async throws {
         let (stream, input) = AsyncStream.makeStream(of: Int.self)
         let ahead = ReadAhead(stream, limit: 8)

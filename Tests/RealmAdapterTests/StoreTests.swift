@@ -182,6 +182,8 @@ import Testing
             ], origin: "pg", sourcePosition: pos)
         #expect(try t.store.sourcePosition("postgres", of: "/a") == "0/16B3748")
         #expect(try t.store.sourcePosition("postgres", of: "/b") == "0/16B3748")
+        #expect(try t.store.latestPosition(from: "postgres") == "0/16B3748")
+        #expect(try t.store.latestPosition(from: "sqlserver") == nil)
         // History keeps it with the transaction (a replay would show as the same position twice);
         // a transaction without one, and a Realm with no instructions, record none.
         try t.store.apply([.insert(objectType: "Person", identity: "z", values: ["id": "z"])], to: "/a", origin: "app")

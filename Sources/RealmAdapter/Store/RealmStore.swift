@@ -250,6 +250,18 @@ public final class RealmStore: Sendable {
         }
     }
 
+    /// The highest position any Realm holds from `source` (positions of one source sort as
+    /// strings in commit order), or nil if none does. One scan of the Realms' positions.
+    public func latestPosition(from source: String) throws -> String? {
+        try read { db in
+            try String.fetchOne(
+                db,
+                sql: """
+                    SELECT max(position) FROM source_position WHERE source_id = (SELECT id FROM source WHERE name = ?)
+                    """, arguments: [source])
+        }
+    }
+
     /// Removes a Realm with its objects, history and adapter cursors.
     public func deleteRealm(_ path: String) throws {
         try pool.write { db in

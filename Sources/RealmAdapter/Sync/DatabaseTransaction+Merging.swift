@@ -20,16 +20,22 @@ extension DatabaseTransaction {
 
     /// `transactions` in order, each run of transactions of others that together hold at most
     /// `maxChanges` changes merged into one (a transaction larger than that stays as it is).
-    static func mergingRuns(_ transactions: [DatabaseTransaction], maxChanges: Int) -> [(
+    ///
+    /// - Parameter after: the highest position any Realm holds from this source when the stream
+    ///   started. A transaction at or before it may be a replay that some Realms hold and others
+    ///   do not: it stays alone, so that each Realm skips it or applies it by its own position (in
+    ///   a merged run, a Realm that holds its first transactions would get them again).
+    static func mergingRuns(_ transactions: [DatabaseTransaction], maxChanges: Int, after: String? = nil) -> [(
         merged: DatabaseTransaction, originals: ArraySlice<DatabaseTransaction>
     )] {
+        func merges(_ tx: DatabaseTransaction) -> Bool { tx.merges && after.map { tx.position > $0 } ?? true }
         var result: [(merged: DatabaseTransaction, originals: ArraySlice<DatabaseTransaction>)] = []
         var start = transactions.startIndex
         while start < transactions.endIndex {
             var end = start + 1
-            if transactions[start].merges {
+            if merges(transactions[start]) {
                 var changes = transactions[start].changes.count
-                while end < transactions.endIndex, transactions[end].merges,
+                while end < transactions.endIndex, merges(transactions[end]),
                     changes + transactions[end].changes.count <= maxChanges
                 {
                     changes += transactions[end].changes.count

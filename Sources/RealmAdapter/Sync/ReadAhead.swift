@@ -4,8 +4,9 @@ import Synchronization
 /// everything that has arrived (``next(atMost:)``) instead of one element per wake-up: a
 /// consumer that falls behind catches up in fewer, larger steps.
 ///
-/// ``run()`` pumps the sequence and must run in a child task of the consumer's (cancelling the
-/// consumer cancels it); the consumer calls ``close()`` when it stops taking, which ends the pump.
+/// ``run()`` pumps the sequence, once, in a child task of the one consumer's (cancelling the
+/// consumer cancels it). When the consumer stops taking, it calls ``close()`` (which ends a pump
+/// waiting for room) and cancels the pump's task (which ends one waiting for the sequence).
 final class ReadAhead<Base: AsyncSequence & Sendable>: Sendable where Base.Element: Sendable {
     typealias Element = Base.Element
 
@@ -51,7 +52,7 @@ final class ReadAhead<Base: AsyncSequence & Sendable>: Sendable where Base.Eleme
     }
 
     /// The elements that have arrived, at most `atMost` of them, waiting for one if none has;
-    /// empty once the sequence has ended (or the task is cancelled), its error if it failed.
+    /// empty once the sequence has ended (a cancelled pump ends it), its error if it failed.
     func next(atMost: Int) async throws -> [Element] {
         while true {
             let taken = state.withLock { s -> Result<[Element], Error>? in
@@ -71,6 +72,7 @@ final class ReadAhead<Base: AsyncSequence & Sendable>: Sendable where Base.Eleme
             if let taken { return try taken.get() }
             await withCheckedContinuation { c in
                 state.withLock { s in
+                    precondition(s.consumer == nil, "ReadAhead has one consumer")
                     if !s.buffer.isEmpty || s.end != nil { c.resume() } else { s.consumer = c }
                 }
             }

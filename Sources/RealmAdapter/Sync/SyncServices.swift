@@ -121,21 +121,32 @@ public final class DatabaseToRealmService: Service {
         }
         // Transactions that arrived while the last ones were applied are applied together (a
         // run of others' transactions in one store transaction), so a daemon that falls behind
-        // catches up in larger commits instead of staying behind.
+        // catches up in larger commits instead of staying behind. Not those a Realm may hold
+        // already (a replay after a restart): each goes alone, so that each Realm skips exactly
+        // the ones it holds, by position.
+        let replayedThrough = try await applier.store.perform { [applier] in
+            try applier.store.latestPosition(from: applier.source)
+        }
         let ahead = ReadAhead(stream.cancelOnGracefulShutdown(), limit: Self.readAhead)
         try await withThrowingTaskGroup(of: Void.self) { pump in
             pump.addTask { await ahead.run() }
-            defer { ahead.close() }
+            defer {
+                ahead.close()
+                pump.cancelAll()
+            }
             while case let arrived = try await ahead.next(atMost: Self.readAhead), !arrived.isEmpty {
-                for (tx, originals) in DatabaseTransaction.mergingRuns(arrived, maxChanges: Self.mergedChanges) {
+                let runs = DatabaseTransaction.mergingRuns(
+                    arrived, maxChanges: Self.mergedChanges, after: replayedThrough)
+                for (tx, originals) in runs {
                     for _ in originals { try Failpoint.dbToRealmReceived.hit() }
                     try await apply(tx)
                     for original in originals {
                         if !original.isOwn { metrics.applied(original) }
                         connector.processed(original)
                     }
-                    // Stopping (SIGTERM): what was read ahead and not applied comes again on the next start.
-                    if Task.isShuttingDownGracefully { return }
+                    // Stopping (SIGTERM, or another service failed): what was read ahead and not
+                    // applied comes again on the next start.
+                    if Task.isShuttingDownGracefully || Task.isCancelled { return }
                 }
             }
         }
