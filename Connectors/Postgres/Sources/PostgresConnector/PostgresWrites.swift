@@ -46,13 +46,11 @@ enum PostgresWrites {
         var run: [DatabaseWrite] = []
         var runShape: RunShape?
         var runKeys = Set<[Value]>()
-        var fields = 0
         func flush() {
             defer {
                 run = []
                 runShape = nil
                 runKeys = []
-                fields = 0
             }
             guard let shape = runShape else { return }
             if run.count == 1 {
@@ -80,7 +78,7 @@ enum PostgresWrites {
             let key = shape.key(of: w)
             // Postgres takes at most 65,535 parameters: a VALUES upsert stays under 30,000.
             let limit = shape.hasReferences || bulkTables[shape.table] == nil ? min(maxFields, 30_000) : maxFields
-            if runShape != shape || key.map(runKeys.contains) == true || fields + shape.fields > limit
+            if runShape != shape || key.map(runKeys.contains) == true || (run.count + 1) * shape.fields > limit
                 || (shape.hasReferences && shape.kind != .upsert)
             {
                 flush()
@@ -88,7 +86,6 @@ enum PostgresWrites {
             run.append(w)
             runShape = shape
             if let key { runKeys.insert(key) }
-            fields += shape.fields
         }
         flush()
         return out
@@ -174,7 +171,7 @@ enum PostgresWrites {
     }
 
     /// Appends `value` as a JSON string of the text Postgres parses (``PostgresType/encode(_:)``),
-    /// or `null`; integers and strings without making a String of their own.
+    /// or `null`; strings are escaped where they are, without a copy.
     static func appendText(_ value: Value, to json: inout [UInt8]) {
         switch value {
         case .null: json += "null".utf8
