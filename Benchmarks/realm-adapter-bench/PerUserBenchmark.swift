@@ -33,6 +33,8 @@ struct PerUserBenchmark: AsyncParsableCommand {
     @Option(help: "Scratch directory (removed afterwards).") var scratch =
         NSTemporaryDirectory() + "realm-adapter-peruser-bench"
 
+    static let widths = [10, 12, 12, 12, 12, 7, 7, 10, 8]
+
     struct Figures {
         var loadRate: Double
         var peakMB: Int
@@ -57,7 +59,7 @@ struct PerUserBenchmark: AsyncParsableCommand {
         print(
             LoadBenchmark.columns([
                 "Realms", "load rows/s", "÷ 1", "peak MB", "store MB", "÷ 1", "list s", "updates/s", "÷ 1",
-            ]))
+            ], widths: Self.widths))
         fflush(nil)
         var reference: Figures?
         for count in realms.split(separator: ",").compactMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) {
@@ -71,7 +73,7 @@ struct PerUserBenchmark: AsyncParsableCommand {
                     String(format: "%.0f", f.storeMB), String(format: "%.2f", f.storeMB / r.storeMB),
                     String(format: "%.2f", f.list),
                     String(format: "%.0f", f.updateRate), String(format: "%.2f", f.updateRate / r.updateRate),
-                ]))
+                ], widths: Self.widths))
             fflush(nil)
         }
         print(
