@@ -158,6 +158,52 @@ extension PostgresIntegration {
             }
         }
 
+        /// A table of scalars and links takes the loader's prepared path: its links are checked
+        /// before a batch is stored, and a batch with a dangling one is taken row by row (an error
+        /// naming the row, or with `nullify` a null link, in the Realm and in its history alike).
+        @Test(.timeLimit(.minutes(1)))
+        func preparedRowsWithDanglingLinksAreAnErrorOrNull() async throws {
+            try await LoadHarness.withDatabase { settings, pg, dir in
+                _ = try await pg.sql(
+                    """
+                    CREATE TABLE "Driver" (id bigint PRIMARY KEY);
+                    CREATE TABLE "Ride" (id bigint PRIMARY KEY, driver bigint, backup bigint, km bigint NOT NULL);
+                    INSERT INTO "Driver" SELECT i FROM generate_series(1, 5) i;
+                    INSERT INTO "Ride" SELECT i, 1 + i % 5, CASE WHEN i % 2 = 0 THEN NULL ELSE 2 END, i FROM generate_series(1, 300) i;
+                    UPDATE "Ride" SET backup = 99 WHERE id = 150;
+                    """)
+                let schema = """
+                    [{"name": "Driver", "primaryKey": "id", "properties": {"id": "int"}},
+                     {"name": "Ride", "primaryKey": "id", "properties": {"id": "int", "driver": "Driver", "backup": "Driver", "km": "int"}}]
+                    """
+                let strict = try SyncHarness.config(settings, store: dir, schema: schema, createSchema: false)
+                await #expect {
+                    _ = try await LoadHarness.load(strict)
+                } throws: { e in
+                    let message = (e as? RealmAdapterError)?.message ?? ""
+                    return message.contains("Table Ride, column backup, row with key 150")
+                }
+                let lenient = try SyncHarness.config(
+                    settings, store: dir, extra: #", "loader": {"danglingForeignKeys": "nullify", "batchSize": 100}"#,
+                    schema: schema, createSchema: false)
+                let summary = try await LoadHarness.load(lenient)
+                #expect(summary.tables.first { $0.table == "Ride" }?.danglingLinks == 1)
+                let store = try RealmStore(directory: dir)
+                #expect(try store.count(of: "Ride", in: "/SQLDemo") == 300)
+                let ride = try #require(try store.object(of: "Ride", identity: 150, in: "/SQLDemo"))
+                #expect(ride.values["backup"] == .null && ride.values["driver"] == 1 && ride.values["km"] == 150)
+                #expect(try store.object(of: "Ride", identity: 151, in: "/SQLDemo")?.values["backup"] == 2)
+                let inserts = try store.history(of: "/SQLDemo").flatMap(\.instructions).filter {
+                    if case .insert("Ride", _, _) = $0 { true } else { false }
+                }
+                #expect(inserts.count == 300)
+                #expect(
+                    inserts.contains {
+                        if case .insert(_, 150, let v) = $0 { v["backup"] == .null && v["driver"] == 1 } else { false }
+                    })
+            }
+        }
+
         /// Per-user paths: one table fans out to a Realm per user.
         @Test(.timeLimit(.minutes(1)))
         func routedTableFansOutToManyRealms() async throws {

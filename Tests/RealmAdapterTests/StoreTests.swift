@@ -439,6 +439,84 @@ extension StoreTests {
         #expect(try t.store.version(of: "/x") == 1)
     }
 
+    static let owner = ObjectSchema(
+        name: "Owner", primaryKey: "id", properties: [Property(name: "id", type: .scalar(.string))])
+    static let pet = ObjectSchema(
+        name: "Pet", primaryKey: "id",
+        properties: [
+            Property(name: "id", type: .scalar(.int)), Property(name: "owner", type: .link("Owner")),
+            Property(name: "vet", type: .link("Owner")),
+        ])
+    static let petSchema = try! Schema([owner, pet])
+
+    /// Pets 1…100, each linking to an owner of `owners` (`vet` null for every third).
+    static func pets(_ owners: [String]) -> [(Value, PropertyValues)] {
+        (1...100).map { i in
+            (.int(Int64(i)), ["id": .int(Int64(i)), "owner": .string(owners[i % owners.count]), "vet": i % 3 == 0 ? .null : "a"])
+        }
+    }
+
+    static func withOwners(_ t: TemporaryStore, _ path: String) throws {
+        try t.store.write(to: path, origin: "test") { tx in
+            try tx.addType(Self.owner)
+            try tx.addType(Self.pet)
+            for o in ["a", "b", "c"] { try tx.create("Owner", ["id": .string(o)]) }
+        }
+    }
+
+    /// Types with links are prepared too: the links are stored as one by one stores them, and a
+    /// batch with a link whose target is missing stores nothing (the loader then takes the rows
+    /// one by one, deciding what a missing target means).
+    @Test func preparedLinksAreCheckedBeforeAnyRowIsStored() throws {
+        #expect(PreparedInserts.canPrepare(Self.pet))
+        let t = try TemporaryStore()
+        for path in ["/one", "/prepared", "/dangling"] { try Self.withOwners(t, path) }
+        var good = try PreparedInserts(Self.pet, schema: Self.petSchema)
+        for (id, v) in Self.pets(["a", "b", "c"]) { try good.add(id, v) }
+        try t.store.write(to: "/prepared", origin: "test") { tx in
+            let stored = try tx.insert(good)
+            #expect(stored)
+        }
+        try t.store.write(to: "/one", origin: "test") { tx in
+            for (id, v) in Self.pets(["a", "b", "c"]) {
+                try tx.record(.insert(objectType: "Pet", identity: id, values: v))
+            }
+        }
+        #expect(try t.store.objects(of: "Pet", in: "/prepared") == t.store.objects(of: "Pet", in: "/one"))
+        #expect(try t.store.object(of: "Pet", identity: 3, in: "/prepared")?.values["owner"] == "a")
+        // A link to a missing owner in the last row of the last statement.
+        var dangling = try PreparedInserts(Self.pet, schema: Self.petSchema)
+        for (id, v) in Self.pets(["a", "b", "c"]).dropLast() { try dangling.add(id, v) }
+        try dangling.add(.int(100), ["id": .int(100), "owner": "nobody"])
+        try t.store.write(to: "/dangling", origin: "test") { tx in
+            let stored = try tx.insert(dangling)
+            #expect(!stored)
+        }
+        #expect(try t.store.count(of: "Pet", in: "/dangling") == 0)
+        // Deleting an owner nulls the prepared links to it, as for links stored one by one.
+        try t.store.apply([.delete(objectType: "Owner", identity: "a")], to: "/prepared", origin: "test")
+        #expect(try t.store.object(of: "Pet", identity: 3, in: "/prepared")?.values["owner"] == .null)
+        #expect(try t.store.object(of: "Pet", identity: 1, in: "/prepared")?.values["vet"] == .null)
+    }
+
+    /// A run of INSERTs with links, stored many rows per statement, refuses a missing target.
+    @Test func anInsertRunRefusesALinkToAMissingTarget() throws {
+        let t = try TemporaryStore()
+        try Self.withOwners(t, "/x")
+        var run = Self.pets(["a", "b", "c"]).map { Instruction.insert(objectType: "Pet", identity: $0.0, values: $0.1) }
+        run[70] = .insert(objectType: "Pet", identity: 71, values: ["id": 71, "owner": "a", "vet": "nobody"])
+        #expect {
+            try t.store.apply(run, to: "/x", origin: "test")
+        } throws: { error in
+            (error as? RealmAdapterError)?.context["instruction"] == "70" && "\(error)".contains("Pet.vet")
+        }
+        #expect(try t.store.count(of: "Pet", in: "/x") == 0)
+        run[70] = .insert(objectType: "Pet", identity: 71, values: ["id": 71, "owner": "a"])
+        try t.store.apply(run, to: "/x", origin: "test")
+        #expect(try t.store.count(of: "Pet", in: "/x") == 100)
+        #expect(try t.store.object(of: "Pet", identity: 71, in: "/x")?.values["vet"] == .null)
+    }
+
     @Test func badRowsAreRejectedAsOneByOne() throws {
         var p = try PreparedInserts(Self.item, schema: Self.schema)
         #expect(throws: RealmAdapterError.self) { try p.add(.int(1), ["id": .int(1), "label": .int(5)]) }

@@ -69,7 +69,9 @@ public final class FieldReceiver {
         let slotOfColumn = mappingIndex.map { i in i.flatMap { typing.slots[t.columns[$0].property.name] } }
         self.mappingIndex = mappingIndex
         self.slotOfColumn = slotOfColumn
-        direct = zip(columns, mappingIndex).map { c, i in routing.contains(c) ? nil : i.flatMap { t.plainScalars[$0] } }
+        direct = zip(columns, mappingIndex).map { c, i in
+            routing.contains(c) ? nil : i.flatMap { Self.directType(t.columns[$0]) }
+        }
         columnOfSlot = typing.slotNames.indices.map { k in slotOfColumn.firstIndex(of: k) }
         keySlot = typing.primaryKeySlot!
         guard columnOfSlot[keySlot] != nil else { preconditionFailure("the key column \(t.keyColumn) must be read") }
@@ -81,6 +83,14 @@ public final class FieldReceiver {
         ends.initialize(repeating: -1)
         given = .allocate(capacity: columns.count)
         given.initialize(repeating: nil)
+    }
+
+    /// The type a column's fields are written as they come in: a plain scalar's, or a link's
+    /// target key (the loader prepares no type whose links go through a database key).
+    private static func directType(_ c: ColumnMapping) -> ScalarType? {
+        if let s = c.plainScalar { return s }
+        if case .link(_, let keyType) = c.kind { return keyType }
+        return nil
     }
 
     deinit {
@@ -225,9 +235,11 @@ public final class FieldReceiver {
                 if id == nil { id = identity }
                 let mapped = try mapping.realmValue(g, column: mappingIndex[j]!, t, key: id!)
                 do {
-                    v =
-                        mapped.has(typing.slotScalars[k]!)
-                        ? mapped : try mapped.coerced(to: typing.slotScalars[k]!, optional: typing.slotOptional[k])
+                    if let s = typing.slotScalars[k] {
+                        v = mapped.has(s) ? mapped : try mapped.coerced(to: s, optional: typing.slotOptional[k])
+                    } else {
+                        v = mapped  // a link: its target's key already (ColumnMapping.realmValue)
+                    }
                 } catch let e as RealmAdapterError {
                     throw e.inColumn(table: t.table, column: columns[j], key: id!)
                 }

@@ -171,7 +171,10 @@ public final class Loader: @unchecked Sendable {
         // the writer decides per Realm whether it merges, and tells the reader.
         let decisions = MergeDecisions(existing: Set(try store.realmPaths()))
         let schema = mapping.schema
-        let preparing = PreparedInserts.canPrepare(t.type)
+        // Links are prepared where the column holds the target's primary key and the target is
+        // loaded first (a database key needs a lookup, a deferred link a second pass).
+        let preparing =
+            PreparedInserts.canPrepare(t.type) && deferring.isEmpty && mapping.linksByDatabaseKey[t.type.name] == nil
         let empty = {
             ObjectBatch(preparing: preparing ? t.type : nil, schema: schema, capacity: batchSize, decisions: decisions)
         }
@@ -187,7 +190,7 @@ public final class Loader: @unchecked Sendable {
                         }
                         try snapshot.rows(t.table, columns: layout.columns, orderedBy: order, into: receiver)
                     }
-                }, consume: { batch in try writeObjects(batch, t, hasLinks: false, decisions, run, &summary, report) })
+                }, consume: { batch in try writeObjects(batch, t, hasLinks: hasLinks, decisions, run, &summary, report) })
         }
         try pipeline(
             empty: empty,
@@ -231,10 +234,12 @@ public final class Loader: @unchecked Sendable {
             decisions.decide(path, merges: merge)
             if !merge, let p = batch.prepared[path] {
                 if try tx.insert(p) { return }
-                // The Realm's type grew meanwhile: one by one, from the prepared rows
-                // (entries are not kept once the writer has decided).
+                // The Realm's type grew meanwhile, or a link's target is missing: one by one, from
+                // the prepared rows (entries are not kept once the writer has decided).
                 if entries.isEmpty {
                     try p.forEachRow { id, values in
+                        var values = values
+                        if hasLinks { summary.danglingLinks += try checkLinks(&values, of: id, t, tx) }
                         try tx.record(.insert(objectType: type, identity: id, values: values))
                     }
                     return

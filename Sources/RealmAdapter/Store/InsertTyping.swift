@@ -13,6 +13,8 @@ final class InsertTyping {
     let slotNames: [String]
     /// Per slot: the scalar type for the common case, so the hot loop need not copy a `Property`.
     let slotScalars: [ScalarType?]
+    /// Per slot: the target type of a link, or nil.
+    let slotTargets: [String?]
     let slotOptional: [Bool]
     /// Per slot: the value used when an INSERT does not mention the property.
     let defaults: [Value?]
@@ -45,6 +47,7 @@ final class InsertTyping {
         slotProperties = props
         slotNames = props.map(\.name)
         slotScalars = props.map { p -> ScalarType? in if case .scalar(let s) = p.type { s } else { nil } }
+        slotTargets = props.map(\.type.linkTarget)
         slotOptional = props.map(\.isOptional)
         self.defaults = defaults
         primaryKeySlot = t.primaryKey.flatMap { slots[$0] }
@@ -137,8 +140,9 @@ final class InsertTyping {
 
 /// INSERTs of one type checked, typed and encoded for history ahead of the write, on another
 /// thread (a bulk load's reading thread), so that the writing thread only stores them
-/// (``WriteTransaction/insert(_:)``). For types with a primary key whose properties are all
-/// scalars: links need the Realm to check their targets, lists a second table.
+/// (``WriteTransaction/insert(_:)``). For types with a primary key whose properties are
+/// scalars and links (the writer checks the links' targets before it stores a row; lists need a
+/// second table).
 public struct PreparedInserts: @unchecked Sendable {
     // @unchecked: `typing`'s row buffer is used only by the thread that adds rows.
     public let type: ObjectSchema
@@ -156,8 +160,8 @@ public struct PreparedInserts: @unchecked Sendable {
         t.primaryKey != nil
             && t.properties.allSatisfy {
                 switch $0.type {
-                case .scalar, .linkingObjects: true  // linkingObjects are computed, not stored
-                case .link, .list: false
+                case .scalar, .link, .linkingObjects: true  // linkingObjects are computed, not stored
+                case .list: false
                 }
             }
     }
@@ -165,7 +169,7 @@ public struct PreparedInserts: @unchecked Sendable {
     /// - Parameter schema: the schema `type` belongs to (for its defaults); the Realm's type must
     ///   be `type` exactly when they are stored.
     public init(_ type: ObjectSchema, schema: Schema, capacity: Int = 0) throws {
-        precondition(Self.canPrepare(type), "PreparedInserts need a type with a primary key and scalar properties only")
+        precondition(Self.canPrepare(type), "PreparedInserts need a type with a primary key and no list")
         self.type = type
         self.schema = schema
         typing = try InsertTyping(type, schema: schema)

@@ -19,6 +19,22 @@ extension RealmTables {
         try step(stmt, db: db)
     }
 
+    /// Runs a cached query with `values` bound as ``execute(_:_:db:)`` binds them: the first
+    /// column of its first row as an integer, or nil when it has no row.
+    static func firstInteger(_ statement: Statement, _ values: [Value], db: Database) throws -> Int64? {
+        let stmt = statement.sqliteStatement
+        sqlite3_reset(stmt)
+        for (i, v) in values.enumerated() { try bind(v, to: stmt, at: Int32(i + 1), db: db) }
+        defer { sqlite3_reset(stmt) }
+        switch sqlite3_step(stmt) {
+        case SQLITE_ROW: return sqlite3_column_int64(stmt, 0)
+        case SQLITE_DONE: return nil
+        case let rc:
+            throw DatabaseError(
+                resultCode: ResultCode(rawValue: rc), message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        }
+    }
+
     /// Binds one value to a parameter (1-based) of a raw statement.
     static func bind(_ v: Value, to stmt: OpaquePointer, at index: Int32, db: Database) throws {
         let rc: Int32

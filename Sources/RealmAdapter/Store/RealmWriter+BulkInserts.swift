@@ -50,7 +50,11 @@ extension RealmWriter {
             let base = Int32(j) * width
             sqlite3_bind_int64(stmt, base + 1, realm)
             for k in typing.row.indices {
-                try RealmTables.bind(typing.row[k]!, to: stmt, at: base + 2 + Int32(k), db: db)
+                let value = typing.row[k]!
+                if let target = typing.slotTargets[k], !value.isNull {
+                    try checkTarget(target, value, from: typing.type, typing.slotProperties[k])
+                }
+                try RealmTables.bind(value, to: stmt, at: base + 2 + Int32(k), db: db)
             }
             typed.append(.insert(objectType: n, identity: id, values: checked))
         }
@@ -63,7 +67,8 @@ extension RealmWriter {
     }
 
     /// Stores INSERTs checked ahead (``PreparedInserts``); false, storing nothing, if the
-    /// Realm's type is not the one they were checked against (its schema grew meanwhile).
+    /// Realm's type is not the one they were checked against (its schema grew meanwhile) or a
+    /// link's target is missing (stored one by one, the missing one is named).
     ///
     /// Rows go in by ``rowsPerStatement`` per statement: each statement run has a fixed cost
     /// in SQLite, about half of a narrow row's. A statement that fails is undone by SQLite
@@ -79,6 +84,7 @@ extension RealmWriter {
         let type = plan.typing.type
         let realm = self.realm
         let perStatement = max(1, min(Self.rowsPerStatement, Self.maxParameters / (width + 1)))
+        guard try linksFound(prepared) else { return false }
         var used: [OpaquePointer] = []
         try prepared.encoded.bytes.withUnsafeBytes { records in
             // Text and blobs are bound in place: no statement keeps them past this call.
@@ -90,11 +96,7 @@ extension RealmWriter {
             /// Binds the Realm and the next record's values from parameter `first` on: every slot, in slot order.
             func bindRecord(to stmt: OpaquePointer, from first: Int32) throws {
                 sqlite3_bind_int64(stmt, first, realm)
-                guard try r.byte() == 1 else { throw BinaryReader.corrupt }
-                try r.skipString()
-                try r.skipValue()
-                guard try r.varint() == width else { throw BinaryReader.corrupt }
-                let named = try r.byte() == 0
+                let named = try Self.recordHead(&r, width: width)
                 for k in 0..<Int32(width) {
                     if named { try r.skipString() }
                     try RealmTables.bind(&r, to: stmt, at: first + 1 + k, db: db)
@@ -130,6 +132,45 @@ extension RealmWriter {
             try recordCreated(type, records: records, count: count)
         }
         return true
+    }
+
+    /// Reads a prepared INSERT record up to its first slot; whether its slots are named.
+    private static func recordHead(_ r: inout BinaryReader, width: Int) throws -> Bool {
+        guard try r.byte() == 1 else { throw BinaryReader.corrupt }
+        try r.skipString()
+        try r.skipValue()
+        guard try r.varint() == width else { throw BinaryReader.corrupt }
+        return try r.byte() == 0
+    }
+
+    /// Whether every link of the prepared rows finds its target in the Realm (read before any
+    /// row is stored: a loader then stores the rows one by one, deciding what a missing target
+    /// means).
+    private func linksFound(_ prepared: PreparedInserts) throws -> Bool {
+        let typing = prepared.typing
+        guard typing.slotTargets.contains(where: { $0 != nil }) else { return true }
+        let targets = try typing.slotTargets.map { try $0.map { try type($0).1 } }
+        let width = prepared.width
+        // Rows link to the same objects again and again (a product, a customer): each is looked up once.
+        var found = [Set<Value>](repeating: [], count: width)
+        return try prepared.encoded.bytes.withUnsafeBytes { records in
+            var r = BinaryReader(buffer: records)
+            for _ in 0..<prepared.count {
+                let named = try Self.recordHead(&r, width: width)
+                for k in 0..<width {
+                    if named { try r.skipString() }
+                    guard let target = targets[k] else {
+                        try r.skipValue()
+                        continue
+                    }
+                    let v = try r.value()
+                    if v.isNull || found[k].contains(v) { continue }
+                    guard try exists(target, v) else { return false }
+                    found[k].insert(v)
+                }
+            }
+            return true
+        }
     }
 
     /// The identity of the INSERT record at `offset` (for an error message).

@@ -91,13 +91,13 @@ struct RealmWriter {
             let (t, lt, count) = try list(n, id, p)
             guard i <= count else { throw outOfRange(t, p, i, count, inserting: true) }
             try checkElement(t, p, v)
-            let o = try RealmTables.encode(id)
             if i < count {
                 try db.cachedStatement(sql: "UPDATE \(lt) SET idx = idx + 1 WHERE realm = ? AND owner = ? AND idx >= ?")
-                    .execute(arguments: [realm, o, i])
+                    .execute(arguments: [realm, try RealmTables.encode(id), i])
             }
-            try db.cachedStatement(sql: "INSERT INTO \(lt) (realm, owner, idx, value) VALUES (?, ?, ?, ?)").execute(
-                arguments: [realm, o, i, try RealmTables.encode(v)])
+            try RealmTables.execute(
+                db.cachedStatement(sql: "INSERT INTO \(lt) (realm, owner, idx, value) VALUES (?, ?, ?, ?)"),
+                [.int(realm), id, .int(Int64(i)), v], db: db)
         case .listSet(let n, let id, let p, let i, let v):
             let (t, lt, count) = try list(n, id, p)
             guard i < count else { throw outOfRange(t, p, i, count, inserting: false) }
@@ -121,7 +121,7 @@ struct RealmWriter {
             let (t, tt) = try type(n)
             let o = try RealmTables.encode(old)
             let nw = try RealmTables.encode(new)
-            guard try !exists(tt.table, nw) else {
+            guard try !exists(tt, new) else {
                 throw RealmAdapterError.duplicateKey(t, new)
             }
             try recordBefore(t, old)
@@ -243,7 +243,7 @@ struct RealmWriter {
         if typing.rowKeyOffset == 1 { try RealmTables.bind(id, to: stmt, at: 2, db: db) }
         for k in typing.row.indices {
             let value = typing.row[k]!
-            if typing.slotScalars[k] == nil, !value.isNull, case .link(let target) = typing.slotProperties[k].type {
+            if let target = typing.slotTargets[k], !value.isNull {
                 try checkTarget(target, value, from: typing.type, typing.slotProperties[k])
             }
             try RealmTables.bind(value, to: stmt, at: Int32(k + 2 + typing.rowKeyOffset), db: db)
@@ -267,7 +267,7 @@ struct RealmWriter {
     private mutating func set(_ n: String, _ id: Value, _ values: PropertyValues) throws {
         let (t, tt) = try type(n)
         let key = try RealmTables.encode(id)
-        guard try exists(tt.table, key) else { throw missing(t, id) }
+        guard try exists(tt, id) else { throw missing(t, id) }
         try recordBefore(t, id)
         for e in values {
             let j = propertyOrdinal(t, e.name)
@@ -303,14 +303,13 @@ struct RealmWriter {
 
     private func list(_ n: String, _ id: Value, _ p: String) throws -> (ObjectSchema, String, Int) {
         let (t, tt) = try type(n)
-        guard try exists(tt.table, try RealmTables.encode(id)) else { throw missing(t, id) }
+        guard try exists(tt, id) else { throw missing(t, id) }
         try recordBefore(t, id)
         let lt = try listTable(t, p)
-        let count =
-            try Int.fetchOne(
-                db.cachedStatement(sql: "SELECT count(*) FROM \(lt) WHERE realm = ? AND owner = ?"),
-                arguments: [realm, try RealmTables.encode(id)]) ?? 0
-        return (t, lt, count)
+        let count = try RealmTables.firstInteger(
+            db.cachedStatement(sql: "SELECT count(*) FROM \(lt) WHERE realm = ? AND owner = ?"), [.int(realm), id],
+            db: db)
+        return (t, lt, Int(count ?? 0))
     }
 
     private func checkElement(_ t: ObjectSchema, _ property: String, _ v: Value) throws {
@@ -319,19 +318,17 @@ struct RealmWriter {
         }
     }
 
-    private func checkTarget(_ target: String, _ v: Value, from t: ObjectSchema, _ p: Property) throws {
+    func checkTarget(_ target: String, _ v: Value, from t: ObjectSchema, _ p: Property) throws {
         let (_, tt) = try type(target)
-        guard try exists(tt.table, try RealmTables.encode(v)) else {
+        guard try exists(tt, v) else {
             throw RealmAdapterError.linkTargetMissing(
                 type: t.name, property: p.name, target: target, kind: v.kindName)
         }
     }
 
-    /// Whether the Realm has an object with this key in `table`.
-    func exists(_ table: String, _ key: DatabaseValue) throws -> Bool {
-        try Bool.fetchOne(
-            db.cachedStatement(sql: "SELECT 1 FROM \(table) WHERE realm = ? AND key = ?"), arguments: [realm, key])
-            ?? false
+    /// Whether the Realm has an object with this key (a primary key or row key) in the type's table.
+    func exists(_ tt: TypeTables, _ key: Value) throws -> Bool {
+        try RealmTables.firstInteger(db.cachedStatement(sql: tt.selectExists), [.int(realm), key], db: db) != nil
     }
 
     private func missing(_ t: ObjectSchema, _ id: Value) -> RealmAdapterError {

@@ -23,7 +23,9 @@ import Synchronization
 final class StoreLayout: Sendable {
     private struct State {
         var types: [String: TypeEntry] = [:]
-        var resolved: [ObjectSchema: TypeTables] = [:]
+        /// By type name: each schema of that name seen, with its tables (found by `==`, which is
+        /// quick for the schema a Realm shares, where hashing a whole schema is not).
+        var resolved: [String: [(schema: ObjectSchema, tables: TypeTables)]] = [:]
         var plans: [ObjectSchema: RealmWriter.InsertPlan] = [:]
     }
     private struct TypeEntry {
@@ -51,7 +53,7 @@ final class StoreLayout: Sendable {
 
     /// The tables and columns of type `t` as a Realm with that type sees them.
     func tables(of t: ObjectSchema, db: Database) throws -> TypeTables {
-        if let cached = state.withLock({ $0.resolved[t] }) { return cached }
+        if let cached = state.withLock({ $0.resolved[t.name]?.first { $0.schema == t }?.tables }) { return cached }
         var entry = try typeEntry(t.name, db: db, creating: false)
         var columns: [String?] = []
         var lists: [String?] = []
@@ -69,7 +71,11 @@ final class StoreLayout: Sendable {
             lists.append(isList ? "t\(entry.id)_c\(n)" : nil)
         }
         let resolved = TypeTables(table: "t\(entry.id)", columns: columns, listTables: lists)
-        state.withLock { $0.resolved[t] = resolved }
+        state.withLock { s in
+            if s.resolved[t.name]?.contains(where: { $0.schema == t }) != true {
+                s.resolved[t.name, default: []].append((t, resolved))
+            }
+        }
         return resolved
     }
 
@@ -120,7 +126,7 @@ final class StoreLayout: Sendable {
                 try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(table)_c\(n)_i ON \(table)(realm, c\(n))")
             }
         }
-        state.withLock { $0.resolved = $0.resolved.filter { $0.key.name != t.name } }
+        _ = state.withLock { $0.resolved.removeValue(forKey: t.name) }
     }
 
     /// Every table holding objects or lists of any Realm (for removing a Realm).
@@ -202,6 +208,8 @@ struct TypeTables: Sendable {
     let selectObject: String
     /// Every object's key and single-value columns, in key order, by Realm.
     let selectObjects: String
+    /// Whether an object exists, by Realm and key.
+    let selectExists: String
 
     init(table: String, columns: [String?], listTables: [String?]) {
         self.table = table
@@ -210,6 +218,7 @@ struct TypeTables: Sendable {
         let values = columns.compactMap { $0 }
         let selected = values.isEmpty ? "1" : values.joined(separator: ", ")
         selectObject = "SELECT \(selected) FROM \(table) WHERE realm = ? AND key = ?"
+        selectExists = "SELECT 1 FROM \(table) WHERE realm = ? AND key = ?"
         selectObjects =
             "SELECT \((["key"] + values).joined(separator: ", ")) FROM \(table) WHERE realm = ? ORDER BY key"
     }

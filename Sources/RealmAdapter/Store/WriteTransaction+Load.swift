@@ -53,7 +53,7 @@ extension WriteTransaction {
     /// Whether the Realm has the object (cheaper than reading it).
     func exists(_ type: String, _ identity: Value) throws -> Bool {
         let (_, tt) = try writer.type(type)
-        return try writer.exists(tt.table, try RealmTables.encode(identity.coercedKey(of: type, in: schema)))
+        return try writer.exists(tt, identity.coercedKey(of: type, in: schema))
     }
 
     /// Deletes up to `limit` objects of `type` the load did not note, in key order after
