@@ -148,6 +148,10 @@ struct LoadBenchmark: AsyncParsableCommand {
         let loadRate = rate(loadTime)
         let bareRate = rate(bareTime)
         let peerRate = rate(peerTime)
+        let rows = "\(shape.rows(n)) rows"
+        Finding.ratio("load", "\(shape) ÷ bare SQLite, \(rows)", loadRate / bareRate, atLeast: shape == .plain ? 0.9 : 0.7)
+        if shape == .plain { Finding.ratio("load", "plain ÷ Python peer, \(rows)", loadRate / peerRate, atLeast: 1.5) }
+        Finding.figure("load", "\(shape) peak memory, \(rows)", Double(peak >> 20), under: 200, "MB")
         print(
             Self.columns([
                 shape.rawValue, String(shape.rows(n)), String(format: "%.0f", rate(copyTime)),

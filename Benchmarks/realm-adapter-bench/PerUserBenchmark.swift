@@ -66,6 +66,14 @@ struct PerUserBenchmark: AsyncParsableCommand {
             let f = try await measure(count, admin: admin, cli: cli)
             let r = reference ?? f
             reference = r
+            if count != realms.split(separator: ",").first.flatMap({ Int($0) }) {
+                let at = "at \(count) Realms"
+                Finding.ratio("peruser", "load ÷ 1 Realm, \(at)", f.loadRate / r.loadRate, atLeast: 0.5)
+                Finding.figure("peruser", "load peak memory, \(at)", Double(f.peakMB), under: 200, "MB")
+                Finding.figure("peruser", "store size ÷ 1 Realm, \(at) (at most 1.5)", f.storeMB / r.storeMB, under: 1.501, "")
+                Finding.figure("peruser", "realm list, \(at)", f.list, under: 1, "s")
+                Finding.ratio("peruser", "spread updates ÷ 1 Realm, \(at)", f.updateRate / r.updateRate, atLeast: 0.5)
+            }
             print(
                 LoadBenchmark.columns([
                     String(count), String(format: "%.0f", f.loadRate), String(format: "%.2f", f.loadRate / r.loadRate),

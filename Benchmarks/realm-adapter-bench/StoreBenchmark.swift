@@ -10,7 +10,7 @@ struct Bench: AsyncParsableCommand {
         abstract: "Benchmarks, each reported as a ratio against the physical limit measured in the same run.",
         subcommands: [
             StoreBenchmark.self, PostgresBenchmark.self, LoadBenchmark.self, PerUserBenchmark.self,
-            EventsBenchmark.self, ServeBenchmark.self,
+            EventsBenchmark.self, ServeBenchmark.self, SummaryBenchmark.self,
         ],
         defaultSubcommand: StoreBenchmark.self
     )
@@ -193,6 +193,11 @@ struct StoreBenchmark: ParsableCommand {
         let bare = rate(bareTime)
         let apply = rate(applyTime)
         let replay = rate(replayTime)
+        Finding.ratio("store", "apply ÷ bare SQLite, \(n) objects", apply / bare, atLeast: 0.5)
+        Finding(
+            benchmark: "store", measure: "replay, \(n) objects", value: replay, target: 1_000_000, atLeast: true,
+            unit: "instr/s"
+        ).record()
         print(
             Self.columns([
                 String(n), String(format: "%.0f", bare), String(format: "%.0f", apply), String(format: "%.0f", replay),
