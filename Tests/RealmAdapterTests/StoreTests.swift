@@ -101,6 +101,31 @@ import Testing
         #expect(try t.store.object(of: "Task", identity: 1, in: "/d")?.values["watchers"] == [])
     }
 
+    /// Appending many items records a LIST_INSERT each, as one by one does; a missing target
+    /// names its LIST_INSERT, at its place in the list.
+    @Test func appendingToAListRecordsOneInsertEach() throws {
+        let t = try TemporaryStore()
+        try t.store.addTaskSchema("/l")
+        try t.store.write(to: "/l") { tx in
+            for p in ["a", "b", "c"] { try tx.create("Person", ["id": .string(p)]) }
+            try tx.create("Task", ["id": 1, "title": "x", "watchers": ["c"]])
+        }
+        try t.store.write(to: "/l") { tx in try tx.listAppend("Task", 1, "watchers", contentsOf: ["a", "b", "a"]) }
+        #expect(try t.store.list("watchers", of: "Task", identity: 1, in: "/l") == ["c", "a", "b", "a"])
+        #expect(
+            try t.store.history(of: "/l").last?.instructions
+                == (1...3).map { i in
+                    .listInsert(objectType: "Task", identity: 1, property: "watchers", index: i, value: ["a", "b", "a"][i - 1])
+                })
+        #expect {
+            try t.store.write(to: "/l") { tx in try tx.listAppend("Task", 1, "watchers", contentsOf: ["b", "nobody"]) }
+        } throws: { error in
+            let e = error as? RealmAdapterError
+            return e?.context["instruction"] == "1" && "\(error)".contains("LIST_INSERT Task.watchers")
+        }
+        #expect(try t.store.list("watchers", of: "Task", identity: 1, in: "/l") == ["c", "a", "b", "a"])
+    }
+
     /// Each bad transaction starts with a valid instruction, so rejecting it proves nothing is partly applied.
     @Test(arguments: [
         (

@@ -82,6 +82,24 @@ public final class Loader: @unchecked Sendable {
         try store.resetLoadNotes(starting: true)
         let run = LoadRun()
         var tables: [LoadSummary.Table] = []
+        try store.withLinkIndexesDeferred { try loadSteps(plan, snapshot, run, &tables, progress) }
+        try Failpoint.loadBeforeHandOff.hit()
+        let position = snapshot.handOffPosition
+        if let position { try recordHandOff(position) }
+        try store.setMetadata(key, "done at \(position ?? "(no hand-off point)") \(Timestamp(Date()).iso8601)")
+        try store.resetLoadNotes(starting: false)
+        // In byte order, as the store lists them (and without comparing 100,000 paths as Unicode).
+        let realms = run.written.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        return LoadSummary(
+            tables: tables, realms: realms, duration: ContinuousClock.now - started,
+            handOffPosition: position)
+    }
+
+    /// Each step of the load in order (``load(_:plan:progress:)``).
+    private func loadSteps(
+        _ plan: LoadPlan, _ snapshot: LoadSnapshot, _ run: LoadRun, _ tables: inout [LoadSummary.Table],
+        _ progress: (LoadProgress) -> Void
+    ) throws {
         for step in plan.steps {
             let stepStarted = ContinuousClock.now
             var p = LoadProgress(
@@ -110,16 +128,6 @@ public final class Loader: @unchecked Sendable {
             report(summary.rows)
             tables.append(summary)
         }
-        try Failpoint.loadBeforeHandOff.hit()
-        let position = snapshot.handOffPosition
-        if let position { try recordHandOff(position) }
-        try store.setMetadata(key, "done at \(position ?? "(no hand-off point)") \(Timestamp(Date()).iso8601)")
-        try store.resetLoadNotes(starting: false)
-        // In byte order, as the store lists them (and without comparing 100,000 paths as Unicode).
-        let realms = run.written.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        return LoadSummary(
-            tables: tables, realms: realms, duration: ContinuousClock.now - started,
-            handOffPosition: position)
     }
 
     /// Each mapped Realm records the hand-off position (the daemon's stream starts after it),
@@ -350,6 +358,8 @@ public final class Loader: @unchecked Sendable {
             consume: { batch in
                 try write(batch) { path, entries, tx in
                     let merge = run.merged(type, path)
+                    // Lists hold the same targets again and again: each is looked up once.
+                    var found = Set<Value>()
                     for e in entries {
                         guard case .list(let targets)? = e.values[property] else { continue }
                         rows += targets.count
@@ -373,7 +383,8 @@ public final class Loader: @unchecked Sendable {
                                     kept.append(id)
                                     continue
                                 }
-                            } else if try tx.exists(list.target, v) {
+                            } else if try found.contains(v) || tx.exists(list.target, v) {
+                                found.insert(v)
                                 kept.append(v)
                                 continue
                             }

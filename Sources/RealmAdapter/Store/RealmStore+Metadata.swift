@@ -36,4 +36,26 @@ extension RealmStore {
             }
         } catch let e as DatabaseError { throw Self.wrap(e) }
     }
+
+    /// Runs `body` (a bulk load) with the indexes of links left out of the types it registers,
+    /// and builds every missing one after it: SQLite builds an index from the sorted rows several
+    /// times faster than it keeps one up to date row by row, in random order. Indexes missing
+    /// after an interrupted load are built before `body` as well (the next load mends them; the
+    /// daemon never starts from an interrupted load). Lookups stay correct without them, only
+    /// slower.
+    public func withLinkIndexesDeferred<T>(_ body: () throws -> T) throws -> T {
+        try ensureLinkIndexes()
+        layout.linkIndexesDeferred.store(true, ordering: .relaxed)
+        defer { layout.linkIndexesDeferred.store(false, ordering: .relaxed) }
+        let result = try body()
+        layout.linkIndexesDeferred.store(false, ordering: .relaxed)
+        try ensureLinkIndexes()
+        return result
+    }
+
+    func ensureLinkIndexes() throws {
+        do { try pool.write { db in try layout.ensureLinkIndexes(db: db) } } catch let e as DatabaseError {
+            throw Self.wrap(e)
+        }
+    }
 }

@@ -149,7 +149,7 @@ extension RealmWriter {
     private func linksFound(_ prepared: PreparedInserts) throws -> Bool {
         let typing = prepared.typing
         guard typing.slotTargets.contains(where: { $0 != nil }) else { return true }
-        let targets = try typing.slotTargets.map { try $0.map { try type($0).1 } }
+        let targets = try typing.slotTargets.map { try $0.map { try db.cachedStatement(sql: type($0).1.selectExists) } }
         let width = prepared.width
         // Rows link to the same objects again and again (a product, a customer): each is looked up once.
         var found = [Set<Value>](repeating: [], count: width)
@@ -165,7 +165,7 @@ extension RealmWriter {
                     }
                     let v = try r.value()
                     if v.isNull || found[k].contains(v) { continue }
-                    guard try exists(target, v) else { return false }
+                    guard try RealmTables.firstInteger(target, [.int(realm), v], db: db) != nil else { return false }
                     found[k].insert(v)
                 }
             }

@@ -290,6 +290,32 @@ struct RealmWriter {
         }
     }
 
+    /// LIST_INSERTs of `items` at the end of a list, applied as ``apply(_:)`` applies them one
+    /// by one but with the owner and the list's length looked up once; each is appended typed
+    /// to `typed` as it is applied.
+    mutating func appendToList(
+        _ n: String, _ id: Value, _ p: String, _ items: [Value], into typed: inout [Instruction]
+    ) throws {
+        guard let first = items.first else { return }
+        func listInsert(_ i: Int, _ v: Value) -> Instruction {
+            .listInsert(objectType: n, identity: id, property: p, index: i, value: v)
+        }
+        guard case .listInsert(_, let key, _, _, _) = try listInsert(0, first).coerced(in: schema) else {
+            preconditionFailure("a LIST_INSERT coerces to a LIST_INSERT")
+        }
+        let (t, lt, count) = try list(n, key, p)
+        let insert = try db.cachedStatement(sql: "INSERT INTO \(lt) (realm, owner, idx, value) VALUES (?, ?, ?, ?)")
+        for (k, v) in items.enumerated() {
+            let instruction = try listInsert(count + k, v).coerced(in: schema)
+            guard case .listInsert(_, _, _, _, let value) = instruction else {
+                preconditionFailure("a LIST_INSERT coerces to a LIST_INSERT")
+            }
+            try checkElement(t, p, value)
+            try RealmTables.execute(insert, [.int(realm), key, .int(Int64(count + k)), value], db: db)
+            typed.append(instruction)
+        }
+    }
+
     private func fillList(_ t: ObjectSchema, _ p: Property, owner: Value, _ items: [Value]) throws {
         let stmt = try db.cachedStatement(
             sql: "INSERT INTO \(try listTable(t, p.name)) (realm, owner, idx, value) VALUES (?, ?, ?, ?)")

@@ -37,6 +37,9 @@ final class StoreLayout: Sendable {
         var kind: String
     }
     private let state = Mutex(State())
+    /// While true, links' indexes are left out when types are registered (a bulk load builds
+    /// them at its end, ``ensureLinkIndexes(db:)``).
+    let linkIndexesDeferred = Atomic(false)
 
     /// Drops everything cached (after a write transaction that failed: what it registered is gone).
     func forget() { state.withLock { $0 = State() } }
@@ -111,8 +114,8 @@ final class StoreLayout: Sendable {
                         CREATE TABLE IF NOT EXISTS \(lt) (realm INTEGER NOT NULL, owner NOT NULL, idx INTEGER NOT NULL, value \(valueType));
                         CREATE INDEX IF NOT EXISTS \(lt)_owner ON \(lt)(realm, owner, idx)
                         """)
-                if p.type.linkTarget != nil {
-                    try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(lt)_value ON \(lt)(realm, value)")
+                if p.type.linkTarget != nil && !linkIndexesDeferred.load(ordering: .relaxed) {
+                    try db.execute(sql: Self.linkIndex(list: lt))
                 }
                 continue
             }
@@ -122,11 +125,34 @@ final class StoreLayout: Sendable {
                     arguments: [try RealmTables.encode(d.coerced(to: p, in: schema)), realmId])
             }
             // The database key is indexed too: database changes find objects by it.
-            if p.isIndexed || p.name == t.databasePrimaryKey || p.type.linkTarget != nil {
-                try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(table)_c\(n)_i ON \(table)(realm, c\(n))")
+            let isLink = p.type.linkTarget != nil
+            if p.isIndexed || p.name == t.databasePrimaryKey || (isLink && !linkIndexesDeferred.load(ordering: .relaxed)) {
+                try db.execute(sql: Self.index(table, column: n))
             }
         }
         _ = state.withLock { $0.resolved.removeValue(forKey: t.name) }
+    }
+
+    /// The index of column `c{n}` of an object table (links, indexed properties, database keys).
+    private static func index(_ table: String, column n: Int64) -> String {
+        "CREATE INDEX IF NOT EXISTS \(table)_c\(n)_i ON \(table)(realm, c\(n))"
+    }
+
+    /// The index of a list of links' targets: deleting an object finds the lists that hold it.
+    private static func linkIndex(list table: String) -> String {
+        "CREATE INDEX IF NOT EXISTS \(table)_value ON \(table)(realm, value)"
+    }
+
+    /// Creates the index of every link and list of links of every type that lacks it (after a
+    /// bulk load that deferred them, or one interrupted before it built them). Called inside a
+    /// write transaction.
+    func ensureLinkIndexes(db: Database) throws {
+        let links = try Row.fetchAll(
+            db, sql: "SELECT type_id, id, kind FROM object_column WHERE kind IN ('LINK', 'LIST LINK') ORDER BY type_id, id")
+        for r in links {
+            let (type, n, kind): (Int64, Int64, String) = (r[0], r[1], r[2])
+            try db.execute(sql: kind == "LINK" ? Self.index("t\(type)", column: n) : Self.linkIndex(list: "t\(type)_c\(n)"))
+        }
     }
 
     /// Every table holding objects or lists of any Realm (for removing a Realm).

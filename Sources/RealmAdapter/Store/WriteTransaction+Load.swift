@@ -24,6 +24,7 @@ extension WriteTransaction {
     public mutating func replaceList(_ type: String, _ identity: Value, _ property: String, with wanted: [Value]) throws
     {
         let have = try list(type, identity, property)
+        if have.isEmpty { return try listAppend(type, identity, property, contentsOf: wanted) }
         for i in 0..<min(wanted.count, have.count) where wanted[i] != have[i] {
             try listSet(type, identity, property, at: i, wanted[i])
         }

@@ -140,6 +140,26 @@ public struct WriteTransaction {
         try listInsert(type, identity, property, at: count, value)
     }
 
+    /// Appends `items` to a list: a LIST_INSERT each, at its end, with the owner and the list
+    /// looked up once.
+    public mutating func listAppend(_ type: String, _ identity: Value, _ property: String, contentsOf items: [Value])
+        throws
+    {
+        let start = instructions.count
+        do {
+            try writer.appendToList(type, identity, property, items, into: &instructions)
+        } catch let e as RealmAdapterError {
+            // The items before the failing one are in the list (until the transaction rolls back).
+            let index = (try? list(type, identity, property).count) ?? 0
+            throw RealmStore.rejected(
+                e, index: instructions.count,
+                instruction: .listInsert(
+                    objectType: type, identity: identity, property: property, index: index,
+                    value: items[instructions.count - start]),
+                path: path)
+        }
+    }
+
     public mutating func listSet(_ type: String, _ identity: Value, _ property: String, at index: Int, _ value: Value)
         throws
     {
