@@ -63,7 +63,8 @@ struct LoadBenchmark: AsyncParsableCommand {
         print("realm-adapter load benchmark (loader.batchSize \(batch))")
         print(
             Self.columns([
-                "shape", "rows", "COPY rows/s", "bare rows/s", "peer rows/s", "load rows/s", "÷ peer", "÷ bare", "per round",
+                "shape", "rows", "COPY rows/s", "bare rows/s", "peer rows/s", "load rows/s", "÷ peer", "÷ bare",
+                "per round",
                 "peak MB",
             ]))
         fflush(nil)
@@ -113,7 +114,10 @@ struct LoadBenchmark: AsyncParsableCommand {
                 try? FileManager.default.removeItem(atPath: dir + "/peer.sqlite")
                 let p = try await ChildProcess.run(
                     "/usr/bin/python3",
-                    [peer, settings.host!, String(port(settings)), settings.user!, dbName, "item", dir + "/peer.sqlite"])
+                    [
+                        peer, settings.host!, String(port(settings)), settings.user!, dbName, "item",
+                        dir + "/peer.sqlite",
+                    ])
                 guard p.status == 0, let line = p.stdout.split(separator: "\n").last,
                     case .object(let members)? = try? JSONValue(parsing: String(line)),
                     case .double(let peerSeconds)? = members.first(where: { $0.key == "seconds" })?.value
@@ -149,7 +153,8 @@ struct LoadBenchmark: AsyncParsableCommand {
         let bareRate = rate(bareTime)
         let peerRate = rate(peerTime)
         let rows = "\(shape.rows(n)) rows"
-        Finding.ratio("load", "\(shape) ÷ bare SQLite, \(rows)", loadRate / bareRate, atLeast: shape == .plain ? 0.9 : 0.7)
+        Finding.ratio(
+            "load", "\(shape) ÷ bare SQLite, \(rows)", loadRate / bareRate, atLeast: shape == .plain ? 0.9 : 0.7)
         if shape == .plain { Finding.ratio("load", "plain ÷ Python peer, \(rows)", loadRate / peerRate, atLeast: 1.5) }
         Finding.figure("load", "\(shape) peak memory, \(rows)", Double(peak >> 20), under: 200, "MB")
         print(

@@ -57,9 +57,10 @@ struct PerUserBenchmark: AsyncParsableCommand {
         }
         print("realm-adapter per-user Realms benchmark (\(rows) rows, loader.batchSize \(batch), \(updates) updates)")
         print(
-            LoadBenchmark.columns([
-                "Realms", "load rows/s", "÷ 1", "peak MB", "store MB", "÷ 1", "list s", "updates/s", "÷ 1",
-            ], widths: Self.widths))
+            LoadBenchmark.columns(
+                [
+                    "Realms", "load rows/s", "÷ 1", "peak MB", "store MB", "÷ 1", "list s", "updates/s", "÷ 1",
+                ], widths: Self.widths))
         fflush(nil)
         var reference: Figures?
         for count in realms.split(separator: ",").compactMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) {
@@ -70,18 +71,21 @@ struct PerUserBenchmark: AsyncParsableCommand {
                 let at = "at \(count) Realms"
                 Finding.ratio("peruser", "load ÷ 1 Realm, \(at)", f.loadRate / r.loadRate, atLeast: 0.5)
                 Finding.figure("peruser", "load peak memory, \(at)", Double(f.peakMB), under: 200, "MB")
-                Finding.figure("peruser", "store size ÷ 1 Realm, \(at) (at most 1.5)", f.storeMB / r.storeMB, under: 1.501, "")
+                Finding.figure(
+                    "peruser", "store size ÷ 1 Realm, \(at) (at most 1.5)", f.storeMB / r.storeMB, under: 1.501, "")
                 Finding.figure("peruser", "realm list, \(at)", f.list, under: 1, "s")
                 Finding.ratio("peruser", "spread updates ÷ 1 Realm, \(at)", f.updateRate / r.updateRate, atLeast: 0.5)
             }
             print(
-                LoadBenchmark.columns([
-                    String(count), String(format: "%.0f", f.loadRate), String(format: "%.2f", f.loadRate / r.loadRate),
-                    String(f.peakMB),
-                    String(format: "%.0f", f.storeMB), String(format: "%.2f", f.storeMB / r.storeMB),
-                    String(format: "%.2f", f.list),
-                    String(format: "%.0f", f.updateRate), String(format: "%.2f", f.updateRate / r.updateRate),
-                ], widths: Self.widths))
+                LoadBenchmark.columns(
+                    [
+                        String(count), String(format: "%.0f", f.loadRate),
+                        String(format: "%.2f", f.loadRate / r.loadRate),
+                        String(f.peakMB),
+                        String(format: "%.0f", f.storeMB), String(format: "%.2f", f.storeMB / r.storeMB),
+                        String(format: "%.2f", f.list),
+                        String(format: "%.0f", f.updateRate), String(format: "%.2f", f.updateRate / r.updateRate),
+                    ], widths: Self.widths))
             fflush(nil)
         }
         print(

@@ -60,7 +60,9 @@ struct SummaryBenchmark: AsyncParsableCommand {
             }
         }
         let text = try String(contentsOfFile: file, encoding: .utf8)
-        let findings = try text.split(separator: "\n").map { try JSONDecoder().decode(Finding.self, from: Data($0.utf8)) }
+        let findings = try text.split(separator: "\n").map {
+            try JSONDecoder().decode(Finding.self, from: Data($0.utf8))
+        }
         print("\n" + Self.table(findings, runs: runs))
     }
 

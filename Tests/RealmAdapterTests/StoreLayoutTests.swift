@@ -244,7 +244,8 @@ import Testing
     func linkIndexes(_ store: RealmStore) throws -> [String] {
         try store.read { db in
             try String.fetchAll(
-                db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND (name LIKE '%_value' OR name LIKE '%_i')"
+                db,
+                sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND (name LIKE '%_value' OR name LIKE '%_i')"
                     + " ORDER BY name")
         }
     }

@@ -115,7 +115,8 @@ import Testing
         #expect(
             try t.store.history(of: "/l").last?.instructions
                 == (1...3).map { i in
-                    .listInsert(objectType: "Task", identity: 1, property: "watchers", index: i, value: ["a", "b", "a"][i - 1])
+                    .listInsert(
+                        objectType: "Task", identity: 1, property: "watchers", index: i, value: ["a", "b", "a"][i - 1])
                 })
         #expect {
             try t.store.write(to: "/l") { tx in try tx.listAppend("Task", 1, "watchers", contentsOf: ["b", "nobody"]) }
@@ -477,7 +478,10 @@ extension StoreTests {
     /// Pets 1…100, each linking to an owner of `owners` (`vet` null for every third).
     static func pets(_ owners: [String]) -> [(Value, PropertyValues)] {
         (1...100).map { i in
-            (.int(Int64(i)), ["id": .int(Int64(i)), "owner": .string(owners[i % owners.count]), "vet": i % 3 == 0 ? .null : "a"])
+            (
+                .int(Int64(i)),
+                ["id": .int(Int64(i)), "owner": .string(owners[i % owners.count]), "vet": i % 3 == 0 ? .null : "a"]
+            )
         }
     }
 

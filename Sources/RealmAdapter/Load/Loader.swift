@@ -198,7 +198,8 @@ public final class Loader: @unchecked Sendable {
                         }
                         try snapshot.rows(t.table, columns: layout.columns, orderedBy: order, into: receiver)
                     }
-                }, consume: { batch in try writeObjects(batch, t, hasLinks: hasLinks, decisions, run, &summary, report) })
+                },
+                consume: { batch in try writeObjects(batch, t, hasLinks: hasLinks, decisions, run, &summary, report) })
         }
         try pipeline(
             empty: empty,

@@ -126,7 +126,9 @@ final class StoreLayout: Sendable {
             }
             // The database key is indexed too: database changes find objects by it.
             let isLink = p.type.linkTarget != nil
-            if p.isIndexed || p.name == t.databasePrimaryKey || (isLink && !linkIndexesDeferred.load(ordering: .relaxed)) {
+            if p.isIndexed || p.name == t.databasePrimaryKey
+                || (isLink && !linkIndexesDeferred.load(ordering: .relaxed))
+            {
                 try db.execute(sql: Self.index(table, column: n))
             }
         }
@@ -148,10 +150,12 @@ final class StoreLayout: Sendable {
     /// write transaction.
     func ensureLinkIndexes(db: Database) throws {
         let links = try Row.fetchAll(
-            db, sql: "SELECT type_id, id, kind FROM object_column WHERE kind IN ('LINK', 'LIST LINK') ORDER BY type_id, id")
+            db,
+            sql: "SELECT type_id, id, kind FROM object_column WHERE kind IN ('LINK', 'LIST LINK') ORDER BY type_id, id")
         for r in links {
             let (type, n, kind): (Int64, Int64, String) = (r[0], r[1], r[2])
-            try db.execute(sql: kind == "LINK" ? Self.index("t\(type)", column: n) : Self.linkIndex(list: "t\(type)_c\(n)"))
+            try db.execute(
+                sql: kind == "LINK" ? Self.index("t\(type)", column: n) : Self.linkIndex(list: "t\(type)_c\(n)"))
         }
     }
 
