@@ -48,7 +48,6 @@ extension RealmStore {
         layout.linkIndexesDeferred.store(true, ordering: .relaxed)
         defer { layout.linkIndexesDeferred.store(false, ordering: .relaxed) }
         let result = try body()
-        layout.linkIndexesDeferred.store(false, ordering: .relaxed)
         try ensureLinkIndexes()
         return result
     }

@@ -125,10 +125,8 @@ final class StoreLayout: Sendable {
                     arguments: [try RealmTables.encode(d.coerced(to: p, in: schema)), realmId])
             }
             // The database key is indexed too: database changes find objects by it.
-            let isLink = p.type.linkTarget != nil
-            if p.isIndexed || p.name == t.databasePrimaryKey
-                || (isLink && !linkIndexesDeferred.load(ordering: .relaxed))
-            {
+            let deferred = linkIndexesDeferred.load(ordering: .relaxed)
+            if p.isIndexed || p.name == t.databasePrimaryKey || (p.type.linkTarget != nil && !deferred) {
                 try db.execute(sql: Self.index(table, column: n))
             }
         }
