@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// A connector's resume point, recorded atomically with a Realm transaction (ARCHITECTURE.md:
 /// Exactly once, and no echoes): for Postgres the commit LSN, for SQL Server the change-tracking
@@ -147,6 +148,7 @@ extension RealmStore {
                 newSchemas = []
                 var versions: [Int64] = []
                 let recording = try changeRecordingFilters(db)
+                let sourceId = try sourcePosition.map { try self.sourceId(db, $0.source) }
                 for (i, path) in paths.enumerated() {
                     let r = try Self.realmRow(db, path) ?? Self.createRealm(db, path)
                     var writer = RealmWriter(
@@ -158,42 +160,42 @@ extension RealmStore {
                     let recorded = try body(i, &writer)
                     // Types may refer to each other in any order within a transaction: check the whole at
                     // the end, unless it is a schema stored before (and checked then), as per-user Realms' are.
-                    if writer.schemaChanged, !knowsSchema(writer.schema.serializedJSON) {
-                        do { try writer.schema.validate() } catch let e as RealmAdapterError {
-                            throw RealmAdapterError.rejected(e, path: path)
+                    var stored: (id: Int64?, json: String)?
+                    if writer.schemaChanged {
+                        stored = recentSchemaId(writer.schema).map { ($0, "") }
+                        if stored == nil {
+                            let json = writer.schema.serializedJSON
+                            stored = (nil, json)
+                            if !knowsSchema(json) {
+                                do { try writer.schema.validate() } catch let e as RealmAdapterError {
+                                    throw RealmAdapterError.rejected(e, path: path)
+                                }
+                            }
                         }
                     }
                     var version = r.version
                     if recorded.count > 0 {
                         version += 1
-                        try db.cachedStatement(
-                            sql: """
-                                INSERT INTO history (realm_id, version, origin, committed_at, instruction_count, instructions,
-                                                     source, position)
-                                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                                """
-                        ).execute(arguments: [
-                            r.id, version, origin, Timestamp(Date()).totalNanoseconds ?? 0, recorded.count,
-                            Data(InstructionCodec.encode(recorded.instructions, prepared: recorded.prepared)),
-                            sourcePosition?.source, sourcePosition?.position,
-                        ])
-                        if writer.schemaChanged {
-                            let id = try schemaId(db, json: writer.schema.serializedJSON)
-                            try db.cachedStatement(sql: "UPDATE realm SET version = ?, schema_id = ? WHERE id = ?")
-                                .execute(arguments: [version, id, r.id])
-                            newSchemas.append((id, writer.schema))
+                        try Self.insertHistory(
+                            db, realm: r.id, version: version, origin: origin, recorded, sourcePosition)
+                        if let stored {
+                            let id = try stored.id ?? schemaId(db, json: stored.json)
+                            try RealmTables.execute(
+                                db.cachedStatement(sql: "UPDATE realm SET version = ?, schema_id = ? WHERE id = ?"),
+                                [.int(version), .int(id), .int(r.id)], db: db)
+                            if stored.id == nil { newSchemas.append((id, writer.schema)) }
                         } else {
-                            try db.cachedStatement(sql: "UPDATE realm SET version = ? WHERE id = ?").execute(
-                                arguments: [version, r.id])
+                            try RealmTables.execute(
+                                db.cachedStatement(sql: "UPDATE realm SET version = ? WHERE id = ?"),
+                                [.int(version), .int(r.id)], db: db)
                         }
                     }
-                    if let sourcePosition {
-                        let source = try sourceId(db, sourcePosition.source)
-                        try db.cachedStatement(
-                            sql: """
-                                INSERT OR REPLACE INTO source_position (realm_id, source_id, position) VALUES (?, ?, ?)
-                                """
-                        ).execute(arguments: [r.id, source, sourcePosition.position])
+                    if let sourcePosition, let sourceId {
+                        try RealmTables.execute(
+                            db.cachedStatement(
+                                sql: """
+                                    INSERT OR REPLACE INTO source_position (realm_id, source_id, position) VALUES (?, ?, ?)
+                                    """), [.int(r.id), .int(sourceId), .string(sourcePosition.position)], db: db)
                     }
                     versions.append(version)
                 }
@@ -206,7 +208,10 @@ extension RealmStore {
             if let e = error as? DatabaseError { throw Self.wrap(e) }
             throw error
         }
-        for (id, s) in newSchemas { cache(s, id: id) }
+        for (id, s) in newSchemas {
+            cache(s, id: id)
+            rememberRecent(s, id: id)
+        }
         notifier.poke()
         return versions
     }
@@ -218,9 +223,38 @@ extension RealmStore {
         var count: Int { prepared.reduce(instructions.count) { $0 + $1.count } }
     }
 
+    /// Records one Realm's transaction in history, bound through SQLite's C API: a load of
+    /// per-user Realms records one for each of them.
+    static func insertHistory(
+        _ db: Database, realm: Int64, version: Int64, origin: String, _ recorded: Recorded, _ position: SourcePosition?
+    ) throws {
+        let stmt = try db.cachedStatement(
+            sql: """
+                INSERT INTO history (realm_id, version, origin, committed_at, instruction_count, instructions,
+                                     source, position)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).sqliteStatement
+        sqlite3_reset(stmt)
+        defer { sqlite3_clear_bindings(stmt) }
+        sqlite3_bind_int64(stmt, 1, realm)
+        sqlite3_bind_int64(stmt, 2, version)
+        try RealmTables.bind(.string(origin), to: stmt, at: 3, db: db)
+        sqlite3_bind_int64(stmt, 4, Timestamp(Date()).totalNanoseconds ?? 0)
+        sqlite3_bind_int64(stmt, 5, Int64(recorded.count))
+        try RealmTables.bind(position.map { .string($0.source) } ?? .null, to: stmt, at: 7, db: db)
+        try RealmTables.bind(position.map { .string($0.position) } ?? .null, to: stmt, at: 8, db: db)
+        // Bound in place (SQLITE_STATIC): the bytes outlive the step, which runs inside.
+        try InstructionCodec.encode(recorded.instructions, prepared: recorded.prepared).withUnsafeBytes { bytes in
+            sqlite3_bind_blob(stmt, 6, bytes.baseAddress, Int32(bytes.count), nil)
+            try RealmTables.step(stmt, db: db)
+        }
+    }
+
     static func createRealm(_ db: Database, _ path: String) throws -> RealmRow {
-        try db.cachedStatement(sql: "INSERT INTO realm (path, created_at) VALUES (?, ?)").execute(
-            arguments: [path, Timestamp(Date()).totalNanoseconds ?? 0])
+        try RealmTables.execute(
+            db.cachedStatement(sql: "INSERT INTO realm (path, created_at) VALUES (?, ?)"),
+            [.string(path), .int(Timestamp(Date()).totalNanoseconds ?? 0)], db: db)
         return RealmRow(id: db.lastInsertedRowID, path: path, schemaId: 0, version: 0, compactedThrough: 0)
     }
 }

@@ -49,6 +49,9 @@ public final class RealmStore: Sendable {
     /// and of sources' names, from the tables that store each once.
     private let schemaIds = Mutex<[String: Int64]>([:])
     private let sourceIds = Mutex<[String: Int64]>([:])
+    /// The last few schemas committed, with their ids: a Realm given one of them is found by
+    /// `==` (quick for a schema shared by many Realms), without writing its JSON text again.
+    private let recentSchemas = Mutex<[(schema: Schema, id: Int64)]>([])
     /// Compiled path filters of the adapters that record changes, by pattern.
     let pathFilters = Mutex<[String: PathFilter?]>([:])
 
@@ -347,6 +350,21 @@ public final class RealmStore: Sendable {
         schemas.withLock { $0.removeAll() }
         schemaIds.withLock { $0.removeAll() }
         sourceIds.withLock { $0.removeAll() }
+        recentSchemas.withLock { $0.removeAll() }
+    }
+
+    /// The id of `schema` if it is one of the last few committed (see ``recentSchemas``).
+    func recentSchemaId(_ schema: Schema) -> Int64? {
+        recentSchemas.withLock { recent in recent.first { $0.schema == schema }?.id }
+    }
+
+    /// Remembers a committed schema's id for ``recentSchemaId(_:)`` (the newest first, eight at most).
+    func rememberRecent(_ schema: Schema, id: Int64) {
+        recentSchemas.withLock { recent in
+            recent.removeAll { $0.id == id }
+            recent.insert((schema, id), at: 0)
+            if recent.count > 8 { recent.removeLast() }
+        }
     }
 
     /// Whether this process stored or found the schema of this JSON text (checked before it was stored).

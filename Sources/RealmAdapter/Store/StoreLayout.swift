@@ -56,7 +56,7 @@ final class StoreLayout: Sendable {
 
     /// The tables and columns of type `t` as a Realm with that type sees them.
     func tables(of t: ObjectSchema, db: Database) throws -> TypeTables {
-        if let cached = state.withLock({ $0.resolved[t.name]?.first { $0.schema == t }?.tables }) { return cached }
+        if let cached = resolvedTables(of: t) { return cached }
         var entry = try typeEntry(t.name, db: db, creating: false)
         var columns: [String?] = []
         var lists: [String?] = []
@@ -82,6 +82,12 @@ final class StoreLayout: Sendable {
         return resolved
     }
 
+    /// The tables of `t` if a Realm with that very schema resolved them before: the registry
+    /// only grows, so they stay right until ``forget()``.
+    private func resolvedTables(of t: ObjectSchema) -> TypeTables? {
+        state.withLock { $0.resolved[t.name]?.first { $0.schema == t }?.tables }
+    }
+
     /// Registers and creates what properties `first...` of type `t` need (the whole type when
     /// `first` is 0): its table, columns, list tables and indexes, where no Realm made them yet.
     /// When the Realm had the type before (`isNew` false), its objects get the new properties'
@@ -90,6 +96,8 @@ final class StoreLayout: Sendable {
         _ t: ObjectSchema, fromProperty first: Int, isNew: Bool, realmId: Int64, schema: Schema,
         db: Database
     ) throws {
+        // A type another Realm already has, exactly so: all it needs exists (per-user Realms).
+        if isNew, resolvedTables(of: t) != nil { return }
         var entry = try typeEntry(t.name, db: db, creating: true)
         let table = "t\(entry.id)"
         for j in first..<t.properties.count {
@@ -130,7 +138,6 @@ final class StoreLayout: Sendable {
                 try db.execute(sql: Self.index(table, column: n))
             }
         }
-        _ = state.withLock { $0.resolved.removeValue(forKey: t.name) }
     }
 
     /// The index of column `c{n}` of an object table (links, indexed properties, database keys).
