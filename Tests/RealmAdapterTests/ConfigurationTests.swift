@@ -160,6 +160,32 @@ import Testing
 }
 
 extension ConfigurationTests {
+    /// A template's regex is matched byte by byte (a hand-off filters every Realm of the store);
+    /// the answers are the regex engine's, which is the witness here.
+    @Test func pathFiltersMatchAsTheRegexEngineDoes() throws {
+        let templates = ["/{userID}/myRealm", "/org-{org}/{team}.tasks", "/{a}-{b}/x", "/SQLDemo", "/a+b/{c}(d)"]
+        let patterns =
+            templates.map { try! RealmPathTemplate($0).defaultRegex } + ["^/[^/]+/x", "/x$", ".*", "^/(.*?)/x$"]
+        let paths = [
+            "/u42/myRealm", "/u42/myRealm/", "/a/b/myRealm", "/myRealm", "//myRealm", "/u42/myRealmX",
+            "/org-7/red.tasks",
+            "/org-7/red.tasks.tasks", "/org-/red.tasks", "/org-7/.tasks", "/p-q-r/x", "/p-/x", "/-q/x", "/SQLDemo",
+            "/SQLDemo\n", "/u42/myRealm\n", "/a+b/c(d)", "/a+b/(d)", "/aab/c(d)", "/é😀/myRealm", "", "/", "/x",
+        ]
+        for pattern in patterns {
+            let filter = try PathFilter(pattern)
+            let regex = try NSRegularExpression(pattern: pattern)
+            for path in paths {
+                let expected = regex.firstMatch(in: path, range: NSRange(path.startIndex..., in: path)) != nil
+                #expect(filter.matches(path) == expected, "\(pattern) on \(path)")
+            }
+        }
+        for t in templates { #expect(PathFilter.pieces(of: try RealmPathTemplate(t).defaultRegex) != nil, "\(t)") }
+        #expect(PathFilter.pieces(of: "^/(.*?)/x$") == nil)
+    }
+}
+
+extension ConfigurationTests {
     @Test func aPasswordInTheURLMovesToTheSecret() throws {
         let c = try decode(
             minimal(database: #""database": {"type": "postgres", "url": "postgresql://u:top%40secret@db/app"}"#))
