@@ -231,12 +231,24 @@ import Testing
         #expect(try t.store.object(of: "Person", identity: "y", in: "/a") == nil)
     }
 
-    @Test(arguments: ["relative", "/a//b", "/a/../b", "/a/./b", "/trailing/", "/", "/bad\\slash"])
+    @Test(arguments: [
+        "relative", "/a//b", "/a/../b", "/a/./b", "/trailing/", "/", "/bad\\slash", "/a/..", "/.", "/a\u{1}b",
+        "/a\u{7F}",
+        "/" + String(repeating: "x", count: 1024),
+    ])
     func rejectsInvalidPaths(path: String) throws {
         let t = try TemporaryStore()
         #expect {
             try t.store.apply([.clear(objectType: "X")], to: path, origin: "t")
         } throws: { ($0 as? RealmAdapterError)?.code == .invalidPath }
+    }
+
+    @Test func acceptsDotsInNamesAndTextBeyondASCII() throws {
+        for path in ["/...", "/.a/b.", "/a..b", "/é😀/x", "/" + String(repeating: "x", count: 1023)] {
+            #expect(throws: Never.self, "\(path)") { try RealmPath.validate(path) }
+        }
+        let paths = ["/b", "/a", "/é", "/Z", "/a/b", "/ab", "", "/a"]
+        #expect(paths.sorted(by: RealmPath.precedes) == paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
     }
 
     @Test func listsAndReopensRealms() throws {

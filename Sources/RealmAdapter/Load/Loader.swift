@@ -89,7 +89,7 @@ public final class Loader: @unchecked Sendable {
         try store.setMetadata(key, "done at \(position ?? "(no hand-off point)") \(Timestamp(Date()).iso8601)")
         try store.resetLoadNotes(starting: false)
         // In byte order, as the store lists them (and without comparing 100,000 paths as Unicode).
-        let realms = run.written.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let realms = run.written.sorted(by: RealmPath.precedes)
         return LoadSummary(
             tables: tables, realms: realms, duration: ContinuousClock.now - started,
             handOffPosition: position)
