@@ -11,7 +11,7 @@ package struct PathFilter: @unchecked Sendable, CustomStringConvertible {
     private let pieces: [Piece]?
     public let pattern: String
 
-    enum Piece: Equatable {
+    enum Piece {
         case literal([UInt8])
         case segment
     }

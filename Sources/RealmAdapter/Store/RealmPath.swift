@@ -4,40 +4,34 @@ import Foundation
 public enum RealmPath {
     /// Checks that `path` is absolute, has no empty, `.` or `..` segments, and no control
     /// characters or backslashes; throws `invalidPath` saying what is wrong otherwise.
+    ///
+    /// One pass over the bytes, as the store and path templates see a path (every commit checks
+    /// each of its paths). Control characters, DEL and the backslash are ASCII, so no byte of a
+    /// longer UTF-8 sequence is one of them.
     public static func validate(_ path: String) throws {
-        if isPlainlyValid(path) { return }
         func fail(_ why: String) -> RealmAdapterError { RealmAdapterError.invalidPath(path, why) }
-        guard path.hasPrefix("/") else { throw fail("it must start with '/'") }
-        guard path.utf8.count <= 1024 else { throw fail("it is longer than 1024 bytes") }
-        let segments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
-        for s in segments {
-            if s.isEmpty { throw fail("it has an empty segment ('//' or a trailing '/')") }
-            if s == "." || s == ".." { throw fail("'\(s)' segments are not allowed") }
-        }
-        if path.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || $0 == "\\" }) {
-            throw fail("it contains a control character or a backslash")
-        }
-    }
-
-    /// One pass over the bytes for the common case (every write checks each of its paths); a
-    /// path it doubts is checked again above, which names what is wrong. Control characters,
-    /// DEL and the backslash are ASCII, so no byte of a longer UTF-8 sequence is one of them.
-    private static func isPlainlyValid(_ path: String) -> Bool {
         let bytes = path.utf8
-        guard bytes.first == UInt8(ascii: "/"), bytes.count <= 1024 else { return false }
-        var segment = 0  // bytes in the current segment
-        var dots = 0  // of which dots, while only dots
+        guard bytes.first == UInt8(ascii: "/") else { throw fail("it must start with '/'") }
+        guard bytes.count <= 1024 else { throw fail("it is longer than 1024 bytes") }
+        var (length, dots, control) = (0, 0, false)  // the current segment's length, its dots while only dots
+        func endSegment() throws {
+            if length == 0 { throw fail("it has an empty segment ('//' or a trailing '/')") }
+            if dots == length, dots <= 2 {
+                throw fail("'\(String(repeating: ".", count: dots))' segments are not allowed")
+            }
+            (length, dots) = (0, 0)
+        }
         for b in bytes.dropFirst() {
             if b == UInt8(ascii: "/") {
-                guard segment > 0, !(dots == segment && dots <= 2) else { return false }
-                (segment, dots) = (0, 0)
+                try endSegment()
                 continue
             }
-            guard b >= 0x20, b != 0x7F, b != UInt8(ascii: "\\") else { return false }
-            if b == UInt8(ascii: "."), dots == segment { dots += 1 }
-            segment += 1
+            if b < 0x20 || b == 0x7F || b == UInt8(ascii: "\\") { control = true }
+            if b == UInt8(ascii: "."), dots == length { dots += 1 }
+            length += 1
         }
-        return segment > 0 && !(dots == segment && dots <= 2)
+        try endSegment()
+        if control { throw fail("it contains a control character or a backslash") }
     }
 
     /// Whether `a` sorts before `b` byte by byte, as the store lists paths (SQLite's BINARY

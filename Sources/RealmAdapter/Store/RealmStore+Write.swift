@@ -160,17 +160,10 @@ extension RealmStore {
                     let recorded = try body(i, &writer)
                     // Types may refer to each other in any order within a transaction: check the whole at
                     // the end, unless it is a schema stored before (and checked then), as per-user Realms' are.
-                    var stored: (id: Int64?, json: String)?
-                    if writer.schemaChanged {
-                        stored = recentSchemaId(writer.schema).map { ($0, "") }
-                        if stored == nil {
-                            let json = writer.schema.serializedJSON
-                            stored = (nil, json)
-                            if !knowsSchema(json) {
-                                do { try writer.schema.validate() } catch let e as RealmAdapterError {
-                                    throw RealmAdapterError.rejected(e, path: path)
-                                }
-                            }
+                    let recentId = writer.schemaChanged ? recentSchemaId(writer.schema) : nil
+                    if writer.schemaChanged, recentId == nil, !knowsSchema(writer.schema.serializedJSON) {
+                        do { try writer.schema.validate() } catch let e as RealmAdapterError {
+                            throw RealmAdapterError.rejected(e, path: path)
                         }
                     }
                     var version = r.version
@@ -178,12 +171,13 @@ extension RealmStore {
                         version += 1
                         try Self.insertHistory(
                             db, realm: r.id, version: version, origin: origin, recorded, sourcePosition)
-                        if let stored {
-                            let id = try stored.id ?? schemaId(db, json: stored.json)
+                        if writer.schemaChanged {
+                            // A schema committed lately is known by id; another is found or stored by its text.
+                            let id = try recentId ?? schemaId(db, json: writer.schema.serializedJSON)
                             try RealmTables.execute(
                                 db.cachedStatement(sql: "UPDATE realm SET version = ?, schema_id = ? WHERE id = ?"),
                                 [.int(version), .int(id), .int(r.id)], db: db)
-                            if stored.id == nil { newSchemas.append((id, writer.schema)) }
+                            if recentId == nil { newSchemas.append((id, writer.schema)) }
                         } else {
                             try RealmTables.execute(
                                 db.cachedStatement(sql: "UPDATE realm SET version = ? WHERE id = ?"),
