@@ -582,4 +582,62 @@ extension StoreTests {
         }
         #expect(try t.store.count(of: "Item", in: "/y") == 0)
     }
+
+    /// Upserts in a run (after one that created, the next tries its INSERT first) record and
+    /// refuse exactly what each records and refuses alone.
+    @Test func upsertsInARunRecordWhatEachDoesAlone() throws {
+        let t = try TemporaryStore()
+        try t.store.addTaskSchema("/u")
+        try t.store.write(to: "/u", origin: "test") { tx in
+            try tx.upsert("Person", "p1", ["id": "p1", "name": "Ann"])
+            try tx.upsert("Person", "p2", ["id": "p2", "name": "Bob"])
+            try tx.upsert("Person", "p1", ["id": "p1", "name": "Ann"])  // as it is: nothing
+            try tx.upsert("Task", 1, ["id": 1, "title": "a", "owner": "p1", "tags": .list(["x"])])
+            try tx.upsert("Task", 1, ["id": 1, "title": "b", "owner": "p1"])  // its key exists
+            try tx.upsert("Task", 2, ["id": 2, "title": "c", "owner": nil])
+            try tx.upsert("Task", 2, ["id": 2, "done": true])  // exists; as an INSERT it lacks a title
+            try tx.upsert("Task", 3, ["id": 3, "title": "d", "owner": "p2"])
+            try tx.upsert("Person", "p2", ["name": "Bea"])  // no key among the values
+        }
+        let recorded = try t.store.history(of: "/u", after: 1).flatMap(\.instructions)
+        #expect(
+            recorded == [
+                .insert(objectType: "Person", identity: "p1", values: ["id": "p1", "name": "Ann"]),
+                .insert(objectType: "Person", identity: "p2", values: ["id": "p2", "name": "Bob"]),
+                .insert(
+                    objectType: "Task", identity: 1,
+                    values: ["id": 1, "title": "a", "owner": "p1", "tags": .list(["x"]), "done": false]),
+                .set(objectType: "Task", identity: 1, values: ["title": "b"]),
+                .insert(objectType: "Task", identity: 2, values: ["id": 2, "title": "c", "owner": nil, "done": false]),
+                .set(objectType: "Task", identity: 2, values: ["done": true]),
+                .insert(
+                    objectType: "Task", identity: 3, values: ["id": 3, "title": "d", "owner": "p2", "done": false]),
+                .set(objectType: "Person", identity: "p2", values: ["name": "Bea"]),
+            ])
+        #expect(try t.store.list("tags", of: "Task", identity: 1, in: "/u") == ["x"])
+        // A new object that cannot be created is refused as a lone upsert's is, whether it
+        // follows an upsert that created (INSERT first) or one that updated (read first).
+        for bad: PropertyValues in [
+            ["id": 9, "title": "e", "owner": "nobody"], ["id": 9, "title": "e", "due": "soon"],
+            ["id": 9, "title": "e", "watchers": .list(["nobody"])], ["id": 9],
+        ] {
+            func refusal(after first: PropertyValues) throws -> String {
+                do {
+                    try t.store.write(to: "/u", origin: "test") { tx in
+                        try tx.upsert("Person", first["id"]!, first)
+                        try tx.upsert("Task", 9, bad)
+                    }
+                } catch let e as RealmAdapterError {
+                    return e.description
+                }
+                Issue.record("upserting \(bad) was not refused")
+                return ""
+            }
+            let inRun = try refusal(after: ["id": "p8"])
+            #expect(inRun == (try refusal(after: ["id": "p1", "name": "Ann2"])))
+            #expect(inRun.contains("INSERT"), "\(inRun)")
+        }
+        #expect(try t.store.object(of: "Task", identity: 9, in: "/u") == nil)
+        #expect(try t.store.object(of: "Person", identity: "p8", in: "/u") == nil)
+    }
 }

@@ -233,22 +233,39 @@ struct RealmWriter {
     }
 
     mutating func insert(_ n: String, _ rawId: Value, _ values: PropertyValues) throws -> Instruction {
+        try insert(n, rawId, values, ifAbsent: false)!
+    }
+
+    /// INSERT, or with `ifAbsent`, nil having written nothing if it cannot be applied as it is
+    /// (an object with the key exists, or a value or a link fails its check): an upsert then
+    /// reads the object and decides. A database error, and what fails after the row is
+    /// written, throw either way.
+    mutating func insert(_ n: String, _ rawId: Value, _ values: PropertyValues, ifAbsent: Bool) throws
+        -> Instruction?
+    {
         let plan = try plan(n)
         let typing = plan.typing
         defer { typing.clearRow() }
-        let (id, typed, lists) = try typing.check(n, rawId, values, schema: schema)
         let stmt = plan.statement.sqliteStatement
-        sqlite3_reset(stmt)
-        sqlite3_bind_int64(stmt, 1, realm)
-        if typing.rowKeyOffset == 1 { try RealmTables.bind(id, to: stmt, at: 2, db: db) }
-        for k in typing.row.indices {
-            let value = typing.row[k]!
-            if let target = typing.slotTargets[k], !value.isNull {
-                try checkTarget(target, value, from: typing.type, typing.slotProperties[k])
+        let id: Value
+        let typed: PropertyValues
+        let lists: [(Property, [Value])]
+        do {
+            (id, typed, lists) = try typing.check(n, rawId, values, schema: schema)
+            sqlite3_reset(stmt)
+            sqlite3_bind_int64(stmt, 1, realm)
+            if typing.rowKeyOffset == 1 { try RealmTables.bind(id, to: stmt, at: 2, db: db) }
+            for k in typing.row.indices {
+                let value = typing.row[k]!
+                if let target = typing.slotTargets[k], !value.isNull {
+                    try checkTarget(target, value, from: typing.type, typing.slotProperties[k])
+                }
+                try RealmTables.bind(value, to: stmt, at: Int32(k + 2 + typing.rowKeyOffset), db: db)
             }
-            try RealmTables.bind(value, to: stmt, at: Int32(k + 2 + typing.rowKeyOffset), db: db)
+            try Self.step(stmt, id, typing.type, db: db)
+        } catch is RealmAdapterError where ifAbsent {
+            return nil
         }
-        try Self.step(stmt, id, typing.type, db: db)
         if recording != nil { try recordCreated(typing.type, id) }
         for (p, items) in lists { try fillList(typing.type, p, owner: id, items) }
         return .insert(objectType: n, identity: id, values: typed)

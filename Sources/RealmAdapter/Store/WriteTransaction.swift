@@ -99,7 +99,37 @@ public struct WriteTransaction {
 
     /// Creates the object, or updates the properties of the existing one that change.
     public mutating func upsert(_ type: String, _ identity: Value, _ values: PropertyValues) throws {
-        if try !update(type, identity, values, creating: true) { try create(type, values) }
+        if upsertsCreate {
+            if try createIfAbsent(type, identity, values) { return }
+            upsertsCreate = false
+        }
+        if try !update(type, identity, values, creating: true) {
+            try create(type, values)
+            upsertsCreate = true
+        }
+    }
+
+    /// Whether the last upsert created its object. Upserts come in runs (a database's inserts,
+    /// then its updates): after one that created, the next tries its INSERT before reading the
+    /// object, which a new object does not need; after one that updated, it reads first. Either
+    /// way the outcome is the same.
+    private var upsertsCreate = false
+
+    /// Creates the object of an upsert if no object has its key and its INSERT applies as it is;
+    /// false, having written nothing, otherwise.
+    private mutating func createIfAbsent(_ type: String, _ identity: Value, _ values: PropertyValues) throws -> Bool {
+        guard let pk = writer.schema[type: type]?.primaryKey, let key = values[pk], key == identity else {
+            return false
+        }
+        do {
+            guard let typed = try writer.insert(type, key, values, ifAbsent: true) else { return false }
+            instructions.append(typed)
+            return true
+        } catch let e as RealmAdapterError {
+            throw RealmStore.rejected(
+                e, index: instructions.count, instruction: .insert(objectType: type, identity: key, values: values),
+                path: path)
+        }
     }
 
     /// Records a SET of the values that change, reading the object once; false if it does not exist.
