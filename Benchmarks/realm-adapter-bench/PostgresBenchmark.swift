@@ -351,6 +351,10 @@ struct PostgresBenchmark: AsyncParsableCommand {
 
     /// Commit-to-commit latency each way at a steady rate, from the commit times each side records.
     func latency(_ rate: Int, _ settings: PostgresSettings, scratch: String, logger: Logger) async throws {
+        // The earlier phases leave hundreds of MB unwritten in the page cache (Postgres runs with
+        // fsync off here): flushed first, so that the kernel's writeback of them does not land in
+        // the window and hold up the store's own fsyncs.
+        sync()
         let c = try config(settings, store: scratch, slot: "latency")
         let store = try RealmStore(directory: c.realm.store)
         let mapping = try Mapping(c)
