@@ -30,8 +30,18 @@ public struct WriteTransaction {
 
     /// Applies and records one instruction. Every other method goes through here.
     public mutating func record(_ instruction: Instruction) throws {
+        _ = try record(instruction) { try $0.apply(instruction) }
+    }
+
+    /// Records what `apply` makes of `instruction`; false if it applied nothing (nil). A refusal
+    /// names the instruction and its place in the transaction.
+    private mutating func record(_ instruction: Instruction, _ apply: (inout RealmWriter) throws -> Instruction?)
+        throws -> Bool
+    {
         do {
-            instructions.append(try writer.apply(instruction))
+            guard let typed = try apply(&writer) else { return false }
+            instructions.append(typed)
+            return true
         } catch let e as RealmAdapterError {
             throw RealmStore.rejected(e, index: instructions.count, instruction: instruction, path: path)
         }
@@ -121,14 +131,8 @@ public struct WriteTransaction {
         guard let pk = writer.schema[type: type]?.primaryKey, let key = values[pk], key == identity else {
             return false
         }
-        do {
-            guard let typed = try writer.insert(type, key, values, ifAbsent: true) else { return false }
-            instructions.append(typed)
-            return true
-        } catch let e as RealmAdapterError {
-            throw RealmStore.rejected(
-                e, index: instructions.count, instruction: .insert(objectType: type, identity: key, values: values),
-                path: path)
+        return try record(.insert(objectType: type, identity: key, values: values)) {
+            try $0.insert(type, key, values, ifAbsent: true)
         }
     }
 
