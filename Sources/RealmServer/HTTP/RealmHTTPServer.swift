@@ -100,7 +100,7 @@ public struct RealmHTTPServer: Sendable {
             }
         }
         // GraphQL subscriptions: a WebSocket upgrade of /graphql/<path>, in either protocol.
-        let http: HTTPServerBuilder = .http1WebSocketUpgrade { request, _, logger in
+        let http: HTTPServerBuilder = .http1WebSocketUpgrade { request, channel, logger in
             guard let raw = request.path?.split(separator: "?").first, raw.hasPrefix("/graphql/"),
                 let path = try? Self.path(raw.dropFirst("/graphql".count).split(separator: "/").map(String.init))
             else { return .dontUpgrade }
@@ -110,7 +110,8 @@ public struct RealmHTTPServer: Sendable {
             guard let chosen = SubscriptionSession.protocols.first(where: offered.contains) else {
                 return .dontUpgrade
             }
-            let session = SubscriptionSession(server: self, path: path, legacy: chosen == "graphql-ws", logger: logger)
+            let session = SubscriptionSession(
+                server: self, path: path, legacy: chosen == "graphql-ws", channel: channel, logger: logger)
             return .upgrade([.secWebSocketProtocol: chosen]) { inbound, outbound, _ in
                 try await session.run(inbound, outbound)
             }

@@ -1,5 +1,6 @@
 import Foundation
 import GraphQL
+import NIOCore
 import NIOWebSocket
 import RealmAdapter
 import Synchronization
@@ -72,14 +73,14 @@ final class SubscriptionHub: Sendable {
         let data = try await firstAnswers.answer(path: member.path, version: version, request: member.key) {
             try await self.answer(member.request, path: member.path)
         }
-        var frames: [String: WebSocketFrame] = [:]
-        if member.offer(data, version: version, frames: &frames) { ServerMetrics.messages.increment() }
+        Self.offer(data, version: version, to: [member])
     }
 
     /// Removes subscriptions (a `complete`, or their connection ended).
     func remove(_ members: some Sequence<SubscriptionMember>) {
         state.withLock { s in
             for m in members {
+                m.end()
                 s.groups[m.path]?[m.key]?.members[ObjectIdentifier(m)] = nil
                 if s.groups[m.path]?[m.key]?.members.isEmpty == true { s.groups[m.path]?[m.key] = nil }
                 if s.groups[m.path]?.isEmpty == true { s.groups[m.path] = nil }
@@ -101,12 +102,29 @@ final class SubscriptionHub: Sendable {
         let groups = state.withLock { Array(($0.groups[change.path] ?? [:]).values) }
         for group in groups {
             guard let data = try? await answer(group.request, path: change.path) else { continue }
-            var frames: [String: WebSocketFrame] = [:]
-            var sent = 0
-            for member in group.members.values where member.offer(data, version: change.version, frames: &frames) {
-                sent += 1
+            Self.offer(data, version: change.version, to: group.members.values)
+        }
+    }
+
+    /// Offers `data` to `members`, on their connections' event loops: one hop to each loop for
+    /// all its members, where each writes to its socket directly.
+    private static func offer(_ data: Data, version: Int64, to members: some Collection<SubscriptionMember>) {
+        var loops: [(loop: any EventLoop, members: [SubscriptionMember])] = []
+        for member in members {
+            let loop = member.channel.eventLoop
+            if let i = loops.firstIndex(where: { $0.loop === loop }) {
+                loops[i].members.append(member)
+            } else {
+                loops.append((loop, [member]))
             }
-            ServerMetrics.messages.increment(by: sent)
+        }
+        for (loop, members) in loops {
+            loop.execute {
+                var frames: [String: WebSocketFrame] = [:]
+                var sent = 0
+                for member in members where member.offer(data, version: version, frames: &frames) { sent += 1 }
+                ServerMetrics.messages.increment(by: sent)
+            }
         }
     }
 

@@ -17,14 +17,15 @@ final class SubscriptionMember: Sendable {
     /// Which message carries an answer to this subscription: members that share it (the same
     /// id and protocol, on other connections) share one frame of each answer.
     let frameKey: String
-    /// The connection's messages, in the order they are to be sent.
-    private let outbox: AsyncStream<WebSocketFrame>.Continuation
+    /// The WebSocket connection: answers are written to it on its event loop (``offer(_:version:frames:)``),
+    /// with no task or actor between the hub and the socket.
+    let channel: any Channel
     /// The version of the last answer offered, and the last answer sent.
     private let sent = Mutex<(version: Int64, answer: Data?)>((-1, nil))
 
     init(
         id: String, path: String, request: SubscriptionHub.Request, legacy: Bool,
-        outbox: AsyncStream<WebSocketFrame>.Continuation
+        channel: any Channel
     ) {
         self.id = id
         self.path = path
@@ -32,27 +33,36 @@ final class SubscriptionMember: Sendable {
         key = request.key
         self.legacy = legacy
         frameKey = (legacy ? "data\u{0}" : "next\u{0}") + id
-        self.outbox = outbox
+        self.channel = channel
     }
 
     /// Sends `answer`, the request's result on the Realm as of `version` or later, unless an
     /// answer of a later version was offered first (an answer never overtakes a newer one) or it
-    /// is the one sent last. Queued in the lock, so that messages leave in version order.
+    /// is the one sent last. Called on the connection's event loop only, so that messages leave
+    /// in the order of their versions.
     /// - Parameter frames: frames already made for this answer, by ``frameKey``, updated with
     ///   the one made here (a frame's bytes are shared, never copied per connection).
-    /// - Returns: whether a message was queued.
+    /// - Returns: whether a message was written.
     @discardableResult
     func offer(_ answer: Data, version: Int64, frames: inout [String: WebSocketFrame]) -> Bool {
-        sent.withLock { s in
-            guard version > s.version else { return false }
+        channel.eventLoop.assertInEventLoop()
+        let frame: WebSocketFrame? = sent.withLock { s in
+            guard version > s.version else { return nil }
             s.version = version
-            guard answer != s.answer else { return false }
+            guard answer != s.answer else { return nil }
             s.answer = answer
             let frame = frames[frameKey] ?? Self.frame(answer, id: id, legacy: legacy)
             frames[frameKey] = frame
-            outbox.yield(frame)
-            return true
+            return frame
         }
+        guard let frame else { return false }
+        channel.writeAndFlush(frame, promise: nil)
+        return true
+    }
+
+    /// Sends nothing more (the client completed the subscription, or its connection ended).
+    func end() {
+        sent.withLock { $0.version = .max }
     }
 
     /// The text frame carrying `answer` (a GraphQL response, spliced in as it is: one answer, many

@@ -2,6 +2,7 @@ import Foundation
 import GraphQL
 import HummingbirdWebSocket
 import Logging
+import NIOCore
 import NIOWebSocket
 import RealmAdapter
 
@@ -19,6 +20,8 @@ struct SubscriptionSession: Sendable {
     let path: String
     /// The legacy protocol (`graphql-ws`) rather than `graphql-transport-ws`.
     let legacy: Bool
+    /// The connection, to which subscriptions' answers are written (``SubscriptionMember``).
+    let channel: any Channel
     let logger: Logger
 
     static let protocols = ["graphql-transport-ws", "graphql-ws"]
@@ -43,8 +46,6 @@ struct SubscriptionSession: Sendable {
         try await send(outbound, ["type": .string("connection_ack")])
         ServerMetrics.connections.increment()
         defer { ServerMetrics.connections.decrement() }
-        // The connection's results, queued in order by its subscriptions (SubscriptionMember).
-        let (results, outbox) = AsyncStream.makeStream(of: WebSocketFrame.self)
         // The subscriptions of the connection, by id (touched by this task only).
         var active: [String: SubscriptionMember] = [:]
         defer {
@@ -52,9 +53,6 @@ struct SubscriptionSession: Sendable {
             ServerMetrics.subscriptions.decrement(by: Double(active.count))
         }
         try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask {
-                for await result in results { try await outbound.write(.custom(result)) }
-            }
             if legacy {
                 tasks.addTask {
                     while !Task.isCancelled {
@@ -63,10 +61,7 @@ struct SubscriptionSession: Sendable {
                     }
                 }
             }
-            defer {
-                outbox.finish()
-                tasks.cancelAll()
-            }
+            defer { tasks.cancelAll() }
             while let message = try await messages.next() {
                 guard case .text(let text) = message, let m = try? JSONValue(parsing: Data(text.utf8)),
                     case .string(let type)? = m["type"]
@@ -111,7 +106,7 @@ struct SubscriptionSession: Sendable {
                     }
                     let member = SubscriptionMember(
                         id: id, path: path, request: .init(query: query, variables: variables, operation: operation),
-                        legacy: legacy, outbox: outbox)
+                        legacy: legacy, channel: channel)
                     active[id] = member
                     ServerMetrics.subscriptions.increment()
                     try await server.hub.add(member)
