@@ -135,8 +135,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                // `serve`'s subscribers, on SwiftNIO in the benchmark's process.
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                // `serve`'s subscribers, SwiftNIO channels in the benchmark's process.
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
             ],
             path: "Benchmarks/realm-adapter-bench"
         ),

@@ -148,14 +148,9 @@ struct ServeBenchmark: AsyncParsableCommand {
     func latency(_ store: RealmStore, token: String) async throws {
         if client == "swift" {
             let subscribers = SubscriberLatency(
-                url: "ws://127.0.0.1:\(port)/graphql/bench", token: token, subscribers: self.subscribers,
-                commits: commits)
-            var latencies = try await subscribers.run { try await ticks(store) }
-            latencies.sort()
-            report([
-                "messages": Double(latencies.count), "p50": latencies[latencies.count / 2],
-                "p99": latencies[min(latencies.count - 1, latencies.count * 99 / 100)],
-            ])
+                port: port, path: "/graphql/bench", token: token, subscribers: self.subscribers, commits: commits)
+            let latencies = try await subscribers.run { try await ticks(store) }
+            report(["messages": Double(latencies.count)].merging(Self.percentiles(latencies)) { a, _ in a })
             return
         }
         let p = Process()
@@ -199,5 +194,22 @@ struct ServeBenchmark: AsyncParsableCommand {
                 format: "  commit → WebSocket, %d subscribers (\(client == "swift" ? "SwiftNIO" : "Python") client), "
                     + "%d commits %d ms apart: p50 %.1f ms, p99 %.1f ms (%.0f messages; target p99 < 20 ms)",
                 subscribers, commits, intervalMs, r["p50"] ?? 0, r["p99"] ?? 0, r["messages"] ?? 0))
+        guard
+            let floor = try? LoopbackFloor.measure(
+                connections: subscribers, bytes: 96, rounds: commits, intervalMs: intervalMs)
+        else { return print("  (the loopback floor could not be measured)") }
+        let f = Self.percentiles(floor)
+        print(
+            String(
+                format: "  floor: 96 bytes to each of %d loopback sockets (2 writer threads, 1 reader), "
+                    + "no WebSocket or store: p50 %.1f ms, p99 %.1f ms; the subscribers' p99 ÷ floor %.1f",
+                subscribers, f["p50"] ?? 0, f["p99"] ?? 0, (r["p99"] ?? 0) / (f["p99"] ?? 1)))
+    }
+
+    /// p50 and p99 of `values`.
+    static func percentiles(_ values: [Double]) -> [String: Double] {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return [:] }
+        return ["p50": sorted[sorted.count / 2], "p99": sorted[min(sorted.count - 1, sorted.count * 99 / 100)]]
     }
 }
