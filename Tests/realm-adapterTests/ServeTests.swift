@@ -425,6 +425,37 @@ import Testing
         #expect(refused.status == 3 && refused.stdout.contains(#""closed": 4401"#), "\(refused.stdout)")
     }
 
+    /// A subscription's answer reaches a client whatever its size: the server writes each frame's
+    /// bytes itself, with a length of 7, 16 or 64 bits (under 126 bytes, under 64 KiB, beyond).
+    @Test func answersOfEverySizeReachTheClient() async throws {
+        let s = try await Server()
+        try await s.start()
+        let alice = try await s.login("alice")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Support/graphql-client/subscribe.py").path
+        let sizes = [10, 1_000, 70_000]
+        let stops = sizes.enumerated().map { i, n in
+            #"{"type": "INSERT", "object_type": "Stop", "identity": \#(10 + i), "#
+                + #""values": {"id": \#(10 + i), "name": "\#(String(repeating: "n", count: n))"}}"#
+        }
+        let cli = try await s.cli(
+            ["realm", "apply", "/shop", "--file", "-", "--store", s.dir + "/store"],
+            stdin: "[" + stops.joined(separator: ", ") + "]")
+        #expect(cli.status == 0, "\(cli.stderr)")
+        for (i, n) in sizes.enumerated() {
+            for protocolName in ["graphql-transport-ws", "legacy"] {
+                let got = try await ChildProcess.run(
+                    "/usr/bin/env",
+                    [
+                        "python3", script, "ws://127.0.0.1:\(s.port)/graphql/shop", alice,
+                        "subscription { stop(id: \(10 + i)) { name } }", "1", "1",
+                    ] + (protocolName == "legacy" ? ["legacy"] : []))
+                let want = #""result": {"stop": {"name": "\#(String(repeating: "n", count: n))"}}"#
+                #expect(got.status == 0 && got.stdout.contains(want), "\(n) bytes, \(protocolName): \(got.stderr)")
+            }
+        }
+    }
+
     /// `/permissions`: a user who manages a path grants (up to their level) and lists over HTTP;
     /// others get a 403 saying what they lack.
     @Test func managersGrantOverHTTP() async throws {

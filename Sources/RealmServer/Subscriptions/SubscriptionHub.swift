@@ -120,7 +120,7 @@ final class SubscriptionHub: Sendable {
         }
         for (loop, members) in loops {
             loop.execute {
-                var frames: [String: WebSocketFrame] = [:]
+                var frames: [String: ByteBuffer] = [:]
                 var sent = 0
                 for member in members where member.offer(data, version: version, frames: &frames) { sent += 1 }
                 ServerMetrics.messages.increment(by: sent)

@@ -1,6 +1,5 @@
 import Foundation
 import NIOCore
-import NIOWebSocket
 import RealmAdapter
 import Synchronization
 
@@ -20,12 +19,15 @@ final class SubscriptionMember: Sendable {
     /// The WebSocket connection: answers are written to it on its event loop (``offer(_:version:frames:)``),
     /// with no task or actor between the hub and the socket.
     let channel: any Channel
+    /// Where the connection's frames are encoded: each answer's frame is encoded once, and its bytes
+    /// are written from here on, past the encoder, to every subscriber that shares it.
+    private let encoder: NIOLoopBound<ChannelHandlerContext>
     /// The version of the last answer offered, and the last answer sent.
     private let sent = Mutex<(version: Int64, answer: Data?)>((-1, nil))
 
     init(
         id: String, path: String, request: SubscriptionHub.Request, legacy: Bool,
-        channel: any Channel
+        channel: any Channel, encoder: NIOLoopBound<ChannelHandlerContext>
     ) {
         self.id = id
         self.path = path
@@ -34,19 +36,20 @@ final class SubscriptionMember: Sendable {
         self.legacy = legacy
         frameKey = (legacy ? "data\u{0}" : "next\u{0}") + id
         self.channel = channel
+        self.encoder = encoder
     }
 
     /// Sends `answer`, the request's result on the Realm as of `version` or later, unless an
     /// answer of a later version was offered first (an answer never overtakes a newer one) or it
     /// is the one sent last. Called on the connection's event loop only, so that messages leave
     /// in the order of their versions.
-    /// - Parameter frames: frames already made for this answer, by ``frameKey``, updated with
+    /// - Parameter frames: frames already encoded for this answer, by ``frameKey``, updated with
     ///   the one made here (a frame's bytes are shared, never copied per connection).
     /// - Returns: whether a message was written.
     @discardableResult
-    func offer(_ answer: Data, version: Int64, frames: inout [String: WebSocketFrame]) -> Bool {
+    func offer(_ answer: Data, version: Int64, frames: inout [String: ByteBuffer]) -> Bool {
         channel.eventLoop.assertInEventLoop()
-        let frame: WebSocketFrame? = sent.withLock { s in
+        let frame: ByteBuffer? = sent.withLock { s in
             guard version > s.version else { return nil }
             s.version = version
             guard answer != s.answer else { return nil }
@@ -56,7 +59,7 @@ final class SubscriptionMember: Sendable {
             return frame
         }
         guard let frame else { return false }
-        channel.writeAndFlush(frame, promise: nil)
+        encoder.value.writeAndFlush(NIOAny(frame), promise: nil)
         return true
     }
 
@@ -65,15 +68,25 @@ final class SubscriptionMember: Sendable {
         sent.withLock { $0.version = .max }
     }
 
-    /// The text frame carrying `answer` (a GraphQL response, spliced in as it is: one answer, many
-    /// subscribers, not parsed again for each).
-    private static func frame(_ answer: Data, id: String, legacy: Bool) -> WebSocketFrame {
-        var bytes = ByteBuffer()
-        bytes.writeString(#"{"type":"\#(legacy ? "data" : "next")","id":"#)
-        bytes.writeBytes(JSONValue.string(id).utf8())
-        bytes.writeString(#","payload":"#)
-        bytes.writeBytes(answer.last == UInt8(ascii: "\n") ? answer.dropLast() : answer[...])
-        bytes.writeString("}")
-        return WebSocketFrame(fin: true, opcode: .text, data: bytes)
+    /// The encoded text frame carrying `answer` (a GraphQL response, spliced in as it is: one
+    /// answer, many subscribers, not parsed again for each). A server's frames are not masked, so
+    /// the same bytes serve every connection.
+    private static func frame(_ answer: Data, id: String, legacy: Bool) -> ByteBuffer {
+        var message = ByteBuffer()
+        message.writeString(#"{"type":"\#(legacy ? "data" : "next")","id":"#)
+        message.writeBytes(JSONValue.string(id).utf8())
+        message.writeString(#","payload":"#)
+        message.writeBytes(answer.last == UInt8(ascii: "\n") ? answer.dropLast() : answer[...])
+        message.writeString("}")
+        var frame = ByteBuffer()
+        frame.reserveCapacity(message.readableBytes + 10)
+        frame.writeInteger(UInt8(0x81))  // FIN, text
+        switch message.readableBytes {
+        case ..<126: frame.writeInteger(UInt8(message.readableBytes))
+        case ...Int(UInt16.max): frame.writeMultipleIntegers(UInt8(126), UInt16(message.readableBytes))
+        default: frame.writeMultipleIntegers(UInt8(127), UInt64(message.readableBytes))
+        }
+        frame.writeBuffer(&message)
+        return frame
     }
 }

@@ -43,6 +43,12 @@ struct SubscriptionSession: Sendable {
         } catch let e as ServerError {
             return try await outbound.close(.init(codeNumber: e.status == 403 ? 4403 : 4401), reason: e.message)
         }
+        // Where subscriptions' answers are written from (SubscriptionMember), looked up on the loop.
+        let loop = channel.eventLoop
+        let encoder = try await loop.submit {
+            NIOLoopBound(
+                try channel.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self), eventLoop: loop)
+        }.get()
         try await send(outbound, ["type": .string("connection_ack")])
         ServerMetrics.connections.increment()
         defer { ServerMetrics.connections.decrement() }
@@ -106,7 +112,7 @@ struct SubscriptionSession: Sendable {
                     }
                     let member = SubscriptionMember(
                         id: id, path: path, request: .init(query: query, variables: variables, operation: operation),
-                        legacy: legacy, channel: channel)
+                        legacy: legacy, channel: channel, encoder: encoder)
                     active[id] = member
                     ServerMetrics.subscriptions.increment()
                     try await server.hub.add(member)
