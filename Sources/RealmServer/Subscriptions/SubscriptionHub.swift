@@ -27,9 +27,29 @@ final class SubscriptionHub: Sendable {
         }
     }
 
+    /// The subscribers of one request on one Realm, by their connections' event loop (each
+    /// answer takes one hop to each loop, for all its subscribers there).
     private struct Group {
         let request: Request
-        var members: [ObjectIdentifier: SubscriptionMember] = [:]
+        var loops: [ObjectIdentifier: Loop] = [:]
+
+        struct Loop {
+            let loop: any EventLoop
+            var members: [ObjectIdentifier: SubscriptionMember] = [:]
+        }
+
+        mutating func add(_ m: SubscriptionMember) {
+            let loop = m.channel.eventLoop
+            loops[ObjectIdentifier(loop), default: Loop(loop: loop)].members[ObjectIdentifier(m)] = m
+        }
+
+        /// Removes `m`; whether the group is empty now.
+        mutating func remove(_ m: SubscriptionMember) -> Bool {
+            let loop = ObjectIdentifier(m.channel.eventLoop)
+            loops[loop]?.members[ObjectIdentifier(m)] = nil
+            if loops[loop]?.members.isEmpty == true { loops[loop] = nil }
+            return loops.isEmpty
+        }
     }
 
     private struct State {
@@ -66,14 +86,15 @@ final class SubscriptionHub: Sendable {
                     }
                 }
             }
-            s.groups[member.path, default: [:]][member.key, default: Group(request: member.request)]
-                .members[ObjectIdentifier(member)] = member
+            s.groups[member.path, default: [:]][member.key, default: Group(request: member.request)].add(member)
         }
         let version = try store.version(of: member.path)
         let data = try await firstAnswers.answer(path: member.path, version: version, request: member.key) {
             try await self.answer(member.request, path: member.path)
         }
-        Self.offer(data, version: version, to: [member])
+        var one = Group(request: member.request)
+        one.add(member)
+        Self.offer(data, version: version, to: one)
     }
 
     /// Removes subscriptions (a `complete`, or their connection ended).
@@ -81,8 +102,7 @@ final class SubscriptionHub: Sendable {
         state.withLock { s in
             for m in members {
                 m.end()
-                s.groups[m.path]?[m.key]?.members[ObjectIdentifier(m)] = nil
-                if s.groups[m.path]?[m.key]?.members.isEmpty == true { s.groups[m.path]?[m.key] = nil }
+                if s.groups[m.path]?[m.key]?.remove(m) == true { s.groups[m.path]?[m.key] = nil }
                 if s.groups[m.path]?.isEmpty == true { s.groups[m.path] = nil }
             }
         }
@@ -102,27 +122,20 @@ final class SubscriptionHub: Sendable {
         let groups = state.withLock { Array(($0.groups[change.path] ?? [:]).values) }
         for group in groups {
             guard let data = try? await answer(group.request, path: change.path) else { continue }
-            Self.offer(data, version: change.version, to: group.members.values)
+            Self.offer(data, version: change.version, to: group)
         }
     }
 
-    /// Offers `data` to `members`, on their connections' event loops: one hop to each loop for
-    /// all its members, where each writes to its socket directly.
-    private static func offer(_ data: Data, version: Int64, to members: some Collection<SubscriptionMember>) {
-        var loops: [(loop: any EventLoop, members: [SubscriptionMember])] = []
-        for member in members {
-            let loop = member.channel.eventLoop
-            if let i = loops.firstIndex(where: { $0.loop === loop }) {
-                loops[i].members.append(member)
-            } else {
-                loops.append((loop, [member]))
-            }
-        }
-        for (loop, members) in loops {
-            loop.execute {
+    /// Offers `data` to the members of `group`, on their connections' event loops: one hop to
+    /// each loop for all its members, where each writes to its socket directly.
+    private static func offer(_ data: Data, version: Int64, to group: Group) {
+        for (_, loop) in group.loops {
+            loop.loop.execute {
                 var frames: [String: ByteBuffer] = [:]
                 var sent = 0
-                for member in members where member.offer(data, version: version, frames: &frames) { sent += 1 }
+                for (_, member) in loop.members where member.offer(data, version: version, frames: &frames) {
+                    sent += 1
+                }
                 ServerMetrics.messages.increment(by: sent)
             }
         }
