@@ -16,8 +16,10 @@ public struct RealmChange: Hashable, Sendable {
 ///
 /// History rows have a strictly increasing id (AUTOINCREMENT), so "what is new" is one indexed
 /// query for rows past the last id seen. Commits in this process check at once; commits by
-/// other processes are found by polling that query every `interval` on a private queue (the
-/// cost is one index probe when nothing changed). Polling runs only while someone listens.
+/// other processes are found by polling every `interval` on a private queue. A poll asks a
+/// connection of its own for `PRAGMA data_version`, which moves when any other connection
+/// commits, and reads history only if it moved: an idle store costs one pragma per poll, not a
+/// read transaction and a query. Polling runs only while someone listens.
 final class ChangeNotifier: Sendable {
     private struct State {
         var subscribers: [Int: AsyncStream<RealmChange>.Continuation] = [:]
@@ -26,6 +28,10 @@ final class ChangeNotifier: Sendable {
         var polling = false
         /// Bumped each time polling starts, so a loop left over from an earlier start ends.
         var generation = 0
+        /// A connection of its own, whose `PRAGMA data_version` moves when any other connection,
+        /// in this process or another, commits: a poll that finds it unmoved reads nothing else.
+        var probe: DatabaseQueue?
+        var dataVersion: Int64?
     }
 
     private let pool: DatabasePool
@@ -67,7 +73,7 @@ final class ChangeNotifier: Sendable {
     /// Checks for new transactions now (called after every commit in this process).
     func poke() {
         guard state.withLock({ !$0.subscribers.isEmpty }) else { return }
-        queue.async { self.check() }
+        queue.async { self.check(probing: false) }
     }
 
     private func unsubscribe(_ id: Int) {
@@ -87,8 +93,11 @@ final class ChangeNotifier: Sendable {
     }
 
     /// Runs on `queue` only.
-    private func check() {
+    /// - Parameter probing: whether to read history only if the probe saw a commit (polls), or
+    ///   at once (a commit in this process: the probe would only say so).
+    private func check(probing: Bool = true) {
         let last = state.withLock { $0.lastHistoryId }
+        guard last < 0 || !probing || committedSinceLastCheck() else { return }
         do {
             let (maxId, changes) = try pool.read { db -> (Int64, [RealmChange]) in
                 let maxId = try Int64.fetchOne(db, sql: "SELECT coalesce(max(id), 0) FROM history") ?? 0
@@ -118,6 +127,34 @@ final class ChangeNotifier: Sendable {
         } catch {
             logger.warning(
                 "Could not check the store for new transactions; will retry", metadata: ["error": "\(error)"])
+        }
+    }
+}
+
+extension ChangeNotifier {
+    /// Whether anything was committed since the last check (`PRAGMA data_version` of the probe
+    /// connection moved), or it cannot tell. Runs on `queue` only.
+    private func committedSinceLastCheck() -> Bool {
+        do {
+            let probe = try state.withLock { s in
+                if let probe = s.probe { return probe }
+                var configuration = GRDB.Configuration()
+                configuration.readonly = true
+                configuration.label = "realm-adapter.store.notifier.probe"
+                let probe = try DatabaseQueue(path: pool.path, configuration: configuration)
+                s.probe = probe
+                return probe
+            }
+            let version = try probe.inDatabase { db in
+                try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version"))
+            }
+            return state.withLock { s in
+                defer { s.dataVersion = version }
+                return s.dataVersion == nil || s.dataVersion != version
+            }
+        } catch {
+            logger.debug("The store's change probe failed; reading history instead", metadata: ["error": "\(error)"])
+            return true
         }
     }
 }
