@@ -444,10 +444,7 @@ struct PostgresBenchmark: AsyncParsableCommand {
                 if id >= 1_000_000 { toDatabase.append(dbTime - realmTime) } else { toRealm.append(realmTime - dbTime) }
             }
         }
-        func pct(_ xs: [Double], _ p: Double) -> Double {
-            let s = xs.sorted()
-            return s.isEmpty ? .nan : s[min(s.count - 1, Int(Double(s.count) * p))] * 1000
-        }
+        func pct(_ xs: [Double], _ p: Double) -> Double { xs.percentile(p) * 1000 }
         print(
             String(
                 format:

@@ -152,7 +152,11 @@ struct ServeBenchmark: AsyncParsableCommand {
             let subscribers = SubscriberLatency(
                 port: port, path: "/graphql/bench", token: token, subscribers: self.subscribers, commits: commits)
             let latencies = try await subscribers.run { try await ticks(store) }
-            report(["messages": Double(latencies.count)].merging(Self.percentiles(latencies)) { a, _ in a })
+            report(
+                [
+                    "messages": Double(latencies.count), "p50": latencies.percentile(0.5),
+                    "p99": latencies.percentile(0.99),
+                ])
             return
         }
         let p = Process()
@@ -200,18 +204,11 @@ struct ServeBenchmark: AsyncParsableCommand {
             let floor = try? LoopbackFloor.measure(
                 connections: subscribers, bytes: 96, rounds: commits, intervalMs: intervalMs)
         else { return print("  (the loopback floor could not be measured)") }
-        let f = Self.percentiles(floor)
+        let f = ["p50": floor.percentile(0.5), "p99": floor.percentile(0.99)]
         print(
             String(
                 format: "  floor: 96 bytes to each of %d loopback sockets (2 writer threads, 1 reader), "
                     + "no WebSocket or store: p50 %.1f ms, p99 %.1f ms; the subscribers' p99 ÷ floor %.1f",
                 subscribers, f["p50"] ?? 0, f["p99"] ?? 0, (r["p99"] ?? 0) / (f["p99"] ?? 1)))
-    }
-
-    /// p50 and p99 of `values`.
-    static func percentiles(_ values: [Double]) -> [String: Double] {
-        let sorted = values.sorted()
-        guard !sorted.isEmpty else { return [:] }
-        return ["p50": sorted[sorted.count / 2], "p99": sorted[min(sorted.count - 1, sorted.count * 99 / 100)]]
     }
 }
