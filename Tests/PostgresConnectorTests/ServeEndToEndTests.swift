@@ -17,7 +17,7 @@ extension PostgresIntegration {
             try await TestServer.withFreshDatabase { settings in
                 let (dir, configFile) = try DaemonProcess.workspace(settings, schema: Self.schema)
                 defer { try? FileManager.default.removeItem(atPath: dir) }
-                let port = 20_000 + Int.random(in: 0..<20_000)
+                let port = freePort()
                 try DaemonProcess.edit(
                     configFile, replacing: #""schema": "#, with: #""server": {"port": \#(port)}, "schema": "#)
                 let key = "serve-end-to-end-signing-key-0123456789"

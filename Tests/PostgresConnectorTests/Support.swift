@@ -1,6 +1,7 @@
 import Foundation
 import PostgresConnector
 import RealmAdapter
+import TestSupport
 import Testing
 
 /// The test server, from the environment `scripts/test.sh` sets (through `scripts/pg.sh`).
@@ -112,10 +113,9 @@ struct OwnCluster {
 
     /// Runs `body` with a started cluster; stops and removes it afterwards.
     static func with<T>(_ name: String, _ body: (OwnCluster) async throws -> T) async throws -> T {
-        // Below the ephemeral range (32768 up): a port there may be a client connection's.
         let cluster = OwnCluster(
             directory: NSTemporaryDirectory() + "realm-adapter-pg-\(name)-\(UUID().uuidString.prefix(6))",
-            port: Int.random(in: 24000...32000))
+            port: freePort())
         defer {
             try? cluster.pgctl("stop")
             try? FileManager.default.removeItem(atPath: cluster.directory)

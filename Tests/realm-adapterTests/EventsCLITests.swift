@@ -37,7 +37,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let file = try config(#"{"pathRegex": "^/shop$", "url": "http://127.0.0.1:1/hook"}"#)
         // Something listens on the port already: a first events process.
-        let port = 20_000 + Int.random(in: 0..<20_000)
+        let port = freePort()
         let first = try ChildProcess(
             ChildProcess.built("realm-adapter"), ["events", "--config", file, "--metrics-port", "\(port)"])
         defer {
