@@ -18,8 +18,7 @@ import Testing
         _ = try await s.curl("POST", "/graphql/nowhere", #"{"query": "{ stops { id } }"}"#, token: alice)
 
         // One subscriber, held open while the metrics are read, then one change.
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Support/graphql-client/subscribe.py").path
+        let script = ServeTests.Server.script("subscribe.py")
         let out = s.dir + "/sub.out"
         let subscriber = try ChildProcess(
             "/usr/bin/env",
@@ -30,17 +29,8 @@ import Testing
         }
         for _ in 0..<500 where !ready() && subscriber.isRunning { try await Task.sleep(for: .microseconds(20_000)) }
 
-        let scraper = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Support/metrics/scrape.py").path
-        func scrape() async throws -> [String] {
-            let r = try await ChildProcess.run(
-                "/usr/bin/env", ["python3", scraper, "http://127.0.0.1:\(metricsPort)/metrics"])
-            try #require(r.status == 0, "\(r.stderr)")
-            return r.stdout.split(separator: "\n").map(String.init)
-        }
-        func value(_ lines: [String], _ sample: String) -> Double? {
-            lines.first { $0.hasPrefix(sample + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
-        }
+        func scrape() async throws -> [String] { try await s.metrics(at: metricsPort) }
+        func value(_ lines: [String], _ sample: String) -> Double? { ServeTests.Server.sample(lines, sample) }
         var lines = try await scrape()
         #expect(value(lines, #"realm_adapter_logins_total{provider="password",result="ok"}"#) == 1, "\(lines)")
         #expect(value(lines, #"realm_adapter_logins_total{provider="password",result="refused"}"#) == 1)

@@ -31,8 +31,7 @@ import Testing
         )
 
         // A subscription over WSS receives a change.
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Support/graphql-client/subscribe.py").path
+        let script = ServeTests.Server.script("subscribe.py")
         let out = s.dir + "/wss.out"
         let subscriber = try ChildProcess(
             "/usr/bin/env",

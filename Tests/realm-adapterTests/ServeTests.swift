@@ -9,7 +9,7 @@ import Testing
     /// A store with a Realm /shop (stops and routes), three users, and a server on it.
     final class Server {
         let dir = NSTemporaryDirectory() + "realm-adapter-serve/\(UUID().uuidString.prefix(8))"
-        let port = 20_000 + Int.random(in: 0..<20_000)
+        let port = freePort()
         let key = "0123456789abcdef0123456789abcdef-test"
         var config: String { dir + "/adapter.json" }
         /// The CA certificate clients trust, when the server speaks TLS (`server.tls`).
@@ -18,6 +18,12 @@ import Testing
         var process: ChildProcess?
         /// More arguments for `serve` (`--metrics-port`, say).
         var arguments: [String] = []
+
+        /// The path of a client script of the tests (`Support/graphql-client/<name>`).
+        static func script(_ name: String) -> String {
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("Support/graphql-client/" + name).path
+        }
 
         init(server: String = "") async throws {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -90,6 +96,22 @@ import Testing
             return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
         }
 
+        /// The samples served at `/metrics` on `port` (`--metrics-port`), read by Prometheus's own
+        /// parser (`Tests/Support/metrics/scrape.py`): one `name{labels} value` per line.
+        func metrics(at port: Int) async throws -> [String] {
+            let scraper = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("Support/metrics/scrape.py").path
+            let r = try await ChildProcess.run(
+                "/usr/bin/env", ["python3", scraper, "http://127.0.0.1:\(port)/metrics"])
+            try #require(r.status == 0, "\(r.stderr)")
+            return r.stdout.split(separator: "\n").map(String.init)
+        }
+
+        /// The value of `sample` (`name{labels}`) in `lines` of ``metrics(at:)``.
+        static func sample(_ lines: [String], _ sample: String) -> Double? {
+            lines.first { $0.hasPrefix(sample + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
+        }
+
         /// A refresh token for a user and password (POST /auth, provider password).
         func login(_ name: String, password: String? = nil) async throws -> String {
             let body =
@@ -114,8 +136,7 @@ import Testing
         func graphQL(
             _ path: String, _ token: String, _ query: String, variables: String? = nil, validated: Bool = false
         ) async throws -> String {
-            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("Support/graphql-client/client.py").path
+            let script = Self.script("client.py")
             let r = try await ChildProcess.run(
                 "/usr/bin/env",
                 ["python3", script, url + "/graphql" + path, token, query] + (variables.map { [$0] } ?? []),
@@ -377,8 +398,7 @@ import Testing
         let s = try await Server()
         try await s.start()
         let alice = try await s.login("alice")
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Support/graphql-client/subscribe.py").path
+        let script = Server.script("subscribe.py")
         let ws = "ws://127.0.0.1:\(s.port)/graphql/shop"
         let out = s.dir + "/subscribers.out"
         let subscribers = try ChildProcess(
@@ -431,8 +451,7 @@ import Testing
         let s = try await Server()
         try await s.start()
         let alice = try await s.login("alice")
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Support/graphql-client/subscribe.py").path
+        let script = Server.script("subscribe.py")
         let sizes = [10, 1_000, 70_000]
         let stops = sizes.enumerated().map { i, n in
             #"{"type": "INSERT", "object_type": "Stop", "identity": \#(10 + i), "#
@@ -454,6 +473,56 @@ import Testing
                 #expect(got.status == 0 && got.stdout.contains(want), "\(n) bytes, \(protocolName): \(got.stderr)")
             }
         }
+    }
+
+    /// A subscriber that stops reading costs the server one waiting answer per subscription, not
+    /// one per change: while its connection takes no more, a newer answer replaces the one
+    /// waiting. When it reads again it gets what was under way, then the newest, in order.
+    @Test func aStalledSubscriberGetsTheNewestAnswerNotEveryOne() async throws {
+        let s = try await Server()
+        s.arguments = ["--metrics-port", "\(s.port + 1)"]
+        try await s.start()
+        let alice = try await s.login("alice")
+        let (go, out, changes) = (s.dir + "/go", s.dir + "/stall.out", 80)
+        let client = try ChildProcess(
+            "/usr/bin/env",
+            [
+                "python3", Server.script("stall.py"), "127.0.0.1", "\(s.port)", "/graphql/shop", alice,
+                "subscription { stop(id: 1) { name } }", "v\(changes)", go,
+            ], stdout: out, stderr: s.dir + "/stall.err")
+        func output() -> String { (try? String(contentsOfFile: out, encoding: .utf8)) ?? "" }
+        for _ in 0..<1_500 where !output().contains(#"{"ready": true}"#) && client.isRunning {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(output().contains(#"{"ready": true}"#), "\(output())")
+        // 80 answers of 200 KB: 16 MB, past what the kernel buffers for one socket (4 MB here).
+        let padding = String(repeating: "x", count: 200_000)
+        let mutation = "mutation M($n: String!) { createStop(input: {id: 1, name: $n}, updatePolicy: MODIFIED) { id } }"
+        for i in 1...changes {
+            let r = try await s.curl(
+                "POST", "/graphql/shop", #"{"query": "\#(mutation)", "variables": {"n": "v\#(i)-\#(padding)"}}"#,
+                token: alice)
+            #expect(r.status == 200 && !r.body.contains("errors"), "\(r.body.prefix(300))")
+        }
+        #expect(FileManager.default.createFile(atPath: go, contents: nil))
+        let status = await client.wait()
+        let err = (try? String(contentsOfFile: s.dir + "/stall.err", encoding: .utf8)) ?? ""
+        #expect(status == 0, "\(output().suffix(500)) \(err)")
+        guard let line = output().split(separator: "\n").last,
+            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            let answers = object["answers"] as? [String]
+        else { return }
+        let versions = answers.compactMap { Int($0.dropFirst()) }
+        #expect(versions.last == changes && versions == versions.sorted() && Set(versions).count == versions.count)
+        #expect(versions.count < changes / 2, "the server queued every answer for a client that read none: \(versions)")
+        // Each answer is sent or replaced: the first, then at most one per change (commits in
+        // quick succession may share one).
+        let metrics = try await s.metrics(at: s.port + 1)
+        let sent = Server.sample(metrics, "realm_adapter_graphql_subscription_messages_total{}") ?? 0
+        let superseded = Server.sample(metrics, "realm_adapter_graphql_subscription_messages_superseded_total{}") ?? 0
+        #expect(
+            sent == Double(versions.count + 1) && superseded > 0 && sent + superseded <= Double(changes + 1),
+            "\(metrics)")
     }
 
     /// `/permissions`: a user who manages a path grants (up to their level) and lists over HTTP;

@@ -10,6 +10,9 @@ enum ServerMetrics {
     static let subscriptions = Meter(label: "realm_adapter_graphql_subscriptions")
     /// Results sent to subscribers (one per subscription and change of its answer).
     static let messages = Counter(label: "realm_adapter_graphql_subscription_messages_total")
+    /// Results never sent, because a newer one replaced them while the subscriber's connection
+    /// took no more (a client reading slowly, or not at all).
+    static let superseded = Counter(label: "realm_adapter_graphql_subscription_messages_superseded_total")
 
     /// A login at `POST /auth` (providers `password` and `jwt`), and whether it succeeded.
     static func login(_ provider: String, succeeded: Bool) {

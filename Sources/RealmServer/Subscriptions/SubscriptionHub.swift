@@ -1,7 +1,6 @@
 import Foundation
 import GraphQL
 import NIOCore
-import NIOWebSocket
 import RealmAdapter
 import Synchronization
 
@@ -39,13 +38,13 @@ final class SubscriptionHub: Sendable {
         }
 
         mutating func add(_ m: SubscriptionMember) {
-            let loop = m.channel.eventLoop
+            let loop = m.eventLoop
             loops[ObjectIdentifier(loop), default: Loop(loop: loop)].members[ObjectIdentifier(m)] = m
         }
 
         /// Removes `m`; whether the group is empty now.
         mutating func remove(_ m: SubscriptionMember) -> Bool {
-            let loop = ObjectIdentifier(m.channel.eventLoop)
+            let loop = ObjectIdentifier(m.eventLoop)
             loops[loop]?.members[ObjectIdentifier(m)] = nil
             if loops[loop]?.members.isEmpty == true { loops[loop] = nil }
             return loops.isEmpty

@@ -16,18 +16,17 @@ final class SubscriptionMember: Sendable {
     /// Which message carries an answer to this subscription: members that share it (the same
     /// id and protocol, on other connections) share one frame of each answer.
     let frameKey: String
-    /// The WebSocket connection: answers are written to it on its event loop (``offer(_:version:frames:)``),
-    /// with no task or actor between the hub and the socket.
-    let channel: any Channel
-    /// Where the connection's frames are encoded: each answer's frame is encoded once, and its bytes
-    /// are written from here on, past the encoder, to every subscriber that shares it.
-    private let encoder: NIOLoopBound<ChannelHandlerContext>
+    /// The event loop of the WebSocket connection: answers are written on it
+    /// (``offer(_:version:frames:)``), with no task or actor between the hub and the socket.
+    let eventLoop: any EventLoop
+    /// Where the connection's answers are written, past the frame encoder.
+    private let outbox: NIOLoopBound<SubscriptionOutbox>
     /// The version of the last answer offered, and the last answer sent.
     private let sent = Mutex<(version: Int64, answer: Data?)>((-1, nil))
 
     init(
         id: String, path: String, request: SubscriptionHub.Request, legacy: Bool,
-        channel: any Channel, encoder: NIOLoopBound<ChannelHandlerContext>
+        outbox: NIOLoopBound<SubscriptionOutbox>
     ) {
         self.id = id
         self.path = path
@@ -35,8 +34,8 @@ final class SubscriptionMember: Sendable {
         key = request.key
         self.legacy = legacy
         frameKey = (legacy ? "data\u{0}" : "next\u{0}") + id
-        self.channel = channel
-        self.encoder = encoder
+        eventLoop = outbox.eventLoop
+        self.outbox = outbox
     }
 
     /// Sends `answer`, the request's result on the Realm as of `version` or later, unless an
@@ -45,10 +44,11 @@ final class SubscriptionMember: Sendable {
     /// in the order of their versions.
     /// - Parameter frames: frames already encoded for this answer, by ``frameKey``, updated with
     ///   the one made here (a frame's bytes are shared, never copied per connection).
-    /// - Returns: whether a message was written.
+    /// - Returns: whether a message was written now (rather than not at all, or kept to be written
+    ///   when the connection can take it: ``SubscriptionOutbox``).
     @discardableResult
     func offer(_ answer: Data, version: Int64, frames: inout [String: ByteBuffer]) -> Bool {
-        channel.eventLoop.assertInEventLoop()
+        eventLoop.assertInEventLoop()
         let frame: ByteBuffer? = sent.withLock { s in
             guard version > s.version else { return nil }
             s.version = version
@@ -59,13 +59,14 @@ final class SubscriptionMember: Sendable {
             return frame
         }
         guard let frame else { return false }
-        encoder.value.writeAndFlush(NIOAny(frame), promise: nil)
-        return true
+        return outbox.value.write(frame, for: ObjectIdentifier(self))
     }
 
-    /// Sends nothing more (the client completed the subscription, or its connection ended).
+    /// Sends nothing more (the client completed the subscription, or its connection ended), not
+    /// even an answer waiting for the connection.
     func end() {
         sent.withLock { $0.version = .max }
+        eventLoop.execute { self.outbox.value.forget(ObjectIdentifier(self)) }
     }
 
     /// The encoded text frame carrying `answer` (a GraphQL response, spliced in as it is: one

@@ -43,12 +43,8 @@ struct SubscriptionSession: Sendable {
         } catch let e as ServerError {
             return try await outbound.close(.init(codeNumber: e.status == 403 ? 4403 : 4401), reason: e.message)
         }
-        // Where subscriptions' answers are written from (SubscriptionMember), looked up on the loop.
-        let loop = channel.eventLoop
-        let encoder = try await loop.submit {
-            NIOLoopBound(
-                try channel.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self), eventLoop: loop)
-        }.get()
+        // Where subscriptions' answers are written (SubscriptionMember).
+        let outbox = try await SubscriptionOutbox.install(on: channel)
         try await send(outbound, ["type": .string("connection_ack")])
         ServerMetrics.connections.increment()
         defer { ServerMetrics.connections.decrement() }
@@ -112,7 +108,7 @@ struct SubscriptionSession: Sendable {
                     }
                     let member = SubscriptionMember(
                         id: id, path: path, request: .init(query: query, variables: variables, operation: operation),
-                        legacy: legacy, channel: channel, encoder: encoder)
+                        legacy: legacy, outbox: outbox)
                     active[id] = member
                     ServerMetrics.subscriptions.increment()
                     try await server.hub.add(member)
