@@ -13,18 +13,21 @@ struct LoadBenchmark: AsyncParsableCommand {
         discussion: """
             Needs Postgres: run `eval "$(scripts/pg.sh start)"` first. For each shape and count it \
             creates tables in a database of its own:
-              plain    one table of 8 mixed columns (bigint, bigint, text, double, boolean, \
-                       timestamptz, uuid, text with NULLs): the count is its rows
-              linked   purchases (the count) with two foreign keys, to customers (a tenth) and \
-                       products (a hundredth), and each customer's ordered list of 5 favourite \
-                       products in a link table (oid, idx, target)
+              plain    one table of 8 mixed columns (bigint, bigint, text, double,
+                       boolean, timestamptz, uuid, text with NULLs): the count is its rows
+              linked   purchases (the count) with two foreign keys, to customers (a
+                       tenth) and products (a hundredth), and each customer's ordered
+                       list of 5 favourite products in a link table (oid, idx, target)
             then measures in one run (rates count the rows of every table):
-              COPY          COPY (SELECT …) TO STDOUT of each table, rows discarded (the read limit)
-              bare SQLite   the same rows inserted into plain SQLite tables with one prepared \
-                            statement each in one transaction, from Swift (the write limit)
-              peer          Benchmarks/peer/psycopg2_sqlite_loader.py (psycopg2 + sqlite3; plain only)
-              load          the real `realm-adapter load` command (release build next to this one), \
-                            start to exit, with its peak memory
+              COPY          COPY (SELECT …) TO STDOUT of each table, rows discarded
+                            (the read limit)
+              bare SQLite   the same rows inserted into plain SQLite tables with one
+                            prepared statement each in one transaction, from Swift
+                            (the write limit)
+              peer          Benchmarks/peer/psycopg2_sqlite_loader.py (psycopg2 +
+                            sqlite3; plain only)
+              load          the real `realm-adapter load` command (release build next
+                            to this one), start to exit, with its peak memory
             Each is run --rounds times, alternating, and keeps its best time. The machine is shared \
             and its speed drifts, so `÷ bare` is also given per round (the load against the bare \
             inserts measured just before it), as the lowest and highest of the rounds.

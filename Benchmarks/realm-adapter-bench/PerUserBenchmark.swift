@@ -19,8 +19,9 @@ struct PerUserBenchmark: AsyncParsableCommand {
               load      the real `realm-adapter load`, start to exit, and its peak memory
               store     the store directory's size after the load
               list      the real `realm-adapter realm list` (opening the store included)
-              updates   with `realm-adapter run` syncing, --updates row updates (transactions of \
-                        100 rows) spread over up to --updates Realms, commit to all in the Realms
+              updates   with `realm-adapter run` syncing, --updates row updates
+                        (transactions of 100 rows) spread over up to --updates
+                        Realms, commit to all in the Realms
             Each figure is also given against the one-Realm run (÷ 1). Targets at 100,000 Realms: \
             load ÷ 1 ≥ 0.5, peak < 200 MB, store ÷ 1 ≤ 1.5, list < 1 s, updates ÷ 1 ≥ 0.5.
             """

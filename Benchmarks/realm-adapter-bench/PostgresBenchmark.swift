@@ -17,14 +17,17 @@ struct PostgresBenchmark: AsyncParsableCommand {
             Needs a Postgres with wal_level=logical: run `eval "$(scripts/pg.sh start)"` first (the \
             connection comes from REALM_ADAPTER_PG_HOST/PORT/USER, pg_recvlogical from \
             REALM_ADAPTER_PG_BIN). It creates and drops its own database.
-              1. Postgres → Realm: a backlog of --rows row changes (transactions of --batch rows) \
-                 drained from one slot into a Realm, against pg_recvlogical draining the same \
-                 backlog from an identical slot to /dev/null.
-              2. Realm → Postgres: --rows INSERT instructions (Realm transactions of --batch), then \
-                 --rows SETs of the same objects, then a mixed backlog (half INSERTs of new objects, \
-                 40% SETs, 10% DELETEs), each against COPY of as many rows.
-              3. Latency, commit on one side to committed on the other, p50 and p99, at each of \
-                 --rate commits/s for --seconds in each direction, with the daemon running.
+              1. Postgres → Realm: a backlog of --rows row changes (transactions of
+                 --batch rows) drained from one slot into a Realm, against
+                 pg_recvlogical draining the same backlog from an identical slot
+                 to /dev/null.
+              2. Realm → Postgres: --rows INSERT instructions (Realm transactions of
+                 --batch), then --rows SETs of the same objects, then a mixed
+                 backlog (half INSERTs of new objects, 40% SETs, 10% DELETEs), each
+                 against COPY of as many rows.
+              3. Latency, commit on one side to committed on the other, p50 and p99,
+                 at each of --rate commits/s for --seconds in each direction, with
+                 the daemon running.
             """
     )
 
