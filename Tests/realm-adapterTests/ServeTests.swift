@@ -475,6 +475,31 @@ import Testing
         }
     }
 
+    /// The start of a connection, as graphql-ws (the protocol's reference server) has it: a client
+    /// that says nothing is closed with 4408 after 3 seconds (it held a socket and a task for
+    /// ever), and a second `connection_init` with 4429.
+    @Test func aConnectionInitialisesOnceAndPromptly() async throws {
+        let s = try await Server()
+        try await s.start()
+        let alice = try await s.login("alice")
+        func probe(_ messages: [String]) async throws -> [String] {
+            let r = try await ChildProcess.run(
+                "/usr/bin/env",
+                ["python3", Server.script("probe.py"), "127.0.0.1", "\(s.port)", "/graphql/shop", "15"] + messages)
+            return r.stdout.split(separator: "\n").map(String.init)
+        }
+        let silent = try await probe([])
+        #expect(silent.first == #"{"close": [4408, "Connection initialisation timeout"]}"#, "\(silent)")
+        let seconds = silent.last.flatMap { Double($0.dropFirst(#"{"seconds": "#.count).dropLast()) } ?? 99
+        #expect(seconds >= 2.5 && seconds < 10, "\(silent)")
+        let hello = #"{"type": "connection_init", "payload": {"Authorization": "\#(alice)"}}"#
+        let twice = try await probe([hello, hello])
+        #expect(
+            twice.prefix(2) == [
+                #"{"text": {"type": "connection_ack"}}"#, #"{"close": [4429, "Too many initialisation requests"]}"#,
+            ], "\(twice)")
+    }
+
     /// A subscriber that stops reading costs the server one waiting answer per subscription, not
     /// one per change: while its connection takes no more, a newer answer replaces the one
     /// waiting. When it reads again it gets what was under way, then the newest, in order.

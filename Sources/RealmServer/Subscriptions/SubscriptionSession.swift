@@ -26,10 +26,21 @@ struct SubscriptionSession: Sendable {
 
     static let protocols = ["graphql-transport-ws", "graphql-ws"]
 
+    /// How long a connection has for its `connection_init` (graphql-ws, the protocol's reference
+    /// server, closes with 4408 after 3 seconds).
+    static let initialisationTimeout = Duration.seconds(3)
+
     func run(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter) async throws {
         var messages = inbound.messages(maxSize: RealmHTTPServer.maxBody).makeAsyncIterator()
-        // The first message authenticates the connection.
-        guard case .text(let first)? = try await messages.next(), let hello = try? JSONValue(parsing: Data(first.utf8)),
+        // The first message authenticates the connection; a client that says nothing is let go.
+        let timeout = Task {
+            try await Task.sleep(for: Self.initialisationTimeout)
+            try await outbound.close(.init(codeNumber: 4408), reason: "Connection initialisation timeout")
+        }
+        let firstMessage = try await messages.next()
+        timeout.cancel()
+        guard let firstMessage else { return }  // closed, by the client or at the timeout
+        guard case .text(let first) = firstMessage, let hello = try? JSONValue(parsing: Data(first.utf8)),
             hello["type"] == .string("connection_init")
         else {
             return try await outbound.close(.init(codeNumber: 4400), reason: "the first message is connection_init")
@@ -121,6 +132,8 @@ struct SubscriptionSession: Sendable {
                     try await send(outbound, ["type": .string("pong")])
                 case "pong":
                     continue
+                case "connection_init":
+                    return try await outbound.close(.init(codeNumber: 4429), reason: "Too many initialisation requests")
                 case "connection_terminate":
                     return
                 default:
