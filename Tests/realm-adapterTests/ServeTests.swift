@@ -475,6 +475,39 @@ import Testing
         }
     }
 
+    /// Requests thousands of levels deep get a GraphQL error, not a crash: GraphQL's parser and
+    /// validation recurse once per level, and such a request, even without a token, overflowed
+    /// the stack and killed the server (a helper's probe found it). Over HTTP and over WebSocket.
+    @Test func deepRequestsAreRefusedNotACrash() async throws {
+        let s = try await Server()
+        try await s.start()
+        let alice = try await s.login("alice")
+        let deep = String(repeating: "{ stops ", count: 5_000) + "{ id" + String(repeating: " }", count: 5_001)
+        let lists =
+            "{ stops(query: " + String(repeating: "[", count: 20_000) + String(repeating: "]", count: 20_000)
+            + ") { id } }"
+        // Seven quotes: a lexer that read the block string as three strings would miss what follows.
+        let hidden = #"{ stops(query: """a"b""") "# + String(repeating: "{ stops ", count: 5_000)
+        let fragments =
+            "{ ...F0 } " + (0..<5_000).map { "fragment F\($0) on Query { ...F\($0 + 1) }" }.joined(separator: " ")
+            + " fragment F5000 on Query { stops { id } }"
+        for (query, token) in [(deep, nil), (lists, nil), (hidden, nil), (fragments, alice)] {
+            let body = String(decoding: try JSONSerialization.data(withJSONObject: ["query": query]), as: UTF8.self)
+            let r = try await s.curl("POST", "/graphql/shop", body, token: token)
+            #expect(r.status == 400 && r.body.contains("deeper than 64 levels"), "\(r.status) \(r.body.prefix(300))")
+        }
+        let hello = #"{"type": "connection_init", "payload": {"Authorization": "\#(alice)"}}"#
+        let subscribe = String(
+            decoding: try JSONSerialization.data(withJSONObject: [
+                "type": "subscribe", "id": "1", "payload": ["query": "subscription " + deep],
+            ]), as: UTF8.self)
+        let ws = try await ChildProcess.run(
+            "/usr/bin/env",
+            ["python3", Server.script("probe.py"), "127.0.0.1", "\(s.port)", "/graphql/shop", "3", hello, subscribe])
+        #expect(ws.stdout.contains("deeper than 64 levels"), "\(ws.stdout.prefix(500))")
+        #expect(try await s.graphQL("/shop", alice, "{ stop(id: 1) { name } }").contains("Depot"))
+    }
+
     /// The start of a connection, as graphql-ws (the protocol's reference server) has it: a client
     /// that says nothing is closed with 4408 after 3 seconds (it held a socket and a task for
     /// ever), and a second `connection_init` with 4429.

@@ -12,6 +12,57 @@ enum GraphQLLimits {
     /// Objects one answer may hold, counted as they are read.
     static let maxObjects = 100_000
 
+    /// Brackets (`{`, `[`, `(`) nested in a request's text, and fragments spread within one
+    /// another: GraphQL's parser and validation recurse once per level, and a request thousands of
+    /// levels deep would overflow the stack (a crash, before any token is checked).
+    static let maxNesting = 64
+
+    /// The request `text` parsed, if it nests no deeper than ``maxNesting``, and ``check(_:)``ed.
+    static func parse(_ text: String) throws -> Document {
+        try checkNesting(text)
+        let document = try GraphQL.parse(source: Source(body: text))
+        try check(document)
+        return document
+    }
+
+    /// Refuses `text` if its brackets nest deeper than ``maxNesting``, counted outside strings,
+    /// block strings and comments (as GraphQL's lexer reads them), before the parser sees it.
+    static func checkNesting(_ text: String) throws {
+        let quote = UInt8(ascii: "\"")
+        let b = Array(text.utf8)
+        func tripleQuote(_ i: Int) -> Bool {
+            i + 2 < b.count && b[i] == quote && b[i + 1] == quote && b[i + 2] == quote
+        }
+        var (i, depth) = (0, 0)
+        while i < b.count {
+            switch b[i] {
+            case quote where tripleQuote(i):
+                // A block string: it ends at the next """ not escaped as \""".
+                i += 3
+                while i < b.count, !(tripleQuote(i) && b[i - 1] != UInt8(ascii: "\\")) { i += 1 }
+                i += 2
+            case quote:
+                i += 1
+                while i < b.count, b[i] != quote, b[i] != UInt8(ascii: "\n") {
+                    i += b[i] == UInt8(ascii: "\\") ? 2 : 1
+                }
+            case UInt8(ascii: "#"):
+                while i < b.count, b[i] != UInt8(ascii: "\n"), b[i] != UInt8(ascii: "\r") { i += 1 }
+            case UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "("):
+                depth += 1
+                guard depth <= maxNesting else {
+                    throw GraphQLError(
+                        message: "The request nests brackets deeper than \(maxNesting) levels: ask for less at once.")
+                }
+            case UInt8(ascii: "}"), UInt8(ascii: "]"), UInt8(ascii: ")"):
+                depth -= 1
+            default:
+                break
+            }
+            i += 1
+        }
+    }
+
     /// Refuses a request whose selections nest deeper than ``maxDepth`` or that asks for more
     /// than ``maxFields`` fields. Introspection (`__schema`, `__type`) reads the schema, not
     /// objects, so its depth is not limited: clients' standard introspection query nests its
@@ -40,6 +91,11 @@ enum GraphQLLimits {
                     let name = spread.name.value
                     // A fragment that spreads itself is an error GraphQL's validation names.
                     guard !spreading.contains(name), let inner = fragments[name] else { continue }
+                    guard spreading.count < maxNesting else {
+                        throw GraphQLError(
+                            message: "The request spreads fragments within one another deeper than \(maxNesting) "
+                                + "levels: spread fewer.")
+                    }
                     deepest = max(deepest, try depth(inner, level, spreading.union([name])))
                 case let inline as InlineFragment:
                     deepest = max(deepest, try depth(inline.selectionSet, level, spreading))

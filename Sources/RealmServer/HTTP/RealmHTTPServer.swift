@@ -99,8 +99,10 @@ public struct RealmHTTPServer: Sendable {
                 return try await graphQL(request, path: try Self.path(context), body: .object(fields), readOnly: true)
             }
         }
-        // GraphQL subscriptions: a WebSocket upgrade of /graphql/<path>, in either protocol.
-        let http: HTTPServerBuilder = .http1WebSocketUpgrade { request, channel, logger in
+        // GraphQL subscriptions: a WebSocket upgrade of /graphql/<path>, in either protocol. A
+        // frame may be as large as a POST's body (the default, 16 KiB, refused valid queries).
+        let http: HTTPServerBuilder = .http1WebSocketUpgrade(configuration: .init(maxFrameSize: Self.maxBody)) {
+            request, channel, logger in
             guard let raw = request.path?.split(separator: "?").first, raw.hasPrefix("/graphql/"),
                 let path = try? Self.path(raw.dropFirst("/graphql".count).split(separator: "/").map(String.init))
             else { return .dontUpgrade }
@@ -181,8 +183,7 @@ public struct RealmHTTPServer: Sendable {
         // where it went wrong) before anything runs.
         let document: Document
         do {
-            document = try parse(source: Source(body: query))
-            try GraphQLLimits.check(document)
+            document = try GraphQLLimits.parse(query)
         } catch let e as GraphQLError {
             return try Self.graphQLAnswer(GraphQLResult(errors: [e]), status: .badRequest)
         }

@@ -99,8 +99,7 @@ struct SubscriptionSession: Sendable {
                         if case .string(let s) = $0.value { s } else { nil }
                     }
                     do {
-                        let document = try parse(source: Source(body: query))
-                        try GraphQLLimits.check(document)
+                        let document = try GraphQLLimits.parse(query)
                         guard
                             !document.definitions.contains(where: {
                                 ($0 as? OperationDefinition)?.operation == .mutation
