@@ -508,6 +508,63 @@ import Testing
         #expect(try await s.graphQL("/shop", alice, "{ stop(id: 1) { name } }").contains("Depot"))
     }
 
+    /// A subscription lasts only as long as the access it was opened with: a revoked grant, or an
+    /// access token that expires, closes the connection within seconds (4403, 4401), as the same
+    /// token is refused over HTTP at once. Before, only connection_init checked the token, and a
+    /// revoked user went on receiving every change (a helper's probe found it).
+    @Test func subscriptionsEndWhenAccessEnds() async throws {
+        func subscriber(_ s: Server, _ token: String) throws -> (ChildProcess, () -> [String]) {
+            let out = s.dir + "/probe-\(UUID().uuidString.prefix(4)).out"
+            let hello = #"{"type": "connection_init", "payload": {"Authorization": "\#(token)"}}"#
+            let subscribe = #"{"type": "subscribe", "id": "1", "payload": {"query": "subscription { stops { id } }"}}"#
+            let p = try ChildProcess(
+                "/usr/bin/env",
+                [
+                    "python3", Server.script("probe.py"), "127.0.0.1", "\(s.port)", "/graphql/shop", "30", hello,
+                    subscribe,
+                ],
+                stdout: out, stderr: out + ".err")
+            return (
+                p,
+                { ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init) }
+            )
+        }
+        func close(_ lines: [String]) -> String? { lines.first { $0.hasPrefix(#"{"close""#) } }
+
+        // A revoked grant.
+        let s = try await Server()
+        try await s.start()
+        #expect(
+            try await s.cli(["permission", "grant", "read", "/shop", "--user", "bob", "--config", s.config]).status == 0
+        )
+        guard case .success(let bob) = try await s.access(try await s.login("bob"), "/shop") else {
+            Issue.record("bob has no access token")
+            return
+        }
+        let (revoked, lines) = try subscriber(s, bob)
+        for _ in 0..<500 where !lines().contains(where: { $0.contains(#""type": "next""#) }) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(try await s.cli(["permission", "revoke", "/shop", "--user", "bob", "--config", s.config]).status == 0)
+        let revokedAt = ContinuousClock.now
+        _ = await revoked.wait()
+        #expect(close(lines())?.hasPrefix(#"{"close": [4403, "#) == true, "\(lines())")
+        #expect(ContinuousClock.now - revokedAt < .seconds(8), "\(lines())")
+
+        // An access token that expires (lifetime 2 s).
+        let short = try await Server(server: #", "accessTokenLifetime": 2"#)
+        try await short.start()
+        guard case .success(let alice) = try await short.access(try await short.login("alice"), "/shop") else {
+            Issue.record("alice has no access token")
+            return
+        }
+        let started = ContinuousClock.now
+        let (expiring, expiringLines) = try subscriber(short, alice)
+        _ = await expiring.wait()
+        #expect(close(expiringLines())?.hasPrefix(#"{"close": [4401, "#) == true, "\(expiringLines())")
+        #expect(ContinuousClock.now - started < .seconds(10), "\(expiringLines())")
+    }
+
     /// The start of a connection, as graphql-ws (the protocol's reference server) has it: a client
     /// that says nothing is closed with 4408 after 3 seconds (it held a socket and a task for
     /// ever), and a second `connection_init` with 4429.
@@ -531,6 +588,17 @@ import Testing
             twice.prefix(2) == [
                 #"{"text": {"type": "connection_ack"}}"#, #"{"close": [4429, "Too many initialisation requests"]}"#,
             ], "\(twice)")
+        // A close frame's reason has room for 123 bytes (RFC 6455); longer ones were sent, and
+        // clients then lost the code and the reason as a protocol error.
+        let anonymous = try await probe([#"{"type": "connection_init", "payload": {}}"#])
+        let unknown = try await probe([hello, #"{"type": "\#(String(repeating: "é", count: 200))"}"#])
+        for (lines, code) in [(anonymous, 4401), (unknown, 4400)] {
+            let close = lines.first { $0.hasPrefix(#"{"close""#) }
+                .flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: [Any]] }?["close"]
+            #expect(close?.first as? Int == code, "\(lines)")
+            let reason = close?.last as? String ?? ""
+            #expect(!reason.isEmpty && reason.utf8.count <= 123, "\(reason.utf8.count) bytes: \(reason)")
+        }
     }
 
     /// A subscriber that stops reading costs the server one waiting answer per subscription, not

@@ -29,13 +29,15 @@ struct SubscriptionSession: Sendable {
     /// How long a connection has for its `connection_init` (graphql-ws, the protocol's reference
     /// server, closes with 4408 after 3 seconds).
     static let initialisationTimeout = Duration.seconds(3)
+    /// How often an open connection's token is checked again.
+    static let recheckInterval = Duration.seconds(2)
 
     func run(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter) async throws {
         var messages = inbound.messages(maxSize: RealmHTTPServer.maxBody).makeAsyncIterator()
         // The first message authenticates the connection; a client that says nothing is let go.
         let timeout = Task {
             try await Task.sleep(for: Self.initialisationTimeout)
-            try await outbound.close(.init(codeNumber: 4408), reason: "Connection initialisation timeout")
+            try await close(outbound, 4408, "Connection initialisation timeout")
         }
         let firstMessage = try await messages.next()
         timeout.cancel()
@@ -43,7 +45,7 @@ struct SubscriptionSession: Sendable {
         guard case .text(let first) = firstMessage, let hello = try? JSONValue(parsing: Data(first.utf8)),
             hello["type"] == .string("connection_init")
         else {
-            return try await outbound.close(.init(codeNumber: 4400), reason: "the first message is connection_init")
+            return try await close(outbound, 4400, "the first message is connection_init")
         }
         let token = ["Authorization", "authorization", "token", "authToken"].lazy.compactMap {
             if case .string(let s)? = hello["payload"]?[$0] { s } else { nil }
@@ -52,7 +54,7 @@ struct SubscriptionSession: Sendable {
             _ = try await server.authorize(header: token, path: path, need: .read)
             _ = try server.schemas.schema(of: path, in: server.store)
         } catch let e as ServerError {
-            return try await outbound.close(.init(codeNumber: e.status == 403 ? 4403 : 4401), reason: e.message)
+            return try await refuse(outbound, e)
         }
         // Where subscriptions' answers are written (SubscriptionMember).
         let outbox = try await SubscriptionOutbox.install(on: channel)
@@ -74,13 +76,25 @@ struct SubscriptionSession: Sendable {
                     }
                 }
             }
+            // The access the connection was opened with is checked again as it lasts: a revoked
+            // grant, a changed password or an expired token ends it, as they end the token's
+            // HTTP requests.
+            tasks.addTask {
+                while true {
+                    try await Task.sleep(for: Self.recheckInterval)
+                    do {
+                        _ = try await server.authorize(header: token, path: path, need: .read)
+                    } catch let e as ServerError {
+                        return try await refuse(outbound, e)
+                    }
+                }
+            }
             defer { tasks.cancelAll() }
             while let message = try await messages.next() {
                 guard case .text(let text) = message, let m = try? JSONValue(parsing: Data(text.utf8)),
                     case .string(let type)? = m["type"]
                 else {
-                    return try await outbound.close(
-                        .init(codeNumber: 4400), reason: "messages are JSON objects with a type")
+                    return try await close(outbound, 4400, "messages are JSON objects with a type")
                 }
                 let id = if case .string(let s)? = m["id"] { s } else { "" }
                 switch type {
@@ -113,8 +127,12 @@ struct SubscriptionSession: Sendable {
                         continue
                     }
                     guard active[id] == nil else {
-                        return try await outbound.close(
-                            .init(codeNumber: 4409), reason: "Subscriber for \(id) already exists")
+                        return try await close(outbound, 4409, "Subscriber for \(id) already exists")
+                    }
+                    do {
+                        _ = try await server.authorize(header: token, path: path, need: .read)
+                    } catch let e as ServerError {
+                        return try await refuse(outbound, e)
                     }
                     let member = SubscriptionMember(
                         id: id, path: path, request: .init(query: query, variables: variables, operation: operation),
@@ -132,14 +150,28 @@ struct SubscriptionSession: Sendable {
                 case "pong":
                     continue
                 case "connection_init":
-                    return try await outbound.close(.init(codeNumber: 4429), reason: "Too many initialisation requests")
+                    return try await close(outbound, 4429, "Too many initialisation requests")
                 case "connection_terminate":
                     return
                 default:
-                    return try await outbound.close(.init(codeNumber: 4400), reason: "unknown message type \(type)")
+                    return try await close(outbound, 4400, "unknown message type \(type)")
                 }
             }
         }
+    }
+
+    /// Closes the connection with `code` and `reason`, the reason cut to the 123 bytes a close
+    /// frame has room for (RFC 6455: 125 bytes, 2 of them the code; a longer one is a protocol
+    /// error to clients, which then lose the code and the reason).
+    func close(_ outbound: WebSocketOutboundWriter, _ code: Int, _ reason: String) async throws {
+        var cut = Substring(reason)
+        while cut.utf8.count > 123 { cut = cut.dropLast() }
+        try await outbound.close(.init(codeNumber: code), reason: String(cut))
+    }
+
+    /// Closes the connection for a token refused (4401) or without the access needed (4403).
+    func refuse(_ outbound: WebSocketOutboundWriter, _ e: ServerError) async throws {
+        try await close(outbound, e.status == 403 ? 4403 : 4401, e.message)
     }
 
     func error(_ outbound: WebSocketOutboundWriter, _ id: String, _ message: String) async throws {
