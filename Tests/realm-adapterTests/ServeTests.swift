@@ -565,6 +565,41 @@ import Testing
         #expect(ContinuousClock.now - started < .seconds(10), "\(expiringLines())")
     }
 
+    /// Subscriptions that come and go leave nothing behind: the first answers that subscriptions
+    /// starting together share were kept until the Realm changed, so a client that subscribed
+    /// and completed with ever new requests grew the server by an answer each time (100 KB here;
+    /// 550 MB after 5,000, a helper's probe found).
+    @Test func subscriptionsThatComeAndGoLeaveNothingBehind() async throws {
+        let s = try await Server()
+        try await s.start()
+        let alice = try await s.login("alice")
+        let blob =
+            #"[{"type": "SET", "object_type": "Stop", "identity": 1, "#
+            + #""values": {"name": "\#(String(repeating: "b", count: 100_000))"}}]"#
+        let cli = try await s.cli(
+            ["realm", "apply", "/shop", "--file", "-", "--store", s.dir + "/store"], stdin: blob)
+        #expect(cli.status == 0, "\(cli.stderr)")
+        func rss() -> Int {
+            let status = (try? String(contentsOfFile: "/proc/\(s.process!.pid)/status", encoding: .utf8)) ?? ""
+            let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+            return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+        }
+        func churn(_ cycles: Int) async throws {
+            let r = try await ChildProcess.run(
+                "/usr/bin/env",
+                [
+                    "python3", Server.script("churn.py"), "127.0.0.1", "\(s.port)", "/graphql/shop", alice,
+                    "stop(id: 1) { name }", "\(cycles)",
+                ])
+            #expect(r.status == 0, "\(r.stdout) \(r.stderr)")
+        }
+        try await churn(200)  // the server's own first growth (caches, pools) before the measure
+        let before = rss()
+        try await churn(1_500)
+        let grown = rss() - before
+        #expect(grown < 50_000, "the server grew by \(grown / 1000) MB over 1,500 subscriptions that ended")
+    }
+
     /// The start of a connection, as graphql-ws (the protocol's reference server) has it: a client
     /// that says nothing is closed with 4408 after 3 seconds (it held a socket and a task for
     /// ever), and a second `connection_init` with 4429.

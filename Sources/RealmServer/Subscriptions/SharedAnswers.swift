@@ -1,8 +1,10 @@
 import Foundation
 import GraphQL
 
-/// One answer per Realm version and request, shared by every subscription that asks the same:
-/// a thousand clients of one app, subscribed to one query, cost one run of it per commit.
+/// One answer per Realm version and request, shared by every subscription that asks the same
+/// while it is being computed: a thousand clients of one app that subscribe at once to one query
+/// cost one run of it. An answer is kept only until it is computed (kept longer, the answers of
+/// requests that come and go grew the server without bound until the Realm changed).
 actor SharedAnswers {
     /// Per path, the version the answers are for (older ones are dropped when it moves).
     private var versions: [String: Int64] = [:]
@@ -21,6 +23,7 @@ actor SharedAnswers {
         if let t = answers[key] { return try await t.value }
         let t = Task { try await compute() }
         answers[key] = t
+        defer { if answers[key] == t { answers[key] = nil } }
         return try await t.value
     }
 }

@@ -15,6 +15,7 @@ class RawWebSocket:
         self.s = socket.socket()
         if receive_buffer:
             self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+        self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no 40 ms waits for small messages
         self.s.connect((host, port))
         self.s.settimeout(timeout)
         key = base64.b64encode(os.urandom(16)).decode()
@@ -56,7 +57,15 @@ class RawWebSocket:
         return out
 
     def receive(self):
-        """The next message: ("text", parsed JSON), ("close", (code, reason)) or ("other", opcode)."""
+        """The next message: ("text", parsed JSON), ("close", (code, reason)) or ("other", opcode).
+        A ping is answered with a pong, as a client must, and not returned."""
+        while True:
+            kind, value = self._frame()
+            if kind != "ping":
+                return kind, value
+            self.send(value, opcode=10)
+
+    def _frame(self):
         b0, b1 = self._exactly(2)
         n = b1 & 0x7F
         if n == 126:
@@ -67,6 +76,8 @@ class RawWebSocket:
         opcode = b0 & 0x0F
         if opcode == 1:
             return "text", json.loads(payload)
+        if opcode == 9:
+            return "ping", payload
         if opcode == 8:
             code = struct.unpack(">H", payload[:2])[0] if len(payload) >= 2 else None
             return "close", (code, payload[2:].decode(errors="replace"))
