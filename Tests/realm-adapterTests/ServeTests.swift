@@ -600,6 +600,28 @@ import Testing
         #expect(grown < 50_000, "the server grew by \(grown / 1000) MB over 1,500 subscriptions that ended")
     }
 
+    /// One connection holds at most 100 subscriptions: each distinct one runs its query after
+    /// every commit of the Realm, and a helper's probe had 3 connections of 10,000 keep the
+    /// server busy for a minute after 10 commits. The 101st gets an error saying so.
+    @Test func aConnectionHoldsAtMostAHundredSubscriptions() async throws {
+        let s = try await Server()
+        try await s.start()
+        let alice = try await s.login("alice")
+        let hello = #"{"type": "connection_init", "payload": {"Authorization": "\#(alice)"}}"#
+        let subscribes = (1...101).map {
+            #"{"type": "subscribe", "id": "s\#($0)", "payload": {"query": "subscription { q\#($0): stops { id } }"}}"#
+        }
+        let r = try await ChildProcess.run(
+            "/usr/bin/env",
+            ["python3", Server.script("probe.py"), "127.0.0.1", "\(s.port)", "/graphql/shop", "4", hello] + subscribes)
+        let lines = r.stdout.split(separator: "\n")
+        #expect(lines.filter { $0.contains(#""type": "next""#) }.count == 100, "\(lines.suffix(3))")
+        let refused = lines.filter { $0.contains(#""type": "error""#) }
+        #expect(
+            refused.count == 1 && refused[0].contains(#""id": "s101""#)
+                && refused[0].contains("at most 100 subscriptions"), "\(refused)")
+    }
+
     /// The start of a connection, as graphql-ws (the protocol's reference server) has it: a client
     /// that says nothing is closed with 4408 after 3 seconds (it held a socket and a task for
     /// ever), and a second `connection_init` with 4429.

@@ -79,9 +79,13 @@ final class SubscriptionHub: Sendable {
             if s.following == nil, !s.stopped {
                 let changes = store.changes()
                 s.following = Task { [weak self] in
-                    for await change in changes {
+                    // The version of each Realm the last answers were read at: they were read as
+                    // it was then, so changes that queued up meanwhile are covered, and a backlog
+                    // is answered once, not change by change.
+                    var answered: [String: Int64] = [:]
+                    for await change in changes where change.version > answered[change.path] ?? -1 {
                         guard let self else { return }
-                        await self.deliver(change)
+                        answered[change.path] = await self.deliver(change)
                     }
                 }
             }
@@ -116,13 +120,16 @@ final class SubscriptionHub: Sendable {
         }
     }
 
-    /// Offers each request on the changed Realm its new answer, one run per request.
-    private func deliver(_ change: RealmChange) async {
+    /// Offers each request on the changed Realm its new answer, one run per request, read as the
+    /// Realm is now; the version they were read at (at least the change's).
+    private func deliver(_ change: RealmChange) async -> Int64 {
+        let version = max(change.version, (try? store.version(of: change.path)) ?? change.version)
         let groups = state.withLock { Array(($0.groups[change.path] ?? [:]).values) }
         for group in groups {
             guard let data = try? await answer(group.request, path: change.path) else { continue }
-            Self.offer(data, version: change.version, to: group)
+            Self.offer(data, version: version, to: group)
         }
+        return version
     }
 
     /// Offers `data` to the members of `group`, on their connections' event loops: one hop to

@@ -29,6 +29,8 @@ struct SubscriptionSession: Sendable {
     /// How long a connection has for its `connection_init` (graphql-ws, the protocol's reference
     /// server, closes with 4408 after 3 seconds).
     static let initialisationTimeout = Duration.seconds(3)
+    /// Subscriptions one connection may hold (each distinct one runs after every commit).
+    static let maxSubscriptions = 100
     /// How often an open connection's token is checked again.
     static let recheckInterval = Duration.seconds(2)
 
@@ -128,6 +130,12 @@ struct SubscriptionSession: Sendable {
                     }
                     guard active[id] == nil else {
                         return try await close(outbound, 4409, "Subscriber for \(id) already exists")
+                    }
+                    guard active.count < Self.maxSubscriptions else {
+                        try await error(
+                            outbound, id,
+                            "A connection holds at most \(Self.maxSubscriptions) subscriptions: complete one first.")
+                        continue
                     }
                     do {
                         _ = try await server.authorize(header: token, path: path, need: .read)
