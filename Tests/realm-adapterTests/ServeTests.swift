@@ -622,6 +622,28 @@ import Testing
                 && refused[0].contains("at most 100 subscriptions"), "\(refused)")
     }
 
+    /// A subscription that does not validate (an unknown field, a wrong argument) gets an `error`
+    /// and is not kept, as graphql-transport-ws has it; before, it got a `next` with the errors
+    /// and stayed, its id taken and its query run after every commit.
+    @Test func aSubscriptionThatDoesNotValidateGetsAnError() async throws {
+        let s = try await Server()
+        try await s.start()
+        let alice = try await s.login("alice")
+        let hello = #"{"type": "connection_init", "payload": {"Authorization": "\#(alice)"}}"#
+        let bad = #"{"type": "subscribe", "id": "1", "payload": {"query": "subscription { stops { nope } }"}}"#
+        let good = #"{"type": "subscribe", "id": "1", "payload": {"query": "subscription { stop(id: 2) { name } }"}}"#
+        let r = try await ChildProcess.run(
+            "/usr/bin/env",
+            ["python3", Server.script("probe.py"), "127.0.0.1", "\(s.port)", "/graphql/shop", "3", hello, bad, good])
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count > 2 && lines[1].contains(#""type": "error""#) && lines[1].contains("nope"), "\(lines)")
+        #expect(
+            lines.count > 2
+                && lines[2]
+                    == #"{"text": {"type": "next", "id": "1", "payload": {"data": {"stop": {"name": "Mill"}}}}}"#,
+            "\(lines)")
+    }
+
     /// The start of a connection, as graphql-ws (the protocol's reference server) has it: a client
     /// that says nothing is closed with 4408 after 3 seconds (it held a socket and a task for
     /// ever), and a second `connection_init` with 4429.

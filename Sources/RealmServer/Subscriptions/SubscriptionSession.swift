@@ -124,6 +124,13 @@ struct SubscriptionSession: Sendable {
                             try await error(outbound, id, "Mutations come through POST /graphql/\(path.dropFirst()).")
                             continue
                         }
+                        // One that does not validate gets an error, and is not kept.
+                        let realm = try? server.schemas.schema(of: path, in: server.store)
+                        let problems = realm.map { validate(schema: $0.graphQL, ast: document) } ?? []
+                        guard problems.isEmpty else {
+                            try await error(outbound, id, problems.map(\.message).joined(separator: " "))
+                            continue
+                        }
                     } catch let e as GraphQLError {
                         try await error(outbound, id, e.message)
                         continue
