@@ -488,10 +488,18 @@ import Testing
             + ") { id } }"
         // Seven quotes: a lexer that read the block string as three strings would miss what follows.
         let hidden = #"{ stops(query: """a"b""") "# + String(repeating: "{ stops ", count: 5_000)
+        // \""" is an escaped """ inside a block string (a helper's probe got past a scan that
+        // ended the string there, and past one that let closers inside a string go below zero).
+        let escaped = #"{ stops(query: ["""a\""""""""]) "# + String(repeating: "{a", count: 5_000)
+        let credit =
+            #"{ stops(query: """a\""""# + String(repeating: "}", count: 10_000) + #" "x""") "#
+            + String(repeating: "{ stops ", count: 5_000) + "{ id" + String(repeating: " }", count: 5_001)
         let fragments =
             "{ ...F0 } " + (0..<5_000).map { "fragment F\($0) on Query { ...F\($0 + 1) }" }.joined(separator: " ")
             + " fragment F5000 on Query { stops { id } }"
-        for (query, token) in [(deep, nil), (lists, nil), (hidden, nil), (fragments, alice)] {
+        for (query, token) in [
+            (deep, nil), (lists, nil), (hidden, nil), (escaped, nil), (credit, nil), (fragments, alice),
+        ] {
             let body = String(decoding: try JSONSerialization.data(withJSONObject: ["query": query]), as: UTF8.self)
             let r = try await s.curl("POST", "/graphql/shop", body, token: token)
             #expect(r.status == 400 && r.body.contains("deeper than 64 levels"), "\(r.status) \(r.body.prefix(300))")

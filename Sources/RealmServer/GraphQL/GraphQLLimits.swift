@@ -37,9 +37,11 @@ enum GraphQLLimits {
         while i < b.count {
             switch b[i] {
             case quote where tripleQuote(i):
-                // A block string: it ends at the next """ not escaped as \""".
+                // A block string: it ends at the first """; \""" is an escaped one (4 bytes of content).
                 i += 3
-                while i < b.count, !(tripleQuote(i) && b[i - 1] != UInt8(ascii: "\\")) { i += 1 }
+                while i < b.count, !tripleQuote(i) {
+                    i += b[i] == UInt8(ascii: "\\") && tripleQuote(i + 1) ? 4 : 1
+                }
                 i += 2
             case quote:
                 i += 1
@@ -55,7 +57,7 @@ enum GraphQLLimits {
                         message: "The request nests brackets deeper than \(maxNesting) levels: ask for less at once.")
                 }
             case UInt8(ascii: "}"), UInt8(ascii: "]"), UInt8(ascii: ")"):
-                depth -= 1
+                depth = max(0, depth - 1)  // a closer too many is the parser's error, not credit
             default:
                 break
             }
