@@ -116,6 +116,8 @@ let package = Package(
                 // `server.tls`: HTTPS and WSS (swift-nio-ssl, through Hummingbird).
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+                // Slow work off the task threads (bcrypt at /auth).
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -652,6 +652,36 @@ import Testing
             "\(lines)")
     }
 
+    /// A burst of logins does not stall other requests: bcrypt (slow by design) ran on Swift's
+    /// task threads, two here, and 60 wrong passwords at once held a query for 2 seconds (a
+    /// helper's probe found it; anyone can send them).
+    @Test func aBurstOfLoginsDoesNotStallQueries() async throws {
+        let s = try await Server()
+        try await s.start()
+        let alice = try await s.login("alice")
+        let body = s.dir + "/guess.json"
+        try #"{"provider": "password", "data": "nobody", "user_info": {"password": "guess!!!"}}"#.write(
+            toFile: body, atomically: true, encoding: .utf8)
+        let guesses = try ChildProcess(
+            "/usr/bin/curl",
+            [
+                "-s", "-Z", "--parallel-max", "100", "-H", "Content-Type: application/json", "--data-binary",
+                "@" + body,
+            ] + Array(repeating: s.url + "/auth", count: 100),
+            stdout: s.dir + "/guesses.out", stderr: s.dir + "/guesses.err")
+        try await Task.sleep(for: .milliseconds(300))
+        let started = ContinuousClock.now
+        let r = try await s.curl("POST", "/graphql/shop", #"{"query": "{ stop(id: 1) { name } }"}"#, token: alice)
+        let took = ContinuousClock.now - started
+        _ = await guesses.wait()
+        let refused =
+            ((try? String(contentsOfFile: s.dir + "/guesses.out", encoding: .utf8)) ?? "")
+            .components(separatedBy: "Wrong user name or password").count - 1
+        #expect(refused == 100, "\(refused) of the 100 logins were refused for a wrong name or password")
+        #expect(r.status == 200 && r.body.contains("Depot"), "\(r.body)")
+        #expect(took < .milliseconds(1_500), "a query took \(took) during 100 logins at once")
+    }
+
     /// The start of a connection, as graphql-ws (the protocol's reference server) has it: a client
     /// that says nothing is closed with 4408 after 3 seconds (it held a socket and a task for
     /// ever), and a second `connection_init` with 4429.

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import NIOPosix
 import RealmAdapter
 
 /// `POST /auth` in the legacy shape:
@@ -41,12 +42,12 @@ struct AuthEndpoint: Sendable {
             }
             let register = info.first(where: { $0.key == "register" })?.value == .bool(true)
             if register && !allowSignUp { throw ServerError.signUpOff() }
-            let user =
-                if register {
-                    try users.add(name: name, password: password)
-                } else {
-                    try users.verify(name: name, password: password)
-                }
+            // Bcrypt is slow by design (tens of ms a password): off Swift's few task threads, so
+            // that a burst of logins (or of guesses) does not stall every other request.
+            let user = try await NIOThreadPool.singleton.runIfActive { [users] in
+                register
+                    ? try users.add(name: name, password: password) : try users.verify(name: name, password: password)
+            }
             ServerMetrics.login("password", succeeded: user != nil)
             guard let user else { throw ServerError.badCredentials() }
             return try await Self.refresh(user, tokens)
