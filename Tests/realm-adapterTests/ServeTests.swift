@@ -96,6 +96,20 @@ import Testing
             return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
         }
 
+        /// What a plain WebSocket client (`probe.py`) at `/graphql/shop` got within `seconds` after
+        /// sending `messages`: a JSON line per message or close, then the time it took.
+        func probe(_ seconds: Int, _ messages: [String]) async throws -> [String] {
+            let r = try await ChildProcess.run(
+                "/usr/bin/env",
+                ["python3", Self.script("probe.py"), "127.0.0.1", "\(port)", "/graphql/shop", "\(seconds)"] + messages)
+            return r.stdout.split(separator: "\n").map(String.init)
+        }
+
+        /// The `connection_init` message carrying `token`.
+        static func hello(_ token: String) -> String {
+            #"{"type": "connection_init", "payload": {"Authorization": "\#(token)"}}"#
+        }
+
         /// The samples served at `/metrics` on `port` (`--metrics-port`), read by Prometheus's own
         /// parser (`Tests/Support/metrics/scrape.py`): one `name{labels} value` per line.
         func metrics(at port: Int) async throws -> [String] {
@@ -504,15 +518,12 @@ import Testing
             let r = try await s.curl("POST", "/graphql/shop", body, token: token)
             #expect(r.status == 400 && r.body.contains("deeper than 64 levels"), "\(r.status) \(r.body.prefix(300))")
         }
-        let hello = #"{"type": "connection_init", "payload": {"Authorization": "\#(alice)"}}"#
         let subscribe = String(
             decoding: try JSONSerialization.data(withJSONObject: [
                 "type": "subscribe", "id": "1", "payload": ["query": "subscription " + deep],
             ]), as: UTF8.self)
-        let ws = try await ChildProcess.run(
-            "/usr/bin/env",
-            ["python3", Server.script("probe.py"), "127.0.0.1", "\(s.port)", "/graphql/shop", "3", hello, subscribe])
-        #expect(ws.stdout.contains("deeper than 64 levels"), "\(ws.stdout.prefix(500))")
+        let ws = try await s.probe(3, [Server.hello(alice), subscribe]).joined(separator: "\n")
+        #expect(ws.contains("deeper than 64 levels"), "\(ws.prefix(500))")
         #expect(try await s.graphQL("/shop", alice, "{ stop(id: 1) { name } }").contains("Depot"))
     }
 
@@ -523,7 +534,7 @@ import Testing
     @Test func subscriptionsEndWhenAccessEnds() async throws {
         func subscriber(_ s: Server, _ token: String) throws -> (ChildProcess, () -> [String]) {
             let out = s.dir + "/probe-\(UUID().uuidString.prefix(4)).out"
-            let hello = #"{"type": "connection_init", "payload": {"Authorization": "\#(token)"}}"#
+            let hello = Server.hello(token)
             let subscribe = #"{"type": "subscribe", "id": "1", "payload": {"query": "subscription { stops { id } }"}}"#
             let p = try ChildProcess(
                 "/usr/bin/env",
@@ -615,14 +626,11 @@ import Testing
         let s = try await Server()
         try await s.start()
         let alice = try await s.login("alice")
-        let hello = #"{"type": "connection_init", "payload": {"Authorization": "\#(alice)"}}"#
+        let hello = Server.hello(alice)
         let subscribes = (1...101).map {
             #"{"type": "subscribe", "id": "s\#($0)", "payload": {"query": "subscription { q\#($0): stops { id } }"}}"#
         }
-        let r = try await ChildProcess.run(
-            "/usr/bin/env",
-            ["python3", Server.script("probe.py"), "127.0.0.1", "\(s.port)", "/graphql/shop", "4", hello] + subscribes)
-        let lines = r.stdout.split(separator: "\n")
+        let lines = try await s.probe(4, [Server.hello(alice)] + subscribes)
         #expect(lines.filter { $0.contains(#""type": "next""#) }.count == 100, "\(lines.suffix(3))")
         let refused = lines.filter { $0.contains(#""type": "error""#) }
         #expect(
@@ -637,13 +645,10 @@ import Testing
         let s = try await Server()
         try await s.start()
         let alice = try await s.login("alice")
-        let hello = #"{"type": "connection_init", "payload": {"Authorization": "\#(alice)"}}"#
+        let hello = Server.hello(alice)
         let bad = #"{"type": "subscribe", "id": "1", "payload": {"query": "subscription { stops { nope } }"}}"#
         let good = #"{"type": "subscribe", "id": "1", "payload": {"query": "subscription { stop(id: 2) { name } }"}}"#
-        let r = try await ChildProcess.run(
-            "/usr/bin/env",
-            ["python3", Server.script("probe.py"), "127.0.0.1", "\(s.port)", "/graphql/shop", "3", hello, bad, good])
-        let lines = r.stdout.split(separator: "\n").map(String.init)
+        let lines = try await s.probe(3, [Server.hello(alice), bad, good])
         #expect(lines.count > 2 && lines[1].contains(#""type": "error""#) && lines[1].contains("nope"), "\(lines)")
         #expect(
             lines.count > 2
@@ -689,17 +694,12 @@ import Testing
         let s = try await Server()
         try await s.start()
         let alice = try await s.login("alice")
-        func probe(_ messages: [String]) async throws -> [String] {
-            let r = try await ChildProcess.run(
-                "/usr/bin/env",
-                ["python3", Server.script("probe.py"), "127.0.0.1", "\(s.port)", "/graphql/shop", "15"] + messages)
-            return r.stdout.split(separator: "\n").map(String.init)
-        }
+        func probe(_ messages: [String]) async throws -> [String] { try await s.probe(15, messages) }
         let silent = try await probe([])
         #expect(silent.first == #"{"close": [4408, "Connection initialisation timeout"]}"#, "\(silent)")
         let seconds = silent.last.flatMap { Double($0.dropFirst(#"{"seconds": "#.count).dropLast()) } ?? 99
         #expect(seconds >= 2.5 && seconds < 10, "\(silent)")
-        let hello = #"{"type": "connection_init", "payload": {"Authorization": "\#(alice)"}}"#
+        let hello = Server.hello(alice)
         let twice = try await probe([hello, hello])
         #expect(
             twice.prefix(2) == [

@@ -62,10 +62,7 @@ enum DirectQuery {
             guard operations.count == 1, let operation = operations.first, operation.operation != .mutation,
                 operation.directives.isEmpty
             else { return nil }
-            if !schema.valid.contains(text) {
-                guard validate(schema: schema.graphQL, ast: document).isEmpty else { return nil }
-                schema.valid.insert(text)
-            }
+            guard schema.problems(document, text: text).isEmpty else { return nil }
             var run = Run(plan: schema.plan, context: context, fragments: fragments, variables: [:])
             run.variables = try Self.variables(operation, variables)
             var data: [JSONValue.Member] = []

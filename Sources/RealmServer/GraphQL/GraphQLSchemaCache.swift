@@ -13,6 +13,15 @@ final class GraphQLSchemaCache: Sendable {
         /// Requests GraphQL's validation accepted against this schema (apps send the same few
         /// again and again; validating one costs about as much as answering it).
         let valid = ValidRequests()
+
+        /// GraphQL's validation errors for `document`, whose text is `text`: none for a text
+        /// this schema accepted before.
+        func problems(_ document: Document, text: String) -> [GraphQLError] {
+            if valid.contains(text) { return [] }
+            let problems = validate(schema: graphQL, ast: document)
+            if problems.isEmpty { valid.insert(text) }
+            return problems
+        }
     }
 
     /// A bounded set of request texts known to be valid.

@@ -101,7 +101,9 @@ public struct RealmHTTPServer: Sendable {
         }
         // GraphQL subscriptions: a WebSocket upgrade of /graphql/<path>, in either protocol. A
         // frame may be as large as a POST's body (the default, 16 KiB, refused valid queries).
-        let http: HTTPServerBuilder = .http1WebSocketUpgrade(configuration: .init(maxFrameSize: Self.maxBody)) {
+        let http: HTTPServerBuilder = .http1WebSocketUpgrade(
+            configuration: .init(ws: .init(maxFrameSize: Self.maxBody))
+        ) {
             request, channel, logger in
             guard let raw = request.path?.split(separator: "?").first, raw.hasPrefix("/graphql/"),
                 let path = try? Self.path(raw.dropFirst("/graphql".count).split(separator: "/").map(String.init))

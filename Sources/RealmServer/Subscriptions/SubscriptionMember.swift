@@ -18,7 +18,7 @@ final class SubscriptionMember: Sendable {
     let frameKey: String
     /// The event loop of the WebSocket connection: answers are written on it
     /// (``offer(_:version:frames:)``), with no task or actor between the hub and the socket.
-    let eventLoop: any EventLoop
+    var eventLoop: any EventLoop { outbox.eventLoop }
     /// Where the connection's answers are written, past the frame encoder.
     private let outbox: NIOLoopBound<SubscriptionOutbox>
     /// The version of the last answer offered, and the last answer sent.
@@ -34,7 +34,6 @@ final class SubscriptionMember: Sendable {
         key = request.key
         self.legacy = legacy
         frameKey = (legacy ? "data\u{0}" : "next\u{0}") + id
-        eventLoop = outbox.eventLoop
         self.outbox = outbox
     }
 

@@ -82,14 +82,9 @@ struct SubscriptionSession: Sendable {
             // grant, a changed password or an expired token ends it, as they end the token's
             // HTTP requests.
             tasks.addTask {
-                while true {
+                repeat {
                     try await Task.sleep(for: Self.recheckInterval)
-                    do {
-                        _ = try await server.authorize(header: token, path: path, need: .read)
-                    } catch let e as ServerError {
-                        return try await refuse(outbound, e)
-                    }
-                }
+                } while try await admitted(token, outbound)
             }
             defer { tasks.cancelAll() }
             while let message = try await messages.next() {
@@ -126,7 +121,7 @@ struct SubscriptionSession: Sendable {
                         }
                         // One that does not validate gets an error, and is not kept.
                         let realm = try? server.schemas.schema(of: path, in: server.store)
-                        let problems = realm.map { validate(schema: $0.graphQL, ast: document) } ?? []
+                        let problems = realm?.problems(document, text: query) ?? []
                         guard problems.isEmpty else {
                             try await error(outbound, id, problems.map(\.message).joined(separator: " "))
                             continue
@@ -144,11 +139,7 @@ struct SubscriptionSession: Sendable {
                             "A connection holds at most \(Self.maxSubscriptions) subscriptions: complete one first.")
                         continue
                     }
-                    do {
-                        _ = try await server.authorize(header: token, path: path, need: .read)
-                    } catch let e as ServerError {
-                        return try await refuse(outbound, e)
-                    }
+                    guard try await admitted(token, outbound) else { return }
                     let member = SubscriptionMember(
                         id: id, path: path, request: .init(query: query, variables: variables, operation: operation),
                         legacy: legacy, outbox: outbox)
@@ -179,14 +170,29 @@ struct SubscriptionSession: Sendable {
     /// frame has room for (RFC 6455: 125 bytes, 2 of them the code; a longer one is a protocol
     /// error to clients, which then lose the code and the reason).
     func close(_ outbound: WebSocketOutboundWriter, _ code: Int, _ reason: String) async throws {
-        var cut = Substring(reason)
-        while cut.utf8.count > 123 { cut = cut.dropLast() }
+        var bytes = 0
+        let cut = reason.prefix {
+            bytes += $0.utf8.count
+            return bytes <= 123
+        }
         try await outbound.close(.init(codeNumber: code), reason: String(cut))
     }
 
     /// Closes the connection for a token refused (4401) or without the access needed (4403).
     func refuse(_ outbound: WebSocketOutboundWriter, _ e: ServerError) async throws {
         try await close(outbound, e.status == 403 ? 4403 : 4401, e.message)
+    }
+
+    /// Whether `token` still gives read access to the path; if not, the connection is closed
+    /// saying why (``refuse(_:_:)``).
+    func admitted(_ token: String?, _ outbound: WebSocketOutboundWriter) async throws -> Bool {
+        do {
+            _ = try await server.authorize(header: token, path: path, need: .read)
+            return true
+        } catch let e as ServerError {
+            try await refuse(outbound, e)
+            return false
+        }
     }
 
     func error(_ outbound: WebSocketOutboundWriter, _ id: String, _ message: String) async throws {
