@@ -161,7 +161,7 @@ public final class Adapter: Sendable {
         try store.writeMeta(durable: true) { db in
             // All the Realms in one statement, as a JSON array of [path, version] (`CROSS JOIN`:
             // each element finds its Realm by the path index).
-            let pairs = JSONValue.array(targets.map { .array([.string($0.path), .int($0.version)]) }).serialized()
+            let pairs = RealmStore.jsonArray(targets.map { ($0.path, $0.version) })
             try db.execute(
                 sql: """
                     INSERT INTO adapter_cursor (adapter_id, realm_id, version)
@@ -276,19 +276,22 @@ public final class Adapter: Sendable {
     /// are left out.
     func standings(_ asks: [(path: String, foreignAfter: Int64)], origin: String) throws -> [String: RealmStanding] {
         try store.read { db in
-            let foreign = try db.cachedStatement(
-                sql: """
-                    SELECT EXISTS (SELECT 1 FROM history WHERE realm_id = ? AND version > ? AND origin <> ?)
-                    """)
+            // One statement for all of them, as a JSON array of [path, version] (each element finds
+            // its Realm by the path index).
+            let pairs = RealmStore.jsonArray(asks.map { ($0.path, $0.foreignAfter) })
+            let rows = try Row.fetchCursor(
+                db.cachedStatement(
+                    sql: """
+                        SELECT p.key, r.version, r.compacted_through, coalesce(c.version, 0),
+                               EXISTS (SELECT 1 FROM history h WHERE h.realm_id = r.id AND h.origin <> ?3
+                                       AND h.version > max(p.value ->> 1, coalesce(c.version, 0), r.compacted_through))
+                        FROM json_each(?1) p CROSS JOIN realm r ON r.path = p.value ->> 0
+                        LEFT JOIN adapter_cursor c ON c.adapter_id = ?2 AND c.realm_id = r.id
+                        """), arguments: [pairs, id, origin])
             var out: [String: RealmStanding] = [:]
-            for (path, version) in asks {
-                guard let r = try RealmStore.realmRow(db, path) else { continue }
-                let cursor = try cursorVersion(db, r.id)
-                let after = max(version, cursor, r.compactedThrough)
-                let hasForeign = try Bool.fetchOne(foreign, arguments: [r.id, after, origin]) ?? true
-                out[path] = RealmStanding(
-                    version: r.version, compactedThrough: r.compactedThrough, cursor: cursor,
-                    hasForeign: hasForeign)
+            while let row = try rows.next() {
+                out[asks[row[0]].path] = RealmStanding(
+                    version: row[1], compactedThrough: row[2], cursor: row[3], hasForeign: row[4])
             }
             return out
         }

@@ -206,12 +206,16 @@ public final class RealmStore: Sendable {
     /// per-user Realms asks for all of them at once).
     public func standings(of paths: [String], source: String) throws -> [String: (version: Int64, position: String?)] {
         try read { db in
+            // One statement for all the paths (each finds its Realm by the path index).
+            let rows = try Row.fetchCursor(
+                db.cachedStatement(
+                    sql: """
+                        SELECT p.key, r.version, s.position FROM json_each(?1) p CROSS JOIN realm r ON r.path = p.value
+                        LEFT JOIN source_position s
+                               ON s.realm_id = r.id AND s.source_id = (SELECT id FROM source WHERE name = ?2)
+                        """), arguments: [Self.jsonArray(paths), source])
             var out: [String: (version: Int64, position: String?)] = [:]
-            let position = try db.cachedStatement(sql: Self.positionQuery)
-            for path in paths {
-                guard let r = try Self.realmRow(db, path) else { continue }
-                out[path] = (r.version, try String.fetchOne(position, arguments: [r.id, source]))
-            }
+            while let row = try rows.next() { out[paths[row[0]]] = (row[1], row[2]) }
             return out
         }
     }
@@ -241,6 +245,12 @@ public final class RealmStore: Sendable {
 
     /// Paths as a JSON array, for statements over many Realms at once (`json_each`).
     static func jsonArray(_ paths: [String]) -> String { JSONValue.array(paths.map(JSONValue.string)).serialized() }
+
+    /// Pairs of a path and a number as a JSON array of `[path, number]` (`json_each`, with
+    /// `value ->> 0` and `value ->> 1`).
+    static func jsonArray(_ pairs: [(path: String, number: Int64)]) -> String {
+        JSONValue.array(pairs.map { .array([.string($0.path), .int($0.number)]) }).serialized()
+    }
 
     /// Whether any Realm holds a transaction from `source` (one query, whatever the number of Realms).
     public func holdsChanges(from source: String) throws -> Bool {
