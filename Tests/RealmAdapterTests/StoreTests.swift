@@ -248,8 +248,11 @@ import Testing
         for path in ["/...", "/.a/b.", "/a..b", "/é😀/x", "/\u{301}x", "/" + String(repeating: "x", count: 1023)] {
             #expect(throws: Never.self, "\(path)") { try RealmPath.validate(path) }
         }
-        let paths = ["/b", "/a", "/é", "/Z", "/a/b", "/ab", "", "/a"]
-        #expect(paths.sorted(by: RealmPath.precedes) == paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+        // The store lists paths byte by byte (a load reports its Realms in that order).
+        let t = try TemporaryStore()
+        let paths = ["/b", "/a", "/é", "/Z", "/a/b", "/ab", "/a-b"]
+        for path in paths { try t.store.apply([], to: path, origin: "t") }
+        #expect(try t.store.realmPaths() == paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
     }
 
     @Test func listsAndReopensRealms() throws {

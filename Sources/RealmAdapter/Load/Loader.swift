@@ -88,8 +88,9 @@ public final class Loader: @unchecked Sendable {
         if let position { try recordHandOff(position) }
         try store.setMetadata(key, "done at \(position ?? "(no hand-off point)") \(Timestamp(Date()).iso8601)")
         try store.resetLoadNotes(starting: false)
-        // In byte order, as the store lists them (and without comparing 100,000 paths as Unicode).
-        let realms = run.written.sorted(by: RealmPath.precedes)
+        // In byte order, as the store lists them: its index of paths is that order already (sorting
+        // 100,000 paths here took a sixteenth of such a load).
+        let realms = try store.realmPaths().filter(run.written.contains)
         return LoadSummary(
             tables: tables, realms: realms, duration: ContinuousClock.now - started,
             handOffPosition: position)

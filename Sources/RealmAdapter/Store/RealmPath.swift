@@ -33,17 +33,4 @@ public enum RealmPath {
         try endSegment()
         if control { throw fail("it contains a control character or a backslash") }
     }
-
-    /// Whether `a` sorts before `b` byte by byte, as the store lists paths (SQLite's BINARY
-    /// collation), without comparing them as Unicode.
-    static func precedes(_ a: String, _ b: String) -> Bool {
-        var (a, b) = (a, b)
-        return a.withUTF8 { x in
-            b.withUTF8 { y in
-                let n = min(x.count, y.count)
-                let c = n == 0 ? 0 : memcmp(x.baseAddress!, y.baseAddress!, n)
-                return c != 0 ? c < 0 : x.count < y.count
-            }
-        }
-    }
 }
