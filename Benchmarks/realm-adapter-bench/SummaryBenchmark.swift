@@ -39,7 +39,7 @@ struct SummaryBenchmark: AsyncParsableCommand {
 
     func run() async throws {
         let file = NSTemporaryDirectory() + "realm-adapter-bench-findings-\(UUID().uuidString.prefix(8)).jsonl"
-        FileManager.default.createFile(atPath: file, contents: nil)
+        _ = FileManager.default.createFile(atPath: file, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: file) }
         let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         for round in 1...runs {
