@@ -7,7 +7,9 @@ import Testing
 
 /// Loads through the same code as `realm-adapter load`, in this process.
 enum LoadHarness {
-    static func load(_ config: Configuration, only: [String]? = nil) async throws -> LoadSummary {
+    static func load(
+        _ config: Configuration, only: [String]? = nil, progress: @escaping @Sendable (LoadProgress) -> Void = { _ in }
+    ) async throws -> LoadSummary {
         var logger = Logger(label: "test.load")
         logger.logLevel = ProcessInfo.processInfo.environment["REALM_ADAPTER_TEST_DEBUG"] != nil ? .debug : .warning
         let mapping = try Mapping(config)
@@ -19,7 +21,8 @@ enum LoadHarness {
         let loader = Loader(
             store: store, mapping: mapping, adapter: adapter, source: connector.sourceName,
             configuration: config.loader, logger: logger)
-        return try await loader.load(from: connector, plan: try LoadPlan(mapping, only: only), partial: only != nil)
+        return try await loader.load(
+            from: connector, plan: try LoadPlan(mapping, only: only), partial: only != nil, progress: progress)
     }
 
     /// A fresh database and store directory; `body` gets the settings and the store directory.
@@ -201,6 +204,45 @@ extension PostgresIntegration {
                     inserts.contains {
                         if case .insert(_, 150, let v) = $0 { v["backup"] == .null && v["driver"] == 1 } else { false }
                     })
+            }
+        }
+
+        /// The loader remembers the link targets it found, so as not to look them up in every
+        /// batch; an object deleted meanwhile by someone else (an app) must be looked up again:
+        /// links to it are then dangling, not stored.
+        @Test(.timeLimit(.minutes(1)))
+        func aTargetDeletedDuringTheLoadIsLookedUpAgain() async throws {
+            try await LoadHarness.withDatabase { settings, pg, dir in
+                _ = try await pg.sql(
+                    """
+                    CREATE TABLE "Driver" (id bigint PRIMARY KEY);
+                    CREATE TABLE "Ride" (id bigint PRIMARY KEY, driver bigint, km bigint NOT NULL);
+                    INSERT INTO "Driver" SELECT i FROM generate_series(1, 3) i;
+                    INSERT INTO "Ride" SELECT i, 1 + i % 3, i FROM generate_series(1, 300) i;
+                    """)
+                let schema = """
+                    [{"name": "Driver", "primaryKey": "id", "properties": {"id": "int"}},
+                     {"name": "Ride", "primaryKey": "id", "properties": {"id": "int", "driver": "Driver", "km": "int"}}]
+                    """
+                let config = try SyncHarness.config(
+                    settings, store: dir, extra: #", "loader": {"danglingForeignKeys": "nullify", "batchSize": 100}"#,
+                    schema: schema, createSchema: false)
+                let store = try RealmStore(directory: dir)
+                // After the first batch of rides, an app deletes driver 2 (its links become null).
+                let summary = try await LoadHarness.load(config) { p in
+                    guard p.step.table == "Ride", p.rows == 100 else { return }
+                    _ = try! store.write(to: "/SQLDemo", origin: "app") { tx in try tx.delete("Driver", 2) }
+                }
+                #expect(try store.object(of: "Driver", identity: 2, in: "/SQLDemo") == nil)
+                #expect(try store.count(of: "Ride", in: "/SQLDemo") == 300)
+                // Rides 101 to 300 with driver 2: the load found it missing and set null.
+                #expect(summary.tables.first { $0.table == "Ride" }?.danglingLinks == 66)
+                for id in [1, 4, 298] {
+                    #expect(
+                        try store.object(of: "Ride", identity: .int(Int64(id)), in: "/SQLDemo")?.values["driver"]
+                            == .null)
+                }
+                #expect(try store.object(of: "Ride", identity: 299, in: "/SQLDemo")?.values["driver"] == 3)
             }
         }
 

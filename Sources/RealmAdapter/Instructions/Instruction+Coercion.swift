@@ -44,15 +44,7 @@ extension Instruction {
             return p
         }
         func element(_ t: ObjectSchema, _ p: Property, _ v: Value) throws -> Value {
-            do {
-                switch p.type {
-                case .list(.scalar(let s)): return try v.coerced(to: s, optional: p.isOptional)
-                case .list(.link(let target)): return try v.coercedKey(of: target, in: schema)
-                default: return v
-                }
-            } catch let err as RealmAdapterError {
-                throw err.located("\(t.name).\(p.name) element", ["type": t.name, "property": p.name])
-            }
+            try Self.listElement(v, of: t, p, in: schema)
         }
 
         switch self {
@@ -105,6 +97,21 @@ extension Schema {
         case .addType(let t): try adding(t)
         case .addProperties(let n, let props): try adding(properties: props, to: n)
         default: self
+        }
+    }
+}
+
+extension Instruction {
+    /// An element of list property `p` of type `t`, converted to the list's element type.
+    static func listElement(_ v: Value, of t: ObjectSchema, _ p: Property, in schema: Schema) throws -> Value {
+        do {
+            switch p.type {
+            case .list(.scalar(let s)): return try v.coerced(to: s, optional: p.isOptional)
+            case .list(.link(let target)): return try v.coercedKey(of: target, in: schema)
+            default: return v
+            }
+        } catch let err as RealmAdapterError {
+            throw err.located("\(t.name).\(p.name) element", ["type": t.name, "property": p.name])
         }
     }
 }

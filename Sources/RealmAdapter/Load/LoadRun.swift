@@ -3,6 +3,8 @@
 final class LoadRun {
     private var mode: [String: [String: Bool]] = [:]
     var written = Set<String>()
+    /// The targets the load's link checks found in the Realm it writes (``KnownObjects``).
+    let known = KnownObjects()
 
     /// Whether rows of `type` are merged into the Realm at `path`; decided at the first batch.
     func merges(_ type: String, _ path: String, _ hasObjects: () throws -> Bool) throws -> Bool {

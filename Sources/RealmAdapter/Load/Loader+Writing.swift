@@ -2,8 +2,10 @@
 extension Loader {
     /// Writes a batch as one store transaction (one Realm transaction per Realm it touches):
     /// `body` runs once per Realm with the batch's entries for it, in order.
-    func write(_ batch: [Entry], _ body: (String, EntriesOfPath, inout WriteTransaction) throws -> Void) throws {
-        try write(paths: mapping.path.isLiteral ? [mapping.path.template] : Self.paths(of: batch), batch, body)
+    func write(
+        _ batch: [Entry], _ run: LoadRun, _ body: (String, EntriesOfPath, inout WriteTransaction) throws -> Void
+    ) throws {
+        try write(paths: mapping.path.isLiteral ? [mapping.path.template] : Self.paths(of: batch), batch, run, body)
     }
 
     /// The Realms `entries` are for, in the order they first come.
@@ -16,18 +18,21 @@ extension Loader {
 
     /// The same for the Realms at `paths` (some may have no entries).
     func write(
-        paths: [String], _ batch: [Entry], _ body: (String, EntriesOfPath, inout WriteTransaction) throws -> Void
+        paths: [String], _ batch: [Entry], _ run: LoadRun,
+        _ body: (String, EntriesOfPath, inout WriteTransaction) throws -> Void
     ) throws {
         var byPath: [String: [Int]] = [:]
         if !mapping.path.isLiteral {
             for (i, e) in batch.enumerated() { byPath[e.path, default: []].append(i) }
         }
         let schema = mapping.schema
-        try store.write(toEach: paths, origin: adapter.origin) { path, tx in
+        let versions = try store.write(toEach: paths, origin: adapter.origin) { path, tx in
+            run.known.begin(path, at: tx.baseVersion)
             try tx.adopt(schema)
             try body(
                 path, EntriesOfPath(batch: batch, positions: mapping.path.isLiteral ? nil : byPath[path] ?? []), &tx)
         }
+        for (path, version) in zip(paths, versions) { run.known.committed(path, at: version) }
         try Failpoint.loadAfterBatch.hit()
     }
 

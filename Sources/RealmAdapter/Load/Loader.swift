@@ -236,14 +236,14 @@ public final class Loader: @unchecked Sendable {
         _ summary: inout LoadSummary.Table, _ report: (Int) -> Void
     ) throws {
         let type = t.type.name
-        try write(paths: batch.paths, batch.entries) { path, entries, tx in
+        try write(paths: batch.paths, batch.entries, run) { path, entries, tx in
             // A Realm new since the load began (the reader decided so) or at version 0: nothing to merge with.
             let merge = try run.merges(type, path) {
                 try decisions.merges(path) != false && tx.baseVersion > 0 && tx.count(type) > 0
             }
             decisions.decide(path, merges: merge)
             if !merge, let p = batch.prepared[path] {
-                if try tx.insert(p) { return }
+                if try tx.insert(p, known: run.known) { return }
                 // The Realm's type grew meanwhile, or a link's target is missing: one by one, from
                 // the prepared rows (entries are not kept once the writer has decided).
                 if entries.isEmpty {
@@ -300,7 +300,7 @@ public final class Loader: @unchecked Sendable {
                 }
             },
             consume: { batch in
-                try write(batch) { _, entries, tx in
+                try write(batch, run) { _, entries, tx in
                     for e in entries {
                         var values = e.values
                         summary.danglingLinks += try checkLinks(&values, of: e.identity, t, tx)
@@ -358,10 +358,14 @@ public final class Loader: @unchecked Sendable {
                 try flush()
             },
             consume: { batch in
-                try write(batch) { path, entries, tx in
+                try write(batch, run) { path, entries, tx in
                     let merge = run.merged(type, path)
                     // Lists hold the same targets again and again: each is looked up once.
-                    var found = Set<Value>()
+                    var found = run.known.take(list.target)
+                    defer { run.known.put(list.target, found) }
+                    // Owners new in this load have empty lists: appended all at once, their
+                    // targets found here already.
+                    var appends: [RealmWriter.ListAppend] = []
                     for e in entries {
                         guard case .list(let targets)? = e.values[property] else { continue }
                         rows += targets.count
@@ -396,9 +400,14 @@ public final class Loader: @unchecked Sendable {
                             }
                             summary.danglingLinks += 1
                         }
-                        if merge { try tx.noteLoaded(kind, owner) }
-                        try tx.replaceList(type, owner, property, with: kept)
+                        if merge {
+                            try tx.noteLoaded(kind, owner)
+                            try tx.replaceList(type, owner, property, with: kept)
+                        } else {
+                            appends.append(.init(owner: owner, items: kept))
+                        }
                     }
+                    try tx.appendToLists(type, property, appends, targetsChecked: true)
                 }
                 summary.rows = rows
                 report(rows)

@@ -73,7 +73,7 @@ extension RealmWriter {
     /// Rows go in by ``rowsPerStatement`` per statement: each statement run has a fixed cost
     /// in SQLite, about half of a narrow row's. A statement that fails is undone by SQLite
     /// and its rows are stored again one by one, which names the duplicate key.
-    mutating func insert(_ prepared: PreparedInserts) throws -> Bool {
+    mutating func insert(_ prepared: PreparedInserts, known: KnownObjects? = nil) throws -> Bool {
         guard let current = schema[type: prepared.type.name], current == prepared.type else { return false }
         let n = prepared.type.name
         let plan = try plan(n)
@@ -84,7 +84,7 @@ extension RealmWriter {
         let type = plan.typing.type
         let realm = self.realm
         let perStatement = max(1, min(Self.rowsPerStatement, Self.maxParameters / (width + 1)))
-        guard try linksFound(prepared) else { return false }
+        guard try linksFound(prepared, known: known) else { return false }
         var used: [OpaquePointer] = []
         try prepared.encoded.bytes.withUnsafeBytes { records in
             // Text and blobs are bound in place: no statement keeps them past this call.
@@ -145,28 +145,32 @@ extension RealmWriter {
 
     /// Whether every link of the prepared rows finds its target in the Realm (read before any
     /// row is stored: a loader then stores the rows one by one, deciding what a missing target
-    /// means).
-    private func linksFound(_ prepared: PreparedInserts) throws -> Bool {
+    /// means). Targets in `known` are not looked up; those found are added to it.
+    private func linksFound(_ prepared: PreparedInserts, known: KnownObjects?) throws -> Bool {
         let typing = prepared.typing
         guard typing.slotTargets.contains(where: { $0 != nil }) else { return true }
-        let targets = try typing.slotTargets.map { try $0.map { try db.cachedStatement(sql: type($0).1.selectExists) } }
         let width = prepared.width
-        // Rows link to the same objects again and again (a product, a customer): each is looked up once.
-        var found = [Set<Value>](repeating: [], count: width)
+        // Rows link to the same objects again and again (a product, a customer): each is looked
+        // up once. One set per target type, shared by the slots that link to it.
+        let types = Array(Set(typing.slotTargets.compactMap { $0 }))
+        var found = types.map { known?.take($0) ?? [] }
+        defer { if let known { for (t, f) in zip(types, found) { known.put(t, f) } } }
+        let exists = try types.map { try db.cachedStatement(sql: type($0).1.selectExists) }
+        let slotSet = typing.slotTargets.map { t in t.flatMap { types.firstIndex(of: $0) } }
         return try prepared.encoded.bytes.withUnsafeBytes { records in
             var r = BinaryReader(buffer: records)
             for _ in 0..<prepared.count {
                 let named = try Self.recordHead(&r, width: width)
                 for k in 0..<width {
                     if named { try r.skipString() }
-                    guard let target = targets[k] else {
+                    guard let s = slotSet[k] else {
                         try r.skipValue()
                         continue
                     }
                     let v = try r.value()
-                    if v.isNull || found[k].contains(v) { continue }
-                    guard try RealmTables.firstInteger(target, [.int(realm), v], db: db) != nil else { return false }
-                    found[k].insert(v)
+                    if v.isNull || found[s].contains(v) { continue }
+                    guard try RealmTables.firstInteger(exists[s], [.int(realm), v], db: db) != nil else { return false }
+                    found[s].insert(v)
                 }
             }
             return true

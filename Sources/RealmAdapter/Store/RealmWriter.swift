@@ -307,32 +307,6 @@ struct RealmWriter {
         }
     }
 
-    /// LIST_INSERTs of `items` at the end of a list, applied as ``apply(_:)`` applies them one
-    /// by one but with the owner and the list's length looked up once; each is appended typed
-    /// to `typed` as it is applied.
-    mutating func appendToList(
-        _ n: String, _ id: Value, _ p: String, _ items: [Value], into typed: inout [Instruction]
-    ) throws {
-        guard let first = items.first else { return }
-        func listInsert(_ i: Int, _ v: Value) -> Instruction {
-            .listInsert(objectType: n, identity: id, property: p, index: i, value: v)
-        }
-        guard case .listInsert(_, let key, _, _, _) = try listInsert(0, first).coerced(in: schema) else {
-            preconditionFailure("a LIST_INSERT coerces to a LIST_INSERT")
-        }
-        let (t, lt, count) = try list(n, key, p)
-        let insert = try db.cachedStatement(sql: "INSERT INTO \(lt) (realm, owner, idx, value) VALUES (?, ?, ?, ?)")
-        for (k, v) in items.enumerated() {
-            let instruction = try listInsert(count + k, v).coerced(in: schema)
-            guard case .listInsert(_, _, _, _, let value) = instruction else {
-                preconditionFailure("a LIST_INSERT coerces to a LIST_INSERT")
-            }
-            try checkElement(t, p, value)
-            try RealmTables.execute(insert, [.int(realm), key, .int(Int64(count + k)), value], db: db)
-            typed.append(instruction)
-        }
-    }
-
     private func fillList(_ t: ObjectSchema, _ p: Property, owner: Value, _ items: [Value]) throws {
         let stmt = try db.cachedStatement(
             sql: "INSERT INTO \(try listTable(t, p.name)) (realm, owner, idx, value) VALUES (?, ?, ?, ?)")
@@ -344,7 +318,7 @@ struct RealmWriter {
 
     // MARK: Checks
 
-    private func list(_ n: String, _ id: Value, _ p: String) throws -> (ObjectSchema, String, Int) {
+    func list(_ n: String, _ id: Value, _ p: String) throws -> (ObjectSchema, String, Int) {
         let (t, tt) = try type(n)
         guard try exists(tt, id) else { throw missing(t, id) }
         try recordBefore(t, id)
@@ -355,7 +329,7 @@ struct RealmWriter {
         return (t, lt, Int(count ?? 0))
     }
 
-    private func checkElement(_ t: ObjectSchema, _ property: String, _ v: Value) throws {
+    func checkElement(_ t: ObjectSchema, _ property: String, _ v: Value) throws {
         if case .list(.link(let target)) = t[property: property]!.type {
             try checkTarget(target, v, from: t, t[property: property]!)
         }

@@ -50,10 +50,13 @@ public struct WriteTransaction {
     /// Stores INSERTs checked and encoded ahead (on another thread). Returns false, storing
     /// nothing, if the Realm's type is not the one they were checked against (its schema grew):
     /// record them one by one then.
-    public mutating func insert(_ inserts: PreparedInserts) throws -> Bool {
+    public mutating func insert(_ inserts: PreparedInserts) throws -> Bool { try insert(inserts, known: nil) }
+
+    /// The same, with the links' targets looked up in `known` first (a bulk load's).
+    mutating func insert(_ inserts: PreparedInserts, known: KnownObjects?) throws -> Bool {
         guard inserts.count > 0 else { return true }
         do {
-            guard try writer.insert(inserts) else { return false }
+            guard try writer.insert(inserts, known: known) else { return false }
         } catch let e as RealmAdapterError {
             throw RealmStore.rejected(
                 e, index: instructions.count + prepared.reduce(0) { $0 + $1.count },
@@ -179,18 +182,34 @@ public struct WriteTransaction {
     public mutating func listAppend(_ type: String, _ identity: Value, _ property: String, contentsOf items: [Value])
         throws
     {
+        try appendToLists(type, property, [.init(owner: identity, items: items)])
+    }
+
+    /// Appends to lists `property` of objects of `type`: a LIST_INSERT per item, at its list's
+    /// end, many rows per statement. With `targetsChecked`, the caller has found every target in
+    /// this transaction (a loader, which decides what a missing one means).
+    mutating func appendToLists(
+        _ type: String, _ property: String, _ lists: [RealmWriter.ListAppend], targetsChecked: Bool = false
+    ) throws {
         let start = instructions.count
         do {
-            try writer.appendToList(type, identity, property, items, into: &instructions)
+            try writer.appendToLists(type, property, lists, targetsChecked: targetsChecked, into: &instructions)
         } catch let e as RealmAdapterError {
-            // The items before the failing one are in the list (until the transaction rolls back).
-            let index = (try? list(type, identity, property).count) ?? 0
-            throw RealmStore.rejected(
-                e, index: instructions.count,
-                instruction: .listInsert(
-                    objectType: type, identity: identity, property: property, index: index,
-                    value: items[instructions.count - start]),
-                path: path)
+            // The items before the failing one are in their lists (until the transaction rolls back).
+            var before = instructions.count - start
+            for list in lists where !list.items.isEmpty {
+                guard before >= list.items.count else {
+                    let index = (try? self.list(type, list.owner, property).count) ?? 0
+                    throw RealmStore.rejected(
+                        e, index: instructions.count,
+                        instruction: .listInsert(
+                            objectType: type, identity: list.owner, property: property, index: index,
+                            value: list.items[before]),
+                        path: path)
+                }
+                before -= list.items.count
+            }
+            throw e
         }
     }
 

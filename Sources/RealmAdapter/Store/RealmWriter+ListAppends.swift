@@ -1,0 +1,83 @@
+import GRDB
+import GRDBSQLite
+
+/// LIST_INSERTs at the ends of lists, many rows per statement: a bulk load fills every list
+/// of a type this way, and one statement run per element cost more than the element.
+extension RealmWriter {
+    /// One list's LIST_INSERTs at its end: its owner and the items to append.
+    struct ListAppend {
+        var owner: Value
+        var items: [Value]
+    }
+
+    /// Applies the LIST_INSERTs of `lists` (each at the end of property `p` of its owner, of type
+    /// `n`) as ``apply(_:)`` would one by one, appending each typed to `typed`. The owners and
+    /// the lists' lengths are looked up once per list, the rows stored ``rowsPerStatement`` at a
+    /// time. With `targetsChecked`, the caller has found every link's target in this transaction.
+    ///
+    /// Everything is checked before anything is stored; when an instruction fails, the ones before
+    /// it are stored (and in `typed`) and it throws, as one by one would.
+    mutating func appendToLists(
+        _ n: String, _ p: String, _ lists: [ListAppend], targetsChecked: Bool = false, into typed: inout [Instruction]
+    ) throws {
+        var rows: [(owner: Value, index: Int64, value: Value)] = []
+        rows.reserveCapacity(lists.reduce(0) { $0 + $1.items.count })
+        var failure: Error?
+        var table: String?
+        checking: for list in lists where !list.items.isEmpty {
+            do {
+                // The first one coerced whole: it checks the type, the property and the owner's key.
+                guard
+                    case .listInsert(_, let key, _, _, _) = try Instruction.listInsert(
+                        objectType: n, identity: list.owner, property: p, index: 0, value: list.items[0]
+                    ).coerced(in: schema)
+                else {
+                    preconditionFailure("a LIST_INSERT coerces to a LIST_INSERT")
+                }
+                let (t, lt, count) = try self.list(n, key, p)
+                let property = t[property: p]!
+                table = lt
+                for (k, v) in list.items.enumerated() {
+                    let value = try Instruction.listElement(v, of: t, property, in: schema)
+                    if !targetsChecked { try checkElement(t, p, value) }
+                    rows.append((key, Int64(count + k), value))
+                }
+            } catch {
+                failure = error
+                break checking
+            }
+        }
+        if let table { try storeListRows(rows, in: table) }
+        for r in rows {
+            typed.append(
+                .listInsert(objectType: n, identity: r.owner, property: p, index: Int(r.index), value: r.value))
+        }
+        if let failure { throw failure }
+    }
+
+    /// Inserts list rows into list table `table`, ``rowsPerStatement`` per statement.
+    private func storeListRows(_ rows: [(owner: Value, index: Int64, value: Value)], in table: String) throws {
+        var next = 0
+        while next < rows.count {
+            let n = min(Self.rowsPerStatement, rows.count - next)
+            let stmt = try db.cachedStatement(sql: Self.listInsertSQL(table, rows: n)).sqliteStatement
+            sqlite3_reset(stmt)
+            for k in 0..<n {
+                let r = rows[next + k]
+                let base = Int32(k * 4)
+                sqlite3_bind_int64(stmt, base + 1, realm)
+                try RealmTables.bind(r.owner, to: stmt, at: base + 2, db: db)
+                sqlite3_bind_int64(stmt, base + 3, r.index)
+                try RealmTables.bind(r.value, to: stmt, at: base + 4, db: db)
+            }
+            try RealmTables.step(stmt, db: db)
+            sqlite3_clear_bindings(stmt)
+            next += n
+        }
+    }
+
+    static func listInsertSQL(_ table: String, rows: Int) -> String {
+        "INSERT INTO \(table) (realm, owner, idx, value) VALUES "
+            + Array(repeating: "(?, ?, ?, ?)", count: rows).joined(separator: ", ")
+    }
+}
