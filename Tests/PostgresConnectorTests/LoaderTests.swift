@@ -645,6 +645,41 @@ extension PostgresIntegration.LoaderTests {
     }
 }
 
+extension PostgresIntegration.LoaderTests {
+    /// A list of links to its own type, loaded in batches of a few owners: owners and targets
+    /// are one type, remembered across batches (``KnownObjects``); a missing target is dropped
+    /// with `nullify`, and a second load (merging) leaves the same lists.
+    @Test(.timeLimit(.minutes(1)))
+    func listsOfLinksToTheirOwnType() async throws {
+        try await LoadHarness.withDatabase { settings, pg, dir in
+            _ = try await pg.sql(
+                """
+                CREATE TABLE "Person" (id bigint PRIMARY KEY);
+                CREATE TABLE "Person_friends" (oid bigint NOT NULL, idx integer NOT NULL, target bigint NOT NULL);
+                INSERT INTO "Person" SELECT i FROM generate_series(1, 30) i;
+                INSERT INTO "Person_friends" SELECT i, 0, i % 30 + 1 FROM generate_series(1, 30) i;
+                INSERT INTO "Person_friends" SELECT i, 1, (i + 1) % 30 + 1 FROM generate_series(1, 30) i;
+                INSERT INTO "Person_friends" VALUES (5, 2, 99), (5, 3, 5);
+                """)
+            let schema = """
+                [{"name": "Person", "primaryKey": "id", "properties": {"id": "int", "friends": "Person[]"}}]
+                """
+            let config = try SyncHarness.config(
+                settings, store: dir, extra: #", "loader": {"danglingForeignKeys": "nullify", "batchSize": 4}"#,
+                schema: schema, createSchema: false)
+            for run in 1...2 {
+                let summary = try await LoadHarness.load(config)
+                #expect(summary.tables.first { $0.table == "Person_friends" }?.danglingLinks == 1, "run \(run)")
+                let store = try RealmStore(directory: dir)
+                #expect(
+                    try store.list("friends", of: "Person", identity: 5, in: "/SQLDemo") == [6, 7, 5], "run \(run)")
+                #expect(try store.list("friends", of: "Person", identity: 29, in: "/SQLDemo") == [30, 1], "run \(run)")
+                #expect(try store.list("friends", of: "Person", identity: 30, in: "/SQLDemo") == [1, 2], "run \(run)")
+            }
+        }
+    }
+}
+
 /// A snapshot that hands rows over as values only (``LoadSnapshot``'s default field path), to
 /// hold the connector's typed fields against.
 final class ValuesOnlySnapshot: LoadSnapshot, @unchecked Sendable {

@@ -323,6 +323,7 @@ public final class Loader: @unchecked Sendable {
         let mapping = self.mapping
         let fields = mapping.path.fields
         let dangling = configuration.danglingForeignKeys
+        let targetKey = mapping.table(forType: list.target)?.databaseKey
         var rows = 0
         try pipeline(
             produce: { emit in
@@ -360,9 +361,18 @@ public final class Loader: @unchecked Sendable {
             consume: { batch in
                 try write(batch, run) { path, entries, tx in
                     let merge = run.merged(type, path)
-                    // Lists hold the same targets again and again: each is looked up once.
-                    var found = run.known.take(list.target)
-                    defer { run.known.put(list.target, found) }
+                    // Lists hold the same targets again and again: each is looked up once, and
+                    // owners the load found already (links to them) are not looked up again.
+                    var owners = run.known.take(type)
+                    var found = list.target == type ? nil : run.known.take(list.target)
+                    defer {
+                        run.known.put(type, owners)
+                        if let found { run.known.put(list.target, found) }
+                    }
+                    func known(_ v: Value) -> Bool { found?.contains(v) ?? owners.contains(v) }
+                    func note(_ v: Value) {
+                        if found != nil { found!.insert(v) } else { owners.insert(v) }
+                    }
                     // Owners new in this load have empty lists: appended all at once, their
                     // targets found here already.
                     var appends: [RealmWriter.ListAppend] = []
@@ -373,7 +383,7 @@ public final class Loader: @unchecked Sendable {
                         let owner =
                             try t.databaseKey.map { try tx.identity(of: type, where: $0.property, equals: e.identity) }
                             ?? e.identity
-                        guard let owner, try tx.exists(type, owner) else {
+                        guard let owner, try owners.contains(owner) || tx.exists(type, owner) else {
                             guard configuration.danglingForeignKeys == .nullify else {
                                 throw danglingError(
                                     list.table, LinkListMapping.ownerColumn, key: nil, refersTo: type, e.identity)
@@ -381,7 +391,7 @@ public final class Loader: @unchecked Sendable {
                             summary.danglingLinks += targets.count
                             continue
                         }
-                        let targetKey = mapping.table(forType: list.target)?.databaseKey
+                        owners.insert(owner)
                         var kept: [Value] = []
                         for v in targets {
                             if let dk = targetKey {
@@ -389,8 +399,8 @@ public final class Loader: @unchecked Sendable {
                                     kept.append(id)
                                     continue
                                 }
-                            } else if try found.contains(v) || tx.exists(list.target, v) {
-                                found.insert(v)
+                            } else if try known(v) || tx.exists(list.target, v) {
+                                note(v)
                                 kept.append(v)
                                 continue
                             }

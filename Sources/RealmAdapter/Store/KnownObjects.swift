@@ -9,7 +9,7 @@ final class KnownObjects {
     private var path: String?
     /// The version the Realm was left at by the last transaction that committed; nil while one is open.
     private var version: Int64?
-    private var keys: [String: Set<Value>] = [:]
+    private var keys: [String: KnownKeys] = [:]
     let capacity: Int
 
     init(capacity: Int = 1 << 19) { self.capacity = capacity }
@@ -30,15 +30,32 @@ final class KnownObjects {
 
     /// Takes the keys known of `type` out, to be changed and given back (``put(_:_:)``)
     /// without copying them.
-    func take(_ type: String) -> Set<Value> { keys.removeValue(forKey: type) ?? [] }
+    func take(_ type: String) -> KnownKeys { keys.removeValue(forKey: type) ?? KnownKeys() }
 
     /// Gives back the keys of `type`, all of them found in the Realm in the open transaction or before.
-    func put(_ type: String, _ found: Set<Value>) {
+    func put(_ type: String, _ found: KnownKeys) {
         let others = keys.values.reduce(0) { $0 + $1.count }
         if others + found.count > capacity {
             keys = [:]
             if found.count > capacity { return }
         }
         keys[type] = found
+    }
+}
+
+/// Keys of one type's objects: integers (most keys) apart, as hashing them alone costs a
+/// fraction of hashing a ``Value``.
+struct KnownKeys {
+    private var ints = Set<Int64>()
+    private var others = Set<Value>()
+
+    var count: Int { ints.count + others.count }
+
+    func contains(_ key: Value) -> Bool {
+        if case .int(let n) = key { ints.contains(n) } else { others.contains(key) }
+    }
+
+    mutating func insert(_ key: Value) {
+        if case .int(let n) = key { ints.insert(n) } else { others.insert(key) }
     }
 }

@@ -153,7 +153,7 @@ extension RealmWriter {
         // Rows link to the same objects again and again (a product, a customer): each is looked
         // up once. One set per target type, shared by the slots that link to it.
         let types = Array(Set(typing.slotTargets.compactMap { $0 }))
-        var found = types.map { known?.take($0) ?? [] }
+        var found = types.map { known?.take($0) ?? KnownKeys() }
         defer { if let known { for (t, f) in zip(types, found) { known.put(t, f) } } }
         let exists = try types.map { try db.cachedStatement(sql: type($0).1.selectExists) }
         let slotSet = typing.slotTargets.map { t in t.flatMap { types.firstIndex(of: $0) } }

@@ -318,15 +318,20 @@ struct RealmWriter {
 
     // MARK: Checks
 
+    /// The owner's type, its list's table and the list's length; throws if there is no such owner.
     func list(_ n: String, _ id: Value, _ p: String) throws -> (ObjectSchema, String, Int) {
         let (t, tt) = try type(n)
-        guard try exists(tt, id) else { throw missing(t, id) }
-        try recordBefore(t, id)
         let lt = try listTable(t, p)
+        // One statement: a bulk load asks this of every owner.
         let count = try RealmTables.firstInteger(
-            db.cachedStatement(sql: "SELECT count(*) FROM \(lt) WHERE realm = ? AND owner = ?"), [.int(realm), id],
-            db: db)
-        return (t, lt, Int(count ?? 0))
+            db.cachedStatement(
+                sql: """
+                    SELECT (SELECT count(*) FROM \(lt) WHERE realm = ?1 AND owner = ?2)
+                    WHERE EXISTS (SELECT 1 FROM \(tt.table) WHERE realm = ?1 AND key = ?2)
+                    """), [.int(realm), id], db: db)
+        guard let count else { throw missing(t, id) }
+        try recordBefore(t, id)
+        return (t, lt, Int(count))
     }
 
     func checkElement(_ t: ObjectSchema, _ property: String, _ v: Value) throws {
