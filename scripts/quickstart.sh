@@ -94,3 +94,11 @@ wait "$daemon" && echo "daemon exited cleanly"
 trap - EXIT
 
 printf '\nDone. Postgres keeps running (scripts/pg.sh stop stops it); the Realm store is in %s.\n' "$store"
+cat <<EOF
+
+The replication slot busdemo stays, so that \`realm-adapter run --config examples/quickstart/adapter.json\`
+goes on where the daemon stopped. While nothing follows it, Postgres keeps every WAL segment written
+since, for the whole cluster (\`realm-adapter status\` shows how much). When you are done with the demo:
+  psql -h $REALM_ADAPTER_PG_HOST -p $REALM_ADAPTER_PG_PORT -U postgres -c "SELECT pg_drop_replication_slot('busdemo')"
+(the next quickstart makes it again), or stop Postgres: scripts/pg.sh stop.
+EOF
