@@ -73,7 +73,7 @@ extension SQLDialect {
             case .text(let t): text += t
             case .identifier(let name): text += quote(name)
             case .table(let name): text += table(name)
-            case .literal(let t): text += "'" + t.replacingOccurrences(of: "'", with: "''") + "'"
+            case .literal(let t): text += t.sqlQuoted("'", "'")
             case .value(let v):
                 values.append(v)
                 text += parameter(values.count)

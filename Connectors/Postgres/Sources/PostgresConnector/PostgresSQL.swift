@@ -6,7 +6,7 @@ import RealmAdapter
 public enum PostgresSQL {
     /// `"name"`, with embedded quotes doubled.
     public static func quote(_ identifier: String) -> String {
-        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        identifier.sqlQuoted("\"", "\"")
     }
 
     /// `schema.table`, each part quoted.
@@ -36,7 +36,7 @@ public enum PostgresSQL {
 
     /// `'text'`, with embedded quotes doubled (standard_conforming_strings is on since 9.1).
     public static func literal(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+        text.sqlQuoted("'", "'")
     }
 }
 

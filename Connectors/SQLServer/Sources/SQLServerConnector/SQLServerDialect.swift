@@ -8,7 +8,7 @@ struct SQLServerDialect: SQLDialect {
     let schema: String
     var firstParameter = 1
 
-    func quote(_ identifier: String) -> String { "[" + identifier.replacingOccurrences(of: "]", with: "]]") + "]" }
+    func quote(_ identifier: String) -> String { identifier.sqlQuoted("[", "]") }
     func table(_ name: String) -> String { quote(schema) + "." + quote(name) }
     func parameter(_ n: Int) -> String { "@p\(firstParameter + n - 1)" }
 }
