@@ -115,6 +115,61 @@ extension PostgresIntegration {
             }
         }
 
+        /// Long runs of upserts go as `COPY` in a savepoint (``CopyRun``): each value lands as the
+        /// one-by-one path lands it, and a run with a key already taken falls back to the upsert
+        /// it stands for, in the same transaction.
+        @Test func copiedRunsLandAsTheOneByOnePathAndFallBackOnATakenKey() async throws {
+            try await TestServer.withFreshDatabase { settings in
+                let pg = try await PostgresConnection.connect(settings)
+                defer { pg.close() }
+                try await pg.session { s in
+                    try s.execute(
+                        """
+                        CREATE TYPE mood AS ENUM ('happy', 'sad');
+                        CREATE DOMAIN short_text AS text CHECK (length(VALUE) < 10);
+                        CREATE TABLE one (\(Self.columns));
+                        CREATE TABLE copied (\(Self.columns));
+                        """)
+                }
+                func rows(_ table: String) async throws -> [[String?]] {
+                    try await pg.session { s in try s.query("SELECT * FROM \(table) ORDER BY id").rows }
+                }
+                let bulkTables = try await pg.session { s in
+                    try PostgresSchema.bulkTables(["one", "copied"], schema: "public", s)
+                }
+                func apply(_ writes: [DatabaseWrite]) async throws -> [PostgresWrites.Planned] {
+                    let planned = PostgresWrites.statements(
+                        writes, schema: "public", bulkTables: bulkTables, copyRows: PostgresConnector.copyRows)
+                    try await pg.session { s in try s.transaction { _ = try PostgresConnector.run(planned, s) } }
+                    return planned
+                }
+                func upserts(_ table: String, _ ids: ClosedRange<Int64>, renamed: Bool = false) -> [DatabaseWrite] {
+                    ids.map {
+                        var row = Self.row($0)
+                        if renamed { row["name"] = .string("renamed \($0) \\N \t \\") }
+                        return .upsert(table: table, keyColumns: ["id"], row: DatabaseRow(row))
+                    }
+                }
+
+                for w in upserts("one", 1...80) { _ = try await apply([w]) }
+                let copied = try await apply(upserts("copied", 1...80))
+                #expect(copied.count == 1 && copied[0].copy?.rows == 80)
+                #expect(try await rows("copied") == rows("one"))
+
+                // Rows 41 to 80 exist: the COPY fails, and the upsert writes all 80.
+                for w in upserts("one", 41...120, renamed: true) { _ = try await apply([w]) }
+                let second = try await apply(upserts("copied", 41...120, renamed: true))
+                #expect(second.count == 1 && second[0].copy != nil)
+                #expect(try await rows("copied") == rows("one"))
+                #expect(try await rows("copied").count == 120)
+                // Shorter runs go as before.
+                #expect(
+                    PostgresWrites.statements(
+                        upserts("copied", 1...63), schema: "public", bulkTables: bulkTables,
+                        copyRows: PostgresConnector.copyRows)[0].copy == nil)
+            }
+        }
+
         /// Statements sent in pipeline mode (groups of 64, one round trip each) give their results in
         /// order; a failure in the middle is the error thrown, the rest of its group is skipped, the
         /// transaction rolls back whole, and the connection stays usable.

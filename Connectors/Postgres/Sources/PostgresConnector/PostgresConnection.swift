@@ -341,6 +341,40 @@ public struct PostgresSession {
         return copied
     }
 
+    /// Runs `COPY … FROM STDIN` and sends `data`, rows in the format the statement names.
+    /// - Returns: the number of rows copied.
+    @discardableResult
+    public func copyIn(_ sql: String, data: [UInt8]) throws -> Int {
+        _ = try query(sql)  // PGRES_COPY_IN
+        var sent = true
+        data.withUnsafeBufferPointer { b in
+            var start = 0
+            // In pieces: libpq buffers what it is given, and a piece of 64 KiB goes out as it comes.
+            while sent, start < b.count {
+                let n = min(1 << 16, b.count - start)
+                sent = b.baseAddress!.advanced(by: start).withMemoryRebound(to: CChar.self, capacity: n) {
+                    PQputCopyData(handle, $0, Int32(n)) == 1
+                }
+                start += n
+            }
+        }
+        PQputCopyEnd(handle, sent ? nil : "aborted by the client")
+        var copied = 0
+        var failure: Error?
+        while let result = PQgetResult(handle) {
+            do {
+                copied = max(copied, try PostgresResult(result, connection: handle, sql: sql).affected)
+            } catch  where failure == nil {
+                failure = error
+            } catch {}
+        }
+        if let failure { throw failure }
+        guard sent else {
+            throw PostgresError.statementFailed(PostgresError.libpqMessage(handle), lost: true, query: sql)
+        }
+        return copied
+    }
+
     /// Runs `COPY … TO STDOUT` and hands each CopyData message (one row: in text format with
     /// its final newline; in binary format the first also carries the file header, the last
     /// is the trailer) to `body` as it arrives; the buffer is valid only during the call.

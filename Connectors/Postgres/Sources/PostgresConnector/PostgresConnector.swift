@@ -253,9 +253,9 @@ public final class PostgresConnector: RelationalConnector {
             try await w.session { s in
                 try s.transaction {
                     let planned = PostgresWrites.statements(
-                        writes, schema: schema, conflictTargets: targets, bulkTables: bulkTables)
-                    // A statement that returns a row per row it found ends its group when that may be many.
-                    let results = try s.pipeline(planned.map(\.statement)) { planned[$0].returnsFound.count > 1_000 }
+                        writes, schema: schema, conflictTargets: targets, bulkTables: bulkTables,
+                        copyRows: Self.copyRows)
+                    let results = try Self.run(planned, s)
                     // Rows these statements may not have seen: named in the stream, to be read again.
                     let missed = zip(planned, results).flatMap { $0.missedRows($1) }.map {
                         SQLStatement(
@@ -269,6 +269,46 @@ public final class PostgresConnector: RelationalConnector {
         } catch let e as PostgresError where e.isTransient {
             state.withLock { $0.writer = nil }
             throw e
+        }
+    }
+
+    /// Runs of at least this many upserts or inserts go as `COPY` first (``CopyRun``): below it,
+    /// the savepoint's and `COPY`'s round trips would cost more than they save.
+    static let copyRows = 64
+
+    /// Runs planned statements in order: pipelined, and each ``CopyRun`` as `COPY` in a savepoint,
+    /// its statement run instead if the `COPY` fails. Returns one result per planned statement.
+    static func run(_ planned: [PostgresWrites.Planned], _ s: PostgresSession) throws -> [PostgresResult] {
+        var results: [PostgresResult] = []
+        var i = 0
+        while i < planned.count {
+            if let copy = planned[i].copy {
+                results.append(try copyFirst(copy, planned[i].statement, s))
+                i += 1
+                continue
+            }
+            var end = i
+            while end < planned.count, planned[end].copy == nil { end += 1 }
+            // A statement that returns a row per row it found ends its group when that may be many.
+            results += try s.pipeline(planned[i..<end].map(\.statement)) { planned[i + $0].returnsFound.count > 1_000 }
+            i = end
+        }
+        return results
+    }
+
+    /// `copy` as `COPY` inside a savepoint; if the database refuses it (a key taken, say), back
+    /// to the savepoint and the upsert or insert it stands for.
+    private static func copyFirst(_ copy: CopyRun, _ statement: SQLStatement, _ s: PostgresSession) throws
+        -> PostgresResult
+    {
+        try s.execute("SAVEPOINT realm_adapter_copy")
+        do {
+            let copied = try s.copyIn(copy.sql, data: copy.data)
+            try s.execute("RELEASE SAVEPOINT realm_adapter_copy")
+            return PostgresResult(columns: [], rows: [], affected: copied)
+        } catch let e as PostgresError where e.code == .queryFailed {
+            try s.execute("ROLLBACK TO SAVEPOINT realm_adapter_copy; RELEASE SAVEPOINT realm_adapter_copy")
+            return try s.query(copy.fallback(statement))
         }
     }
 

@@ -10,6 +10,10 @@ enum PostgresWrites {
         /// The writes of a run whose statement returns the ordinality (1-based) of each row
         /// found; empty for a statement that returns nothing of the kind.
         var returnsFound: [DatabaseWrite] = []
+        /// A long run of upserts or inserts, sent first as `COPY` (``CopyRun``); then `statement`
+        /// has no parameter yet: ``CopyRun/fallback(_:)`` gives the statement to run if the
+        /// `COPY` fails.
+        var copy: CopyRun?
 
         /// What the change stream should read again after `result`: each write of the run
         /// whose row the statement did not find, or the lone write's miss.
@@ -38,9 +42,11 @@ enum PostgresWrites {
     ///     columns (``PostgresSchema/conflictTarget(_:_:)``).
     ///   - bulkTables: the tables runs may reach as JSON, each with the types of its json
     ///     columns (``PostgresSchema/bulkTables(_:schema:_:)``); other tables' runs go as before.
+    /// - Parameter copyRows: runs of upserts or inserts of at least this many rows, into tables
+    ///   of `bulkTables`, are planned as ``CopyRun``s (nil: none are).
     static func statements(
         _ writes: [DatabaseWrite], schema: String, conflictTargets: [String: [String]] = [:],
-        bulkTables: [String: [String: String]] = [:], maxFields: Int = 100_000
+        bulkTables: [String: [String: String]] = [:], maxFields: Int = 100_000, copyRows: Int? = nil
     ) -> [Planned] {
         var out: [Planned] = []
         var run: [DatabaseWrite] = []
@@ -56,7 +62,18 @@ enum PostgresWrites {
             if run.count == 1 {
                 out.append(Planned(statement: statement(run[0], schema: schema, conflictTargets: conflictTargets)))
             } else if let jsonColumns = bulkTables[shape.table], !shape.hasReferences {
-                out.append(bulk(run, shape, jsonColumns, schema: schema, conflictTargets: conflictTargets))
+                let text = bulkText(shape, jsonColumns, schema: schema, conflictTargets: conflictTargets)
+                if let copyRows, run.count >= copyRows, shape.kind == .upsert || shape.kind == .insert {
+                    out.append(
+                        Planned(
+                            statement: SQLStatement(text, []),
+                            copy: CopyRun(shape, run, schema: schema)))
+                } else {
+                    out.append(
+                        Planned(
+                            statement: SQLStatement(text, [bulkJSON(run, shape)]),
+                            returnsFound: shape.kind == .update || shape.kind == .delete ? run : []))
+                }
             } else if shape.kind == .upsert {
                 out.append(Planned(statement: multiRowUpsert(run, schema: schema, conflictTargets: conflictTargets)))
             } else {
@@ -93,7 +110,7 @@ enum PostgresWrites {
 
     /// What writes must share to go in one statement: kind, table, columns, and the key
     /// columns and references of the rows.
-    struct RunShape: Hashable {
+    struct RunShape: Hashable, Sendable {
         enum Kind { case upsert, update, delete, insert }
         let kind: Kind
         let table: String
@@ -189,15 +206,52 @@ enum PostgresWrites {
         }
     }
 
-    /// One statement for a run of writes without references: its rows as one JSON array of
-    /// objects (every value as the text Postgres parses, ``PostgresType/encode(_:)``).
+    /// The statement for a run of writes without references, whose one parameter is its rows
+    /// as one JSON array of objects (``bulkJSON(_:_:)``).
     /// - Parameter jsonColumns: the types of the table's json columns, whose text is cast to them.
-    private static func bulk(
-        _ run: [DatabaseWrite], _ shape: RunShape, _ jsonColumns: [String: String], schema: String,
-        conflictTargets: [String: [String]]
-    ) -> Planned {
+    private static func bulkText(
+        _ shape: RunShape, _ jsonColumns: [String: String], schema: String, conflictTargets: [String: [String]]
+    ) -> String {
         let dialect = PostgresDialect(schema: schema)
         let table = dialect.table(shape.table)
+        let rows = "json_populate_recordset(NULL::\(table), $1)"
+        // The rows numbered (an update or delete returns the number of each row it found), under
+        // names of our own: `WITH ORDINALITY` on the rows would clash with a column `ordinality`.
+        let numbered =
+            "json_array_elements($1) WITH ORDINALITY e(doc, n) CROSS JOIN LATERAL json_populate_record(NULL::\(table), e.doc) v"
+        let columns = shape.columns.map(dialect.quote)
+        func value(_ column: String) -> String {
+            jsonColumns[column].map { "(v.\(dialect.quote(column)) #>> '{}')::\($0)" } ?? "v.\(dialect.quote(column))"
+        }
+        let key = shape.keyColumns.map { "t.\(dialect.quote($0)) = \(value($0))" }.joined(separator: " AND ")
+        switch shape.kind {
+        case .upsert, .insert:
+            var text =
+                "INSERT INTO \(table) (\(columns.joined(separator: ", "))) SELECT "
+                + shape.columns.map(value).joined(separator: ", ") + " FROM \(rows) v"
+            if shape.kind == .upsert {
+                let updates = shape.columns.filter { !shape.keyColumns.contains($0) }.map {
+                    "\(dialect.quote($0)) = EXCLUDED.\(dialect.quote($0))"
+                }
+                let target = (conflictTargets[shape.table] ?? shape.keyColumns).map(dialect.quote)
+                text +=
+                    " ON CONFLICT (\(target.joined(separator: ", "))) "
+                    + (updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + updates.joined(separator: ", "))
+            }
+            return text
+        case .update:
+            let sets = shape.columns.filter { !shape.keyColumns.contains($0) }.map {
+                "\(dialect.quote($0)) = \(value($0))"
+            }
+            return "UPDATE \(table) t SET \(sets.joined(separator: ", ")) FROM \(numbered) WHERE \(key) RETURNING e.n"
+        case .delete:
+            return "DELETE FROM \(table) t USING \(numbered) WHERE \(key) RETURNING e.n"
+        }
+    }
+
+    /// A run's rows as one JSON array of objects, every value as the text Postgres parses
+    /// (``PostgresType/encode(_:)``): the parameter of ``bulkText(_:_:schema:conflictTargets:)``.
+    static func bulkJSON(_ run: [DatabaseWrite], _ shape: RunShape) -> Value {
         var json: [UInt8] = [UInt8(ascii: "[")]
         json.reserveCapacity(run.count * shape.columns.count * 16)
         let names = shape.columns.map { name -> [UInt8] in
@@ -216,47 +270,7 @@ enum PostgresWrites {
             json.append(UInt8(ascii: "}"))
         }
         json.append(UInt8(ascii: "]"))
-        let rows = "json_populate_recordset(NULL::\(table), $1)"
-        // The rows numbered (an update or delete returns the number of each row it found), under
-        // names of our own: `WITH ORDINALITY` on the rows would clash with a column `ordinality`.
-        let numbered =
-            "json_array_elements($1) WITH ORDINALITY e(doc, n) CROSS JOIN LATERAL json_populate_record(NULL::\(table), e.doc) v"
-        let columns = shape.columns.map(dialect.quote)
-        func value(_ column: String) -> String {
-            jsonColumns[column].map { "(v.\(dialect.quote(column)) #>> '{}')::\($0)" } ?? "v.\(dialect.quote(column))"
-        }
-        let key = shape.keyColumns.map { "t.\(dialect.quote($0)) = \(value($0))" }.joined(separator: " AND ")
-        let parameter = [Value.string(String(decoding: json, as: UTF8.self))]
-        switch shape.kind {
-        case .upsert, .insert:
-            var text =
-                "INSERT INTO \(table) (\(columns.joined(separator: ", "))) SELECT "
-                + shape.columns.map(value).joined(separator: ", ") + " FROM \(rows) v"
-            if shape.kind == .upsert {
-                let updates = shape.columns.filter { !shape.keyColumns.contains($0) }.map {
-                    "\(dialect.quote($0)) = EXCLUDED.\(dialect.quote($0))"
-                }
-                let target = (conflictTargets[shape.table] ?? shape.keyColumns).map(dialect.quote)
-                text +=
-                    " ON CONFLICT (\(target.joined(separator: ", "))) "
-                    + (updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + updates.joined(separator: ", "))
-            }
-            return Planned(statement: SQLStatement(text, parameter))
-        case .update:
-            let sets = shape.columns.filter { !shape.keyColumns.contains($0) }.map {
-                "\(dialect.quote($0)) = \(value($0))"
-            }
-            return Planned(
-                statement: SQLStatement(
-                    "UPDATE \(table) t SET \(sets.joined(separator: ", ")) FROM \(numbered) WHERE \(key) RETURNING e.n",
-                    parameter),
-                returnsFound: run)
-        case .delete:
-            return Planned(
-                statement: SQLStatement(
-                    "DELETE FROM \(table) t USING \(numbered) WHERE \(key) RETURNING e.n", parameter),
-                returnsFound: run)
-        }
+        return .string(String(decoding: json, as: UTF8.self))
     }
 
     /// One `INSERT … VALUES (…), (…) ON CONFLICT` for a run of upserts with the same table and
