@@ -246,7 +246,89 @@ extension PostgresIntegration {
             }
         }
 
-        /// Per-user paths: one table fans out to a Realm per user.
+        /// Text keys that differ only in Unicode normalization ("café" composed and decomposed)
+        /// are two keys to Postgres and to the store: a link to the one that does not exist is
+        /// dangling, in whatever batch it comes, and a link table's rows for the two are two lists.
+        @Test(.timeLimit(.minutes(1)))
+        func keysThatDifferOnlyInNormalizationAreTwoKeys() async throws {
+            try await LoadHarness.withDatabase { settings, pg, dir in
+                _ = try await pg.sql(
+                    """
+                    CREATE TABLE "Product" (id text PRIMARY KEY);
+                    CREATE TABLE "Customer" (id text PRIMARY KEY);
+                    CREATE TABLE "Purchase" (id bigint PRIMARY KEY, product text);
+                    CREATE TABLE "Customer_favorites" (oid text NOT NULL, idx integer NOT NULL, target text NOT NULL);
+                    INSERT INTO "Product" VALUES ('caf' || U&'\\00E9'), ('x');
+                    INSERT INTO "Customer" VALUES ('caf' || U&'\\00E9'), ('cafe' || U&'\\0301');
+                    INSERT INTO "Purchase" VALUES (1, 'caf' || U&'\\00E9'), (2, 'cafe' || U&'\\0301'), (3, 'x');
+                    INSERT INTO "Customer_favorites" VALUES ('caf' || U&'\\00E9', 0, 'x'),
+                        ('cafe' || U&'\\0301', 0, 'caf' || U&'\\00E9'), ('cafe' || U&'\\0301', 1, 'cafe' || U&'\\0301');
+                    """)
+                let schema = """
+                    [{"name": "Product", "primaryKey": "id", "properties": {"id": "string"}},
+                     {"name": "Customer", "primaryKey": "id", "properties": {"id": "string", "favorites": "Product[]"}},
+                     {"name": "Purchase", "primaryKey": "id", "properties": {"id": "int", "product": "Product"}}]
+                    """
+                let config = try SyncHarness.config(
+                    settings, store: dir, extra: #", "loader": {"danglingForeignKeys": "nullify", "batchSize": 1}"#,
+                    schema: schema, createSchema: false)
+                let summary = try await LoadHarness.load(config)
+                let (composed, decomposed) = (Value.string("caf\u{E9}"), Value.string("cafe\u{301}"))
+                #expect(summary.tables.first { $0.table == "Purchase" }?.danglingLinks == 1)
+                #expect(summary.tables.first { $0.table == "Customer_favorites" }?.danglingLinks == 1)
+                let store = try RealmStore(directory: dir)
+                #expect(try store.object(of: "Purchase", identity: 1, in: "/SQLDemo")?.values["product"] == composed)
+                #expect(try store.object(of: "Purchase", identity: 2, in: "/SQLDemo")?.values["product"] == .null)
+                #expect(try store.list("favorites", of: "Customer", identity: composed, in: "/SQLDemo") == ["x"])
+                #expect(try store.list("favorites", of: "Customer", identity: decomposed, in: "/SQLDemo") == [composed])
+            }
+        }
+
+        /// A link table whose owner column spells one key two ways (uuids as text, in two
+        /// cases) gives that owner two runs of rows that sort apart: the later ones are appended
+        /// to its list, in one batch or another, on a first load and on a second one, and the
+        /// list stays a list (each item at its own index).
+        @Test(.timeLimit(.minutes(1)))
+        func anOwnerWhoseRowsComeApartKeepsAllItsItems() async throws {
+            try await LoadHarness.withDatabase { settings, pg, dir in
+                let (lower, upper) = ("bbbbbbbb-0000-4000-8000-000000000001", "BBBBBBBB-0000-4000-8000-000000000001")
+                _ = try await pg.sql(
+                    """
+                    CREATE TABLE "Product" (id bigint PRIMARY KEY);
+                    CREATE TABLE "Customer" (id uuid PRIMARY KEY);
+                    CREATE TABLE "Customer_favorites" (oid text NOT NULL, idx integer NOT NULL, target bigint NOT NULL);
+                    INSERT INTO "Product" VALUES (1), (2), (3);
+                    INSERT INTO "Customer" VALUES ('\(lower)'), ('bbbbbbba-0000-4000-8000-000000000002');
+                    INSERT INTO "Customer_favorites" VALUES ('\(lower)', 0, 1), ('\(lower)', 1, 2), ('\(upper)', 2, 3),
+                        ('\(upper)', 3, 1), ('bbbbbbba-0000-4000-8000-000000000002', 0, 2);
+                    """)
+                let schema = """
+                    [{"name": "Product", "primaryKey": "id", "properties": {"id": "int"}},
+                     {"name": "Customer", "primaryKey": "id", "properties": {"id": "uuid", "favorites": "Product[]"}}]
+                    """
+                let owner = Value.uuid(UUID(uuidString: lower)!)
+                for batchSize in [1, 7] {
+                    var config = try SyncHarness.config(
+                        settings, store: dir, extra: #", "loader": {"batchSize": \#(batchSize)}"#, schema: schema,
+                        createSchema: false)
+                    config.realm.store = dir + "/\(batchSize)"
+                    let store = try RealmStore(directory: config.realm.store)
+                    for run in 1...2 {
+                        _ = try await LoadHarness.load(config)
+                        let list = try store.list("favorites", of: "Customer", identity: owner, in: "/SQLDemo")
+                        #expect(
+                            list == [1, 2, 3, 1] || list == [3, 1, 1, 2], "batch \(batchSize), run \(run): \(list)")
+                    }
+                    // Each item at its own index: erasing the last leaves three.
+                    try store.write(to: "/SQLDemo", origin: "app") { tx in
+                        try tx.listErase("Customer", owner, "favorites", at: 3)
+                    }
+                    #expect(try store.list("favorites", of: "Customer", identity: owner, in: "/SQLDemo").count == 3)
+                }
+            }
+        }
+
+        /// Per-user paths: one table fans out to a Realm per user.        /// Per-user paths: one table fans out to a Realm per user.        /// Per-user paths: one table fans out to a Realm per user.
         @Test(.timeLimit(.minutes(1)))
         func routedTableFansOutToManyRealms() async throws {
             try await LoadHarness.withDatabase { settings, pg, dir in

@@ -72,6 +72,30 @@ import Testing
         #expect(same == 3)
     }
 
+    /// "café" composed (U+00E9) and decomposed (e + U+0301) are equal to Swift's `String`, but
+    /// two texts to SQLite, Postgres and Realm: a value changed from one to the other is a
+    /// change, and two keys that differ so are two objects.
+    @Test func stringsThatDifferOnlyInUnicodeNormalizationAreDifferentValues() throws {
+        let composed = "caf\u{E9}"
+        let decomposed = "cafe\u{301}"
+        #expect(Value.string(composed) != Value.string(decomposed))
+        #expect(Set<Value>([.string(composed), .string(decomposed)]).count == 2)
+        #expect(Value.list([.string(composed)]) != Value.list([.string(decomposed)]))
+        let t = try TemporaryStore()
+        try t.store.addTaskSchema("/n")
+        try t.store.write(to: "/n", origin: "app") { tx in
+            try tx.create("Person", ["id": .string(composed), "name": .string(composed)])
+            try tx.create("Person", ["id": .string(decomposed), "name": "other"])
+        }
+        try t.store.write(to: "/n", origin: "app") { tx in
+            try tx.update("Person", .string(composed), ["name": .string(decomposed)])
+        }
+        let person = try t.store.object(of: "Person", identity: .string(composed), in: "/n")
+        let name = try #require(person?.values["name"].flatMap { if case .string(let s) = $0 { s } else { nil } })
+        #expect(Array(name.utf8) == Array(decomposed.utf8))
+        #expect(try t.store.count(of: "Person", in: "/n") == 2)
+    }
+
     @Test func objectsWithoutPrimaryKeyGetRowKeys() throws {
         let t = try TemporaryStore()
         try t.store.addTaskSchema("/n")

@@ -411,8 +411,13 @@ public final class Loader: @unchecked Sendable {
                             summary.danglingLinks += 1
                         }
                         if merge {
-                            try tx.noteLoaded(kind, owner)
-                            try tx.replaceList(type, owner, property, with: kept)
+                            // An owner whose rows came apart (its key spelled two ways in the link
+                            // table, sorting apart) gets the later ones appended, as a new owner does.
+                            if try tx.noteLoaded(kind, owner) {
+                                try tx.replaceList(type, owner, property, with: kept)
+                            } else {
+                                try tx.listAppend(type, owner, property, contentsOf: kept)
+                            }
                         } else {
                             appends.append(.init(owner: owner, items: kept))
                         }

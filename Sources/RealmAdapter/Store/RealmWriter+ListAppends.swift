@@ -24,6 +24,8 @@ extension RealmWriter {
         rows.reserveCapacity(lists.reduce(0) { $0 + $1.items.count })
         var failure: Error?
         var table: String?
+        // An owner may come more than once: its later items go after the earlier ones.
+        var appended: [Value: Int] = [:]
         checking: for list in lists where !list.items.isEmpty {
             do {
                 // The first one coerced whole: it checks the type, the property and the owner's key.
@@ -34,7 +36,9 @@ extension RealmWriter {
                 else {
                     preconditionFailure("a LIST_INSERT coerces to a LIST_INSERT")
                 }
-                let (t, lt, count) = try self.list(n, key, p)
+                let (t, lt, stored) = try self.list(n, key, p)
+                let count = stored + appended[key, default: 0]
+                appended[key, default: 0] += list.items.count
                 let property = t[property: p]!
                 table = lt
                 for (k, v) in list.items.enumerated() {

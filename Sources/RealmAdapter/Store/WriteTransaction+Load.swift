@@ -43,12 +43,14 @@ extension WriteTransaction {
     }
 
     /// Notes that the load wrote the object (`kind` a type name) or the list (`kind`
-    /// `Type.property`) with this identity.
-    func noteLoaded(_ kind: String, _ identity: Value) throws {
+    /// `Type.property`) with this identity. Returns false if it was noted already.
+    @discardableResult
+    func noteLoaded(_ kind: String, _ identity: Value) throws -> Bool {
         try writer.db.cachedStatement(
             sql: "INSERT OR IGNORE INTO temp.load_note (realm_id, kind, key) VALUES (?, ?, ?)"
         )
         .execute(arguments: [writer.tables.realmId, kind, try RealmTables.encode(identity)])
+        return writer.db.changesCount == 1
     }
 
     /// Whether the Realm has the object (cheaper than reading it).

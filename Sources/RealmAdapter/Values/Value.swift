@@ -83,3 +83,28 @@ extension Value: CustomStringConvertible {
         }
     }
 }
+
+extension Value {
+    /// Equal as databases hold them: text byte for byte (UTF-8). Swift's `String` compares by
+    /// canonical equivalence, so "café" composed (U+00E9) and decomposed (e + U+0301) would be
+    /// one value, where SQLite, Postgres and Realm keep two keys, and a change from one to the
+    /// other would be no change. The synthesized hash stays consistent with this: texts equal
+    /// byte for byte are canonically equivalent, so they hash alike.
+    public static func == (a: Value, b: Value) -> Bool {
+        switch (a, b) {
+        case (.null, .null): true
+        case (.bool(let x), .bool(let y)): x == y
+        case (.int(let x), .int(let y)): x == y
+        case (.float(let x), .float(let y)): x == y
+        case (.double(let x), .double(let y)): x == y
+        case (.string(let x), .string(let y)): x.utf8.count == y.utf8.count && x.utf8.elementsEqual(y.utf8)
+        case (.data(let x), .data(let y)): x == y
+        case (.date(let x), .date(let y)): x == y
+        case (.decimal(let x), .decimal(let y)): x == y
+        case (.uuid(let x), .uuid(let y)): x == y
+        case (.objectId(let x), .objectId(let y)): x == y
+        case (.list(let x), .list(let y)): x == y
+        default: false
+        }
+    }
+}
