@@ -328,7 +328,51 @@ extension PostgresIntegration {
             }
         }
 
-        /// Per-user paths: one table fans out to a Realm per user.        /// Per-user paths: one table fans out to a Realm per user.        /// Per-user paths: one table fans out to a Realm per user.
+        /// Bad rows of a link table: a key of the wrong kind is an error naming the table and
+        /// column; a NULL key refers to nothing, an error naming the row, or with `nullify` a
+        /// row left out.
+        @Test(.timeLimit(.minutes(1)))
+        func badLinkTableRowsNameTheirTableAndColumn() async throws {
+            try await LoadHarness.withDatabase { settings, pg, dir in
+                _ = try await pg.sql(
+                    """
+                    CREATE TABLE "Product" (id bigint PRIMARY KEY);
+                    CREATE TABLE "Customer" (id bigint PRIMARY KEY);
+                    CREATE TABLE "Customer_favorites" (oid bigint, idx integer NOT NULL, target bigint);
+                    INSERT INTO "Product" VALUES (1), (2);
+                    INSERT INTO "Customer" VALUES (7);
+                    INSERT INTO "Customer_favorites" VALUES (7, 0, 1), (7, 1, NULL), (7, 2, 2), (NULL, 0, 1);
+                    """)
+                let schema = """
+                    [{"name": "Product", "primaryKey": "id", "properties": {"id": "int"}},
+                     {"name": "Customer", "primaryKey": "id", "properties": {"id": "int", "favorites": "Product[]"}}]
+                    """
+                let strict = try SyncHarness.config(
+                    settings, store: dir + "/strict", schema: schema, createSchema: false)
+                let error = await #expect(throws: RealmAdapterError.self) { try await LoadHarness.load(strict) }
+                #expect(
+                    error?.message.contains("Table Customer_favorites, column") == true
+                        && error?.message.contains("danglingForeignKeys") == true, "\(error?.message ?? "")")
+
+                let lenient = try SyncHarness.config(
+                    settings, store: dir + "/lenient", extra: #", "loader": {"danglingForeignKeys": "nullify"}"#,
+                    schema: schema, createSchema: false)
+                let summary = try await LoadHarness.load(lenient)
+                #expect(summary.tables.first { $0.table == "Customer_favorites" }?.danglingLinks == 1)
+                let store = try RealmStore(directory: dir + "/lenient")
+                #expect(try store.list("favorites", of: "Customer", identity: 7, in: "/SQLDemo") == [1, 2])
+
+                _ = try await pg.sql(
+                    #"ALTER TABLE "Customer_favorites" ALTER COLUMN target TYPE text; DELETE FROM "Customer_favorites" WHERE target IS NULL OR oid IS NULL"#
+                )
+                let wrongKind = await #expect(throws: RealmAdapterError.self) { try await LoadHarness.load(lenient) }
+                #expect(
+                    wrongKind?.message.hasPrefix("Table Customer_favorites, column target:") == true,
+                    "\(wrongKind?.message ?? "")")
+            }
+        }
+
+        /// Per-user paths: one table fans out to a Realm per user.        /// Per-user paths: one table fans out to a Realm per user.        /// Per-user paths: one table fans out to a Realm per user.        /// Per-user paths: one table fans out to a Realm per user.
         @Test(.timeLimit(.minutes(1)))
         func routedTableFansOutToManyRealms() async throws {
             try await LoadHarness.withDatabase { settings, pg, dir in

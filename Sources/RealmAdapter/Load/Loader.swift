@@ -338,16 +338,25 @@ public final class Loader: @unchecked Sendable {
                             list.table, LinkListMapping.ownerColumn, key: nil, refersTo: type, c.owner)
                     }
                 }
+                // A key of the wrong kind is an error naming the link table and column; a NULL one
+                // refers to nothing (``danglingForeignKeys`` decides).
+                func key(_ value: Value, _ type: ScalarType, _ column: String) throws -> Value {
+                    guard !value.isNull else { return .null }
+                    do { return try value.coerced(to: type, optional: false) } catch let e as RealmAdapterError {
+                        throw e.located(
+                            "Table \(list.table), column \(column)", ["db.table": list.table, "db.column": column])
+                    }
+                }
                 try snapshot.linkRows(list, owner: t, ownerColumns: fields) { values in
-                    let o = try values[0].coerced(to: list.ownerKeyType, optional: false)
-                    let v = try values[1].coerced(to: list.targetKeyType, optional: false)
+                    let o = try key(values[0], list.ownerKeyType, LinkListMapping.ownerColumn)
+                    let v = try key(values[1], list.targetKeyType, LinkListMapping.targetColumn)
                     if let c = current, c.owner == o {
                         current!.targets.append(v)
                         return
                     }
                     try flush()
-                    var path: String? = mapping.path.template
-                    if !fields.isEmpty {
+                    var path: String? = o.isNull ? nil : mapping.path.template
+                    if !fields.isEmpty, !o.isNull {
                         // The owner's columns choose its Realm; none means the owner row is missing.
                         let ownerRow = DatabaseRow(Dictionary(uniqueKeysWithValues: zip(fields, values[2...])))
                         path =
@@ -383,7 +392,7 @@ public final class Loader: @unchecked Sendable {
                         let owner =
                             try t.databaseKey.map { try tx.identity(of: type, where: $0.property, equals: e.identity) }
                             ?? e.identity
-                        guard let owner, try owners.contains(owner) || tx.exists(type, owner) else {
+                        guard let owner, !owner.isNull, try owners.contains(owner) || tx.exists(type, owner) else {
                             guard configuration.danglingForeignKeys == .nullify else {
                                 throw danglingError(
                                     list.table, LinkListMapping.ownerColumn, key: nil, refersTo: type, e.identity)
@@ -399,7 +408,7 @@ public final class Loader: @unchecked Sendable {
                                     kept.append(id)
                                     continue
                                 }
-                            } else if try known(v) || tx.exists(list.target, v) {
+                            } else if try !v.isNull && (known(v) || tx.exists(list.target, v)) {
                                 note(v)
                                 kept.append(v)
                                 continue
