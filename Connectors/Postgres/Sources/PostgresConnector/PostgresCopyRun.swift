@@ -9,8 +9,6 @@ import RealmAdapter
 /// savepoint, is rolled back to it, and the run goes as the upsert it stands for
 /// (``PostgresConnector``'s apply), with the same outcome.
 struct CopyRun: Sendable {
-    /// The table, unqualified.
-    let table: String
     /// `COPY "schema"."table" ("a", "b") FROM STDIN`.
     let sql: String
     /// The rows, in `COPY`'s text format.
@@ -21,7 +19,6 @@ struct CopyRun: Sendable {
 
     init(_ shape: PostgresWrites.RunShape, _ run: [DatabaseWrite], schema: String) {
         let dialect = PostgresDialect(schema: schema)
-        table = shape.table
         sql =
             "COPY \(dialect.table(shape.table)) (\(shape.columns.map(dialect.quote).joined(separator: ", "))) "
             + "FROM STDIN"
