@@ -91,6 +91,22 @@ import Testing
         } throws: { !"\($0)".contains("secret-ish") }
     }
 
+    /// "café" composed and decomposed name two Realms to the store but one to Swift's `String`
+    /// (a dictionary of Realms by path, a grant by path): a routing column whose text is not in
+    /// Unicode normalization form C makes its row one no Realm can hold.
+    @Test func routingTextMustBeInNormalizationFormC() throws {
+        func row(_ owner: String) -> DatabaseRow {
+            DatabaseRow(["id": .int(1), "task_title": "a", "owner_id": .string(owner)])
+        }
+        let changes = try mapping.objectChanges([.insert(table: "task", row: row("caf\u{E9}"))], paths: { [] })
+        #expect(changes.map(\.path) == ["/caf\u{E9}/tasks"])
+        #expect {
+            try mapping.objectChanges(
+                [.insert(table: "task", row: row("caf\u{E9}")), .insert(table: "task", row: row("cafe\u{301}"))],
+                paths: { [] })
+        } throws: { "\($0)".contains("column owner_id") && "\($0)".contains("NFC") }
+    }
+
     @Test func truncateClearsEveryRoutedRealm() throws {
         let changes = try mapping.objectChanges(
             [.truncate(tables: ["task", "elsewhere"])], paths: { ["/u1/tasks", "/u2/tasks", "/u1/other"] })

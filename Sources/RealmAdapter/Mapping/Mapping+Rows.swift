@@ -182,6 +182,19 @@ extension Mapping {
             throw RealmAdapterError.unroutable(
                 table: t.table, key: try? self.key(row, t), template: "\(path)", fields: path.fields, reasons: reasons)
         }
+        guard RealmPath.isNFC(p) else {
+            let reasons = path.fields.compactMap { field -> String? in
+                guard let text = row.value(column: field).flatMap(Self.pathText), !RealmPath.isNFC(text) else {
+                    return nil
+                }
+                return
+                    "column \(field) is not in Unicode normalization form C (NFC): text that looks the same, such as "
+                    + "\"café\" written with a separate accent, would choose another Realm"
+            }
+            throw RealmAdapterError.unroutable(
+                table: t.table, key: try? self.key(row, t), template: "\(path)", fields: path.fields,
+                reasons: reasons.isEmpty ? ["the template is not in Unicode normalization form C (NFC)"] : reasons)
+        }
         return p
     }
 
