@@ -17,7 +17,8 @@ struct Status: AsyncParsableCommand {
             database rejected, which stopped the daemon, is shown with the database's error and what \
             to do (exit code 3; see `realm-adapter dead-letter`). Each webhook (events.webhooks) \
             shows how many transactions it has still to deliver, since when, and its dead letters \
-            (exit code 2).
+            (exit code 2). A load that started and did not finish is named (exit code 2): `run` \
+            refuses to start until `load` has run to its end.
             """
     )
 
@@ -79,6 +80,11 @@ struct Status: AsyncParsableCommand {
             for line in db.stream { print(line) }
             for w in db.warnings { print("warning: \(w)") }
             var warned = !db.warnings.isEmpty
+            do { try Loader.requireFinishedLoad(store, source: connector.sourceName) } catch let e as RealmAdapterError
+            {
+                print("warning: \(e.message)")
+                warned = true
+            }
             if db.deadLetters > 0 {
                 print(
                     "warning: \(db.deadLetters) change(s) in the dead-letter table realm_adapter_dead_letter "

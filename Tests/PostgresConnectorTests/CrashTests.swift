@@ -169,6 +169,18 @@ extension PostgresIntegration.CrashTests {
                 ChildProcess.built("realm-adapter"), ["status", "--config", configFile])
             #expect(warn.status == 2)
             #expect(warn.stdout.contains("warning: the slot retains"))
+
+            // A load that stopped before its end: `status` says so (not only `run`, which refuses).
+            var environment = ProcessInfo.processInfo.environment
+            environment[Failpoint.environmentVariable] = "load.before-hand-off=error"
+            let load = try await ChildProcess.run(
+                ChildProcess.built("realm-adapter"), ["load", "--config", configFile], environment: environment)
+            #expect(load.status != 0, "\(load.stderr)")
+            let unfinished = try await ChildProcess.run(
+                ChildProcess.built("realm-adapter"), ["status", "--config", configFile])
+            #expect(unfinished.status == 2)
+            #expect(
+                unfinished.stdout.contains("warning: A load into this store did not finish"), "\(unfinished.stdout)")
         }
     }
 
