@@ -36,7 +36,13 @@ extension PostgresIntegration {
             ]
         }
 
-        @Test func eachValueLandsAsTheOneByOnePathLandsItAndMissedRowsAreNamed() async throws {
+        /// A fresh database with tables `one` and `second` of ``columns`` (and their types); `body`
+        /// gets the connection, the tables that take runs as JSON, and a table's rows by id.
+        static func withTables(
+            _ second: String,
+            _ body: (PostgresConnection, [String: [String: String]], (String) async throws -> [[String?]]) async throws
+                -> Void
+        ) async throws {
             try await TestServer.withFreshDatabase { settings in
                 let pg = try await PostgresConnection.connect(settings)
                 defer { pg.close() }
@@ -46,15 +52,20 @@ extension PostgresIntegration {
                         CREATE TYPE mood AS ENUM ('happy', 'sad');
                         CREATE DOMAIN short_text AS text CHECK (length(VALUE) < 10);
                         CREATE TABLE one (\(Self.columns));
-                        CREATE TABLE bulk (\(Self.columns));
+                        CREATE TABLE \(second) (\(Self.columns));
                         """)
                 }
-                func rows(_ table: String) async throws -> [[String?]] {
+                let bulkTables = try await pg.session { s in
+                    try PostgresSchema.bulkTables(["one", second], schema: "public", s)
+                }
+                try await body(pg, bulkTables) { table in
                     try await pg.session { s in try s.query("SELECT * FROM \(table) ORDER BY id").rows }
                 }
-                let bulkTables = try await pg.session { s in
-                    try PostgresSchema.bulkTables(["one", "bulk"], schema: "public", s)
-                }
+            }
+        }
+
+        @Test func eachValueLandsAsTheOneByOnePathLandsItAndMissedRowsAreNamed() async throws {
+            try await Self.withTables("bulk") { pg, bulkTables, rows in
                 #expect(bulkTables == ["one": ["doc": "jsonb"], "bulk": ["doc": "jsonb"]])
                 func apply(_ writes: [DatabaseWrite]) async throws -> [PostgresWrites.Planned] {
                     let planned = PostgresWrites.statements(writes, schema: "public", bulkTables: bulkTables)
@@ -119,24 +130,7 @@ extension PostgresIntegration {
         /// one-by-one path lands it, and a run with a key already taken falls back to the upsert
         /// it stands for, in the same transaction.
         @Test func copiedRunsLandAsTheOneByOnePathAndFallBackOnATakenKey() async throws {
-            try await TestServer.withFreshDatabase { settings in
-                let pg = try await PostgresConnection.connect(settings)
-                defer { pg.close() }
-                try await pg.session { s in
-                    try s.execute(
-                        """
-                        CREATE TYPE mood AS ENUM ('happy', 'sad');
-                        CREATE DOMAIN short_text AS text CHECK (length(VALUE) < 10);
-                        CREATE TABLE one (\(Self.columns));
-                        CREATE TABLE copied (\(Self.columns));
-                        """)
-                }
-                func rows(_ table: String) async throws -> [[String?]] {
-                    try await pg.session { s in try s.query("SELECT * FROM \(table) ORDER BY id").rows }
-                }
-                let bulkTables = try await pg.session { s in
-                    try PostgresSchema.bulkTables(["one", "copied"], schema: "public", s)
-                }
+            try await Self.withTables("copied") { pg, bulkTables, rows in
                 func apply(_ writes: [DatabaseWrite]) async throws -> [PostgresWrites.Planned] {
                     let planned = PostgresWrites.statements(
                         writes, schema: "public", bulkTables: bulkTables, copyRows: PostgresConnector.copyRows)

@@ -319,48 +319,54 @@ public struct PostgresSession {
     /// - Returns: the number of rows copied.
     @discardableResult
     public func copyIn(_ sql: String, _ produce: ((String) throws -> Void) throws -> Void) throws -> Int {
-        _ = try query(sql)  // PGRES_COPY_IN
-        var failure: Error?
-        do {
-            try produce { line in
-                let ok = line.utf8CString.withUnsafeBufferPointer { b in
-                    PQputCopyData(handle, b.baseAddress, Int32(b.count - 1))
+        try copyIn(
+            sql,
+            bytes: { send in
+                try withoutActuallyEscaping(send) { send in
+                    try produce { line in
+                        var line = line
+                        try line.withUTF8 { try send(UnsafeRawBufferPointer($0)) }
+                    }
                 }
-                guard ok == 1 else {
-                    throw PostgresError.statementFailed(PostgresError.libpqMessage(handle), lost: true, query: sql)
-                }
-            }
-        } catch { failure = error }
-        PQputCopyEnd(handle, failure == nil ? nil : "aborted by the client")
-        var copied = 0
-        while let result = PQgetResult(handle) {
-            let r = try PostgresResult(result, connection: handle, sql: sql)
-            copied = max(copied, r.affected)
-        }
-        if let failure { throw failure }
-        return copied
+            })
     }
 
     /// Runs `COPY … FROM STDIN` and sends `data`, rows in the format the statement names.
     /// - Returns: the number of rows copied.
     @discardableResult
     public func copyIn(_ sql: String, data: [UInt8]) throws -> Int {
-        _ = try query(sql)  // PGRES_COPY_IN
-        var sent = true
-        data.withUnsafeBufferPointer { b in
-            var start = 0
-            // In pieces: libpq buffers what it is given, and a piece of 64 KiB goes out as it comes.
-            while sent, start < b.count {
-                let n = min(1 << 16, b.count - start)
-                sent = b.baseAddress!.advanced(by: start).withMemoryRebound(to: CChar.self, capacity: n) {
-                    PQputCopyData(handle, $0, Int32(n)) == 1
+        try copyIn(
+            sql,
+            bytes: { send in
+                try data.withUnsafeBytes { b in
+                    // In pieces: libpq buffers what it is given, and a piece of 64 KiB goes out as it comes.
+                    for start in stride(from: 0, to: b.count, by: 1 << 16) {
+                        try send(UnsafeRawBufferPointer(rebasing: b[start..<min(b.count, start + (1 << 16))]))
+                    }
                 }
-                start += n
-            }
-        }
-        PQputCopyEnd(handle, sent ? nil : "aborted by the client")
-        var copied = 0
+            })
+    }
+
+    /// Runs `COPY … FROM STDIN`, `produce` sending its data in pieces of any size. A failure of
+    /// `produce` aborts the `COPY`; every result is read, so the connection stays usable.
+    /// - Returns: the number of rows copied.
+    private func copyIn(_ sql: String, bytes produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void)
+        throws -> Int
+    {
+        _ = try query(sql)  // PGRES_COPY_IN
         var failure: Error?
+        do {
+            try produce { piece in
+                guard
+                    PQputCopyData(handle, piece.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(piece.count))
+                        == 1
+                else {
+                    throw PostgresError.statementFailed(PostgresError.libpqMessage(handle), lost: true, query: sql)
+                }
+            }
+        } catch { failure = error }
+        PQputCopyEnd(handle, failure == nil ? nil : "aborted by the client")
+        var copied = 0
         while let result = PQgetResult(handle) {
             do {
                 copied = max(copied, try PostgresResult(result, connection: handle, sql: sql).affected)
@@ -369,9 +375,6 @@ public struct PostgresSession {
             } catch {}
         }
         if let failure { throw failure }
-        guard sent else {
-            throw PostgresError.statementFailed(PostgresError.libpqMessage(handle), lost: true, query: sql)
-        }
         return copied
     }
 
