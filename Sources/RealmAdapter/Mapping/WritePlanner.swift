@@ -63,10 +63,10 @@ struct WritePlanner {
     private mutating func writeRow(_ instruction: Instruction, _ t: TableMapping) throws {
         switch instruction {
         case .insert(_, let identity, let values):
-            var row = try columns(t, values)
-            for (k, v) in try keyRow(t, identity).values { row[k] = v }
+            var row = try columns(t, values, room: t.keyColumns.count + t.pathColumns.count)
+            try addKey(t, identity, to: &row)
             // Lists not given start empty, as the object's do.
-            for c in t.columns where row[c.column] == nil { if case .array = c.kind { row[c.column] = .list([]) } }
+            for c in t.columns { if case .array = c.kind, row[c.column] == nil { row[c.column] = .list([]) } }
             writes.append(.upsert(table: t.table, keyColumns: t.keyColumns, row: row))
         case .set(_, let identity, let values):
             let row = try columns(t, values)
@@ -94,14 +94,28 @@ struct WritePlanner {
     /// The key columns of an object's row, with the columns its Realm's path fills (they are
     /// always written, so a row never lands in another user's Realm).
     private func keyRow(_ t: TableMapping, _ identity: Value) throws -> DatabaseRow {
-        var row = try mapping.keyRow(t, identity)
-        for c in t.pathColumns { row[c] = .string(pathFields[c]!) }
+        var row = DatabaseRow()
+        row.values.reserveCapacity(t.keyColumns.count + t.pathColumns.count)
+        try addKey(t, identity, to: &row)
         return row
     }
 
+    /// Adds the columns of ``keyRow(_:_:)`` to `row`.
+    private func addKey(_ t: TableMapping, _ identity: Value, to row: inout DatabaseRow) throws {
+        if t.compoundKey == nil {
+            row[t.keyColumn] = identity
+        } else {
+            for (k, v) in try mapping.keyRow(t, identity).values { row[k] = v }
+        }
+        for c in t.pathColumns { row[c] = .string(pathFields[c]!) }
+    }
+
     /// The mapped columns of `values`; a link to a type with a database key refers to its row.
-    private func columns(_ t: TableMapping, _ values: PropertyValues) throws -> DatabaseRow {
+    /// The row is made with `room` for as many more columns (a dictionary that grows as it is
+    /// filled is copied at each step: most of a backlog's mapping time, before).
+    private func columns(_ t: TableMapping, _ values: PropertyValues, room: Int = 0) throws -> DatabaseRow {
         var row = DatabaseRow()
+        row.values.reserveCapacity(values.count + room)
         let keyLinks = mapping.linksByDatabaseKey[t.type.name]
         for e in values {
             guard let c = t.column(forProperty: e.name) else { continue }

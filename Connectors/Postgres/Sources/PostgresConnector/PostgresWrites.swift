@@ -51,12 +51,12 @@ enum PostgresWrites {
         var out: [Planned] = []
         var run: [DatabaseWrite] = []
         var runShape: RunShape?
-        var runKeys = Set<[Value]>()
+        var runKeys = Set<[Value]>(minimumCapacity: min(writes.count, 8192))
         func flush() {
             defer {
                 run = []
                 runShape = nil
-                runKeys = []
+                runKeys.removeAll(keepingCapacity: true)
             }
             guard let shape = runShape else { return }
             if run.count == 1 {
@@ -95,14 +95,16 @@ enum PostgresWrites {
             let key = shape.key(of: w)
             // Postgres takes at most 65,535 parameters: a VALUES upsert stays under 30,000.
             let limit = shape.hasReferences || bulkTables[shape.table] == nil ? min(maxFields, 30_000) : maxFields
-            if runShape != shape || key.map(runKeys.contains) == true || (run.count + 1) * shape.fields > limit
+            // A key is hashed once: inserted here, and again into the next run's set if it repeats.
+            if runShape != shape || (run.count + 1) * shape.fields > limit
                 || (shape.hasReferences && shape.kind != .upsert)
+                || key.map({ !runKeys.insert($0).inserted }) == true
             {
                 flush()
+                if let key { runKeys.insert(key) }
             }
             run.append(w)
             runShape = shape
-            if let key { runKeys.insert(key) }
         }
         flush()
         return out
