@@ -331,26 +331,10 @@ public struct PostgresSession {
             })
     }
 
-    /// Runs `COPY … FROM STDIN` and sends `data`, rows in the format the statement names.
-    /// - Returns: the number of rows copied.
-    @discardableResult
-    public func copyIn(_ sql: String, data: [UInt8]) throws -> Int {
-        try copyIn(
-            sql,
-            bytes: { send in
-                try data.withUnsafeBytes { b in
-                    // In pieces: libpq buffers what it is given, and a piece of 64 KiB goes out as it comes.
-                    for start in stride(from: 0, to: b.count, by: 1 << 16) {
-                        try send(UnsafeRawBufferPointer(rebasing: b[start..<min(b.count, start + (1 << 16))]))
-                    }
-                }
-            })
-    }
-
     /// Runs `COPY … FROM STDIN`, `produce` sending its data in pieces of any size. A failure of
     /// `produce` aborts the `COPY`; every result is read, so the connection stays usable.
     /// - Returns: the number of rows copied.
-    private func copyIn(_ sql: String, bytes produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void)
+    func copyIn(_ sql: String, bytes produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void)
         throws -> Int
     {
         _ = try query(sql)  // PGRES_COPY_IN

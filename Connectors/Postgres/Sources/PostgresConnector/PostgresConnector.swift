@@ -303,7 +303,7 @@ public final class PostgresConnector: RelationalConnector {
     {
         try s.execute("SAVEPOINT realm_adapter_copy")
         do {
-            let copied = try s.copyIn(copy.sql, data: copy.data)
+            let copied = try s.copyIn(copy.sql, bytes: copy.write)
             try s.execute("RELEASE SAVEPOINT realm_adapter_copy")
             return PostgresResult(columns: [], rows: [], affected: copied)
         } catch let e as PostgresError where e.code == .queryFailed {

@@ -11,30 +11,43 @@ import RealmAdapter
 struct CopyRun: Sendable {
     /// `COPY "schema"."table" ("a", "b") FROM STDIN`.
     let sql: String
-    /// The rows, in `COPY`'s text format.
-    let data: [UInt8]
-    let rows: Int
     private let run: [DatabaseWrite]
     private let shape: PostgresWrites.RunShape
+    var rows: Int { run.count }
 
     init(_ shape: PostgresWrites.RunShape, _ run: [DatabaseWrite], schema: String) {
         let dialect = PostgresDialect(schema: schema)
         sql =
             "COPY \(dialect.table(shape.table)) (\(shape.columns.map(dialect.quote).joined(separator: ", "))) "
             + "FROM STDIN"
-        var data: [UInt8] = []
-        data.reserveCapacity(run.count * shape.columns.count * 12)
-        for w in run {
-            for (c, column) in shape.columns.enumerated() {
-                if c > 0 { data.append(UInt8(ascii: "\t")) }
-                Self.appendField(shape.value(column, of: w), to: &data)
-            }
-            data.append(UInt8(ascii: "\n"))
-        }
-        self.data = data
-        rows = run.count
         self.run = run
         self.shape = shape
+    }
+
+    /// Hands the rows, in `COPY`'s text format, to `send` in pieces of about 64 KiB as they are
+    /// encoded: Postgres parses and stores one piece while the next is made.
+    func write(_ send: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let piece = 1 << 16
+        var data: [UInt8] = []
+        data.reserveCapacity(piece + 4096)
+        for w in run {
+            // A run of upserts or inserts: the row is taken out of its write once, not per column.
+            let row: [String: Value]? =
+                switch w {
+                case .upsert(_, _, let r), .insert(_, let r): r.values
+                default: nil
+                }
+            for (c, column) in shape.columns.enumerated() {
+                if c > 0 { data.append(UInt8(ascii: "\t")) }
+                Self.appendField(row.map { $0[column] ?? .null } ?? shape.value(column, of: w), to: &data)
+            }
+            data.append(UInt8(ascii: "\n"))
+            if data.count >= piece {
+                try data.withUnsafeBytes(send)
+                data.removeAll(keepingCapacity: true)
+            }
+        }
+        if !data.isEmpty { try data.withUnsafeBytes(send) }
     }
 
     /// The statement the run stands for: `planned`'s text with its rows as its parameter.
