@@ -48,11 +48,13 @@ struct SyncHarness {
     }
 
     /// Runs `body` with the daemon running; stops it gracefully afterwards.
-    /// - Parameter setup: SQL run before the daemon starts (tables made by hand).
+    /// - Parameters:
+    ///   - setup: SQL run before the daemon starts (tables made by hand).
+    ///   - before: run before the daemon starts (a backlog written to the Realms).
     static func run(
         _ name: String = #function, extra: String = "", schema: String = busSchema, path: String = "/SQLDemo",
         applyRealmSchemaChanges: Bool = false, setup: String = "", largeTransactionChanges: Int? = nil,
-        _ body: (SyncHarness) async throws -> Void
+        before: (SyncHarness) throws -> Void = { _ in }, _ body: (SyncHarness) async throws -> Void
     ) async throws {
         try await TestServer.withFreshDatabase(name) { settings in
             if !setup.isEmpty {
@@ -69,6 +71,7 @@ struct SyncHarness {
                 settings: settings, config: config, store: try RealmStore(directory: dir),
                 pg: try await PostgresConnection.connect(settings), mapping: try Mapping(config))
             defer { h.pg.close() }
+            try before(h)
             try await h.withDaemon { try await body(h) }
         }
     }
@@ -410,6 +413,52 @@ extension PostgresIntegration.SyncTests {
             try await eventually("note 2 in the Realm") {
                 try h.object("Note", 2)?.values["text"] == "from the database"
             }
+        }
+    }
+
+    /// A backlog of several of the daemon's batches (200 Realm transactions each) is read and
+    /// mapped a batch ahead while the one before is sent. A trigger logs every row the database
+    /// writes: each Realm transaction must reach it once and in order, across runs of inserts
+    /// sent as `COPY`, a schema change met while reading ahead, and updates.
+    @Test(.timeLimit(.minutes(1)))
+    func aBacklogOfManyBatchesReachesTheDatabaseOnceAndInOrder() async throws {
+        let schema = #"[{"name": "Item", "primaryKey": "id", "properties": {"id": "int", "name": "string?"}}]"#
+        let setup = """
+            CREATE TABLE "Item" (id int8 PRIMARY KEY, name text);
+            CREATE TABLE seen (seq serial PRIMARY KEY, id int8, name text);
+            CREATE FUNCTION note() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN INSERT INTO seen (id, name) VALUES (NEW.id, NEW.name); RETURN NEW; END $$;
+            CREATE TRIGGER note AFTER INSERT OR UPDATE ON "Item" FOR EACH ROW EXECUTE FUNCTION note();
+            """
+        let (inserts, updates) = (500, 200)
+        var expected: [[String?]] = []
+        try await SyncHarness.run(schema: schema, applyRealmSchemaChanges: true, setup: setup) { h in
+            try h.store.write(to: "/SQLDemo", origin: "app") { tx in
+                try tx.addType(h.config.schema[type: "Item"]!)
+            }
+            for i in 0..<inserts {
+                try h.store.write(to: "/SQLDemo", origin: "app") { tx in
+                    _ = try tx.create("Item", ["id": .int(Int64(i)), "name": .string("i\(i)")])
+                }
+                expected.append(["\(i)", "i\(i)"])
+            }
+            try h.store.write(to: "/SQLDemo", origin: "app") { tx in
+                try tx.addProperties([Property(name: "rating", type: .scalar(.int), isOptional: true)], to: "Item")
+                try tx.update("Item", 0, ["rating": 5])
+            }
+            expected.append(["0", "i0"])
+            for i in 0..<updates {
+                try h.store.write(to: "/SQLDemo", origin: "app") { tx in
+                    try tx.update("Item", .int(Int64(i)), ["name": .string("u\(i)")])
+                }
+                expected.append(["\(i)", "u\(i)"])
+            }
+        } _: { h in
+            try await eventually("the last update in the database") {
+                (try? await h.sql(#"SELECT name FROM "Item" WHERE id = \#(updates - 1)"#)) == [["u\(updates - 1)"]]
+            }
+            #expect(try await h.sql("SELECT id, name FROM seen ORDER BY seq") == expected)
+            #expect(try await h.sql(#"SELECT rating FROM "Item" WHERE id = 0"#) == [["5"]])
         }
     }
 }

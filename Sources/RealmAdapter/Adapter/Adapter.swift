@@ -222,12 +222,17 @@ public final class Adapter: Sendable {
     /// Up to `limit` transactions this adapter has not advanced past, oldest first, without its
     /// own, and no more than needed to reach `maxInstructions` (at least one): for connectors
     /// that apply several at once (``advance(_:through:durable:)`` after).
-    public func pending(_ path: String, limit: Int, maxInstructions: Int = .max) throws -> [RealmTransaction] {
+    ///
+    /// - Parameter version: read after this version instead of the cursor, when it is past the
+    ///   cursor (to read ahead while the transactions before it are still being sent).
+    public func pending(_ path: String, after version: Int64 = 0, limit: Int, maxInstructions: Int = .max) throws
+        -> [RealmTransaction]
+    {
         guard follows(path) else { return [] }
         let origin = self.origin
         return try store.read { db in
             guard let r = try RealmStore.realmRow(db, path) else { return [] }
-            let cursor = try cursorVersion(db, r.id)
+            let cursor = max(try cursorVersion(db, r.id), version)
             if cursor < r.compactedThrough {
                 throw RealmAdapterError.adapterBehindCompaction(
                     adapter: name, path: path, cursor: cursor, compactedThrough: r.compactedThrough)

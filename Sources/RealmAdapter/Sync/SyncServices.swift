@@ -332,56 +332,86 @@ public final class RealmToDatabaseService: Service {
     /// they are retried one by one, so that a rejected change is isolated (and, with
     /// `ignoreSQLErrors`, the only one dead-lettered).
     public func drain(_ path: String) async throws {
+        var next = try await prepare(path)
+        while let prepared = next {
+            // The next transactions are read and mapped while these go to the database.
+            let ahead =
+                prepared.unmapped == nil
+                ? Task { try await self.prepare(path, after: prepared.through, ahead: true) } : nil
+            defer { ahead?.cancel() }
+            try await send(prepared, path)
+            if let ahead, let found = try await ahead.value { next = found } else { next = try await prepare(path) }
+        }
+    }
+
+    /// A Realm's next pending transactions, mapped to database writes, up to the first that
+    /// cannot be (``unmapped``, a rejected change).
+    private struct Prepared: Sendable {
+        var batch: [(RealmTransaction, [DatabaseWrite])]
+        var unmapped: (RealmTransaction, RealmAdapterError)?
+        /// The version of the last transaction read.
+        var through: Int64 { unmapped?.0.version ?? batch.last?.0.version ?? 0 }
+    }
+
+    /// Reads and maps the pending transactions of `path` after its cursor, or after `version`;
+    /// nil when there are none. Reading `ahead` (the ones before still being sent) stops at a
+    /// schema change, which is adopted first (nil: ``prepare(_:after:ahead:)`` again after them).
+    private func prepare(_ path: String, after version: Int64 = 0, ahead: Bool = false) async throws -> Prepared? {
         let (store, adapter) = (self.adapter.store, self.adapter)
         let (limit, maxInstructions) = (batchLimit, batchInstructions)
-        while true {
-            let pending = try await store.perform {
-                try adapter.pending(path, limit: limit, maxInstructions: maxInstructions)
-            }
-            guard !pending.isEmpty else { return }
-            if applyRealmSchemaChanges, pending.contains(where: { $0.instructions.contains(where: \.isSchemaChange) }) {
-                try await adoptRealmSchema(path)
-            }
-            let mapping = mappings.current
-            // Mapped one by one: a transaction that cannot become database writes is a rejected change.
-            let (batch, unmapped) = try await store.perform {
-                () -> ([(RealmTransaction, [DatabaseWrite])], (RealmTransaction, RealmAdapterError)?) in
-                var batch: [(RealmTransaction, [DatabaseWrite])] = []
-                for tx in pending {
-                    do {
-                        batch.append(
-                            (
-                                tx,
-                                try mapping.databaseWrites(tx.instructions, path: path) { type, identity, property in
-                                    try store.list(property, of: type, identity: identity, in: path)
-                                }
-                            ))
-                    } catch let e as RealmAdapterError {
-                        return (batch, (tx, e))
-                    }
-                }
-                return (batch, nil)
-            }
-            if let last = batch.last {
+        let pending = try await store.perform {
+            try adapter.pending(path, after: version, limit: limit, maxInstructions: maxInstructions)
+        }
+        guard !pending.isEmpty else { return nil }
+        if applyRealmSchemaChanges, pending.contains(where: { $0.instructions.contains(where: \.isSchemaChange) }) {
+            if ahead { return nil }
+            try await adoptRealmSchema(path)
+        }
+        let mapping = mappings.current
+        // Mapped one by one: a transaction that cannot become database writes is a rejected change.
+        return try await store.perform {
+            var prepared = Prepared(batch: [])
+            for tx in pending {
                 do {
-                    try await commit(batch.flatMap(\.1), path, through: last.0.version)
-                } catch  where batch.count > 1 && !connector.isTransient(error) {
-                    for (tx, writes) in batch { try await applyOne(tx, writes, path) }
-                } catch  where !connector.isTransient(error) {
-                    try await rejected(last.0, error, path)
+                    prepared.batch.append(
+                        (
+                            tx,
+                            try mapping.databaseWrites(tx.instructions, path: path) { type, identity, property in
+                                try store.list(property, of: type, identity: identity, in: path)
+                            }
+                        ))
+                } catch let e as RealmAdapterError {
+                    prepared.unmapped = (tx, e)
+                    break
                 }
-                // The state table records what the database applied: the cursor need not be flushed on its own.
-                try await store.perform { try adapter.advance(path, through: last.0.version, durable: false) }
-                metrics.transactions.increment(by: batch.count)
-                metrics.rowChanges.increment(by: batch.reduce(0) { $0 + $1.1.count })
-                logger.debug(
-                    "Applied Realm transactions",
-                    metadata: ["realm.path": "\(path)", "through": "\(last.0.version)", "count": "\(batch.count)"])
             }
-            if let (tx, error) = unmapped {
-                try await rejected(tx, error, path)
-                try await store.perform { try adapter.advance(path, through: tx.version, durable: false) }
+            return prepared
+        }
+    }
+
+    /// Applies prepared transactions (as one database transaction when they are several; if that
+    /// fails, one by one) and advances past them.
+    private func send(_ prepared: Prepared, _ path: String) async throws {
+        let (store, adapter, batch) = (self.adapter.store, self.adapter, prepared.batch)
+        if let last = batch.last {
+            do {
+                try await commit(batch.flatMap(\.1), path, through: last.0.version)
+            } catch  where batch.count > 1 && !connector.isTransient(error) {
+                for (tx, writes) in batch { try await applyOne(tx, writes, path) }
+            } catch  where !connector.isTransient(error) {
+                try await rejected(last.0, error, path)
             }
+            // The state table records what the database applied: the cursor need not be flushed on its own.
+            try await store.perform { try adapter.advance(path, through: last.0.version, durable: false) }
+            metrics.transactions.increment(by: batch.count)
+            metrics.rowChanges.increment(by: batch.reduce(0) { $0 + $1.1.count })
+            logger.debug(
+                "Applied Realm transactions",
+                metadata: ["realm.path": "\(path)", "through": "\(last.0.version)", "count": "\(batch.count)"])
+        }
+        if let (tx, error) = prepared.unmapped {
+            try await rejected(tx, error, path)
+            try await store.perform { try adapter.advance(path, through: tx.version, durable: false) }
         }
     }
 
