@@ -164,6 +164,30 @@ extension PostgresIntegration {
             }
         }
 
+        /// A `COPY` run is sent in pieces of 64 KiB as it is encoded: pieces end anywhere, inside a
+        /// row, an escape or a character of several bytes, and every row still lands whole.
+        @Test func aCopyRunOfManyPiecesLandsWhole() async throws {
+            try await Self.withTables("copied") { pg, bulkTables, rows in
+                let names = (Int64(1)...600).map { i in
+                    String(repeating: "☃", count: 100 + Int(i % 7)) + "\t\\\n\r é \(i)"
+                        + String(repeating: "x", count: Int(i % 3))
+                }
+                let writes = zip(Int64(1)...600, names).map { i, name in
+                    DatabaseWrite.upsert(
+                        table: "copied", keyColumns: ["id"], row: DatabaseRow(["id": .int(i), "name": .string(name)]))
+                }
+                let planned = PostgresWrites.statements(
+                    writes, schema: "public", bulkTables: bulkTables, copyRows: PostgresConnector.copyRows)
+                #expect(planned.count == 1 && planned[0].copy?.rows == 600)
+                var pieces: [[UInt8]] = []
+                try planned[0].copy?.write { pieces.append(Array($0)) }
+                #expect(pieces.count >= 3 && pieces.dropLast().allSatisfy { $0.count >= 1 << 16 })
+                #expect(pieces.joined().split(separator: UInt8(ascii: "\n")).count == 600)
+                try await pg.session { s in try s.transaction { _ = try PostgresConnector.run(planned, s) } }
+                #expect(try await rows("copied").map { $0[1] } == names)
+            }
+        }
+
         /// Statements sent in pipeline mode (groups of 64, one round trip each) give their results in
         /// order; a failure in the middle is the error thrown, the rest of its group is skipped, the
         /// transaction rolls back whole, and the connection stays usable.
