@@ -461,4 +461,31 @@ extension PostgresIntegration.SyncTests {
             #expect(try await h.sql(#"SELECT rating FROM "Item" WHERE id = 0"#) == [["5"]])
         }
     }
+
+    /// An object deleted and created again in one Realm transaction stays in the Realm and in the
+    /// database: the daemon writes nothing back into the Realm (a probe found it wrote the DELETE
+    /// alone back, so the object left the Realm while its row stayed in the database).
+    @Test(.timeLimit(.minutes(1)))
+    func anObjectDeletedAndCreatedAgainInOneTransactionStays() async throws {
+        try await SyncHarness.run { h in
+            try h.store.write(to: "/SQLDemo", origin: "app") { tx in
+                for type in ["Driver", "Bus"] { try tx.addType(h.config.schema[type: type]!) }
+                for id in 1...3 { _ = try tx.create("Driver", ["id": .int(Int64(id)), "name": "first"]) }
+            }
+            try await eventually("three drivers in the database") {
+                (try? await h.sql(#"SELECT count(*) FROM "Driver""#)) == [["3"]]
+            }
+            let version = try h.store.write(to: "/SQLDemo", origin: "app") { tx in
+                try tx.delete("Driver", 2)
+                _ = try tx.create("Driver", ["id": 2, "name": "again"])
+            }.version
+            try await eventually("driver 2 renamed in the database") {
+                (try? await h.sql(#"SELECT name FROM "Driver" WHERE id = 2"#)) == [["again"]]
+            }
+            // The daemon's own writes come back through the stream; give them time to arrive.
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try h.object("Driver", 2)?.values["name"] == "again")
+            #expect(try h.store.history(of: "/SQLDemo", after: version).map(\.instructions) == [])
+        }
+    }
 }

@@ -154,7 +154,9 @@ public struct RealmApplier: Sendable {
     /// Of an own transaction, the last image of each row only: its statements may write a row
     /// several times (an update, then a list's array column), and the images before the last
     /// are states the Realm has moved past; an object the transaction deletes afterwards (one
-    /// created and deleted within a group commit) gets none.
+    /// created and deleted within a group commit) gets none, and a delete the transaction writes
+    /// the row again after (an object deleted and created again) is left out with the images
+    /// before it: the Realm compares the last image with what it holds, and nothing else.
     static func lastImages(_ groups: [(path: String, changes: [ObjectChange])]) -> [(
         path: String, changes: [ObjectChange]
     )] {
@@ -163,9 +165,7 @@ public struct RealmApplier: Sendable {
             var kept: [ObjectChange] = []
             for change in group.changes.reversed() {
                 switch change {
-                case .delete(let type, let identity):
-                    later.insert(ObjectKey(type: type, identity: identity))
-                case .upsert(let type, let identity, _):
+                case .delete(let type, let identity), .upsert(let type, let identity, _):
                     guard later.insert(ObjectKey(type: type, identity: identity)).inserted else { continue }
                 default:
                     break

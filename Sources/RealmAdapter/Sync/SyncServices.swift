@@ -334,9 +334,10 @@ public final class RealmToDatabaseService: Service {
     public func drain(_ path: String) async throws {
         var next = try await prepare(path)
         while let prepared = next {
-            // The next transactions are read and mapped while these go to the database.
+            // Behind (a full batch), the next transactions are read and mapped while these go to
+            // the database; a Realm that keeps up sends what it has without a task for nothing.
             let ahead =
-                prepared.unmapped == nil
+                prepared.unmapped == nil && prepared.full
                 ? Task { try await self.prepare(path, after: prepared.through, ahead: true) } : nil
             defer { ahead?.cancel() }
             try await send(prepared, path)
@@ -349,6 +350,8 @@ public final class RealmToDatabaseService: Service {
     private struct Prepared: Sendable {
         var batch: [(RealmTransaction, [DatabaseWrite])]
         var unmapped: (RealmTransaction, RealmAdapterError)?
+        /// Whether the read stopped at the batch's limits (more may be pending).
+        var full = false
         /// The version of the last transaction read.
         var through: Int64 { unmapped?.0.version ?? batch.last?.0.version ?? 0 }
     }
@@ -370,7 +373,9 @@ public final class RealmToDatabaseService: Service {
         let mapping = mappings.current
         // Mapped one by one: a transaction that cannot become database writes is a rejected change.
         return try await store.perform {
-            var prepared = Prepared(batch: [])
+            var prepared = Prepared(
+                batch: [],
+                full: pending.count >= limit || pending.reduce(0) { $0 + $1.instructions.count } >= maxInstructions)
             for tx in pending {
                 do {
                     prepared.batch.append(
