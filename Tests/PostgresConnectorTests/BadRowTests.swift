@@ -58,6 +58,54 @@ extension PostgresIntegration {
             }
         }
 
+        /// Realm → database: a change the database rejects inside a backlog (sent together, then one
+        /// by one) stops the daemon after the ones before it landed; `status` names it and exits 3,
+        /// and counts only what is still unsent (a probe found `status` silent, exiting 0, since the
+        /// Realm's cursor had stayed at the start of the backlog).
+        @Test(.timeLimit(.minutes(1)))
+        func aRejectedChangeInABacklogIsShownByStatus() async throws {
+            try await TestServer.withFreshDatabase { settings in
+                let (dir, config) = try DaemonProcess.workspace(settings, schema: GuaranteeWorkload.schema)
+                defer { try? FileManager.default.removeItem(atPath: dir) }
+                let pg = try await PostgresConnection.connect(settings)
+                defer { pg.close() }
+                var daemon = try DaemonProcess(config: config, log: dir + "/daemon-1.log")
+                try await daemon.waitUntilSyncing()
+                #expect(await daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+                _ = try await pg.sql(#"ALTER TABLE "Item" ADD CONSTRAINT not_45 CHECK (n <> 45)"#)
+                let store = try RealmStore(directory: dir + "/store")
+                try store.write(to: "/SQLDemo", origin: "app") { tx in
+                    try tx.addType(
+                        ObjectSchema(
+                            name: "Item", primaryKey: "id",
+                            properties: [
+                                Property(name: "id", type: .scalar(.int)), Property(name: "n", type: .scalar(.int)),
+                                Property(name: "origin", type: .scalar(.string)),
+                            ]))
+                }
+                var versions: [Int64] = []
+                for i in 1...100 {
+                    versions.append(
+                        try store.write(to: "/SQLDemo", origin: "app") { tx in
+                            _ = try tx.create("Item", ["id": .int(Int64(i)), "n": .int(Int64(i)), "origin": "realm"])
+                        }.version)
+                }
+                daemon = try DaemonProcess(config: config, log: dir + "/daemon-2.log")
+                #expect(await daemon.process.wait() == 1)
+                #expect(try await pg.sql(#"SELECT count(*), max(id) FROM "Item""#) == [["44", "44"]])
+
+                let status = try await ChildProcess.run(
+                    ChildProcess.built("realm-adapter"), ["status", "--config", config])
+                #expect(status.status == 3, "\(status.stdout)")
+                #expect(
+                    status.stdout.contains("blocked: /SQLDemo version \(versions[44])")
+                        && status.stdout.contains("not_45"), "\(status.stdout)")
+                // Version 101, 56 unsent, the database recorded 45 (the 44 items and the type).
+                let row = status.stdout.split(separator: "\n").first { $0.hasPrefix("/SQLDemo ") }
+                #expect(row?.split(separator: " ").prefix(4) == ["/SQLDemo", "101", "56", "45"], "\(status.stdout)")
+            }
+        }
+
         /// Realm → database: a change the database rejects (a delete that a foreign key of an
         /// unsynced table forbids) stops the daemon with it unsent; `status` shows it with the
         /// database's error and exits 3; `dead-letter` moves it aside (nothing lost) and sync goes on.

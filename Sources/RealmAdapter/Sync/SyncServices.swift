@@ -402,7 +402,12 @@ public final class RealmToDatabaseService: Service {
             do {
                 try await commit(batch.flatMap(\.1), path, through: last.0.version)
             } catch  where batch.count > 1 && !connector.isTransient(error) {
-                for (tx, writes) in batch { try await applyOne(tx, writes, path) }
+                // Each is advanced past as it lands: one rejected stops with the cursor at it
+                // (`status` names the oldest unsent transaction as the blocking one).
+                for (tx, writes) in batch {
+                    try await applyOne(tx, writes, path)
+                    try await store.perform { try adapter.advance(path, through: tx.version, durable: false) }
+                }
             } catch  where !connector.isTransient(error) {
                 try await rejected(last.0, error, path)
             }
