@@ -488,4 +488,26 @@ extension PostgresIntegration.SyncTests {
             #expect(try h.store.history(of: "/SQLDemo", after: version).map(\.instructions) == [])
         }
     }
+
+    /// `createSchema` makes a text column for an ObjectId property (Postgres has no ObjectId
+    /// type); the daemon then starts on the table it made, and ObjectIds travel both ways (a
+    /// probe found it refused to start: "column Doc.ref is text, which cannot hold Doc.ref").
+    @Test(.timeLimit(.minutes(1)))
+    func objectIdPropertiesGetColumnsTheDaemonAccepts() async throws {
+        let schema =
+            #"[{"name": "Doc", "primaryKey": "id", "properties": {"id": "int", "ref": "objectId?", "refs": "objectId[]"}}]"#
+        let (a, b) = (ObjectId("5f1b2c3d4e5f60718293a4b5")!, ObjectId("0123456789abcdef01234567")!)
+        try await SyncHarness.run(schema: schema) { h in
+            try h.store.write(to: "/SQLDemo", origin: "app") { tx in
+                try tx.addType(h.config.schema[type: "Doc"]!)
+                _ = try tx.create("Doc", ["id": 1, "ref": .objectId(a), "refs": .list([.objectId(a), .objectId(b)])])
+            }
+            try await eventually("doc 1 in the database") {
+                (try? await h.sql(#"SELECT ref, refs::text FROM "Doc" WHERE id = 1"#))
+                    == [["5f1b2c3d4e5f60718293a4b5", "{5f1b2c3d4e5f60718293a4b5,0123456789abcdef01234567}"]]
+            }
+            _ = try await h.sql(#"INSERT INTO "Doc" (id, ref, refs) VALUES (2, '0123456789abcdef01234567', '{}')"#)
+            try await eventually("doc 2 in the Realm") { try h.object("Doc", 2)?.values["ref"] == .objectId(b) }
+        }
+    }
 }

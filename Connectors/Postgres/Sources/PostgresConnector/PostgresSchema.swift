@@ -344,6 +344,7 @@ enum PostgresSchema {
             // numeric → double, as the legacy table allows
             case (.decimal, .double), (.decimal, .float), (.double, .float), (.float, .double): true
             case (.uuid, .string): true  // legacy: uuid → string
+            case (.string, .objectId): true  // its 24 hex digits, as createSchema makes it (Postgres has no ObjectId)
             default: false
             }
         }
