@@ -495,7 +495,8 @@ extension PostgresIntegration.SyncTests {
     @Test(.timeLimit(.minutes(1)))
     func objectIdPropertiesGetColumnsTheDaemonAccepts() async throws {
         let schema =
-            #"[{"name": "Doc", "primaryKey": "id", "properties": {"id": "int", "ref": "objectId?", "refs": "objectId[]"}}]"#
+            #"[{"name": "Doc", "primaryKey": "id", "#
+            + #""properties": {"id": "int", "ref": "objectId?", "refs": "objectId[]"}}]"#
         let (a, b) = (ObjectId("5f1b2c3d4e5f60718293a4b5")!, ObjectId("0123456789abcdef01234567")!)
         try await SyncHarness.run(schema: schema) { h in
             try h.store.write(to: "/SQLDemo", origin: "app") { tx in
