@@ -73,6 +73,22 @@ import Testing
         #expect(changes[0].changes == [.delete(type: "Task", identity: 7)])
     }
 
+    /// A row whose routing column held a value no Realm can hold (set aside when it came) is
+    /// fixed in the database: the update brings it into its Realm, and the old row (under REPLICA
+    /// IDENTITY FULL), in no Realm, takes nothing out of one (a probe found the fix set aside too).
+    @Test func aRowWhoseRoutingIsFixedReachesItsRealm() throws {
+        for bad: Value in [.null, "x/y", ""] {
+            let changes = try mapping.objectChanges(
+                [
+                    .update(
+                        table: "task", row: DatabaseRow(["id": .int(7), "task_title": "t", "owner_id": "u2"]),
+                        oldKey: DatabaseRow(["id": .int(7), "task_title": "t", "owner_id": bad]))
+                ], paths: { [] })
+            #expect(changes.map(\.path) == ["/u2/tasks"], "\(bad)")
+            #expect(changes.first?.changes == [.upsert(type: "Task", identity: 7, values: ["id": 7, "title": "t"])])
+        }
+    }
+
     @Test func badRowsNameTableColumnAndNeverTheValue() {
         #expect {
             try mapping.objectChanges(

@@ -101,13 +101,15 @@ extension Mapping {
                 t.keyColumns.allSatisfy({ old[$0] != nil }) || t.databaseKey.map({ old[$0.column] != nil }) == true
             {
                 // The key or the routing columns changed: the object moves.
-                // The old row carries the routing columns only under REPLICA IDENTITY FULL.
-                let oldPath = self.path.fields.allSatisfy { old[$0] != nil } ? try route(old, t) : path
-                // With a database key, the object the old row names is the one the Realm has with it.
-                let oldIdentity =
-                    try t.databaseKey.map { try keys.existingIdentity(old, t, $0, path: oldPath) } ?? key(old, t)
-                if let oldIdentity, oldIdentity != identity || oldPath != path {
-                    add(oldPath, .delete(type: t.type.name, identity: oldIdentity))
+                // The old row carries the routing columns only under REPLICA IDENTITY FULL. One
+                // that chose no Realm (a routing value none can hold, its row set aside) left none.
+                if let oldPath = self.path.fields.allSatisfy({ old[$0] != nil }) ? try? route(old, t) : path {
+                    // With a database key, the object the old row names is the one the Realm has with it.
+                    let oldIdentity =
+                        try t.databaseKey.map { try keys.existingIdentity(old, t, $0, path: oldPath) } ?? key(old, t)
+                    if let oldIdentity, oldIdentity != identity || oldPath != path {
+                        add(oldPath, .delete(type: t.type.name, identity: oldIdentity))
+                    }
                 }
             }
             add(path, .upsert(type: t.type.name, identity: identity, values: values))
