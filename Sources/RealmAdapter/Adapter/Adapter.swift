@@ -254,7 +254,7 @@ public final class Adapter: Sendable {
         }
     }
 
-    /// Moves past every transaction up to `version` (after ``pending(_:limit:maxInstructions:)``, or to resume
+    /// Moves past every transaction up to `version` (after ``pending(_:after:limit:maxInstructions:)``, or to resume
     /// from what a target system recorded after a crash between its commit and the advance).
     /// A cursor never moves back.
     public func advance(_ path: String, through version: Int64, durable: Bool = true) throws {
