@@ -106,7 +106,14 @@ struct Status: AsyncParsableCommand {
                     "  Fix the database and start `realm-adapter run` again (it retries), or move it aside with "
                         + "`realm-adapter dead-letter \(b.path) --version \(b.version) --config \(options.config)`.")
             }
-            if !blocked.isEmpty { throw ExitCode(3) }
+            let blockedRow = try BlockedRow.current(in: store, source: connector.sourceName)
+            if let b = blockedRow {
+                print(
+                    "blocked: a database change no Realm can hold stopped the daemon at "
+                        + "\(connector.describe(position: b.position)): \(b.error)"
+                )
+            }
+            if !blocked.isEmpty || blockedRow != nil { throw ExitCode(3) }
             if warned { throw ExitCode(2) }
         }
     }

@@ -58,6 +58,43 @@ extension PostgresIntegration {
             }
         }
 
+        /// Database → Realm: a row no Realm can hold that stopped the daemon is named by `status`
+        /// (exit 3, table, column and key, and what to do); once the daemon is past it (here with
+        /// ignoreSQLErrors) `status` no longer names it (a probe found `status` silent, exit 0).
+        @Test(.timeLimit(.minutes(1)))
+        func aRowThatStoppedTheDaemonIsShownByStatus() async throws {
+            try await TestServer.withFreshDatabase { settings in
+                let (dir, config) = try DaemonProcess.workspace(settings, schema: Self.schema)
+                defer { try? FileManager.default.removeItem(atPath: dir) }
+                let pg = try await PostgresConnection.connect(settings)
+                defer { pg.close() }
+                var daemon = try DaemonProcess(config: config, log: dir + "/daemon-1.log")
+                try await daemon.waitUntilSyncing()
+                _ = try await pg.sql(#"INSERT INTO "Task" VALUES (1, 'ann', '{a,NULL}')"#)
+                #expect(await daemon.process.wait() == 1)
+
+                let cli = ChildProcess.built("realm-adapter")
+                let status = try await ChildProcess.run(cli, ["status", "--config", config])
+                #expect(status.status == 3, "\(status.stdout)")
+                #expect(
+                    status.stdout.contains("blocked: a database change no Realm can hold")
+                        && status.stdout.contains("Table Task, column tags, row with key 1")
+                        && status.stdout.contains("ignoreSQLErrors"), "\(status.stdout)")
+
+                try DaemonProcess.edit(config, replacing: #""schema":"#, with: #""ignoreSQLErrors": true, "schema":"#)
+                daemon = try DaemonProcess(config: config, log: dir + "/daemon-2.log")
+                try await daemon.waitUntilSyncing()
+                _ = try await pg.sql(#"INSERT INTO "Task" VALUES (2, 'bo', '{y}')"#)
+                let store = try RealmStore(directory: dir + "/store")
+                try await eventually("task 2 in the Realm") {
+                    try store.contains("/SQLDemo") && store.object(of: "Task", identity: 2, in: "/SQLDemo") != nil
+                }
+                #expect(await daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+                let after = try await ChildProcess.run(cli, ["status", "--config", config])
+                #expect(after.status == 2 && !after.stdout.contains("blocked:"), "\(after.stdout)")
+            }
+        }
+
         /// Realm → database: a change the database rejects inside a backlog (sent together, then one
         /// by one) stops the daemon after the ones before it landed; `status` names it and exits 3,
         /// and counts only what is still unsent (a probe found `status` silent, exiting 0, since the

@@ -127,6 +127,9 @@ public final class DatabaseToRealmService: Service {
         let replayedThrough = try await applier.store.perform { [applier] in
             try applier.store.latestPosition(from: applier.source)
         }
+        var blockedAt = try await applier.store.perform { [applier] in
+            try BlockedRow.current(in: applier.store, source: applier.source)?.position
+        }
         let ahead = ReadAhead(stream.cancelOnGracefulShutdown(), limit: Self.readAhead)
         try await withThrowingTaskGroup(of: Void.self) { pump in
             pump.addTask { await ahead.run() }
@@ -139,7 +142,13 @@ public final class DatabaseToRealmService: Service {
                     arrived, maxChanges: Self.mergedChanges, after: replayedThrough)
                 for (tx, originals) in runs {
                     for _ in originals { try Failpoint.dbToRealmReceived.hit() }
-                    try await apply(tx)
+                    try await applyRecordingABlock(tx)
+                    if let at = blockedAt, tx.position >= at {
+                        try await applier.store.perform { [applier] in
+                            try BlockedRow.clear(in: applier.store, source: applier.source)
+                        }
+                        blockedAt = nil
+                    }
                     for original in originals {
                         if !original.isOwn { metrics.applied(original) }
                         connector.processed(original)
@@ -156,6 +165,20 @@ public final class DatabaseToRealmService: Service {
     static let readAhead = 256
     /// How many changes transactions merged into one store transaction hold, at most.
     static let mergedChanges = 5_000
+
+    /// ``apply(_:)``; a change no Realm can hold stops the daemon recorded as a ``BlockedRow``,
+    /// for `status`.
+    private func applyRecordingABlock(_ tx: DatabaseTransaction) async throws {
+        do {
+            try await apply(tx)
+        } catch let e as RealmAdapterError where e.code == .invalidValue {
+            let blocked = BlockedRow(position: tx.position, error: e.message)
+            try? await applier.store.perform { [applier] in
+                try blocked.record(in: applier.store, source: applier.source)
+            }
+            throw e
+        }
+    }
 
     /// Applies one database transaction (or a merged run of them) to the Realms.
     private func apply(_ tx: DatabaseTransaction) async throws {
