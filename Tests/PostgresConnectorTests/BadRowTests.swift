@@ -11,19 +11,31 @@ extension PostgresIntegration {
             [{"name": "Task", "primaryKey": "id", "properties": {"id": "int", "owner": "string", "tags": "string[]"}}]
             """
 
+        /// A fresh database and workspace for `schema` (Realms at `path`), a connection to the
+        /// database, and a daemon syncing it (its log `daemon-1.log`).
+        static func withSyncingDaemon(
+            _ schema: String, path: String = "/SQLDemo", name: String = #function,
+            _ body: (_ dir: String, _ config: String, PostgresConnection, DaemonProcess) async throws -> Void
+        ) async throws {
+            try await TestServer.withFreshDatabase(name) { settings in
+                let (dir, config) = try DaemonProcess.workspace(settings, schema: schema)
+                defer { try? FileManager.default.removeItem(atPath: dir) }
+                try DaemonProcess.edit(config, replacing: #""path": "/SQLDemo""#, with: #""path": "\#(path)""#)
+                let pg = try await PostgresConnection.connect(settings)
+                defer { pg.close() }
+                let daemon = try DaemonProcess(config: config, log: dir + "/daemon-1.log")
+                try await daemon.waitUntilSyncing()
+                try await body(dir, config, pg, daemon)
+            }
+        }
+
         /// Database → Realm: a row no Realm can hold (a NULL in a text[] for a string[] property, a
         /// routing column with '/') stops the daemon with an error naming table, column, key and
         /// reason; with ignoreSQLErrors it goes to realm_adapter_dead_row and sync goes on.
         @Test(.timeLimit(.minutes(1)))
         func aRowNoRealmCanHoldStopsWithItsReasonOrIsSetAside() async throws {
-            try await TestServer.withFreshDatabase { settings in
-                let (dir, config) = try DaemonProcess.workspace(settings, schema: Self.schema)
-                defer { try? FileManager.default.removeItem(atPath: dir) }
-                try DaemonProcess.edit(config, replacing: #""path": "/SQLDemo""#, with: #""path": "/{owner}/tasks""#)
-                let pg = try await PostgresConnection.connect(settings)
-                defer { pg.close() }
-                var daemon = try DaemonProcess(config: config, log: dir + "/daemon-1.log")
-                try await daemon.waitUntilSyncing()
+            try await Self.withSyncingDaemon(Self.schema, path: "/{owner}/tasks") { dir, config, pg, first in
+                var daemon = first
                 _ = try await pg.sql(#"INSERT INTO "Task" VALUES (1, 'ann', '{a,NULL}')"#)
                 #expect(await daemon.process.wait() == 1)
                 var log = try String(contentsOfFile: daemon.log, encoding: .utf8)
@@ -63,13 +75,8 @@ extension PostgresIntegration {
         /// ignoreSQLErrors) `status` no longer names it (a probe found `status` silent, exit 0).
         @Test(.timeLimit(.minutes(1)))
         func aRowThatStoppedTheDaemonIsShownByStatus() async throws {
-            try await TestServer.withFreshDatabase { settings in
-                let (dir, config) = try DaemonProcess.workspace(settings, schema: Self.schema)
-                defer { try? FileManager.default.removeItem(atPath: dir) }
-                let pg = try await PostgresConnection.connect(settings)
-                defer { pg.close() }
-                var daemon = try DaemonProcess(config: config, log: dir + "/daemon-1.log")
-                try await daemon.waitUntilSyncing()
+            try await Self.withSyncingDaemon(Self.schema) { dir, config, pg, first in
+                var daemon = first
                 _ = try await pg.sql(#"INSERT INTO "Task" VALUES (1, 'ann', '{a,NULL}')"#)
                 #expect(await daemon.process.wait() == 1)
 
@@ -101,24 +108,13 @@ extension PostgresIntegration {
         /// Realm's cursor had stayed at the start of the backlog).
         @Test(.timeLimit(.minutes(1)))
         func aRejectedChangeInABacklogIsShownByStatus() async throws {
-            try await TestServer.withFreshDatabase { settings in
-                let (dir, config) = try DaemonProcess.workspace(settings, schema: GuaranteeWorkload.schema)
-                defer { try? FileManager.default.removeItem(atPath: dir) }
-                let pg = try await PostgresConnection.connect(settings)
-                defer { pg.close() }
-                var daemon = try DaemonProcess(config: config, log: dir + "/daemon-1.log")
-                try await daemon.waitUntilSyncing()
+            try await Self.withSyncingDaemon(GuaranteeWorkload.schema) { dir, config, pg, first in
+                var daemon = first
                 #expect(await daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
                 _ = try await pg.sql(#"ALTER TABLE "Item" ADD CONSTRAINT not_45 CHECK (n <> 45)"#)
                 let store = try RealmStore(directory: dir + "/store")
                 try store.write(to: "/SQLDemo", origin: "app") { tx in
-                    try tx.addType(
-                        ObjectSchema(
-                            name: "Item", primaryKey: "id",
-                            properties: [
-                                Property(name: "id", type: .scalar(.int)), Property(name: "n", type: .scalar(.int)),
-                                Property(name: "origin", type: .scalar(.string)),
-                            ]))
+                    try tx.addType(GuaranteeWorkload.itemType)
                 }
                 var versions: [Int64] = []
                 for i in 1...100 {
@@ -148,13 +144,8 @@ extension PostgresIntegration {
         /// database's error and exits 3; `dead-letter` moves it aside (nothing lost) and sync goes on.
         @Test(.timeLimit(.minutes(1)))
         func aRejectedRealmChangeIsShownByStatusAndCanBeMovedAside() async throws {
-            try await TestServer.withFreshDatabase { settings in
-                let (dir, config) = try DaemonProcess.workspace(settings, schema: GuaranteeWorkload.schema)
-                defer { try? FileManager.default.removeItem(atPath: dir) }
-                let pg = try await PostgresConnection.connect(settings)
-                defer { pg.close() }
-                var daemon = try DaemonProcess(config: config, log: dir + "/daemon-1.log")
-                try await daemon.waitUntilSyncing()
+            try await Self.withSyncingDaemon(GuaranteeWorkload.schema) { dir, config, pg, first in
+                var daemon = first
                 _ = try await pg.sql(
                     #"INSERT INTO "Item" VALUES (1, 0, 'db'); CREATE TABLE note (item bigint REFERENCES "Item" (id)); INSERT INTO note VALUES (1)"#
                 )

@@ -380,12 +380,7 @@ extension PostgresIntegration.CrashTests {
                 try store.write(to: "/SQLDemo", origin: "app") { tx in
                     if tx.schema[type: "Item"] == nil {
                         try tx.addType(
-                            ObjectSchema(
-                                name: "Item", primaryKey: "id",
-                                properties: [
-                                    Property(name: "id", type: .scalar(.int)), Property(name: "n", type: .scalar(.int)),
-                                    Property(name: "origin", type: .scalar(.string)),
-                                ]))
+                            GuaranteeWorkload.itemType)
                     }
                     try tx.create("Item", ["id": .int(id), "n": .int(n), "origin": "realm"])
                 }

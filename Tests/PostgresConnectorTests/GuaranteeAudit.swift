@@ -15,6 +15,8 @@ import Testing
 struct GuaranteeWorkload {
     static let schema =
         #"[{"name": "Item", "primaryKey": "id", "properties": {"id": "int", "n": "int", "origin": "string"}}]"#
+    /// The type of ``schema``, for Realm transactions written before the daemon made the Realm.
+    static var itemType: ObjectSchema { try! Schema(json: JSONValue(parsing: schema))[type: "Item"]! }
     /// The counter row's id; tokens have negative ids, items positive ones.
     static let counter: Int64 = 0
 
