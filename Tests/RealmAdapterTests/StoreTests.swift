@@ -255,6 +255,34 @@ import Testing
         #expect(try t.store.object(of: "Person", identity: "y", in: "/a") == nil)
     }
 
+    /// A source's positions are one stream: a store transaction records its position once for the
+    /// whole store, and every Realm holds the source's transactions up to it (one that touched the
+    /// Realm was applied with it; one that did not had nothing for it).
+    @Test func aSourcePositionCountsForEveryRealmOfTheStore() throws {
+        let t = try TemporaryStore()
+        try t.store.addTaskSchema("/a")
+        try t.store.addTaskSchema("/b")
+        try t.store.apply(
+            [.insert(objectType: "Person", identity: "x", values: ["id": "x"])], to: "/a", origin: "pg",
+            sourcePosition: SourcePosition(source: "postgres", position: "00000001"))
+        #expect(try t.store.sourcePosition("postgres", of: "/b") == "00000001")
+        #expect(
+            try t.store.standings(of: ["/a", "/b", "/none"], source: "postgres").mapValues(\.position)
+                == ["/a": "00000001", "/b": "00000001"])
+        // A position recorded for some Realms only counts for them, where it is the later one.
+        try t.store.recordSourcePosition(SourcePosition(source: "postgres", position: "00000003"), in: ["/b"])
+        #expect(try t.store.sourcePosition("postgres", of: "/a") == "00000001")
+        #expect(try t.store.sourcePosition("postgres", of: "/b") == "00000003")
+        #expect(try t.store.latestPosition(from: "postgres") == "00000003")
+        // A load's hand-off counts for all.
+        try t.store.recordSourcePosition(SourcePosition(source: "postgres", position: "00000005"))
+        #expect(try t.store.sourcePosition("postgres", of: "/a") == "00000005")
+        #expect(try t.store.sourcePosition("postgres", of: "/b") == "00000005")
+        #expect(try t.store.holdsChanges(from: "postgres") && !t.store.holdsChanges(from: "sqlserver"))
+        // Recorded once: only the position for /b alone is kept per Realm.
+        #expect(try t.store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM source_position") } == 1)
+    }
+
     @Test(arguments: [
         "relative", "/a//b", "/a/../b", "/a/./b", "/trailing/", "/", "/bad\\slash", "/a/..", "/.", "/a\u{1}b",
         "/a\u{7F}",

@@ -138,7 +138,8 @@ public final class Loader: @unchecked Sendable {
     func recordHandOff(_ position: String) throws {
         let paths = try mappedPaths()
         guard !paths.isEmpty else { return }
-        try store.recordSourcePosition(SourcePosition(source: source, position: position), in: paths)
+        // For the whole store: the snapshot holds every transaction before it, for each Realm.
+        try store.recordSourcePosition(SourcePosition(source: source, position: position))
         let cursor = try adapter.databaseOrderCursor(logger: logger)
         let unsent = Set(try adapter.pendingCounts().map(\.path))
         try cursor.advance(

@@ -4,8 +4,9 @@ import GRDBSQLite
 
 /// A connector's resume point, recorded atomically with a Realm transaction (ARCHITECTURE.md:
 /// Exactly once, and no echoes): for Postgres the commit LSN, for SQL Server the change-tracking
-/// version. The store keeps the latest position per `source` and Realm; the connector decides
-/// what it means.
+/// version. A source's positions are one ordered stream, recorded in commit order and sorting as
+/// strings in that order; the store keeps the latest per `source`, once for all its Realms (see
+/// ``RealmStore/sourcePosition(_:of:)``). The connector decides what it means.
 public struct SourcePosition: Hashable, Sendable {
     public var source: String
     public var position: String
@@ -148,7 +149,6 @@ extension RealmStore {
                 newSchemas = []
                 var versions: [Int64] = []
                 let recording = try changeRecordingFilters(db)
-                let sourceId = try sourcePosition.map { try self.sourceId(db, $0.source) }
                 for (i, path) in paths.enumerated() {
                     let r = try Self.realmRow(db, path) ?? Self.createRealm(db, path)
                     var writer = RealmWriter(
@@ -184,15 +184,10 @@ extension RealmStore {
                                 [.int(version), .int(r.id)], db: db)
                         }
                     }
-                    if let sourcePosition, let sourceId {
-                        try RealmTables.execute(
-                            db.cachedStatement(
-                                sql: """
-                                    INSERT OR REPLACE INTO source_position (realm_id, source_id, position) VALUES (?, ?, ?)
-                                    """), [.int(r.id), .int(sourceId), .string(sourcePosition.position)], db: db)
-                    }
                     versions.append(version)
                 }
+                // Once for the store: each of the Realms holds the source's transactions up to it.
+                if let sourcePosition, !paths.isEmpty { try Self.recordFloor(db, sourcePosition) }
                 return versions
             }
         } catch {

@@ -167,6 +167,12 @@ public final class RealmStore: Sendable {
         m.registerMigration("v6: adapter cursors by adapter id") { db in try Self.numberAdapters(db) }
         m.registerMigration("v7: source positions by source id") { db in try Self.numberSources(db) }
         m.registerMigration("v8: objects before each change, for change sets") { db in try Self.addChangeRecording(db) }
+        m.registerMigration("v9: source positions for the whole store") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE IF NOT EXISTS source_floor (source TEXT PRIMARY KEY, position TEXT NOT NULL) WITHOUT ROWID
+                    """)
+        }
         return m
     }
 
@@ -192,57 +198,6 @@ public final class RealmStore: Sendable {
         try read { db in try schema(db, try Self.requireRealm(db, path)) }
     }
 
-    /// The last source position recorded for `source` with a transaction of the Realm at `path`
-    /// (see ``SourcePosition``), or nil if none was.
-    public func sourcePosition(_ source: String, of path: String) throws -> String? {
-        try read { db in
-            guard let r = try Self.realmRow(db, path) else { return nil }
-            return try String.fetchOne(db.cachedStatement(sql: Self.positionQuery), arguments: [r.id, source])
-        }
-    }
-
-    /// For each of `paths` that has a Realm: its version and the last position recorded for
-    /// `source` with its transactions, in one read (a database transaction touching many
-    /// per-user Realms asks for all of them at once).
-    public func standings(of paths: [String], source: String) throws -> [String: (version: Int64, position: String?)] {
-        try read { db in
-            // One statement for all the paths (each finds its Realm by the path index).
-            let rows = try Row.fetchCursor(
-                db.cachedStatement(
-                    sql: """
-                        SELECT p.key, r.version, s.position FROM json_each(?1) p CROSS JOIN realm r ON r.path = p.value
-                        LEFT JOIN source_position s
-                               ON s.realm_id = r.id AND s.source_id = (SELECT id FROM source WHERE name = ?2)
-                        """), arguments: [Self.jsonArray(paths), source])
-            var out: [String: (version: Int64, position: String?)] = [:]
-            while let row = try rows.next() { out[paths[row[0]]] = (row[1], row[2]) }
-            return out
-        }
-    }
-
-    /// A Realm's (`?1`) last position of a source (`?2`, by name).
-    static let positionQuery = """
-        SELECT position FROM source_position WHERE realm_id = ? AND source_id = (SELECT id FROM source WHERE name = ?)
-        """
-
-    /// Records `position` as the last of its source in each Realm at `paths` (a load's hand-off to
-    /// thousands of Realms), in one durable transaction, without a transaction in their history.
-    public func recordSourcePosition(_ position: SourcePosition, in paths: [String]) throws {
-        do {
-            try pool.write { db in
-                try db.execute(
-                    sql: """
-                        INSERT OR REPLACE INTO source_position (realm_id, source_id, position)
-                        SELECT r.id, ?, ? FROM json_each(?) p CROSS JOIN realm r ON r.path = p.value
-                        """, arguments: [try sourceId(db, position.source), position.position, Self.jsonArray(paths)])
-            }
-        } catch {
-            forgetStoredIds()
-            if let e = error as? DatabaseError { throw Self.wrap(e) }
-            throw error
-        }
-    }
-
     /// Paths as a JSON array, for statements over many Realms at once (`json_each`).
     static func jsonArray(_ paths: [String]) -> String { JSONValue.array(paths.map(JSONValue.string)).serialized() }
 
@@ -250,29 +205,6 @@ public final class RealmStore: Sendable {
     /// `value ->> 0` and `value ->> 1`).
     static func jsonArray(_ pairs: [(path: String, number: Int64)]) -> String {
         JSONValue.array(pairs.map { .array([.string($0.path), .int($0.number)]) }).serialized()
-    }
-
-    /// Whether any Realm holds a transaction from `source` (one query, whatever the number of Realms).
-    public func holdsChanges(from source: String) throws -> Bool {
-        try read { db in
-            try Bool.fetchOne(
-                db,
-                sql: """
-                    SELECT EXISTS (SELECT 1 FROM source_position WHERE source_id = (SELECT id FROM source WHERE name = ?))
-                    """, arguments: [source]) ?? false
-        }
-    }
-
-    /// The highest position any Realm holds from `source` (positions of one source sort as
-    /// strings in commit order), or nil if none does. One scan of the Realms' positions.
-    public func latestPosition(from source: String) throws -> String? {
-        try read { db in
-            try String.fetchOne(
-                db,
-                sql: """
-                    SELECT max(position) FROM source_position WHERE source_id = (SELECT id FROM source WHERE name = ?)
-                    """, arguments: [source])
-        }
     }
 
     /// Removes a Realm with its objects, history and adapter cursors.
