@@ -401,6 +401,40 @@ extension PostgresIntegration {
 }
 
 extension PostgresIntegration.LoaderTests {
+    /// The load's own transactions move the daemon's cursors as they commit (the hand-off then
+    /// has little left to do), but never past an app's write that came between two of them:
+    /// the daemon must still send it to the database.
+    @Test(.timeLimit(.minutes(1)))
+    func anAppWriteDuringALoadStaysPending() async throws {
+        try await LoadHarness.withDatabase { settings, pg, dir in
+            _ = try await pg.sql(
+                """
+                CREATE TABLE "Task" (id bigint PRIMARY KEY, title text, owner text NOT NULL);
+                INSERT INTO "Task" SELECT i, 'task ' || i, 'user' || (i % 2) FROM generate_series(1, 300) i;
+                """)
+            let schema = #"[{"name": "Task", "primaryKey": "id", "properties": {"id": "int", "title": "string?"}}]"#
+            let config = try SyncHarness.config(
+                settings, store: dir, extra: #", "loader": {"batchSize": 100}"#, schema: schema, path: "/{owner}/tasks")
+            let store = try RealmStore(directory: dir)
+            // After the first batch (all of user0's), an app writes to user0's Realm; the next batch
+            // writes there again.
+            _ = try await LoadHarness.load(config) { p in
+                guard p.step.table == "Task", p.rows == 100 else { return }
+                _ = try! store.write(to: "/user0/tasks", origin: "app") { tx in
+                    try tx.create("Task", ["id": 1_000, "title": "from the app"])
+                }
+            }
+            let adapter = try Adapter(store: store, name: config.realm.adapterName, pathRegex: ".*")
+            let database = try adapter.databaseOrderCursor(logger: Logger(label: "test"))
+            #expect(try store.version(of: "/user0/tasks") == 3)
+            #expect(try adapter.pending("/user0/tasks", limit: 10).map(\.version) == [2])
+            #expect(try adapter.cursor("/user0/tasks") == 1 && database.cursor("/user0/tasks") == 1)
+            let user1 = try store.version(of: "/user1/tasks")
+            #expect(try adapter.cursor("/user1/tasks") == user1 && database.cursor("/user1/tasks") == user1)
+            #expect(try adapter.pendingCounts().map(\.path) == ["/user0/tasks"])
+        }
+    }
+
     /// `SyncHarness.busSchema`'s tables, made by hand.
     static let busTables = """
         CREATE TABLE "Driver" (id bigint PRIMARY KEY, name text, hired timestamptz);

@@ -219,6 +219,19 @@ public final class Adapter: Sendable {
         return rows.map { (path: $0[0] as String, count: $0[1] as Int) }.filter { follows($0.path) }
     }
 
+    /// The followed Realms whose cursor is below their version (whatever the transactions after
+    /// it are): one scan of the Realms.
+    func pathsBehind() throws -> [String] {
+        try store.read { db in
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT r.path FROM realm r LEFT JOIN adapter_cursor c ON c.adapter_id = ? AND c.realm_id = r.id
+                    WHERE r.version > coalesce(c.version, 0)
+                    """, arguments: [id])
+        }.filter(follows)
+    }
+
     /// Up to `limit` transactions this adapter has not advanced past, oldest first, without its
     /// own, and no more than needed to reach `maxInstructions` (at least one): for connectors
     /// that apply several at once (``advance(_:through:durable:)`` after).

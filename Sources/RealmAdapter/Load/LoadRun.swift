@@ -5,6 +5,11 @@ final class LoadRun {
     var written = Set<String>()
     /// The targets the load's link checks found in the Realm it writes (``KnownObjects``).
     let known = KnownObjects()
+    /// The adapter cursors (ids) the load's own transactions move past as they commit: the
+    /// daemon's, and its database-order cursor (see ``Loader/recordHandOff(_:)``).
+    let passing: [Int64]
+
+    init(passing: [Int64]) { self.passing = passing }
 
     /// Whether rows of `type` are merged into the Realm at `path`; decided at the first batch.
     func merges(_ type: String, _ path: String, _ hasObjects: () throws -> Bool) throws -> Bool {

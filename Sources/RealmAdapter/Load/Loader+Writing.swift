@@ -26,7 +26,7 @@ extension Loader {
             for (i, e) in batch.enumerated() { byPath[e.path, default: []].append(i) }
         }
         let schema = mapping.schema
-        let versions = try store.write(toEach: paths, origin: adapter.origin) { path, tx in
+        let versions = try store.write(toEach: paths, origin: adapter.origin, passing: run.passing) { path, tx in
             run.known.begin(path, at: tx.baseVersion)
             try tx.adopt(schema)
             try body(

@@ -80,7 +80,7 @@ public final class Loader: @unchecked Sendable {
         let key = Self.stateKey(source: source)
         try store.setMetadata(key, "running since \(Timestamp(Date()).iso8601)")
         try store.resetLoadNotes(starting: true)
-        let run = LoadRun()
+        let run = LoadRun(passing: [adapter.id, try adapter.databaseOrderCursor(logger: logger).id])
         var tables: [LoadSummary.Table] = []
         try store.withLinkIndexesDeferred { try loadSteps(plan, snapshot, run, &tables, progress) }
         try Failpoint.loadBeforeHandOff.hit()
@@ -131,16 +131,20 @@ public final class Loader: @unchecked Sendable {
         }
     }
 
-    /// Each mapped Realm records the hand-off position (the daemon's stream starts after it),
-    /// and the database-order cursor moves up to the first Realm write the database does not
-    /// have (none was there when the load began, ``requireNothingUnsent()``; an app may have
-    /// written during it): the snapshot holds everything before.
+    /// The store records the hand-off position (the daemon's stream starts after it), and in
+    /// each mapped Realm the database-order cursor moves up to the first Realm write the database
+    /// does not have (none was there when the load began, ``requireNothingUnsent()``; an app may
+    /// have written during it): the snapshot holds everything before.
+    ///
+    /// The load's own transactions moved both cursors as they committed where nothing came
+    /// between (``LoadRun/passing``): only the Realms where a cursor is still behind are left.
     func recordHandOff(_ position: String) throws {
-        let paths = try mappedPaths()
-        guard !paths.isEmpty else { return }
         // For the whole store: the snapshot holds every transaction before it, for each Realm.
         try store.recordSourcePosition(SourcePosition(source: source, position: position))
         let cursor = try adapter.databaseOrderCursor(logger: logger)
+        let behind = Set(try adapter.pathsBehind() + cursor.pathsBehind())
+        let paths = behind.isEmpty ? [] : try mappedPaths().filter(behind.contains)
+        guard !paths.isEmpty else { return }
         let unsent = Set(try adapter.pendingCounts().map(\.path))
         try cursor.advance(
             through: try paths.map { p in

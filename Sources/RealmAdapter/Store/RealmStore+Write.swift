@@ -73,6 +73,22 @@ extension RealmStore {
         }
     }
 
+    /// ``write(toEach:origin:sourcePosition:_:)`` for a load: each adapter cursor of `cursors`
+    /// (adapter ids) that stands at a Realm's version when the write begins moves past the write,
+    /// in the same transaction (a load's own transactions, which the database holds already: its
+    /// hand-off then has nothing left to do for the Realms it created).
+    func write(
+        toEach paths: [String], origin: String, passing cursors: [Int64],
+        _ body: (String, inout WriteTransaction) throws -> Void
+    ) throws -> [Int64] {
+        try commit(paths, origin: origin, sourcePosition: nil, passing: cursors) { i, w in
+            var tx = WriteTransaction(writer: w, path: paths[i])
+            defer { w = tx.writer }
+            try body(paths[i], &tx)
+            return Recorded(instructions: tx.instructions, prepared: tx.prepared)
+        }
+    }
+
     /// `apply(_:to:origin:sourcePosition:)` without blocking the caller's thread.
     @discardableResult
     public func apply(
@@ -138,7 +154,7 @@ extension RealmStore {
     /// and returns the instructions to record. Creates Realms, bumps versions, records history,
     /// schema and the source position, all in one SQLite transaction; then wakes the notifier.
     func commit(
-        _ paths: [String], origin: String, sourcePosition: SourcePosition?,
+        _ paths: [String], origin: String, sourcePosition: SourcePosition?, passing cursors: [Int64] = [],
         _ body: (Int, inout RealmWriter) throws -> Recorded
     ) throws -> [Int64] {
         for p in paths { try RealmPath.validate(p) }
@@ -183,6 +199,9 @@ extension RealmStore {
                                 db.cachedStatement(sql: "UPDATE realm SET version = ? WHERE id = ?"),
                                 [.int(version), .int(r.id)], db: db)
                         }
+                    }
+                    if version > r.version {
+                        for c in cursors { try Self.moveCursor(db, c, realm: r.id, from: r.version, to: version) }
                     }
                     versions.append(version)
                 }
@@ -238,6 +257,19 @@ extension RealmStore {
             sqlite3_bind_blob(stmt, 6, bytes.baseAddress, Int32(bytes.count), nil)
             try RealmTables.step(stmt, db: db)
         }
+    }
+
+    /// Moves the cursor of adapter `adapterId` on a Realm to `version` where it stands at `from`
+    /// (no cursor stands at 0).
+    static func moveCursor(_ db: Database, _ adapterId: Int64, realm: Int64, from: Int64, to version: Int64) throws {
+        let sql =
+            from == 0
+            ? """
+            INSERT INTO adapter_cursor (adapter_id, realm_id, version) VALUES (?1, ?2, ?4)
+            ON CONFLICT (adapter_id, realm_id) DO UPDATE SET version = excluded.version WHERE version = ?3
+            """
+            : "UPDATE adapter_cursor SET version = ?4 WHERE adapter_id = ?1 AND realm_id = ?2 AND version = ?3"
+        try db.cachedStatement(sql: sql).execute(arguments: [adapterId, realm, from, version])
     }
 
     static func createRealm(_ db: Database, _ path: String) throws -> RealmRow {
