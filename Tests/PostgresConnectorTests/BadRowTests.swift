@@ -70,6 +70,54 @@ extension PostgresIntegration {
             }
         }
 
+        /// Database → Realm: values the connector cannot read into a Realm (a numeric NaN or past 38
+        /// digits, a timestamptz infinity, a date outside the years a Realm holds) make bad rows like
+        /// any other: named by table, column and key, they stop the daemon (`status` exit 3), or with
+        /// ignoreSQLErrors they are set aside while sync goes on (a probe found the daemon stopping
+        /// on them without naming the row, even with ignoreSQLErrors, on every restart).
+        @Test(.timeLimit(.minutes(1)))
+        func valuesTheConnectorCannotReadAreBadRows() async throws {
+            let schema = """
+                [{"name": "Reading", "primaryKey": "id",
+                  "properties": {"id": "int", "amount": "decimal?", "at": "date?"}}]
+                """
+            try await Self.withSyncingDaemon(schema) { dir, config, pg, first in
+                _ = try await pg.sql(#"INSERT INTO "Reading" (id, amount) VALUES (1, 'NaN')"#)
+                #expect(await first.process.wait() == 1)
+                let log = try String(contentsOfFile: first.log, encoding: .utf8)
+                #expect(log.contains("Table Reading, column amount, row with key 1"), "\(log.suffix(1500))")
+                let status = try await ChildProcess.run(
+                    ChildProcess.built("realm-adapter"), ["status", "--config", config])
+                #expect(
+                    status.status == 3 && status.stdout.contains("Table Reading, column amount, row with key 1"),
+                    "\(status.stdout)")
+
+                try DaemonProcess.edit(config, replacing: #""schema":"#, with: #""ignoreSQLErrors": true, "schema":"#)
+                let daemon = try DaemonProcess(config: config, log: dir + "/daemon-2.log")
+                try await daemon.waitUntilSyncing()
+                _ = try await pg.sql(
+                    """
+                    INSERT INTO "Reading" (id, amount) VALUES (2, 1234567890123456789012345678901234567890);
+                    INSERT INTO "Reading" (id, at) VALUES (3, 'infinity');
+                    INSERT INTO "Reading" (id, at) VALUES (4, '0001-01-01');
+                    INSERT INTO "Reading" (id, amount, at) VALUES (5, 1.5, '2020-01-01')
+                    """)
+                let store = try RealmStore(directory: dir + "/store")
+                try await eventually("reading 5 in the Realm") {
+                    try store.contains("/SQLDemo") && store.object(of: "Reading", identity: 5, in: "/SQLDemo") != nil
+                }
+                #expect(await daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+                let dead = try await pg.sql("SELECT error FROM realm_adapter_dead_row ORDER BY id")
+                #expect(dead.count == 4, "\(dead)")
+                for (row, column) in zip(dead, ["amount", "amount", "at", "at"]) {
+                    #expect(row[0]?.contains("Table Reading, column \(column)") == true, "\(dead)")
+                }
+                for id in 1...4 {
+                    #expect(try store.object(of: "Reading", identity: .int(Int64(id)), in: "/SQLDemo") == nil)
+                }
+            }
+        }
+
         /// Database → Realm: a row no Realm can hold that stopped the daemon is named by `status`
         /// (exit 3, table, column and key, and what to do); once the daemon is past it (here with
         /// ignoreSQLErrors) `status` no longer names it (a probe found `status` silent, exit 0).

@@ -20,6 +20,16 @@ import Testing
         #expect(throws: RealmAdapterError.self) { try Value.string(text).coerced(to: date, in: .empty) }
     }
 
+    /// A date that exists but that a Realm cannot hold is rejected where it comes in (a connector's
+    /// text, JSON), naming the range, not when the store writes it (a probe found a Postgres
+    /// `0001-01-01` rejecting its whole database transaction, unnamed).
+    @Test(arguments: ["0001-01-01T00:00:00Z", "1677-09-21T00:00:00Z", "2262-04-12T00:00:00Z", "9999-12-31"])
+    func datesARealmCannotHoldAreRejected(text: String) throws {
+        #expect(Timestamp(iso8601: text)?.isStorable == false)
+        let error = #expect(throws: RealmAdapterError.self) { try Value.string(text).coerced(to: date, in: .empty) }
+        #expect(error?.message.contains("years 1678 to 2261") == true)
+    }
+
     @Test func datesAtTheEdgesAreKept() {
         #expect(Timestamp(iso8601: "2024-02-29")?.iso8601 == "2024-02-29T00:00:00.000Z")
         #expect(Timestamp(iso8601: "2000-02-29T23:59:59.999999999Z")?.nanoseconds == 999_999_999)

@@ -26,6 +26,11 @@ extension RealmAdapterError {
         RealmAdapterError(.invalidValue, "\(what) is outside the supported range (\(range))")
     }
 
+    /// A date a Realm cannot hold (it keeps nanoseconds since 1970 in 64 bits); `what` names it.
+    public static func dateOutOfRange(_ what: String) -> RealmAdapterError {
+        outOfRange(what, range: "years 1678 to 2261")
+    }
+
     /// A list given to a column that holds one value.
     static func listInSingleValueColumn() -> RealmAdapterError {
         RealmAdapterError(.invalidValue, "a list cannot be stored in a single-value column")

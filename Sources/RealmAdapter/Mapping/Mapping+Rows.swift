@@ -90,11 +90,13 @@ extension Mapping {
         switch change {
         case .insert(let table, let row):
             guard let t = self.table(named: table) else { return }
+            try requireReadable(row, t)
             let path = try route(row, t)
             let (identity, values) = try object(row, t, path: path, keys: keys)
             add(path, .upsert(type: t.type.name, identity: identity, values: values))
         case .update(let table, let row, let old):
             guard let t = self.table(named: table) else { return }
+            try requireReadable(row, t)
             let path = try route(row, t)
             let (identity, values) = try object(row, t, path: path, keys: keys)
             if let old,
@@ -115,6 +117,7 @@ extension Mapping {
             add(path, .upsert(type: t.type.name, identity: identity, values: values))
         case .delete(let table, let key):
             guard let t = self.table(named: table) else { return }
+            try requireReadable(key, t)
             let path = try route(key, t)
             // A row found by its database key only: the object the Realm has with it, if any.
             guard
@@ -221,6 +224,17 @@ extension Mapping {
             return .string(texts.joined(separator: TableMapping.compoundKeySeparator))
         }
         return try key(t.keyColumnIndex.flatMap { row.value(at: $0, of: t) }, t)
+    }
+
+    /// Throws, for a row with a mapped column whose value the connector could not read
+    /// (``DatabaseRow/unreadable``), why, naming table, column and key: the row is a bad row.
+    func requireReadable(_ row: DatabaseRow, _ t: TableMapping) throws {
+        guard !row.unreadable.isEmpty else { return }
+        for column in t.columns.map(\.column) + t.pathColumns {
+            guard let reason = row.unreadable[column] else { continue }
+            let identity = t.keyColumns.contains { row.unreadable[$0] != nil } ? nil : try? key(row, t)
+            throw RealmAdapterError.invalidValue(reason).inColumn(table: t.table, column: column, key: identity)
+        }
     }
 
     /// The identity a row's key column value `v` gives (a type without a join key).

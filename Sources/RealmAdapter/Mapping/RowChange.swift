@@ -8,6 +8,10 @@ public struct DatabaseRow: Hashable, Sendable {
     /// Columns whose value is to be looked up in the database as the write runs: the value
     /// given is the target's RealmId, the column gets its database key (`databasePrimaryKey`).
     public var references: [String: KeyReference] = [:]
+    /// Columns whose value the connector could not read as a Realm value (a numeric NaN, an
+    /// infinite timestamp), with why (naming the type, never the value): the mapping makes the
+    /// row a bad row, named by table, column and key, if it maps the column.
+    public var unreadable: [String: String] = [:]
 
     public init(_ values: [String: Value] = [:], missing: Set<String> = []) {
         self.values = values

@@ -44,7 +44,7 @@ struct RealmTables {
         case .data(let d): return d.databaseValue
         case .date(let t):
             guard let n = t.totalNanoseconds else {
-                throw RealmAdapterError.outOfRange("date \(t.iso8601)", range: "years 1678 to 2261")
+                throw RealmAdapterError.dateOutOfRange("date \(t.iso8601)")
             }
             return n.databaseValue
         case .decimal(let d): return d.description.databaseValue

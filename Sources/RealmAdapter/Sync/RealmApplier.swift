@@ -142,7 +142,11 @@ public struct RealmApplier: Sendable {
                 guard key.values.count == t.keyColumns.count, let now = try row(table, key, columns) else {
                     return change
                 }
-                for (c, v) in now.values { r[c] = v }
+                for (c, v) in now.values {
+                    r[c] = v
+                    r.unreadable[c] = nil
+                }
+                r.unreadable.merge(now.unreadable) { _, new in new }
                 if case .update(_, _, let old) = change { return .update(table: table, row: r, oldKey: old) }
                 return .insert(table: table, row: r)
             default:

@@ -45,6 +45,9 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
         return o1 || o2 ? nil : r
     }
 
+    /// Whether a Realm can hold it (years 1678–2261).
+    public var isStorable: Bool { totalNanoseconds != nil }
+
     init(totalNanoseconds n: Int64) {
         self.init(seconds: n / 1_000_000_000, nanoseconds: Int32(n % 1_000_000_000))
     }

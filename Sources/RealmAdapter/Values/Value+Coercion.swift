@@ -80,6 +80,7 @@ extension Value {
             guard let t = Timestamp(iso8601: s) else {
                 throw RealmAdapterError.malformed("an ISO-8601 date such as 2024-05-01T12:00:00.000Z")
             }
+            guard t.isStorable else { throw RealmAdapterError.dateOutOfRange("the date") }
             return .date(t)
         case (.decimal, .string(let s)):
             guard let d = DecimalNumber(exactly: s) else {

@@ -498,7 +498,9 @@ public final class PostgresConnector: RelationalConnector {
             let type =
                 catalog.resolve(oid: result.types[i], customTypes: customTypes)
                 ?? PostgresType(oid: 0, name: "text", kind: .scalar(.string))
-            row[c] = try first[i].map { try type.decode($0) } ?? .null
+            do { row[c] = try first[i].map { try type.decode($0) } ?? .null } catch let e as RealmAdapterError {
+                row.unreadable[c] = e.message  // a bad row, as in the change stream
+            }
         }
         return row
     }

@@ -180,7 +180,7 @@ struct BinaryField {
             guard days != .max && days != .min else {
                 throw RealmAdapterError.invalidValue("a \(name) value is infinity, which cannot be stored")
             }
-            return Timestamp(seconds: (Int64(days) + PostgresType.postgresEpochDays) * 86_400)
+            return try storable(Timestamp(seconds: (Int64(days) + PostgresType.postgresEpochDays) * 86_400))
         }
         try size(b, 8)
         let micros = Int64(bitPattern: PostgresType.bigEndian(b))
@@ -188,6 +188,13 @@ struct BinaryField {
             throw RealmAdapterError.invalidValue("a \(name) value is infinity, which cannot be stored")
         }
         let (seconds, rest) = micros.quotientAndRemainder(dividingBy: 1_000_000)
-        return Timestamp(seconds: seconds + PostgresType.postgresEpochDays * 86_400, nanoseconds: Int32(rest * 1000))
+        return try storable(
+            Timestamp(seconds: seconds + PostgresType.postgresEpochDays * 86_400, nanoseconds: Int32(rest * 1000)))
+    }
+
+    /// `t`, if a Realm can hold it.
+    private func storable(_ t: Timestamp) throws -> Timestamp {
+        guard t.isStorable else { throw RealmAdapterError.dateOutOfRange("a \(name) value") }
+        return t
     }
 }

@@ -293,8 +293,10 @@ public final class PostgresReplicationStream: @unchecked Sendable {
                     out[column.name] = .string(text)
                     continue
                 }
+                // A value no Realm can hold makes a bad row, which the mapping names (if it maps
+                // the column): it is set aside or stops the daemon, as the configuration says.
                 do { out[column.name] = try type.decode(text) } catch let e as RealmAdapterError {
-                    throw e.adding(["db.table": r.name, "db.column": column.name])
+                    out.unreadable[column.name] = e.message
                 }
             }
         }

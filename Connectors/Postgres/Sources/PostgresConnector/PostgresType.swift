@@ -132,6 +132,7 @@ public struct PostgresType: Hashable, Sendable {
             guard let t = Timestamp(iso8601: text) else {
                 throw fail("ISO timestamp text" + (text.contains("infinity") ? " (infinity cannot be stored)" : ""))
             }
+            guard t.isStorable else { throw RealmAdapterError.dateOutOfRange("a \(typeName) value") }
             return .date(t)
         }
     }
