@@ -39,6 +39,27 @@ import Testing
         #expect(try ids(t, "Task", "watchers.name ==[c] 'ANN' AND !(id == 2)") == ["1"])
     }
 
+    /// A query from a client has bounded nesting and size: a probe crashed the server (its stack)
+    /// with 20,000 brackets in one 40 KB GraphQL request, and 300,000 `!` did the same.
+    @Test func deepOrLongQueriesAreErrorsNotCrashes() throws {
+        let t = try store()
+        let deep = String(repeating: "!(", count: 16) + "id == 2" + String(repeating: ")", count: 16)
+        #expect(try ids(t, "Task", deep) == ["2"])
+        for (bad, says) in [
+            (String(repeating: "(", count: 20_000) + "TRUEPREDICATE" + String(repeating: ")", count: 20_000), "nest"),
+            (String(repeating: "!", count: 300_000) + "TRUEPREDICATE", "nest"),
+            (String(repeating: "NOT ", count: 33) + "TRUEPREDICATE", "more than 32 deep"),
+            ((0...500).map { "id == \($0)" }.joined(separator: " || "), "at most 500 conditions"),
+        ] {
+            #expect {
+                try ids(t, "Task", bad)
+            } throws: { error in
+                (error as? RealmAdapterError)?.message.contains(says) == true
+            }
+        }
+        #expect(try ids(t, "Task", (1...500).map { "id == \($0)" }.joined(separator: " || ")) == ["1", "2"])
+    }
+
     @Test func datesBracketsAndErrors() throws {
         let t = try store()
         #expect(try ids(t, "Task", "due > '2026-01-01T00:00:00Z'") == ["1"])

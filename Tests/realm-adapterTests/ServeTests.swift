@@ -878,6 +878,35 @@ import Testing
             "\(ordered.body)")
     }
 
+    /// What a second probe found: a Realm query nested 20,000 deep in one 40 KB request crashed the
+    /// server (its stack), and requests with thousands of directives, arguments or fragments held
+    /// a core each for tens of seconds (validation compares them pairwise), for every user. The
+    /// query is now an error (quoting the query only in part), the others a 400 before validation,
+    /// and the server goes on.
+    @Test func hostileRequestsAreRefusedBeforeTheyRun() async throws {
+        let s = try await Server()
+        try await s.start()
+        let alice = try await s.login("alice")
+        let deep = String(repeating: "(", count: 20_000) + "TRUEPREDICATE" + String(repeating: ")", count: 20_000)
+        let crash = try await s.curl(
+            "POST", "/graphql/shop", try Self.body("{ stops(query: \"\(deep)\") { id } }"), token: alice)
+        #expect(
+            crash.body.contains("nest more than 32 deep") && crash.body.utf8.count < 1_000, "\(crash.body.prefix(300))")
+        for (request, says) in [
+            ("{ stops { id" + String(repeating: " @skip(if: false)", count: 10_000) + " } }", "100 directives"),
+            ("{ stops(" + (0..<8_000).map { "x\($0): 1" }.joined(separator: ", ") + ") { id } }", "100 arguments"),
+            (
+                "{ stops { id } } " + (0..<4_000).map { "fragment F\($0) on Stop { id }" }.joined(separator: " "),
+                "100 operations and fragments"
+            ),
+        ] {
+            let r = try await s.curl("POST", "/graphql/shop", try Self.body(request), token: alice)
+            #expect(r.status == 400 && r.body.contains(says), "\(r.body.prefix(300))")
+        }
+        let fine = try await s.curl("POST", "/graphql/shop", try Self.body("{ stops { id } }"), token: alice)
+        #expect(fine.status == 200 && fine.body.contains("Depot") == false && fine.body.contains("\"id\""))
+    }
+
     static func body(_ query: String) throws -> String {
         String(decoding: try JSONSerialization.data(withJSONObject: ["query": query]), as: UTF8.self)
     }

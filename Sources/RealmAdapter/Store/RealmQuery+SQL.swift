@@ -10,11 +10,25 @@ extension RealmReader {
         case .not(let q):
             let (c, a) = try condition(q, t, alias: alias)
             return ("NOT (\(c))", a)
-        case .and(let l, let r), .or(let l, let r):
-            let (lc, la) = try condition(l, t, alias: alias)
-            let (rc, ra) = try condition(r, t, alias: alias)
-            let word = if case .and = query { "AND" } else { "OR" }
-            return ("(\(lc)) \(word) (\(rc))", la + ra)
+        case .and, .or:
+            // A run of one operator is one flat list (a chain of 500 `||` would otherwise nest 500
+            // brackets deep, past SQLite's parser stack).
+            let isAnd = if case .and = query { true } else { false }
+            var operands: [RealmQuery] = []
+            var left = [query]
+            while let q = left.popLast() {
+                switch (q, isAnd) {
+                case (.and(let l, let r), true), (.or(let l, let r), false): left += [r, l]
+                default: operands.append(q)
+                }
+            }
+            var (parts, arguments) = ([String](), [DatabaseValue]())
+            for o in operands {
+                let (c, a) = try condition(o, t, alias: alias)
+                parts.append("(\(c))")
+                arguments += a
+            }
+            return (parts.joined(separator: isAnd ? " AND " : " OR "), arguments)
         case .compare(let path, let op, let value, let ci):
             return try compare(path[...], op, value, ci, t, alias: alias)
         }

@@ -42,8 +42,15 @@ public indirect enum RealmQuery: Sendable, Hashable {
     }
 
     struct Parser {
+        /// How deep brackets and negations may nest, and how many conditions a query may have: a
+        /// query from a client must not take the parser's stack, or SQLite's, whatever its size.
+        static let maxNesting = 32
+        static let maxConditions = 500
+
         let chars: [Character]
         var at = 0
+        var nesting = 0
+        var conditions = 0
         let type: ObjectSchema
         let schema: Schema
         let text: String
@@ -97,8 +104,18 @@ public indirect enum RealmQuery: Sendable, Hashable {
         }
 
         mutating func negation() throws -> RealmQuery {
-            if take("NOT") || (peekBang() && take("!")) { return .not(try negation()) }
+            if take("NOT") || (peekBang() && take("!")) { return .not(try nested { try $0.negation() }) }
             return try primary()
+        }
+
+        /// `body` one level deeper (a bracket or a negation), within ``maxNesting``.
+        mutating func nested(_ body: (inout Parser) throws -> RealmQuery) throws -> RealmQuery {
+            guard nesting < Self.maxNesting else {
+                throw error("brackets and negations nest more than \(Self.maxNesting) deep")
+            }
+            nesting += 1
+            defer { nesting -= 1 }
+            return try body(&self)
         }
 
         /// A `!` that is not the start of `!=`.
@@ -109,9 +126,13 @@ public indirect enum RealmQuery: Sendable, Hashable {
 
         mutating func primary() throws -> RealmQuery {
             if take("(") {
-                let inner = try expression()
+                let inner = try nested { try $0.expression() }
                 guard take(")") else { throw error("expected ')'") }
                 return inner
+            }
+            conditions += 1
+            guard conditions <= Self.maxConditions else {
+                throw error("a query has at most \(Self.maxConditions) conditions")
             }
             if take("TRUEPREDICATE") { return .always(true) }
             if take("FALSEPREDICATE") { return .always(false) }
@@ -227,9 +248,11 @@ public indirect enum RealmQuery: Sendable, Hashable {
 }
 
 extension RealmAdapterError {
+    /// The query is quoted up to 200 characters (a client's query may be large).
     static func badQuery(_ text: String, at position: Int, _ message: String) -> RealmAdapterError {
-        RealmAdapterError(
-            .invalidValue, "query '\(text)', at character \(position + 1): \(message).",
+        let quoted = text.count > 200 ? text.prefix(200) + "…" : text[...]
+        return RealmAdapterError(
+            .invalidValue, "query '\(quoted)', at character \(position + 1): \(message).",
             context: ["query.position": "\(position + 1)"])
     }
 }

@@ -17,12 +17,84 @@ enum GraphQLLimits {
     /// levels deep would overflow the stack (a crash, before any token is checked).
     static let maxNesting = 64
 
+    /// Arguments of one field or directive, directives in one place, fields of one input object,
+    /// variables of one operation: GraphQL's validation compares them pairwise, and a probe froze
+    /// the server for every user with two requests of 160 KB (10,000 directives on one field).
+    static let maxPerPlace = 100
+    /// Operations and fragments in one request (validated pairwise too).
+    static let maxDefinitions = 100
+
     /// The request `text` parsed, if it nests no deeper than ``maxNesting``, and ``check(_:)``ed.
     static func parse(_ text: String) throws -> Document {
         try checkNesting(text)
         let document = try GraphQL.parse(source: Source(body: text))
+        try checkBreadth(document)
         try check(document)
         return document
+    }
+
+    /// Refuses a request with more than ``maxDefinitions`` operations and fragments, more than
+    /// ``maxPerPlace`` of anything in one place, or more than ``maxFields`` fields written out
+    /// (fragments not spread included: validation reads them all), before validation runs.
+    static func checkBreadth(_ document: Document) throws {
+        guard document.definitions.count <= maxDefinitions else {
+            throw GraphQLError(
+                message: "The request has more than \(maxDefinitions) operations and fragments: send fewer.")
+        }
+        var written = 0
+        func place(_ count: Int, _ what: String) throws {
+            guard count <= maxPerPlace else {
+                throw GraphQLError(
+                    message: "The request has more than \(maxPerPlace) \(what) in one place: send fewer.")
+            }
+        }
+        func value(_ v: GraphQL.Value) throws {
+            if let o = v as? ObjectValue {
+                try place(o.fields.count, "input fields")
+                for f in o.fields { try value(f.value) }
+            } else if let l = v as? ListValue {
+                for item in l.values { try value(item) }
+            }
+        }
+        func arguments(_ arguments: [Argument]) throws {
+            try place(arguments.count, "arguments")
+            for a in arguments { try value(a.value) }
+        }
+        func directives(_ directives: [Directive]) throws {
+            try place(directives.count, "directives")
+            for d in directives { try arguments(d.arguments) }
+        }
+        func selections(_ set: SelectionSet) throws {
+            for selection in set.selections {
+                switch selection {
+                case let field as Field:
+                    written += 1
+                    guard written <= maxFields else {
+                        throw GraphQLError(message: "The request asks for more than \(maxFields) fields: split it.")
+                    }
+                    try arguments(field.arguments)
+                    try directives(field.directives)
+                    if let inner = field.selectionSet { try selections(inner) }
+                case let spread as FragmentSpread:
+                    try directives(spread.directives)
+                case let inline as InlineFragment:
+                    try directives(inline.directives)
+                    try selections(inline.selectionSet)
+                default:
+                    continue
+                }
+            }
+        }
+        for definition in document.definitions {
+            if let o = definition as? OperationDefinition {
+                try place(o.variableDefinitions.count, "variables")
+                try directives(o.directives)
+                try selections(o.selectionSet)
+            } else if let f = definition as? FragmentDefinition {
+                try directives(f.directives)
+                try selections(f.selectionSet)
+            }
+        }
     }
 
     /// Refuses `text` if its brackets nest deeper than ``maxNesting``, counted outside strings,
