@@ -28,6 +28,13 @@ public struct ServerError: Error, CustomStringConvertible, Sendable {
 
     static func noSuchUser(_ name: String) -> ServerError { ServerError(404, "There is no user named '\(name)'.") }
 
+    static func nameTakenInAnotherCase(_ name: String) -> ServerError {
+        ServerError(
+            409,
+            "The user name '\(name)' belongs to another user whose name differs only in case (names compare "
+                + "without case): give this identity another id.")
+    }
+
     static func badUserName() -> ServerError {
         ServerError(
             400, "A user name is 1 to 256 characters, without control characters or spaces at either end.")

@@ -115,6 +115,14 @@ import Testing
         let bob = try await Self.jwtLogin(
             s, try await Self.sign(app, "RS256", #"{"userId": "Bob", "exp": "+300", "aud": "shop-app"}"#))
         #expect(bob.status == 409 && bob.body.contains("belongs to a user of provider password"), "\(bob.body)")
+        // Ids that differ from a user's only in case, or that user names may not be (a NUL, control
+        // characters, spaces at either end), are refused, never merged into one account (a probe
+        // found `DANA` and `dana\u0000evil` logging in as dana).
+        for (userId, status) in [("DANA", 409), (#"dana\u0000evil"#, 400), (" dana ", 400), (#"bo\nb"#, 400)] {
+            let r = try await Self.jwtLogin(
+                s, try await Self.sign(app, "RS256", #"{"userId": "\#(userId)", "exp": "+300", "aud": "shop-app"}"#))
+            #expect(r.status == status, "\(userId): \(r.status) \(r.body)")
+        }
         let asPassword = try await s.curl(
             "POST", "/auth", #"{"provider": "password", "data": "dana", "user_info": {"password": "anything-at-all"}}"#)
         #expect(asPassword.status == 401, "\(asPassword.body)")

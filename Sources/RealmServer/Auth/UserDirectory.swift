@@ -141,14 +141,20 @@ public final class UserDirectory: Sendable {
     }
 
     static func check(name: String, password: String) throws {
+        try check(name: name)
+        // bcrypt reads at most 72 bytes and stops at a NUL: anything past either would not count.
+        guard password.count >= 8 else { throw ServerError.passwordTooShort() }
+        guard password.utf8.count <= 72, !password.utf8.contains(0) else { throw ServerError.passwordUnusable() }
+    }
+
+    /// Refuses a name that is empty, longer than 256 characters, or has control characters (a NUL
+    /// among them) or spaces at either end.
+    static func check(name: String) throws {
         guard !name.isEmpty, name.count <= 256, name.trimmingCharacters(in: .whitespaces) == name,
             !name.unicodeScalars.contains(where: { CharacterSet.controlCharacters.contains($0) })
         else {
             throw ServerError.badUserName()
         }
-        // bcrypt reads at most 72 bytes and stops at a NUL: anything past either would not count.
-        guard password.count >= 8 else { throw ServerError.passwordTooShort() }
-        guard password.utf8.count <= 72, !password.utf8.contains(0) else { throw ServerError.passwordUnusable() }
     }
 
     /// The user a token names, as long as it was signed for their current password.
@@ -166,12 +172,15 @@ public final class UserDirectory: Sendable {
     /// flag follows what the provider says each time. A password user of that name keeps it:
     /// the provider cannot take over their account.
     public func externalUser(_ name: String, isAdmin: Bool, provider: String) throws -> User {
-        guard !name.isEmpty, name.count <= 256 else { throw ServerError.badUserName() }
+        try Self.check(name: name)
         return try db.write { db in
             if let row = try Row.fetchOne(db, sql: "SELECT \(User.columns) FROM user WHERE name = ?", arguments: [name])
             {
                 var user = User(row: row)
                 guard user.provider == provider else { throw ServerError.nameTaken(name, by: user.provider) }
+                // Names compare without case; an external identity is exactly its id (two ids that
+                // differ in case are two people, and the second is refused, never merged).
+                guard Array(user.name.utf8) == Array(name.utf8) else { throw ServerError.nameTakenInAnotherCase(name) }
                 if user.isAdmin != isAdmin {
                     try db.execute(sql: "UPDATE user SET is_admin = ? WHERE id = ?", arguments: [isAdmin, user.id])
                     user.isAdmin = isAdmin
