@@ -53,6 +53,8 @@ struct Run: AsyncParsableCommand {
 struct Daemon {
     let connector: any DatabaseConnector
     let group: ServiceGroup
+    /// Held while the daemon runs (one daemon per adapter and store).
+    var lock: DaemonLock?
 
     /// - Parameter extra: services that run beside the sync on its store (`run --serve`'s server).
     static func start(
@@ -61,6 +63,7 @@ struct Daemon {
     ) async throws -> Daemon {
         let (database, mapping, connector) = try Wiring.connector(c, logger: logger)
         let store = try RealmStore(directory: c.realm.store, logger: logger)
+        let lock = try DaemonLock(store: store, adapter: c.realm.adapterName)
         logger.info(
             "Preparing the database",
             metadata: ["db.target": "\(database.displayTarget)", "db.source": "\(connector.sourceName)"])
@@ -69,9 +72,11 @@ struct Daemon {
             try await connector.prepare(mapping)
         }
         do {
-            return try assemble(
+            var daemon = try assemble(
                 c, store: store, connector: connector, mapping: mapping, start: start, endpoint: endpoint,
                 extra: try await extra(store), logger: logger)
+            daemon.lock = lock
+            return daemon
         } catch {
             _ = await connector.abandonUnusedStart()
             await connector.shutdown()
@@ -128,6 +133,7 @@ struct Daemon {
     }
 
     func run() async throws {
+        defer { withExtendedLifetime(lock) {} }
         do {
             try await group.run()
         } catch {

@@ -70,6 +70,32 @@ extension PostgresIntegration {
             }
         }
 
+        /// One daemon per adapter and store: a second with its own replication slot (so the slot's
+        /// lock does not stop it) is refused, naming the adapter and the store (a probe found two
+        /// such daemons both sending each Realm change to the database, its triggers firing twice).
+        @Test(.timeLimit(.minutes(1)))
+        func aSecondDaemonOfTheAdapterOnTheStoreIsRefused() async throws {
+            try await Self.withSyncingDaemon(Self.schema) { dir, config, pg, first in
+                let text = try String(contentsOfFile: config, encoding: .utf8)
+                let other = dir + "/other.json"
+                try text.replacingOccurrences(of: #""slotName": ""#, with: #""slotName": "other_"#)
+                    .write(toFile: other, atomically: true, encoding: .utf8)
+                let second = try DaemonProcess(config: other, log: dir + "/daemon-2.log")
+                #expect(await second.process.wait() != 0)
+                let log = try String(contentsOfFile: second.log, encoding: .utf8)
+                #expect(
+                    log.contains("Another realm-adapter daemon runs adapter 'pg' on the store"), "\(log.suffix(1500))")
+                #expect(await first.terminate() == 0, Comment(rawValue: crashReport(first.log)))
+                // Once the first has stopped, the store is free.
+                let third = try DaemonProcess(config: config, log: dir + "/daemon-3.log")
+                try await third.waitUntilSyncing()
+                #expect(await third.terminate() == 0, Comment(rawValue: crashReport(third.log)))
+                _ = try await pg.sql(
+                    "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
+                        + "WHERE slot_name LIKE 'other_%' AND NOT active")
+            }
+        }
+
         /// Database → Realm: values the connector cannot read into a Realm (a numeric NaN or past 38
         /// digits, a timestamptz infinity, a date outside the years a Realm holds) make bad rows like
         /// any other: named by table, column and key, they stop the daemon (`status` exit 3), or with

@@ -1,0 +1,45 @@
+import Foundation
+
+/// One daemon per adapter and store: an exclusive lock on a file in the store directory, held
+/// while the daemon runs and released by the system when its process ends, however it ends.
+///
+/// Two daemons of one adapter on one store (each with its own replication slot, say) would each
+/// send every Realm change to the database, and each apply the database's changes once more.
+public final class DaemonLock: Sendable {
+    private let descriptor: Int32
+
+    /// Takes the lock for `adapter` in `store`, or throws if another process holds it.
+    public init(store: RealmStore, adapter: String) throws {
+        let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-_."))
+        let name = adapter.addingPercentEncoding(withAllowedCharacters: allowed) ?? "adapter"
+        let file = store.directory + "/daemon-\(name).lock"
+        let fd = open(file, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw RealmAdapterError.daemonLockUnavailable(file, errno: errno)
+        }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            close(fd)
+            throw RealmAdapterError.daemonRunning(adapter: adapter, store: store.directory)
+        }
+        descriptor = fd
+    }
+
+    deinit { close(descriptor) }
+}
+
+extension RealmAdapterError {
+    static func daemonRunning(adapter: String, store: String) -> RealmAdapterError {
+        RealmAdapterError(
+            .invalidState,
+            "Another realm-adapter daemon runs adapter '\(adapter)' on the store \(store): stop it before starting "
+                + "this one (two would each send every Realm change to the database).",
+            context: ["store": store, "adapter": adapter])
+    }
+
+    static func daemonLockUnavailable(_ file: String, errno: Int32) -> RealmAdapterError {
+        RealmAdapterError(
+            .storeUnavailable,
+            "Cannot open the daemon's lock file \(file): \(String(cString: strerror(errno))). Check that the "
+                + "store directory is writable by this user.", context: ["file": file])
+    }
+}
