@@ -17,12 +17,14 @@ struct Status: AsyncParsableCommand {
             database rejected, which stopped the daemon, is shown with the database's error and what \
             to do (exit code 3; see `realm-adapter dead-letter`). Each webhook (events.webhooks) \
             shows how many transactions it has still to deliver, since when, and its dead letters \
-            (exit code 2). A load that started and did not finish is named (exit code 2): `run` \
+            (exit code 2): the first 10, by path and version, or all with --all-dead-letters. A load that started and did not finish is named (exit code 2): `run` \
             refuses to start until `load` has run to its end.
             """
     )
 
     @OptionGroup var options: ConfigOptions
+    @Flag(help: "List every webhook dead letter (without it, the first 10 of each webhook).")
+    var allDeadLetters = false
 
     func run() async throws {
         try await reportingErrors {
@@ -127,8 +129,12 @@ struct Status: AsyncParsableCommand {
             print(
                 "webhook \(w.name): \(lag.pending) transaction(s) to deliver in \(lag.realms) Realm(s)\(age), "
                     + "\(lag.deadLetters.count) dead letter(s)")
-            for d in lag.deadLetters.prefix(10) {
+            let shown = allDeadLetters ? lag.deadLetters[...] : lag.deadLetters.prefix(10)
+            for d in shown {
                 print("  dead letter: \(d.path) version \(d.version) after \(d.attempts) attempts: \(d.error)")
+            }
+            if shown.count < lag.deadLetters.count {
+                print("  … and \(lag.deadLetters.count - shown.count) more (--all-dead-letters lists them)")
             }
             dead = dead || !lag.deadLetters.isEmpty
         }

@@ -70,6 +70,22 @@ extension PostgresIntegration {
             }
         }
 
+        /// A row that stopped the daemon, fixed in the database and reloaded, is no longer named by
+        /// `status` (a probe found it still `blocked:`, exit 3, until the next change arrived).
+        @Test(.timeLimit(.minutes(1)))
+        func aLoadPastABlockingRowClearsIt() async throws {
+            try await Self.withSyncingDaemon(Self.schema) { dir, config, pg, first in
+                _ = try await pg.sql(#"INSERT INTO "Task" VALUES (1, 'ann', '{a,NULL}')"#)
+                #expect(await first.process.wait() == 1)
+                _ = try await pg.sql(#"DELETE FROM "Task" WHERE id = 1"#)
+                let cli = ChildProcess.built("realm-adapter")
+                let load = try await ChildProcess.run(cli, ["load", "--config", config])
+                #expect(load.status == 0, "\(load.stderr)")
+                let status = try await ChildProcess.run(cli, ["status", "--config", config])
+                #expect(status.status != 3 && !status.stdout.contains("blocked:"), "\(status.stdout)")
+            }
+        }
+
         /// One daemon per adapter and store: a second with its own replication slot (so the slot's
         /// lock does not stop it) is refused, naming the adapter and the store (a probe found two
         /// such daemons both sending each Realm change to the database, its triggers firing twice).

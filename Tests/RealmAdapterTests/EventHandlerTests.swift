@@ -121,6 +121,20 @@ import Testing
         #expect(letters.first?.error.isEmpty == false)
     }
 
+    /// Dead letters come by path and version, as numbers (a probe found `@10` listed before `@9`,
+    /// and `status` showing ten of eleven without saying so).
+    @Test func deadLettersComeInVersionOrder() throws {
+        let t = try TemporaryStore()
+        for version in [9, 10, 2, 11] {
+            try EventDeadLetter(handler: "h", path: "/a", version: Int64(version), attempts: 1, error: "x")
+                .record(in: t.store)
+        }
+        try EventDeadLetter(handler: "h", path: "/0", version: 20, attempts: 1, error: "x").record(in: t.store)
+        #expect(
+            try EventDeadLetter.all(in: t.store, handler: "h").map { "\($0.path)@\($0.version)" }
+                == ["/0@20", "/a@2", "/a@9", "/a@10", "/a@11"])
+    }
+
     /// A Realm that never catches up (each event writes another transaction to it) does not
     /// starve the others: Realms take turns, a batch each.
     @Test func aBusyRealmDoesNotStarveTheOthers() async throws {

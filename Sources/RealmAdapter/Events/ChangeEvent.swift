@@ -58,5 +58,6 @@ public struct EventDeadLetter: Sendable, Equatable {
             return EventDeadLetter(
                 handler: handler, path: path, version: version, attempts: Int(attempts), error: error)
         }
+        .sorted { ($0.path, $0.version) < ($1.path, $1.version) }
     }
 }
