@@ -29,6 +29,9 @@ extension RealmStore {
         }
     }
 
+    /// Whether an adapter wants changes recorded (an event handler or webhook follows Realms).
+    public func recordsChanges() throws -> Bool { try read { db in try !changeRecordingFilters(db).isEmpty } }
+
     /// The path filters of the adapters that want changes recorded, read inside the write
     /// transaction (another process may have registered one since): none, the common case,
     /// costs one query per commit.

@@ -138,8 +138,12 @@ public final class DatabaseToRealmService: Service {
                 pump.cancelAll()
             }
             while case let arrived = try await ahead.next(atMost: Self.readAhead), !arrived.isEmpty {
+                // Not while an event handler or webhook follows the Realms (one may register at any
+                // time, from another process): merged, a row inserted and deleted again would be
+                // no change at all, and it would never hear of it.
+                let recorded = try await applier.store.perform { [applier] in try applier.store.recordsChanges() }
                 let runs = DatabaseTransaction.mergingRuns(
-                    arrived, maxChanges: Self.mergedChanges, after: replayedThrough)
+                    arrived, maxChanges: recorded ? 0 : Self.mergedChanges, after: replayedThrough)
                 for (tx, originals) in runs {
                     for _ in originals { try Failpoint.dbToRealmReceived.hit() }
                     try await applyRecordingABlock(tx)

@@ -11,6 +11,13 @@ public protocol ScenarioDatabase: Sendable {
     var databaseSection: String { get }
     /// Runs SQL as an app would (not through the connector): the rows of the last statement, as text.
     func sql(_ text: String) async throws -> [[String?]]
+    /// Whether the connector's stream keeps the database's transactions apart (the SQLite
+    /// example's change log, polled, may join several into one).
+    static var keepsTransactionsApart: Bool { get }
+}
+
+extension ScenarioDatabase {
+    public static var keepsTransactionsApart: Bool { true }
 }
 
 /// A scenario's expectation that did not hold.

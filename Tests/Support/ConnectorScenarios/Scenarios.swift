@@ -16,6 +16,8 @@ public enum Scenarios {
             ("transactions that arrive together apply together", transactionsThatArriveTogetherApplyTogether),
             ("the load hands off exactly under concurrent writes", theLoadHandsOffExactlyUnderConcurrentWrites),
         ]
+            + (D.keepsTransactionsApart
+                ? [("event handlers see each database transaction", eventHandlersSeeEachDatabaseTransaction)] : [])
     }
 
     static func item(_ id: Int64, n: Int64, note: String? = nil) -> Instruction {
@@ -201,6 +203,35 @@ public enum Scenarios {
                 positions == positions.sorted() && Set(positions).count == positions.count,
                 "positions in commit order: \(positions)")
             try require(try h.realmItems().map { $0[1] } == (0...40).map { String($0) }, "each row as committed")
+        }
+    }
+
+    /// With an event handler (or webhook) following the Realms, transactions that arrive together
+    /// are applied one by one: merged, a row inserted in one and deleted in the next would leave
+    /// no change at all, and the handler would never hear of it (a probe's webhook missed orders
+    /// placed and cancelled while the daemon was busy).
+    public static func eventHandlersSeeEachDatabaseTransaction<D: ScenarioDatabase>(_ db: D) async throws {
+        try await ScenarioHarness.run(db) { h in
+            try await h.withDaemon {
+                _ = try await db.sql(#"INSERT INTO "Item" (id, n) VALUES (0, 0)"#)
+                try await eventually("the first row in the Realm") { try h.realmItems().count == 1 }
+            }
+            let events = try Adapter(store: h.store, name: "events", pathRegex: "^/items$", recordsChanges: true)
+            for id in 1...20 {
+                _ = try await db.sql(#"INSERT INTO "Item" (id, n) VALUES (\#(id), \#(id))"#)
+                _ = try await db.sql(#"DELETE FROM "Item" WHERE id = \#(id)"#)
+            }
+            _ = try await db.sql(#"UPDATE "Item" SET n = 99 WHERE id = 0"#)
+            try await h.withDaemon {
+                try await eventually("the last change in the Realm") { try h.realmItems() == [["0", "99", nil]] }
+            }
+            var inserted = 0
+            while let tx = try events.current("/items") {
+                let changes = try h.store.changeSet(of: tx, in: "/items")
+                inserted += changes.types.reduce(0) { $0 + $1.inserted.count }
+                try events.advance("/items")
+            }
+            try require(inserted == 20, "the handler sees each of the 20 rows inserted: \(inserted)")
         }
     }
 

@@ -19,6 +19,8 @@ struct SQLiteScenarioDatabase: ScenarioDatabase {
     }
 
     var connectors: ConnectorRegistry { .sqlite }
+    /// Its change log, polled, may join transactions committed between two polls.
+    static var keepsTransactionsApart: Bool { false }
     var databaseSection: String {
         #"{"type": "sqlite", "file": "\#(file)", "createSchema": true, "pollIntervalMs": 5, "#
             + #""retry": {"attempts": 0, "delayMs": 20, "maxDelayMs": 200}}"#
