@@ -137,6 +137,29 @@ import Testing
 extension HostileValueTests {
     /// NaN and the infinities are values of `float` and `double` properties (Realm keeps them): the
     /// store gives back what was written (SQLite stores a NaN as NULL when it is bound as a REAL).
+    /// JSON has no NaN or infinity: they travel as text and come back as numbers (a probe found
+    /// them written as `null` in webhook payloads, `realm dump` and `realm history`).
+    @Test func notANumberAndTheInfinitiesTravelInJSONAsText() throws {
+        let double = Property(name: "d", type: .scalar(.double))
+        let float = Property(name: "f", type: .scalar(.float))
+        for (value, text) in [(Double.nan, "NaN"), (.infinity, "Infinity"), (-.infinity, "-Infinity")] {
+            #expect(Value.double(value).json == .string(text))
+            #expect(Value.float(Float(value)).json == .string(text))
+            let back = try Value(json: .string(text)).coerced(to: double, in: .empty)
+            guard case .double(let d) = back else {
+                Issue.record("\(text) came back as \(back)")
+                continue
+            }
+            #expect(d.isNaN ? value.isNaN : d == value)
+            guard case .float(let f) = try Value(json: .string(text)).coerced(to: float, in: .empty) else {
+                Issue.record("\(text) is not a float")
+                continue
+            }
+            #expect(f.isNaN ? value.isNaN : Double(f) == value)
+        }
+        #expect(throws: RealmAdapterError.self) { try Value.string("nan").coerced(to: double, in: .empty) }
+    }
+
     @Test func notANumberAndTheInfinitiesAreKept() async throws {
         let t = try TemporaryStore()
         let type = ObjectSchema(

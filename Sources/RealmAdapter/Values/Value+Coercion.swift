@@ -68,6 +68,10 @@ extension Value {
             }
             return .float(Float(d))
         case (.float, .int(let i)): return .float(Float(i))
+        case (.float, .string(let s)), (.double, .string(let s)):
+            // JSON has no NaN or infinity: they travel as this text (``json``).
+            guard let d = Self.nonFinite[s] else { throw mismatch() }
+            return type == .float ? .float(Float(d)) : .double(d)
         case (.double, .int(let i)): return .double(Double(i))
         case (.double, .float(let f)): return .double(Double(f))
         case (.int, .double(let d)) where d.rounded() == d && abs(d) < 9.2e18: return .int(Int64(d))
@@ -125,15 +129,19 @@ extension Value {
         }
     }
 
+    /// The text of a float or double that JSON cannot write as a number.
+    static let nonFinite: [String: Double] = ["NaN": .nan, "Infinity": .infinity, "-Infinity": -.infinity]
+
     /// The JSON form of instructions (README: Instructions in JSON): dates as ISO-8601, data as
-    /// base64, decimals, UUIDs and ObjectIds as strings.
+    /// base64, decimals, UUIDs and ObjectIds as strings, and a float or double that is NaN or
+    /// infinite as `"NaN"`, `"Infinity"` or `"-Infinity"` (JSON has no such numbers).
     public var json: JSONValue {
         switch self {
         case .null: .null
         case .bool(let b): .bool(b)
         case .int(let i): .int(i)
-        case .float(let f): .double(Double(f))
-        case .double(let d): .double(d)
+        case .float(let f): Self.json(Double(f))
+        case .double(let d): Self.json(d)
         case .string(let s): .string(s)
         case .data(let d): .string(d.base64EncodedString())
         case .date(let t): .string(t.iso8601)
@@ -142,5 +150,9 @@ extension Value {
         case .objectId(let o): .string(o.description)
         case .list(let l): .array(l.map(\.json))
         }
+    }
+
+    private static func json(_ d: Double) -> JSONValue {
+        d.isFinite ? .double(d) : .string(d.isNaN ? "NaN" : d > 0 ? "Infinity" : "-Infinity")
     }
 }
