@@ -31,8 +31,8 @@ extension RealmAdapterError {
     static func daemonRunning(adapter: String, store: String) -> RealmAdapterError {
         RealmAdapterError(
             .invalidState,
-            "Another realm-adapter daemon runs adapter '\(adapter)' on the store \(store): stop it before starting "
-                + "this one (two would each send every Realm change to the database).",
+            "Another realm-adapter daemon is running adapter '\(adapter)' on the store \(store): stop it before "
+                + "starting this one (two would each send every Realm change to the database).",
             context: ["store": store, "adapter": adapter])
     }
 

@@ -28,8 +28,8 @@ enum GraphQLLimits {
     static func parse(_ text: String) throws -> Document {
         try checkNesting(text)
         let document = try GraphQL.parse(source: Source(body: text))
-        try checkBreadth(document)
         try check(document)
+        try checkBreadth(document)
         return document
     }
 
