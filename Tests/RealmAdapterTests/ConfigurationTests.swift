@@ -195,6 +195,23 @@ extension ConfigurationTests {
 }
 
 extension ConfigurationTests {
+    /// libpq also reads a URL's query (`?host=…&port=…&password=…`): a password there moves to the
+    /// secret as well, and messages name the host and port it gives (a probe's error named
+    /// localhost:5432 for `postgresql:///db?host=127.0.0.1&port=1`).
+    @Test func aURLsQueryCountsLikeItsOtherParts() throws {
+        let c = try decode(
+            minimal(
+                database: #""database": {"type": "postgres", "url": "postgresql:///app?host=10.0.0.7&port=6432"#
+                    + #"&password=s3cr%26t&sslmode=require"}"#))
+        #expect(c.database?.password?.value == "s3cr&t")
+        let everything = "\(c) \(String(reflecting: c)) \(c.database!.displayTarget) \(c.database?.url ?? "")"
+        #expect(!everything.contains("s3cr"), "\(everything)")
+        #expect(c.database?.displayTarget == "10.0.0.7:6432/app")
+        #expect(c.database?.url == "postgresql:///app?host=10.0.0.7&port=6432&sslmode=require")
+    }
+}
+
+extension ConfigurationTests {
     /// libpq's key=value form: the password moves to the secret, out of everything printed.
     @Test func aPasswordInKeywordFormMovesToTheSecret() throws {
         let url = #"host=db.example port=5433 user=app dbname=shop password='s3 cr\'et' sslmode=require"#

@@ -33,16 +33,28 @@ public struct ConnectionString: Sendable, Equatable {
             throw RealmAdapterError.invalidConnectionString(
                 "not a URL of the form postgresql://user@host:port/database")
         }
-        password = parts.percentEncodedPassword.map { $0.removingPercentEncoding ?? $0 }
+        // libpq reads the query's parameters too (`?host=…&password=…`), and they win over the
+        // URL's other parts: the password comes out of it as well.
+        let query = parts.queryItems ?? []
+        func parameter(_ name: String) -> String? { query.last { $0.name == name }?.value }
+        password = parameter("password") ?? parts.percentEncodedPassword.map { $0.removingPercentEncoding ?? $0 }
         parts.password = nil
+        if query.contains(where: { $0.name == "password" }) {
+            let rest = query.filter { $0.name != "password" }
+            parts.queryItems = rest.isEmpty ? nil : rest
+        }
         withoutPassword = parts.string ?? text
-        host = parts.host.flatMap { $0.isEmpty ? nil : $0 }
-        guard parts.port.map({ (1...65535).contains($0) }) ?? true else {
+        host = parameter("host") ?? parts.host.flatMap { $0.isEmpty ? nil : $0 }
+        let givenPort = try parameter("port").map { text in
+            guard let p = Int(text) else { throw RealmAdapterError.invalidConnectionString("its port is not a number") }
+            return p
+        }
+        guard (givenPort ?? parts.port).map({ (1...65535).contains($0) }) ?? true else {
             throw RealmAdapterError.invalidConnectionString("its port is not between 1 and 65535")
         }
-        port = parts.port
-        user = parts.user
-        let name = String(parts.path.drop { $0 == "/" })
+        port = givenPort ?? parts.port
+        user = parameter("user") ?? parts.user
+        let name = parameter("dbname") ?? String(parts.path.drop { $0 == "/" })
         database = name.isEmpty ? nil : name
     }
 
