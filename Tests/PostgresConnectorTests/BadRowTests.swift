@@ -100,7 +100,8 @@ extension PostgresIntegration {
                 #expect(await second.process.wait() != 0)
                 let log = try String(contentsOfFile: second.log, encoding: .utf8)
                 #expect(
-                    log.contains("Another realm-adapter daemon is running adapter 'pg' on the store"), "\(log.suffix(1500))")
+                    log.contains("Another realm-adapter daemon is running adapter 'pg' on the store"),
+                    "\(log.suffix(1500))")
                 #expect(await first.terminate() == 0, Comment(rawValue: crashReport(first.log)))
                 // Once the first has stopped, the store is free.
                 let third = try DaemonProcess(config: config, log: dir + "/daemon-3.log")
