@@ -35,6 +35,7 @@ struct DeadLetter: AsyncParsableCommand {
             let status = try await connector.statusReport(adapter: c.realm.adapterName)
             guard !status.streaming else { throw RealmAdapterError.daemonRunning(stream: status.streamName) }
             let store = try RealmStore(directory: c.realm.store, logger: logger)
+            guard try store.contains(path) else { throw RealmAdapterError.realmNotFound(path) }
             let adapter = try Adapter(
                 store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)
             // The database may hold it already (a crash after its commit): then it is not blocking.

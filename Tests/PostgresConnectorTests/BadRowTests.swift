@@ -261,6 +261,10 @@ extension PostgresIntegration {
                 let wrong = try await ChildProcess.run(
                     cli, ["dead-letter", "/SQLDemo", "--version", "\(version + 1)", "--config", config])
                 #expect(wrong.status == 1, "\(wrong.stdout)")
+                // A path with no Realm is said to be one (a probe was told "nothing is blocked").
+                let nowhere = try await ChildProcess.run(cli, ["dead-letter", "/nope", "--config", config])
+                #expect(
+                    nowhere.status == 1 && nowhere.stderr.contains("There is no Realm at /nope"), "\(nowhere.stderr)")
                 let moved = try await ChildProcess.run(
                     cli, ["dead-letter", "/SQLDemo", "--version", "\(version)", "--config", config])
                 #expect(moved.status == 0, "\(moved.stderr)")

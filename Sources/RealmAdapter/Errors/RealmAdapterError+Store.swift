@@ -27,7 +27,7 @@ extension RealmAdapterError {
     }
 
     /// A Realm the store does not have.
-    static func realmNotFound(_ path: String) -> RealmAdapterError {
+    public static func realmNotFound(_ path: String) -> RealmAdapterError {
         RealmAdapterError(
             .realmNotFound,
             "There is no Realm at \(path) in this store. `realm-adapter realm list` shows the Realms it has.",
