@@ -70,6 +70,9 @@ struct Load: AsyncParsableCommand {
             var storeOptions = RealmStore.Options()
             storeOptions.durable = false
             let store = try RealmStore(directory: c.realm.store, options: storeOptions, logger: logger)
+            // Not beside a daemon of the adapter, even one reconnecting (its slot idle).
+            let lock = try DaemonLock.forLoad(store: store, adapter: c.realm.adapterName)
+            defer { withExtendedLifetime(lock) {} }
             let adapter = try Adapter(
                 store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)
             let loader = Loader(

@@ -60,7 +60,7 @@ struct Status: AsyncParsableCommand {
                     blocked.append(b)
                 }
                 let version = try store.version(of: path)
-                let position = try store.sourcePosition(connector.sourceName, of: path).map(
+                let position = try store.sourcePosition(connector.sourceName, of: path, origin: adapter.origin).map(
                     connector.describe(position:))
                 rows.append([
                     path, String(version), String(pending[path] ?? 0), db.applied[path].map(String.init) ?? "-",
@@ -108,7 +108,7 @@ struct Status: AsyncParsableCommand {
                     "  Fix the database and start `realm-adapter run` again (it retries), or move it aside with "
                         + "`realm-adapter dead-letter \(b.path) --version \(b.version) --config \(options.config)`.")
             }
-            let blockedRow = try BlockedRow.current(in: store, source: connector.sourceName)
+            let blockedRow = try BlockedRow.current(in: store, source: connector.sourceName, origin: adapter.origin)
             if let b = blockedRow {
                 print(
                     "blocked: a database change no Realm can hold stopped the daemon at "

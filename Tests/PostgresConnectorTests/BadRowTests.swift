@@ -102,6 +102,12 @@ extension PostgresIntegration {
                 #expect(
                     log.contains("Another realm-adapter daemon is running adapter 'pg' on the store"),
                     "\(log.suffix(1500))")
+                // Nor does a load start beside it: a probe's load ran while the daemon was reconnecting
+                // (its slot idle), and both wrote to the Realms.
+                let load = try await ChildProcess.run(ChildProcess.built("realm-adapter"), ["load", "--config", other])
+                #expect(
+                    load.status == 1 && load.stderr.contains("stop `realm-adapter run` before loading"),
+                    "\(load.stderr)")
                 #expect(await first.terminate() == 0, Comment(rawValue: crashReport(first.log)))
                 // Once the first has stopped, the store is free.
                 let third = try DaemonProcess(config: config, log: dir + "/daemon-3.log")

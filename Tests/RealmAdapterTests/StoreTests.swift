@@ -275,12 +275,35 @@ import Testing
         #expect(try t.store.sourcePosition("postgres", of: "/b") == "00000003")
         #expect(try t.store.latestPosition(from: "postgres") == "00000003")
         // A load's hand-off counts for all.
-        try t.store.recordSourcePosition(SourcePosition(source: "postgres", position: "00000005"))
+        try t.store.recordSourcePosition(SourcePosition(source: "postgres", position: "00000005"), origin: "pg")
         #expect(try t.store.sourcePosition("postgres", of: "/a") == "00000005")
         #expect(try t.store.sourcePosition("postgres", of: "/b") == "00000005")
         #expect(try t.store.holdsChanges(from: "postgres") && !t.store.holdsChanges(from: "sqlserver"))
         // Recorded once: only the position for /b alone is kept per Realm.
         #expect(try t.store.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM source_position") } == 1)
+    }
+
+    /// Each writer keeps its own position of a source: two adapters on one store following two
+    /// databases whose slots share a name have one source name (a probe's second database had all
+    /// its changes skipped as replays, for good, under the other's position).
+    @Test func aSourcePositionIsKeptPerWriter() throws {
+        let t = try TemporaryStore()
+        try t.store.addTaskSchema("/a")
+        try t.store.addTaskSchema("/b")
+        let insert = Instruction.insert(objectType: "Person", identity: "x", values: ["id": "x"])
+        for (path, origin, position) in [("/a", "adapter:a", "0000000B"), ("/b", "adapter:b", "00000003")] {
+            try t.store.apply(
+                [insert], to: path, origin: origin, sourcePosition: SourcePosition(source: "pg:s", position: position))
+        }
+        #expect(try t.store.standings(of: ["/b"], source: "pg:s", origin: "adapter:b")["/b"]?.position == "00000003")
+        #expect(try t.store.sourcePosition("pg:s", of: "/a", origin: "adapter:b") == "00000003")
+        #expect(try t.store.latestPosition(from: "pg:s", origin: "adapter:b") == "00000003")
+        #expect(try t.store.latestPosition(from: "pg:s", origin: "adapter:a") == "0000000B")
+        #expect(try t.store.holdsChanges(from: "pg:s", origin: "adapter:b"))
+        #expect(try !t.store.holdsChanges(from: "pg:s", origin: "adapter:c"))
+        try t.store.recordSourcePosition(SourcePosition(source: "pg:s", position: "00000005"), origin: "adapter:b")
+        #expect(try t.store.latestPosition(from: "pg:s", origin: "adapter:b") == "00000005")
+        #expect(try t.store.latestPosition(from: "pg:s", origin: "adapter:a") == "0000000B")
     }
 
     @Test(arguments: [

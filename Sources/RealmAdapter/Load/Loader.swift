@@ -140,7 +140,7 @@ public final class Loader: @unchecked Sendable {
     /// between (``LoadRun/passing``): only the Realms where a cursor is still behind are left.
     func recordHandOff(_ position: String) throws {
         // For the whole store: the snapshot holds every transaction before it, for each Realm.
-        try store.recordSourcePosition(SourcePosition(source: source, position: position))
+        try store.recordSourcePosition(SourcePosition(source: source, position: position), origin: adapter.origin)
         let cursor = try adapter.databaseOrderCursor(logger: logger)
         let behind = Set(try adapter.pathsBehind() + cursor.pathsBehind())
         let paths = behind.isEmpty ? [] : try mappedPaths().filter(behind.contains)

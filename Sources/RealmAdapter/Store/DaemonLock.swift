@@ -1,10 +1,13 @@
 import Foundation
 
-/// One daemon per adapter and store: an exclusive lock on a file in the store directory, held
-/// while the daemon runs and released by the system when its process ends, however it ends.
+/// One daemon (or load) per adapter and store: an exclusive lock on a file in the store
+/// directory, held while the daemon or the load runs and released by the system when its process
+/// ends, however it ends.
 ///
 /// Two daemons of one adapter on one store (each with its own replication slot, say) would each
-/// send every Realm change to the database, and each apply the database's changes once more.
+/// send every Realm change to the database, and each apply the database's changes once more; a
+/// load beside a daemon (one that is reconnecting, whose slot is idle) would set where its stream
+/// starts while it streams.
 public final class DaemonLock: Sendable {
     private let descriptor: Int32
 
@@ -25,14 +28,31 @@ public final class DaemonLock: Sendable {
     }
 
     deinit { close(descriptor) }
+
+    /// The lock for a load, refused with what to do while a daemon (or another load) holds it.
+    public static func forLoad(store: RealmStore, adapter: String) throws -> DaemonLock {
+        do {
+            return try DaemonLock(store: store, adapter: adapter)
+        } catch let e as RealmAdapterError where e.code == .invalidState {
+            throw RealmAdapterError.loadBesideDaemon(adapter: adapter, store: store.directory)
+        }
+    }
 }
 
 extension RealmAdapterError {
     static func daemonRunning(adapter: String, store: String) -> RealmAdapterError {
         RealmAdapterError(
             .invalidState,
-            "Another realm-adapter daemon is running adapter '\(adapter)' on the store \(store): stop it before "
-                + "starting this one (two would each send every Realm change to the database).",
+            "Another realm-adapter daemon is running adapter '\(adapter)' on the store \(store) (or a load is): "
+                + "stop it before starting this one (two would each send every Realm change to the database).",
+            context: ["store": store, "adapter": adapter])
+    }
+
+    static func loadBesideDaemon(adapter: String, store: String) -> RealmAdapterError {
+        RealmAdapterError(
+            .invalidState,
+            "A realm-adapter daemon (or another load) is running adapter '\(adapter)' on the store \(store): stop "
+                + "`realm-adapter run` before loading (a load sets where the daemon's stream starts).",
             context: ["store": store, "adapter": adapter])
     }
 

@@ -2,17 +2,21 @@ import GRDB
 
 /// Source positions (``SourcePosition``): how far the store holds each connector's stream.
 ///
-/// A source's positions are recorded in commit order, one ordered stream: a store transaction
-/// that carries one records it once for the whole store (`source_floor`), not once per Realm it
-/// writes, for a database transaction is applied to all its Realms at once or to none. So every
-/// Realm holds every transaction of the source up to the position recorded last: one that touched
-/// it was applied, one that did not had nothing for it. Stores written before kept a position per
-/// Realm (`source_position`, still written by ``recordSourcePosition(_:in:)``); a Realm's position
-/// is the higher of its own and the store's.
+/// A source's positions are recorded in commit order, one ordered stream per writer (an
+/// adapter's origin): a store transaction that carries one records it once for the whole store
+/// (`source_floor`, by source and origin), not once per Realm it writes, for a database
+/// transaction is applied to all its Realms at once or to none. So every Realm holds every
+/// transaction of the writer's stream up to the position recorded last: one that touched it was
+/// applied, one that did not had nothing for it. Kept per writer, since two adapters on one store
+/// may follow two databases whose streams have one name (Postgres slots named alike). Stores
+/// written before kept a position per Realm (`source_position`, still written by
+/// ``recordSourcePosition(_:in:)``); a Realm's position is the higher of its own and the store's.
+///
+/// Reads take the writer's `origin`; without it, the highest of any writer counts.
 extension RealmStore {
     /// The last source position recorded for `source` with a transaction of the Realm at `path`
     /// (or with the store's, or a load's hand-off), or nil if none was.
-    public func sourcePosition(_ source: String, of path: String) throws -> String? {
+    public func sourcePosition(_ source: String, of path: String, origin: String? = nil) throws -> String? {
         try read { db in
             guard let r = try Self.realmRow(db, path) else { return nil }
             let own = try String.fetchOne(
@@ -21,16 +25,18 @@ extension RealmStore {
                         SELECT position FROM source_position
                         WHERE realm_id = ? AND source_id = (SELECT id FROM source WHERE name = ?)
                         """), arguments: [r.id, source])
-            return Self.later(own, try floor(db, source))
+            return Self.later(own, try floor(db, source, origin))
         }
     }
 
     /// For each of `paths` that has a Realm: its version and the last position recorded for
     /// `source` with its transactions, in one read (a database transaction touching many
     /// per-user Realms asks for all of them at once).
-    public func standings(of paths: [String], source: String) throws -> [String: (version: Int64, position: String?)] {
+    public func standings(of paths: [String], source: String, origin: String? = nil) throws
+        -> [String: (version: Int64, position: String?)]
+    {
         try read { db in
-            let floor = try floor(db, source)
+            let floor = try floor(db, source, origin)
             // One statement for all the paths (each finds its Realm by the path index).
             let rows = try Row.fetchCursor(
                 db.cachedStatement(
@@ -57,11 +63,11 @@ extension RealmStore {
         }
     }
 
-    /// Records `position` as the last of its source for the whole store, in one durable
-    /// transaction, without a transaction in any history: a load's hand-off, whose snapshot holds
-    /// every transaction before it for all the Realms the source writes.
-    public func recordSourcePosition(_ position: SourcePosition) throws {
-        try writeRecordingPosition { db in try Self.recordFloor(db, position) }
+    /// Records `position` as the last of its source written by `origin` for the whole store, in
+    /// one durable transaction, without a transaction in any history: a load's hand-off, whose
+    /// snapshot holds every transaction before it for all the Realms the source writes.
+    public func recordSourcePosition(_ position: SourcePosition, origin: String) throws {
+        try writeRecordingPosition { db in try Self.recordFloor(db, position, origin: origin) }
     }
 
     private func writeRecordingPosition(_ body: (Database) throws -> Void) throws {
@@ -76,15 +82,15 @@ extension RealmStore {
 
     /// Records `position` for the whole store, within the caller's transaction (once per store
     /// transaction, however many Realms it writes).
-    static func recordFloor(_ db: Database, _ position: SourcePosition) throws {
-        try db.cachedStatement(sql: "INSERT OR REPLACE INTO source_floor (source, position) VALUES (?, ?)")
-            .execute(arguments: [position.source, position.position])
+    static func recordFloor(_ db: Database, _ position: SourcePosition, origin: String) throws {
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO source_floor (source, origin, position) VALUES (?, ?, ?)")
+            .execute(arguments: [position.source, origin, position.position])
     }
 
     /// Whether any Realm holds a transaction from `source` (one query, whatever the number of Realms).
-    public func holdsChanges(from source: String) throws -> Bool {
+    public func holdsChanges(from source: String, origin: String? = nil) throws -> Bool {
         try read { db in
-            try floor(db, source) != nil
+            try floor(db, source, origin) != nil
                 || Bool.fetchOne(
                     db,
                     sql: """
@@ -96,21 +102,27 @@ extension RealmStore {
 
     /// The highest position any Realm holds from `source` (positions of one source sort as
     /// strings in commit order), or nil if none does.
-    public func latestPosition(from source: String) throws -> String? {
+    public func latestPosition(from source: String, origin: String? = nil) throws -> String? {
         try read { db in
             let own = try String.fetchOne(
                 db,
                 sql: """
                     SELECT max(position) FROM source_position WHERE source_id = (SELECT id FROM source WHERE name = ?)
                     """, arguments: [source])
-            return Self.later(own, try floor(db, source))
+            return Self.later(own, try floor(db, source, origin))
         }
     }
 
-    /// The position recorded last for `source` for the whole store.
-    private func floor(_ db: Database, _ source: String) throws -> String? {
-        try String.fetchOne(
-            db.cachedStatement(sql: "SELECT position FROM source_floor WHERE source = ?"), arguments: [source])
+    /// The position `origin` recorded last for `source` for the whole store (any writer's highest
+    /// without it).
+    private func floor(_ db: Database, _ source: String, _ origin: String?) throws -> String? {
+        guard let origin else {
+            return try String.fetchOne(
+                db.cachedStatement(sql: "SELECT max(position) FROM source_floor WHERE source = ?"), arguments: [source])
+        }
+        return try String.fetchOne(
+            db.cachedStatement(sql: "SELECT position FROM source_floor WHERE source = ? AND origin = ?"),
+            arguments: [source, origin])
     }
 
     /// The later of two positions of one source (they sort as strings in commit order).

@@ -206,7 +206,7 @@ extension RealmStore {
                     versions.append(version)
                 }
                 // Once for the store: each of the Realms holds the source's transactions up to it.
-                if let sourcePosition, !paths.isEmpty { try Self.recordFloor(db, sourcePosition) }
+                if let sourcePosition, !paths.isEmpty { try Self.recordFloor(db, sourcePosition, origin: origin) }
                 return versions
             }
         } catch {

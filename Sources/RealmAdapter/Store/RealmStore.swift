@@ -170,7 +170,9 @@ public final class RealmStore: Sendable {
         m.registerMigration("v9: source positions for the whole store") { db in
             try db.execute(
                 sql: """
-                    CREATE TABLE IF NOT EXISTS source_floor (source TEXT PRIMARY KEY, position TEXT NOT NULL) WITHOUT ROWID
+                    CREATE TABLE IF NOT EXISTS source_floor (
+                        source TEXT NOT NULL, origin TEXT NOT NULL, position TEXT NOT NULL,
+                        PRIMARY KEY (source, origin)) WITHOUT ROWID
                     """)
         }
         return m

@@ -25,11 +25,11 @@ public struct BlockedRow: Sendable, Equatable {
 
     /// The record for `source`, if the store has not got past it since (the daemon, or a load
     /// whose snapshot is later: a probe found `status` naming a row a reload had fixed).
-    public static func current(in store: RealmStore, source: String) throws -> BlockedRow? {
+    public static func current(in store: RealmStore, source: String, origin: String? = nil) throws -> BlockedRow? {
         guard let text = try store.metadata(key(source: source)), case let json = try JSONValue(parsing: text),
             case .string(let position)? = json["position"], case .string(let error)? = json["error"]
         else { return nil }
-        if let held = try store.latestPosition(from: source), held >= position { return nil }
+        if let held = try store.latestPosition(from: source, origin: origin), held >= position { return nil }
         return BlockedRow(position: position, error: error)
     }
 

@@ -101,7 +101,7 @@ public struct RealmApplier: Sendable {
             }
         }
         // Realms that already hold this transaction (a replay after a crash) are skipped.
-        var held = try store.standings(of: groups.map(\.path), source: source)
+        var held = try store.standings(of: groups.map(\.path), source: source, origin: origin)
         let toApply = groups.filter { g in !(held[g.path]?.position.map { $0 >= transaction.position } ?? false) }
         guard !toApply.isEmpty else { return [] }
         if !keys.assignments.isEmpty { try writeRealmIds(keys.assignments) }
@@ -117,7 +117,7 @@ public struct RealmApplier: Sendable {
                 try write(mapping, toApply.map(\.path), byPath, waiting, versions, transaction.position, linkList)
                 break
             } catch is RealmChangedMeanwhile {
-                held = try store.standings(of: toApply.map(\.path), source: source)
+                held = try store.standings(of: toApply.map(\.path), source: source, origin: origin)
             }
         }
         return toApply.map(\.path)
@@ -205,7 +205,7 @@ public struct RealmApplier: Sendable {
 
     /// Whether the Realm at `path` already holds the source's transaction at `position`.
     private func holds(_ path: String, _ position: String) throws -> Bool {
-        guard let done = try store.sourcePosition(source, of: path) else { return false }
+        guard let done = try store.sourcePosition(source, of: path, origin: origin) else { return false }
         return done >= position
     }
 

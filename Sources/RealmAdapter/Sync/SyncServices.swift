@@ -125,10 +125,10 @@ public final class DatabaseToRealmService: Service {
         // already (a replay after a restart): each goes alone, so that each Realm skips exactly
         // the ones it holds, by position.
         let replayedThrough = try await applier.store.perform { [applier] in
-            try applier.store.latestPosition(from: applier.source)
+            try applier.store.latestPosition(from: applier.source, origin: applier.origin)
         }
         var blockedAt = try await applier.store.perform { [applier] in
-            try BlockedRow.current(in: applier.store, source: applier.source)?.position
+            try BlockedRow.current(in: applier.store, source: applier.source, origin: applier.origin)?.position
         }
         let ahead = ReadAhead(stream.cancelOnGracefulShutdown(), limit: Self.readAhead)
         try await withThrowingTaskGroup(of: Void.self) { pump in
