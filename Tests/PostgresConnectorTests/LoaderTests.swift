@@ -435,6 +435,36 @@ extension PostgresIntegration.LoaderTests {
         }
     }
 
+    /// An app that creates a Realm during the load, with a key the database has, gets its Realm
+    /// merged into, as one the load found at its start would be (a probe's load failed on the
+    /// duplicate primary key, leaving the Realm half loaded).
+    @Test(.timeLimit(.minutes(1)))
+    func aRealmAnAppCreatesDuringTheLoadIsMergedInto() async throws {
+        try await LoadHarness.withDatabase { settings, pg, dir in
+            _ = try await pg.sql(
+                """
+                CREATE TABLE "Task" (id bigint PRIMARY KEY, title text, owner text NOT NULL);
+                INSERT INTO "Task" SELECT i, 'task ' || i, 'user' || (i % 2) FROM generate_series(1, 300) i;
+                """)
+            let schema = #"[{"name": "Task", "primaryKey": "id", "properties": {"id": "int", "title": "string?"}}]"#
+            let config = try SyncHarness.config(
+                settings, store: dir, extra: #", "loader": {"batchSize": 100}"#, schema: schema, path: "/{owner}/tasks")
+            let store = try RealmStore(directory: dir)
+            // After the first batch (user0's only), an app creates user1's Realm with task 1, which
+            // the database has for user1 too.
+            _ = try await LoadHarness.load(config) { p in
+                guard p.step.table == "Task", p.rows == 100 else { return }
+                _ = try! store.write(to: "/user1/tasks", origin: "app") { tx in
+                    try tx.adopt(try Schema(json: JSONValue(parsing: schema)))
+                    try tx.create("Task", ["id": 1, "title": "from the app"])
+                }
+            }
+            #expect(try store.count(of: "Task", in: "/user1/tasks") == 150)
+            let adapter = try Adapter(store: store, name: config.realm.adapterName, pathRegex: ".*")
+            #expect(try adapter.pending("/user1/tasks", limit: 10).map(\.origin) == ["app"])
+        }
+    }
+
     /// `SyncHarness.busSchema`'s tables, made by hand.
     static let busTables = """
         CREATE TABLE "Driver" (id bigint PRIMARY KEY, name text, hired timestamptz);

@@ -242,11 +242,20 @@ public final class Loader: @unchecked Sendable {
     ) throws {
         let type = t.type.name
         try write(paths: batch.paths, batch.entries, run) { path, entries, tx in
-            // A Realm new since the load began (the reader decided so) or at version 0: nothing to merge with.
-            let merge = try run.merges(type, path) {
-                try decisions.merges(path) != false && tx.baseVersion > 0 && tx.count(type) > 0
-            }
+            // A Realm at version 0 has nothing to merge with; one the reader took for new (it did not
+            // exist when the load began) may have been created since, by an app.
+            let merge = try run.merges(type, path) { try tx.baseVersion > 0 && tx.count(type) > 0 }
             decisions.decide(path, merges: merge)
+            if merge, entries.isEmpty, let p = batch.prepared[path] {
+                // The reader kept only prepared rows (it took the Realm for new): merged from those.
+                try p.forEachRow { id, values in
+                    var values = values
+                    if hasLinks { summary.danglingLinks += try checkLinks(&values, of: id, t, tx) }
+                    try tx.noteLoaded(type, id)
+                    try tx.upsert(type, id, values)
+                }
+                return
+            }
             if !merge, let p = batch.prepared[path] {
                 if try tx.insert(p, known: run.known) { return }
                 // The Realm's type grew meanwhile, or a link's target is missing: one by one, from
