@@ -18,7 +18,8 @@ struct Status: AsyncParsableCommand {
             database rejected, which stopped the daemon, is shown with the database's error and what \
             to do (exit code 3; see `realm-adapter dead-letter`). Each webhook (events.webhooks) \
             shows how many transactions it has still to deliver, since when, and its dead letters \
-            (exit code 2): the first 10, by path and version, or all with --all-dead-letters. A load that started and did not finish is named (exit code 2): `run` \
+            (exit code 2): the first 10, by path and version, or all with --all-dead-letters. A \
+            load that started and did not finish is named (exit code 2): `run` \
             refuses to start until `load` has run to its end.
             """
     )
