@@ -6,7 +6,7 @@ import GRDBSQLite
 /// Exactly once, and no echoes): for Postgres the commit LSN, for SQL Server the change-tracking
 /// version. A source's positions are one ordered stream, recorded in commit order and sorting as
 /// strings in that order; the store keeps the latest per `source`, once for all its Realms (see
-/// ``RealmStore/sourcePosition(_:of:)``). The connector decides what it means.
+/// ``RealmStore/sourcePosition(_:of:origin:)``). The connector decides what it means.
 public struct SourcePosition: Hashable, Sendable {
     public var source: String
     public var position: String
