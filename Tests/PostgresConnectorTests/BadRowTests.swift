@@ -86,6 +86,39 @@ extension PostgresIntegration {
             }
         }
 
+        /// A load that stopped part-way, then an app's write to a Realm: the load runs again (the
+        /// Realms are partial, and `run` refuses until it has), and the app's write still reaches
+        /// the database, both sides ending equal (a probe found `load` refusing for the unsent write
+        /// and `run` for the unfinished load, with no way out but dropping the write).
+        @Test(.timeLimit(.minutes(1)))
+        func anAppWriteAfterAnInterruptedLoadDoesNotStopTheNextLoad() async throws {
+            try await Self.withSyncingDaemon(Self.schema) { dir, config, pg, first in
+                #expect(await first.terminate() == 0, Comment(rawValue: crashReport(first.log)))
+                _ = try await pg.sql(
+                    #"INSERT INTO "Task" SELECT i, 'ann', '{a}' FROM generate_series(1, 300) i"#)
+                try DaemonProcess.edit(
+                    config, replacing: #""schema":"#, with: #""loader": {"batchSize": 100}, "schema":"#)
+                let cli = ChildProcess.built("realm-adapter")
+                var environment = ProcessInfo.processInfo.environment
+                environment[Failpoint.environmentVariable] = "load.after-batch=error"
+                let stopped = try await ChildProcess.run(cli, ["load", "--config", config], environment: environment)
+                #expect(stopped.status != 0, "\(stopped.stderr)")
+                let store = try RealmStore(directory: dir + "/store")
+                try store.write(to: "/SQLDemo", origin: "app") { tx in
+                    try tx.create("Task", ["id": 1_000, "owner": "app", "tags": ["z"]])
+                }
+                let again = try await ChildProcess.run(cli, ["load", "--config", config])
+                #expect(again.status == 0, "\(again.stderr)")
+                let daemon = try DaemonProcess(config: config, log: dir + "/daemon-2.log")
+                try await daemon.waitUntilSyncing()
+                try await eventually("the app's task in the database") {
+                    try await pg.sql(#"SELECT owner FROM "Task" WHERE id = 1000"#) == [["app"]]
+                }
+                #expect(await daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+                #expect(try store.count(of: "Task", in: "/SQLDemo") == 301)
+            }
+        }
+
         /// One daemon per adapter and store: a second with its own replication slot (so the slot's
         /// lock does not stop it) is refused, naming the adapter and the store (a probe found two
         /// such daemons both sending each Realm change to the database, its triggers firing twice).

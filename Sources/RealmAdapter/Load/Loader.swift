@@ -57,7 +57,14 @@ public final class Loader: @unchecked Sendable {
     /// Throws if a followed Realm has transactions the database does not have yet: loading
     /// would overwrite them in the Realm while the daemon still sends them, and the two sides
     /// would end up different.
+    ///
+    /// Not after a load from the source that did not finish: the Realms then hold part of a
+    /// snapshot, `run` refuses until a load has finished, and an app's write since would leave no
+    /// way forward. The load merges, the hand-off keeps such writes pending (the database-order
+    /// cursor stops before them), and the daemon sends them afterwards: the database's echo of
+    /// each brings the Realm to what the database stored, as for an app's write during a load.
     public func requireNothingUnsent() throws {
+        if let state = try store.metadata(Self.stateKey(source: source)), state.hasPrefix("running") { return }
         let unsent = try adapter.pendingCounts().map(\.path)
         guard unsent.isEmpty else {
             throw RealmAdapterError.unsentChanges(unsent)
