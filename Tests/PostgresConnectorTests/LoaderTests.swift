@@ -401,12 +401,13 @@ extension PostgresIntegration {
 }
 
 extension PostgresIntegration.LoaderTests {
-    /// The load's own transactions move the daemon's cursors as they commit (the hand-off then
-    /// has little left to do), but never past an app's write that came between two of them:
-    /// the daemon must still send it to the database.
-    @Test(.timeLimit(.minutes(1)))
-    func anAppWriteDuringALoadStaysPending() async throws {
-        try await LoadHarness.withDatabase { settings, pg, dir in
+    /// 300 tasks of user0 and user1 (by id parity) loaded into `/{owner}/tasks` in batches of
+    /// 100, user0's first: `appWrite` runs after the first batch, then `check` after the load.
+    static func loadTasks(
+        _ name: String = #function, appWrite: @escaping @Sendable (RealmStore, String) throws -> Void,
+        check: (RealmStore, Configuration) throws -> Void
+    ) async throws {
+        try await LoadHarness.withDatabase(name) { settings, pg, dir in
             _ = try await pg.sql(
                 """
                 CREATE TABLE "Task" (id bigint PRIMARY KEY, title text, owner text NOT NULL);
@@ -416,23 +417,37 @@ extension PostgresIntegration.LoaderTests {
             let config = try SyncHarness.config(
                 settings, store: dir, extra: #", "loader": {"batchSize": 100}"#, schema: schema, path: "/{owner}/tasks")
             let store = try RealmStore(directory: dir)
-            // After the first batch (all of user0's), an app writes to user0's Realm; the next batch
-            // writes there again.
             _ = try await LoadHarness.load(config) { p in
                 guard p.step.table == "Task", p.rows == 100 else { return }
-                _ = try! store.write(to: "/user0/tasks", origin: "app") { tx in
+                try! appWrite(store, schema)
+            }
+            try check(store, config)
+        }
+    }
+
+    /// The load's own transactions move the daemon's cursors as they commit (the hand-off then
+    /// has little left to do), but never past an app's write that came between two of them:
+    /// the daemon must still send it to the database.
+    @Test(.timeLimit(.minutes(1)))
+    func anAppWriteDuringALoadStaysPending() async throws {
+        // After the first batch (all of user0's), an app writes to user0's Realm; the next batch
+        // writes there again.
+        try await Self.loadTasks(
+            appWrite: { store, _ in
+                _ = try store.write(to: "/user0/tasks", origin: "app") { tx in
                     try tx.create("Task", ["id": 1_000, "title": "from the app"])
                 }
-            }
-            let adapter = try Adapter(store: store, name: config.realm.adapterName, pathRegex: ".*")
-            let database = try adapter.databaseOrderCursor(logger: Logger(label: "test"))
-            #expect(try store.version(of: "/user0/tasks") == 3)
-            #expect(try adapter.pending("/user0/tasks", limit: 10).map(\.version) == [2])
-            #expect(try adapter.cursor("/user0/tasks") == 1 && database.cursor("/user0/tasks") == 1)
-            let user1 = try store.version(of: "/user1/tasks")
-            #expect(try adapter.cursor("/user1/tasks") == user1 && database.cursor("/user1/tasks") == user1)
-            #expect(try adapter.pendingCounts().map(\.path) == ["/user0/tasks"])
-        }
+            },
+            check: { store, config in
+                let adapter = try Adapter(store: store, name: config.realm.adapterName, pathRegex: ".*")
+                let database = try adapter.databaseOrderCursor(logger: Logger(label: "test"))
+                #expect(try store.version(of: "/user0/tasks") == 3)
+                #expect(try adapter.pending("/user0/tasks", limit: 10).map(\.version) == [2])
+                #expect(try adapter.cursor("/user0/tasks") == 1 && database.cursor("/user0/tasks") == 1)
+                let user1 = try store.version(of: "/user1/tasks")
+                #expect(try adapter.cursor("/user1/tasks") == user1 && database.cursor("/user1/tasks") == user1)
+                #expect(try adapter.pendingCounts().map(\.path) == ["/user0/tasks"])
+            })
     }
 
     /// An app that creates a Realm during the load, with a key the database has, gets its Realm
@@ -440,29 +455,20 @@ extension PostgresIntegration.LoaderTests {
     /// duplicate primary key, leaving the Realm half loaded).
     @Test(.timeLimit(.minutes(1)))
     func aRealmAnAppCreatesDuringTheLoadIsMergedInto() async throws {
-        try await LoadHarness.withDatabase { settings, pg, dir in
-            _ = try await pg.sql(
-                """
-                CREATE TABLE "Task" (id bigint PRIMARY KEY, title text, owner text NOT NULL);
-                INSERT INTO "Task" SELECT i, 'task ' || i, 'user' || (i % 2) FROM generate_series(1, 300) i;
-                """)
-            let schema = #"[{"name": "Task", "primaryKey": "id", "properties": {"id": "int", "title": "string?"}}]"#
-            let config = try SyncHarness.config(
-                settings, store: dir, extra: #", "loader": {"batchSize": 100}"#, schema: schema, path: "/{owner}/tasks")
-            let store = try RealmStore(directory: dir)
-            // After the first batch (user0's only), an app creates user1's Realm with task 1, which
-            // the database has for user1 too.
-            _ = try await LoadHarness.load(config) { p in
-                guard p.step.table == "Task", p.rows == 100 else { return }
-                _ = try! store.write(to: "/user1/tasks", origin: "app") { tx in
+        // After the first batch (user0's only), an app creates user1's Realm with task 1, which
+        // the database has for user1 too.
+        try await Self.loadTasks(
+            appWrite: { store, schema in
+                _ = try store.write(to: "/user1/tasks", origin: "app") { tx in
                     try tx.adopt(try Schema(json: JSONValue(parsing: schema)))
                     try tx.create("Task", ["id": 1, "title": "from the app"])
                 }
-            }
-            #expect(try store.count(of: "Task", in: "/user1/tasks") == 150)
-            let adapter = try Adapter(store: store, name: config.realm.adapterName, pathRegex: ".*")
-            #expect(try adapter.pending("/user1/tasks", limit: 10).map(\.origin) == ["app"])
-        }
+            },
+            check: { store, config in
+                #expect(try store.count(of: "Task", in: "/user1/tasks") == 150)
+                let adapter = try Adapter(store: store, name: config.realm.adapterName, pathRegex: ".*")
+                #expect(try adapter.pending("/user1/tasks", limit: 10).map(\.origin) == ["app"])
+            })
     }
 
     /// `SyncHarness.busSchema`'s tables, made by hand.

@@ -50,8 +50,13 @@ public final class Loader: @unchecked Sendable {
     /// Throws if a load from `source` into this store started and did not finish: the Realms
     /// then hold part of a snapshot, and following the change stream would not complete them.
     public static func requireFinishedLoad(_ store: RealmStore, source: String) throws {
-        guard let state = try store.metadata(stateKey(source: source)), state.hasPrefix("running") else { return }
+        guard let state = try unfinishedLoad(store, source: source) else { return }
         throw RealmAdapterError.loadIncomplete(source: source, state: state)
+    }
+
+    /// The state of a load from `source` that started and did not finish, if there is one.
+    static func unfinishedLoad(_ store: RealmStore, source: String) throws -> String? {
+        try store.metadata(stateKey(source: source)).flatMap { $0.hasPrefix("running") ? $0 : nil }
     }
 
     /// Throws if a followed Realm has transactions the database does not have yet: loading
@@ -64,7 +69,7 @@ public final class Loader: @unchecked Sendable {
     /// cursor stops before them), and the daemon sends them afterwards: the database's echo of
     /// each brings the Realm to what the database stored, as for an app's write during a load.
     public func requireNothingUnsent() throws {
-        if let state = try store.metadata(Self.stateKey(source: source)), state.hasPrefix("running") { return }
+        guard try Self.unfinishedLoad(store, source: source) == nil else { return }
         let unsent = try adapter.pendingCounts().map(\.path)
         guard unsent.isEmpty else {
             throw RealmAdapterError.unsentChanges(unsent)
@@ -253,40 +258,26 @@ public final class Loader: @unchecked Sendable {
             // exist when the load began) may have been created since, by an app.
             let merge = try run.merges(type, path) { try tx.baseVersion > 0 && tx.count(type) > 0 }
             decisions.decide(path, merges: merge)
-            if merge, entries.isEmpty, let p = batch.prepared[path] {
-                // The reader kept only prepared rows (it took the Realm for new): merged from those.
-                try p.forEachRow { id, values in
-                    var values = values
-                    if hasLinks { summary.danglingLinks += try checkLinks(&values, of: id, t, tx) }
-                    try tx.noteLoaded(type, id)
-                    try tx.upsert(type, id, values)
-                }
-                return
-            }
-            if !merge, let p = batch.prepared[path] {
-                if try tx.insert(p, known: run.known) { return }
-                // The Realm's type grew meanwhile, or a link's target is missing: one by one, from
-                // the prepared rows (entries are not kept once the writer has decided).
-                if entries.isEmpty {
-                    try p.forEachRow { id, values in
-                        var values = values
-                        if hasLinks { summary.danglingLinks += try checkLinks(&values, of: id, t, tx) }
-                        try tx.record(.insert(objectType: type, identity: id, values: values))
-                    }
-                    return
-                }
-            }
-            for e in entries {
-                var values = e.values
-                if hasLinks { summary.danglingLinks += try checkLinks(&values, of: e.identity, t, tx) }
+            // One row: merged (only what changed is written) or inserted as is (the mapping gave the
+            // identity its key type already).
+            func row(_ identity: Value, _ values: PropertyValues) throws {
+                var values = values
+                if hasLinks { summary.danglingLinks += try checkLinks(&values, of: identity, t, tx) }
                 if merge {
-                    try tx.noteLoaded(type, e.identity)
-                    try tx.upsert(type, e.identity, values)
+                    try tx.noteLoaded(type, identity)
+                    try tx.upsert(type, identity, values)
                 } else {
-                    // The mapping gave the identity its key type already: INSERT as is.
-                    try tx.record(.insert(objectType: type, identity: e.identity, values: values))
+                    try tx.record(.insert(objectType: type, identity: identity, values: values))
                 }
             }
+            if let p = batch.prepared[path] {
+                if !merge, try tx.insert(p, known: run.known) { return }
+                // The Realm's type grew meanwhile, a link's target is missing, or an app created the
+                // Realm the reader took for new: one by one, from the prepared rows where the reader
+                // kept no entries (it keeps none once the writer has decided).
+                if entries.isEmpty { return try p.forEachRow(row) }
+            }
+            for e in entries { try row(e.identity, e.values) }
         }
         run.written.formUnion(batch.paths)
         summary.rows += batch.count

@@ -70,7 +70,7 @@ enum GraphQLLimits {
                 case let field as Field:
                     written += 1
                     guard written <= maxFields else {
-                        throw GraphQLError(message: "The request asks for more than \(maxFields) fields: split it.")
+                        throw tooManyFields()
                     }
                     try arguments(field.arguments)
                     try directives(field.directives)
@@ -137,6 +137,11 @@ enum GraphQLLimits {
         }
     }
 
+    /// A request with more than ``maxFields`` fields, written out or with fragments expanded.
+    static func tooManyFields() -> GraphQLError {
+        GraphQLError(message: "The request asks for more than \(maxFields) fields: split it.")
+    }
+
     /// Refuses a request whose selections nest deeper than ``maxDepth`` or that asks for more
     /// than ``maxFields`` fields. Introspection (`__schema`, `__type`) reads the schema, not
     /// objects, so its depth is not limited: clients' standard introspection query nests its
@@ -156,7 +161,7 @@ enum GraphQLLimits {
                 case let field as Field:
                     fields += 1
                     guard fields <= maxFields else {
-                        throw GraphQLError(message: "The request asks for more than \(maxFields) fields: split it.")
+                        throw tooManyFields()
                     }
                     guard let inner = field.selectionSet else { continue }
                     let next = field.name.value.hasPrefix("__") || level == .max ? Int.max : level + 1
