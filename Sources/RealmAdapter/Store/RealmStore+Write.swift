@@ -260,7 +260,8 @@ extension RealmStore {
     }
 
     /// Moves the cursor of adapter `adapterId` on a Realm to `version` where it stands at `from`
-    /// (no cursor stands at 0).
+    /// (no cursor stands at 0). Bound through SQLite's C API: a load of per-user Realms moves two
+    /// for each of them.
     static func moveCursor(_ db: Database, _ adapterId: Int64, realm: Int64, from: Int64, to version: Int64) throws {
         let sql =
             from == 0
@@ -269,7 +270,8 @@ extension RealmStore {
             ON CONFLICT (adapter_id, realm_id) DO UPDATE SET version = excluded.version WHERE version = ?3
             """
             : "UPDATE adapter_cursor SET version = ?4 WHERE adapter_id = ?1 AND realm_id = ?2 AND version = ?3"
-        try db.cachedStatement(sql: sql).execute(arguments: [adapterId, realm, from, version])
+        try RealmTables.execute(
+            db.cachedStatement(sql: sql), [.int(adapterId), .int(realm), .int(from), .int(version)], db: db)
     }
 
     static func createRealm(_ db: Database, _ path: String) throws -> RealmRow {

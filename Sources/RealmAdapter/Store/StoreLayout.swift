@@ -26,7 +26,9 @@ final class StoreLayout: Sendable {
         /// By type name: each schema of that name seen, with its tables (found by `==`, which is
         /// quick for the schema a Realm shares, where hashing a whole schema is not).
         var resolved: [String: [(schema: ObjectSchema, tables: TypeTables)]] = [:]
-        var plans: [ObjectSchema: RealmWriter.InsertPlan] = [:]
+        /// By type name, as `resolved`: the INSERT plan of each schema of that name.
+        var plans: [String: [(schema: ObjectSchema, plan: RealmWriter.InsertPlan)]] = [:]
+        var planCount = 0
     }
     private struct TypeEntry {
         var id: Int64
@@ -45,12 +47,15 @@ final class StoreLayout: Sendable {
     func forget() { state.withLock { $0 = State() } }
 
     /// The writer's INSERT plan of a type without links, shared by the Realms that have it.
-    func insertPlan(for t: ObjectSchema) -> RealmWriter.InsertPlan? { state.withLock { $0.plans[t] } }
+    func insertPlan(for t: ObjectSchema) -> RealmWriter.InsertPlan? {
+        state.withLock { $0.plans[t.name]?.first { $0.schema == t }?.plan }
+    }
 
     func keep(_ plan: RealmWriter.InsertPlan, for t: ObjectSchema) {
         state.withLock { s in
-            if s.plans.count >= 1_000 { s.plans.removeAll() }
-            s.plans[t] = plan
+            if s.planCount >= 1_000 { (s.plans, s.planCount) = ([:], 0) }
+            s.plans[t.name, default: []].append((t, plan))
+            s.planCount += 1
         }
     }
 
