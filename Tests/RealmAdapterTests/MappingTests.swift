@@ -190,3 +190,44 @@ import Testing
         } throws: { "\($0)".contains("Loose: a synced type needs a primary key") }
     }
 }
+
+extension MappingTests {
+    static func joinConfig(partType: String) throws -> Configuration {
+        try Configuration(
+            json: try JSONValue(
+                parsing: """
+                    {"realm": {"path": "/j"},
+                     "schema": [
+                       {"name": "Post", "primaryKey": "slug", "properties": {"slug": "string"}},
+                       {"name": "Tag", "primaryKey": "name", "properties": {"name": "string"}},
+                       {"name": "PostTag", "primaryKey": "id", "properties": {"id": "string", "post": "Post", "tag": "Tag"}}],
+                     "mapping": {"tables": {"post_tag": "PostTag"}, "compoundPrimaryKeys": {"PostTag": [
+                       {"property": "post", "dbColumn": "post", "type": "\(partType)"},
+                       {"property": "tag", "dbColumn": "tag", "type": "string"}]}}}
+                    """), environment: [:], connectors: .postgres)
+    }
+
+    /// A join object's key joins its parts with "-": rows ("a-b", "c") and ("a", "b-c") would both
+    /// be "a-b-c", one object silently overwriting the other. A part holding "-" makes its row a bad
+    /// row, named by table and column; a part of a type that always holds "-" (uuid) is refused.
+    @Test func joinKeyPartsHoldingTheSeparatorAreBadRows() throws {
+        let mapping = try Mapping(try Self.joinConfig(partType: "string"))
+        let fine = try mapping.objectChanges(
+            [.insert(table: "post_tag", row: DatabaseRow(["post": "a", "tag": "b"]))], paths: { [] })
+        #expect(fine.first?.changes.first.map { if case .upsert(_, "a-b", _) = $0 { true } else { false } } == true)
+        for row in [DatabaseRow(["post": "a", "tag": "b-c"]), DatabaseRow(["post": "a-b", "tag": "c"])] {
+            #expect {
+                try mapping.objectChanges([.insert(table: "post_tag", row: row)], paths: { [] })
+            } throws: { error in
+                let text = "\(error)"
+                return (error as? RealmAdapterError)?.code == .invalidValue && text.contains("post_tag")
+                    && text.contains("\"-\"") && !text.contains("b-c") && !text.contains("a-b")
+            }
+        }
+        #expect {
+            try Mapping(try Self.joinConfig(partType: "uuid"))
+        } throws: { error in
+            "\(error)".contains("mapping.compoundPrimaryKeys.PostTag") && "\(error)".contains("uuid")
+        }
+    }
+}

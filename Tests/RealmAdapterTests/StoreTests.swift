@@ -151,6 +151,50 @@ import Testing
         #expect(try t.store.list("watchers", of: "Task", identity: 1, in: "/l") == ["c", "a", "b", "a"])
     }
 
+    /// An object may link to itself, and to an object of its type inserted before it in the same
+    /// transaction: the insert checks such a link against what the transaction has stored so far,
+    /// whether it stores rows one by one (a database's upserts) or many per statement (`apply`).
+    @Test func objectsLinkToThemselvesAndToEarlierObjectsOfTheirTransaction() throws {
+        let t = try TemporaryStore()
+        let node = ObjectSchema(
+            name: "Node", primaryKey: "id",
+            properties: [
+                Property(name: "id", type: .scalar(.int)),
+                Property(name: "parent", type: .link("Node"), isOptional: true),
+            ])
+        try t.store.apply([.addType(node)], to: "/n", origin: "test")
+        func parent(_ id: Int64) throws -> Value? {
+            try t.store.object(of: "Node", identity: .int(id), in: "/n")?.values["parent"]
+        }
+        try t.store.apply(
+            [
+                .insert(objectType: "Node", identity: 1, values: ["id": 1, "parent": nil]),
+                .insert(objectType: "Node", identity: 2, values: ["id": 2, "parent": 1]),
+                .insert(objectType: "Node", identity: 3, values: ["id": 3, "parent": 3]),
+                .insert(objectType: "Node", identity: 4, values: ["id": 4, "parent": 2]),
+            ], to: "/n", origin: "test")
+        #expect(try [1, 2, 3, 4].map(parent) == [.null, .int(1), .int(3), .int(2)])
+        try t.store.write(to: "/n", origin: "db") { tx in
+            try tx.upsert("Node", 8, ["id": 8, "parent": 8])
+            try tx.upsert("Node", 9, ["id": 9, "parent": 8])
+            try tx.record(.insert(objectType: "Node", identity: 10, values: ["id": 10, "parent": 10]))
+        }
+        #expect(try [8, 9, 10].map(parent) == [.int(8), .int(8), .int(10)])
+        // A link to an object inserted after it, or to none, is still refused, and nothing is stored.
+        for (at, bad) in [(11, 12), (11, 99)] {
+            #expect(throws: RealmAdapterError.self) {
+                try t.store.apply(
+                    [
+                        .insert(
+                            objectType: "Node", identity: .int(Int64(at)),
+                            values: ["id": .int(Int64(at)), "parent": .int(Int64(bad))]),
+                        .insert(objectType: "Node", identity: 12, values: ["id": 12, "parent": nil]),
+                    ], to: "/n", origin: "test")
+            }
+            #expect(try t.store.object(of: "Node", identity: 12, in: "/n") == nil)
+        }
+    }
+
     /// Each bad transaction starts with a valid instruction, so rejecting it proves nothing is partly applied.
     @Test(arguments: [
         (

@@ -30,6 +30,19 @@ extension RealmAdapterError {
     }
 
     /// A join object's key part that is not a value of its column's type.
+    /// A join row whose key part holds the "-" that joins the parts (its object's key would be
+    /// another row's).
+    static func separatorInKeyPart(table: String, column: String) -> RealmAdapterError {
+        RealmAdapterError(
+            .invalidValue,
+            """
+            Table \(table), column \(column): a key part holds "-", which joins the parts of a join object's key \
+            (mapping.compoundPrimaryKeys); two rows could then be one object. Give the table a key column of its own, \
+            or keep "-" out of its key columns.
+            """,
+            context: ["db.table": table, "db.column": column])
+    }
+
     static func compoundKeyPart(type: String, part: String, of scalar: ScalarType) -> RealmAdapterError {
         RealmAdapterError(
             .invalidValue, "\(type): key part \(part) is not a valid \(scalar.rawValue).",

@@ -219,6 +219,10 @@ extension Mapping {
                 guard let v = row.value(column: part.dbColumn), let text = Self.pathText(v) else {
                     throw RealmAdapterError.noKeyValue(table: t.table, column: part.dbColumn)
                 }
+                // ("a-b", "c") and ("a", "b-c") would be one object, the later overwriting the other.
+                guard !text.contains(TableMapping.compoundKeySeparator) else {
+                    throw RealmAdapterError.separatorInKeyPart(table: t.table, column: part.dbColumn)
+                }
                 return text
             }
             return .string(texts.joined(separator: TableMapping.compoundKeySeparator))

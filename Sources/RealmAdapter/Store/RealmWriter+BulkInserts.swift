@@ -43,15 +43,19 @@ extension RealmWriter {
         let width = Int32(plan.columns.count)
         let first = typed.count
         sqlite3_reset(stmt)
+        // A link to an object of the type counts the rows of this statement up to its own: they
+        // are stored in order, as one by one.
+        var ids: [Value] = []
         for (j, instruction) in rows.enumerated() {
             guard case .insert(let n, let rawId, let values) = instruction else { preconditionFailure("not an INSERT") }
             defer { typing.clearRow() }
             let (id, checked, _) = try typing.check(n, rawId, values, schema: schema)
+            ids.append(id)
             let base = Int32(j) * width
             sqlite3_bind_int64(stmt, base + 1, realm)
             for k in typing.row.indices {
                 let value = typing.row[k]!
-                if let target = typing.slotTargets[k], !value.isNull {
+                if let target = typing.slotTargets[k], !value.isNull, target != n || !ids.contains(value) {
                     try checkTarget(target, value, from: typing.type, typing.slotProperties[k])
                 }
                 try RealmTables.bind(value, to: stmt, at: base + 2 + Int32(k), db: db)

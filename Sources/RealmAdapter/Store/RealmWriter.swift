@@ -257,7 +257,7 @@ struct RealmWriter {
             if typing.rowKeyOffset == 1 { try RealmTables.bind(id, to: stmt, at: 2, db: db) }
             for k in typing.row.indices {
                 let value = typing.row[k]!
-                if let target = typing.slotTargets[k], !value.isNull {
+                if let target = typing.slotTargets[k], !value.isNull, target != n || value != id {
                     try checkTarget(target, value, from: typing.type, typing.slotProperties[k])
                 }
                 try RealmTables.bind(value, to: stmt, at: Int32(k + 2 + typing.rowKeyOffset), db: db)
@@ -340,6 +340,8 @@ struct RealmWriter {
         }
     }
 
+    /// Refuses a link to an object the Realm does not have. (An object being inserted may link
+    /// to itself: its INSERT passes the link over when it is its own identity.)
     func checkTarget(_ target: String, _ v: Value, from t: ObjectSchema, _ p: Property) throws {
         let (_, tt) = try type(target)
         guard try exists(tt, v) else {
