@@ -143,7 +143,7 @@ public struct MappingConfiguration: Sendable {
                         throw p.error(
                             "type",
                             "a key part must be int, string or objectId, not '\(typeName)' (the parts are joined "
-                                + "by '-', which a uuid holds: map a uuid column as a string part only if it holds no '-').")
+                                + "by '-', which every uuid holds).")
                     }
                     try p.finish()
                     return CompoundKeyPart(property: property, dbColumn: dbColumn, type: s)
