@@ -200,6 +200,48 @@ extension PostgresIntegration {
             }
         }
 
+        /// A numeric column may back a double property: its NaN and infinities are doubles, both
+        /// ways (a probe found the daemon stopping for good on its own write of a NaN read back).
+        @Test(.timeLimit(.minutes(1)))
+        func aNumericColumnHoldsADoublesNaNAndInfinities() async throws {
+            let schema = """
+                [{"name": "Reading", "primaryKey": "id", "properties": {"id": "int", "amount": "double?"}}]
+                """
+            try await Self.withSyncingDaemon(schema) { dir, config, pg, first in
+                #expect(await first.terminate() == 0)
+                _ = try await pg.sql(#"ALTER TABLE "Reading" ALTER COLUMN amount TYPE numeric"#)
+                let daemon = try DaemonProcess(config: config, log: dir + "/daemon-2.log")
+                try await daemon.waitUntilSyncing()
+                let store = try RealmStore(directory: dir + "/store")
+                let type = ObjectSchema(
+                    name: "Reading", primaryKey: "id",
+                    properties: [
+                        Property(name: "id", type: .scalar(.int)),
+                        Property(name: "amount", type: .scalar(.double), isOptional: true),
+                    ])
+                try await store.apply(
+                    [
+                        .addType(type),
+                        .insert(objectType: "Reading", identity: 1, values: ["id": 1, "amount": .double(.nan)]),
+                        .insert(objectType: "Reading", identity: 2, values: ["id": 2, "amount": .double(-.infinity)]),
+                    ], to: "/SQLDemo", origin: "app")
+                try await eventually("both rows in the database") {
+                    try await pg.sql(#"SELECT id, amount::text FROM "Reading" ORDER BY id"#)
+                        == [["1", "NaN"], ["2", "-Infinity"]]
+                }
+                _ = try await pg.sql(#"INSERT INTO "Reading" VALUES (3, 'Infinity'), (4, 2.5)"#)
+                try await eventually("the database's rows in the Realm") {
+                    try store.object(of: "Reading", identity: 4, in: "/SQLDemo") != nil
+                }
+                #expect(
+                    try store.object(of: "Reading", identity: 3, in: "/SQLDemo")?.values["amount"] == .double(.infinity)
+                )
+                let nan = try store.object(of: "Reading", identity: 1, in: "/SQLDemo")?.values["amount"]
+                #expect(nan.map { if case .double(let d) = $0 { d.isNaN } else { false } } == true)
+                #expect(await daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+            }
+        }
+
         /// Database → Realm: a row no Realm can hold that stopped the daemon is named by `status`
         /// (exit 3, table, column and key, and what to do); once the daemon is past it (here with
         /// ignoreSQLErrors) `status` no longer names it (a probe found `status` silent, exit 0).

@@ -200,7 +200,8 @@ extension MappingTests {
                      "schema": [
                        {"name": "Post", "primaryKey": "slug", "properties": {"slug": "string"}},
                        {"name": "Tag", "primaryKey": "name", "properties": {"name": "string"}},
-                       {"name": "PostTag", "primaryKey": "id", "properties": {"id": "string", "post": "Post", "tag": "Tag"}}],
+                       {"name": "PostTag", "primaryKey": "id",
+                        "properties": {"id": "string", "post": "Post", "tag": "Tag"}}],
                      "mapping": {"tables": {"post_tag": "PostTag"}, "compoundPrimaryKeys": {"PostTag": [
                        {"property": "post", "dbColumn": "post", "type": "\(partType)"},
                        {"property": "tag", "dbColumn": "tag", "type": "string"}]}}}
@@ -209,7 +210,7 @@ extension MappingTests {
 
     /// A join object's key joins its parts with "-": rows ("a-b", "c") and ("a", "b-c") would both
     /// be "a-b-c", one object silently overwriting the other. A part holding "-" makes its row a bad
-    /// row, named by table and column; a part of a type that always holds "-" (uuid) is refused.
+    /// row, named by table and column; a uuid part is told by its shape, both ways.
     @Test func joinKeyPartsHoldingTheSeparatorAreBadRows() throws {
         let mapping = try Mapping(try Self.joinConfig(partType: "string"))
         let fine = try mapping.objectChanges(
@@ -224,10 +225,14 @@ extension MappingTests {
                     && text.contains("\"-\"") && !text.contains("b-c") && !text.contains("a-b")
             }
         }
-        #expect {
-            try Mapping(try Self.joinConfig(partType: "uuid"))
-        } throws: { error in
-            "\(error)".contains("mapping.compoundPrimaryKeys.PostTag") && "\(error)".contains("uuid")
-        }
+        let byUUID = try Mapping(try Self.joinConfig(partType: "uuid"))
+        let u = try #require(UUID(uuidString: "AAAAAAAA-2222-4333-8444-0000000000FF"))
+        let joined = try byUUID.objectChanges(
+            [.insert(table: "post_tag", row: DatabaseRow(["post": .uuid(u), "tag": "b"]))], paths: { [] })
+        let key: Value = "aaaaaaaa-2222-4333-8444-0000000000ff-b"
+        #expect(joined.first?.changes.first.map { if case .upsert(_, key, _) = $0 { true } else { false } } == true)
+        let table = try #require(byUUID.table(forType: "PostTag"))
+        #expect(try byUUID.keyRow(table, key) == DatabaseRow(["post": .uuid(u), "tag": "b"]))
+        #expect(throws: RealmAdapterError.self) { try byUUID.keyRow(table, "aaaaaaaa-2222-4333-8444-b") }
     }
 }

@@ -92,3 +92,21 @@ import Testing
         #expect(throws: RealmAdapterError.self) { try JSONValue(parsing: #"{"a": 1, "a": 2}"#) }
     }
 }
+
+extension CoercionTests {
+    /// The database's types the mapping documents for other properties: a `numeric` for a double
+    /// or float property, a `uuid` for a string property (as Postgres writes it, lower case). A
+    /// probe found both refused ("expected double?, found decimal"), and uuids upper case in
+    /// strings and JSON, where Postgres and apps compare them as they print them.
+    @Test func decimalsBecomeDoublesAndUUIDsLowerCaseText() throws {
+        let u = try #require(UUID(uuidString: "AAAAAAAA-2222-4333-8444-0000000000FF"))
+        #expect(
+            try Value.uuid(u).coerced(to: .string, optional: false) == .string("aaaaaaaa-2222-4333-8444-0000000000ff"))
+        #expect(Value.uuid(u).json == .string("aaaaaaaa-2222-4333-8444-0000000000ff"))
+        #expect(try Value.decimal("12.50").coerced(to: .double, optional: true) == .double(12.5))
+        #expect(try Value.decimal("-0.25").coerced(to: .float, optional: false) == .float(-0.25))
+        let huge = try #require(DecimalNumber(exactly: "1" + String(repeating: "0", count: 60)))
+        #expect(throws: RealmAdapterError.self) { try Value.decimal(huge).coerced(to: .float, optional: false) }
+        #expect(throws: RealmAdapterError.self) { try Value.double(.nan).coerced(to: .decimal, optional: false) }
+    }
+}

@@ -139,11 +139,8 @@ public struct MappingConfiguration: Sendable {
                     try requireProperty(p, t, property, at: "property")
                     let dbColumn = try p.string("dbColumn") ?? property
                     let typeName = try p.string("type") ?? "int"
-                    guard let s = ScalarType(rawValue: typeName), s.canBePrimaryKey, s != .uuid else {
-                        throw p.error(
-                            "type",
-                            "a key part must be int, string or objectId, not '\(typeName)' (the parts are joined "
-                                + "by '-', which every uuid holds).")
+                    guard let s = ScalarType(rawValue: typeName), s.canBePrimaryKey else {
+                        throw p.error("type", "a key part must be int, string, uuid or objectId, not '\(typeName)'.")
                     }
                     try p.finish()
                     return CompoundKeyPart(property: property, dbColumn: dbColumn, type: s)

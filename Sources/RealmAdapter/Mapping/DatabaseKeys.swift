@@ -45,7 +45,7 @@ extension Mapping {
         hash[6] = (hash[6] & 0x0F) | 0x50  // version 5
         hash[8] = (hash[8] & 0x3F) | 0x80  // RFC 4122 variant
         let uuid = hash.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
-        return keyType == .uuid ? .uuid(uuid) : .string(uuid.uuidString.lowercased())
+        return keyType == .uuid ? .uuid(uuid) : .string(uuid.text)
     }
 
     /// realm-adapter's namespace for generated RealmIds (fixed forever: ids depend on it).

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A change to one object, as the database side asks for it.
 public enum ObjectChange: Hashable, Sendable {
     /// Create the object, or update the given properties of an existing one.
@@ -207,7 +209,7 @@ extension Mapping {
         switch v {
         case .null: nil
         case .string(let s): s
-        case .uuid(let u): u.uuidString.lowercased()
+        case .uuid(let u): u.text
         default: v.description
         }
     }
@@ -220,7 +222,11 @@ extension Mapping {
                     throw RealmAdapterError.noKeyValue(table: t.table, column: part.dbColumn)
                 }
                 // ("a-b", "c") and ("a", "b-c") would be one object, the later overwriting the other.
-                guard !text.contains(TableMapping.compoundKeySeparator) else {
+                // A uuid part is told by its shape (8-4-4-4-12 hex digits), so its own "-" are no harm.
+                guard
+                    part.type == .uuid
+                        ? UUID(uuidString: text) != nil : !text.contains(TableMapping.compoundKeySeparator)
+                else {
                     throw RealmAdapterError.separatorInKeyPart(table: t.table, column: part.dbColumn)
                 }
                 return text

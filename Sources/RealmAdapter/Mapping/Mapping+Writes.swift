@@ -40,18 +40,22 @@ public enum DatabaseWrite: Hashable, Sendable {
 
 extension Mapping {
     /// The key columns of the row of an object of `t`: its key, or for a join object the parts
-    /// of its string key (`"2-3"`; the parts themselves must not contain "-").
+    /// of its string key (`"2-3"`; the parts themselves must not contain "-", except a uuid part,
+    /// which takes the five groups of its own shape).
     public func keyRow(_ t: TableMapping, _ identity: Value) throws -> DatabaseRow {
         guard let parts = t.compoundKey else { return DatabaseRow([t.keyColumn: identity]) }
+        let wanted = parts.map { $0.type == .uuid ? 5 : 1 }
         guard case .string(let text) = identity,
             case let pieces = text.split(separator: TableMapping.compoundKeySeparator, omittingEmptySubsequences: false),
-            pieces.count == parts.count
+            pieces.count == wanted.reduce(0, +)
         else {
             throw RealmAdapterError.compoundKeyParts(type: t.type.name, parts: parts.map(\.property))
         }
         var row = DatabaseRow()
-        for (part, piece) in zip(parts, pieces) {
-            let text = String(piece)
+        var next = 0
+        for (part, count) in zip(parts, wanted) {
+            let text = pieces[next..<next + count].joined(separator: TableMapping.compoundKeySeparator)
+            next += count
             let value: Value? =
                 switch part.type {
                 case .int: Int64(text).map(Value.int)

@@ -9,6 +9,7 @@ extension ValueConverter {
         switch self {
         case .string, .json:
             if case .string = v { return v }
+            if case .uuid(let u) = v { return .string(u.text) }
             return .string(v.description)
         case .int:
             switch v {

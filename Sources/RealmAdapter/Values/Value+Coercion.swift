@@ -73,6 +73,15 @@ extension Value {
             guard let d = Self.nonFinite[s] else { throw mismatch() }
             return type == .float ? .float(Float(d)) : .double(d)
         case (.double, .int(let i)): return .double(Double(i))
+        // A database's numeric for a double or float property (the nearest binary value).
+        case (.double, .decimal(let d)): return .double(d.double)
+        case (.float, .decimal(let d)):
+            guard Float(d.double).isFinite else {
+                throw RealmAdapterError.outOfRange("the number", range: "about ±3.4e38 for a float")
+            }
+            return .float(Float(d.double))
+        // A database's uuid for a string property, as Postgres prints it.
+        case (.string, .uuid(let u)): return .string(u.text)
         case (.double, .float(let f)): return .double(Double(f))
         case (.int, .double(let d)) where d.rounded() == d && abs(d) < 9.2e18: return .int(Int64(d))
         case (.data, .string(let s)):
@@ -146,7 +155,7 @@ extension Value {
         case .data(let d): .string(d.base64EncodedString())
         case .date(let t): .string(t.iso8601)
         case .decimal(let d): .string(d.description)
-        case .uuid(let u): .string(u.uuidString)
+        case .uuid(let u): .string(u.text)
         case .objectId(let o): .string(o.description)
         case .list(let l): .array(l.map(\.json))
         }
@@ -155,4 +164,9 @@ extension Value {
     private static func json(_ d: Double) -> JSONValue {
         d.isFinite ? .double(d) : .string(d.isNaN ? "NaN" : d > 0 ? "Infinity" : "-Infinity")
     }
+}
+
+extension UUID {
+    /// The UUID as Postgres and RFC 9562 print it: lower case (Foundation's `uuidString` is upper case).
+    var text: String { uuidString.lowercased() }
 }

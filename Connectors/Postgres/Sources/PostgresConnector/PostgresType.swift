@@ -110,6 +110,9 @@ public struct PostgresType: Hashable, Sendable {
             guard let d = Double(text) else { throw fail("floating-point text") }
             return .double(d)
         case .decimal:
+            // A NaN or an infinity is a double: a double or float property holds it, a decimal one
+            // refuses it (its row is a bad row).
+            if let d = Self.nonFinite[text] { return .double(d) }
             guard let d = DecimalNumber(exactly: text) else {
                 throw fail(
                     "numeric text of at most \(DecimalNumber.significantDigits) significant digits "
@@ -138,6 +141,9 @@ public struct PostgresType: Hashable, Sendable {
     }
 
     /// The text format of a Realm value for a parameter of this type (`nil` = SQL NULL).
+    /// Postgres's text of a numeric NaN and infinities (as `float8`'s).
+    static let nonFinite: [String: Double] = ["NaN": .nan, "Infinity": .infinity, "-Infinity": -.infinity]
+
     public static func encode(_ v: Value) -> String? {
         switch v {
         case .null: nil
