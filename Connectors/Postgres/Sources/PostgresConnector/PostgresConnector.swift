@@ -70,7 +70,7 @@ public final class PostgresConnector: RelationalConnector {
     /// again after a failure.
     func writer() async throws -> PostgresConnection {
         if let w = state.withLock({ $0.writer }), w.isAlive { return w }
-        let w = try await PostgresConnection.connect(settings, logger: logger)
+        let w = try await PostgresConnection.connect(settings, logger: self.logger)
         let origin = originName
         try await w.session { s in
             try PostgresReplicationSetup.ensureOrigin(s, origin)
@@ -88,7 +88,7 @@ public final class PostgresConnector: RelationalConnector {
         try await lockDaemon()
         try await prepareDatabase(mapping)
         let c = options
-        let admin = try await PostgresConnection.connect(settings, logger: logger)
+        let admin = try await PostgresConnection.connect(settings, logger: self.logger)
         defer { admin.close() }
         let needsSlot = try await admin.session { s in try !PostgresReplicationSetup.slotExists(s, c.slotName) }
         if needsSlot {
@@ -107,7 +107,7 @@ public final class PostgresConnector: RelationalConnector {
     /// ends), so that a second daemon stops at once with a clear reason.
     func lockDaemon() async throws {
         if state.withLock({ $0.lockHolder?.isAlive == true }) { return }
-        let holder = try await PostgresConnection.connect(settings, logger: logger)
+        let holder = try await PostgresConnection.connect(settings, logger: self.logger)
         let lockKey = String(Int64(bitPattern: PostgresSQL.fnv1a("realm-adapter daemon:" + options.slotName)))
         // A daemon that just stopped or crashed holds the lock until the server has seen its
         // connection end, a moment later: wait a little before calling it a second daemon.
@@ -131,7 +131,7 @@ public final class PostgresConnector: RelationalConnector {
     func prepareDatabase(_ mapping: Mapping) async throws {
         try PostgresSchema.checkNameLengths(mapping)
         if configuration.createDatabase { try await createDatabaseIfMissing() }
-        let admin = try await PostgresConnection.connect(settings, logger: logger)
+        let admin = try await PostgresConnection.connect(settings, logger: self.logger)
         defer { admin.close() }
         let c = options
         let createSchema = configuration.createSchema
@@ -157,7 +157,7 @@ public final class PostgresConnector: RelationalConnector {
                         row_data jsonb NOT NULL, error text NOT NULL, failed_at timestamptz NOT NULL DEFAULT now())
                     """
                 ).text)
-            try Self.follow(mapping, schema: schema, publication: c.publication, s)
+            try Self.follow(mapping, schema: schema, publication: c.publication, s, logger: self.logger)
             if c.resetReplicationSlot { try PostgresReplicationSetup.dropSlot(s, c.slotName) }
             try self.learnTables(mapping, s)
         }
@@ -165,12 +165,24 @@ public final class PostgresConnector: RelationalConnector {
 
     /// Sets what the change stream needs for the mapped tables: replica identities and the
     /// publication (the mapped tables, their link tables and the state table).
-    static func follow(_ mapping: Mapping, schema: String, publication: String, _ s: PostgresSession) throws {
+    ///
+    /// A mapped table without a replica identity gets one, said at info level.
+    static func follow(
+        _ mapping: Mapping, schema: String, publication: String, _ s: PostgresSession, logger: Logger
+    ) throws {
         // Rows routed to Realms by columns must carry them on delete too, and link-table rows
         // (no key of their own) their whole content.
         let d = PostgresDialect(schema: schema)
-        for t in mapping.tables where !mapping.path.isLiteral {
-            try s.query(d.statement("ALTER TABLE \(table: t.table) REPLICA IDENTITY FULL"))
+        for t in mapping.tables {
+            if mapping.path.isLiteral {
+                if let set = try PostgresReplicationSetup.ensureReplicaIdentity(s, schema: schema, table: t.table) {
+                    logger.info(
+                        "The table had no replica identity (no primary key): it has one now, so its updates publish",
+                        metadata: ["db.table": "\(t.table)", "replica_identity": "\(set)"])
+                }
+            } else {
+                try s.query(d.statement("ALTER TABLE \(table: t.table) REPLICA IDENTITY FULL"))
+            }
         }
         for l in mapping.tables.flatMap(\.linkLists) {
             try s.query(d.statement("ALTER TABLE \(table: l.table) REPLICA IDENTITY FULL"))
@@ -200,7 +212,7 @@ public final class PostgresConnector: RelationalConnector {
     /// lacks (new columns are nullable: existing rows have no value), followed by the stream.
     public func applyRealmSchema(_ mapping: Mapping) async throws {
         try PostgresSchema.checkNameLengths(mapping)
-        let admin = try await PostgresConnection.connect(settings, logger: logger)
+        let admin = try await PostgresConnection.connect(settings, logger: self.logger)
         defer { admin.close() }
         let schema = self.schema
         let publication = options.publication
@@ -209,7 +221,7 @@ public final class PostgresConnector: RelationalConnector {
             try s.transaction {
                 try PostgresSchema.addMissingColumns(mapping, schema: schema, customTypes: customTypes, s)
                 try PostgresSchema.create(mapping, schema: schema, s)
-                try Self.follow(mapping, schema: schema, publication: publication, s)
+                try Self.follow(mapping, schema: schema, publication: publication, s, logger: self.logger)
             }
             try self.learnTables(mapping, s)
         }
@@ -338,7 +350,7 @@ public final class PostgresConnector: RelationalConnector {
         }
         let stream = try await PostgresReplicationStream(
             settings: settings, slot: options.slotName, publication: options.publication,
-            schema: schema, customTypes: customTypes, logger: logger)
+            schema: schema, customTypes: customTypes, logger: self.logger)
         stream.partSize = configuration.largeTransactionChanges
         try stream.start()
         state.withLock {
@@ -421,7 +433,7 @@ public final class PostgresConnector: RelationalConnector {
         if let r = state.withLock({ $0.reader }), r.isAlive {
             reader = r
         } else {
-            reader = try PostgresConnection.connectSync(settings, logger: logger)
+            reader = try PostgresConnection.connectSync(settings, logger: self.logger)
             let catalog = try reader.sessionSync { s in try PostgresTypeCatalog.load(s) }
             state.withLock {
                 $0.reader = reader
@@ -449,7 +461,7 @@ public final class PostgresConnector: RelationalConnector {
     /// caller's thread on first use and after a failure.
     func idWriter() throws -> PostgresConnection {
         if let w = state.withLock({ $0.idWriter }), w.isAlive { return w }
-        let w = try PostgresConnection.connectSync(settings, logger: logger)
+        let w = try PostgresConnection.connectSync(settings, logger: self.logger)
         let origin = idsOriginName
         try w.sessionSync { s in
             try PostgresReplicationSetup.ensureOrigin(s, origin)
@@ -522,7 +534,7 @@ public final class PostgresConnector: RelationalConnector {
     public func abandonUnusedStart() async -> Bool {
         guard state.withLock({ $0.createdSlot && !$0.streamStarted }) else { return false }
         do {
-            let admin = try await PostgresConnection.connect(settings, logger: logger)
+            let admin = try await PostgresConnection.connect(settings, logger: self.logger)
             defer { admin.close() }
             let slot = options.slotName
             try await admin.session { s in try PostgresReplicationSetup.dropSlot(s, slot) }
@@ -570,7 +582,7 @@ public final class PostgresConnector: RelationalConnector {
 extension PostgresConnector: DatabaseConnector {
     /// The WAL the replication slot keeps the server from recycling.
     public func retainedBytes() async throws -> Int64? {
-        let pg = try await PostgresConnection.connect(settings, logger: logger)
+        let pg = try await PostgresConnection.connect(settings, logger: self.logger)
         defer { pg.close() }
         let slot = options.slotName
         return try await pg.session { s in try PostgresReplicationSetup.slotStatus(s, slot)?.retainedBytes }
@@ -580,7 +592,7 @@ extension PostgresConnector: DatabaseConnector {
     /// whether a daemon streams from it, and the WAL it retains (a warning above
     /// `database.walWarningBytes`: an abandoned slot fills the disk).
     public func statusReport(adapter: String) async throws -> DatabaseStatus {
-        let pg = try await PostgresConnection.connect(settings, logger: logger)
+        let pg = try await PostgresConnection.connect(settings, logger: self.logger)
         defer { pg.close() }
         let slot = options.slotName
         let d = dialect

@@ -23,6 +23,34 @@ public enum PostgresReplicationSetup {
         }
     }
 
+    /// Gives `table` a replica identity if it has none (no primary key, or `NOTHING`): published
+    /// without one, the application's own `UPDATE` and `DELETE` of it would fail. The identity is
+    /// a unique index Postgres accepts for it (immediate, not partial, on `NOT NULL` columns,
+    /// fewest columns first), or else the whole row (`FULL`).
+    /// - Returns: what it set (`USING INDEX name` or `FULL`), or nil when the table had one.
+    @discardableResult
+    public static func ensureReplicaIdentity(_ s: PostgresSession, schema: String, table: String) throws -> String? {
+        let d = PostgresDialect(schema: schema)
+        let row = try s.query(
+            d.statement(
+                """
+                SELECT c.relreplident = 'n' OR (c.relreplident = 'd' AND NOT EXISTS (
+                           SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisprimary)),
+                       (SELECT x.relname FROM pg_index i JOIN pg_class x ON x.oid = i.indexrelid
+                        WHERE i.indrelid = c.oid AND i.indisunique AND i.indimmediate AND i.indpred IS NULL
+                          AND i.indexprs IS NULL AND NOT EXISTS (
+                              SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid
+                              AND a.attnum = ANY (i.indkey) AND NOT a.attnotnull)
+                        ORDER BY i.indnatts, x.relname LIMIT 1)
+                FROM pg_class c WHERE c.oid = \(d.table(table))::regclass AND c.relkind = 'r'
+                """)
+        ).rows.first
+        guard let row, row[0] == "t" else { return nil }
+        let identity = row[1].map { "USING INDEX " + d.quote($0) } ?? "FULL"
+        try s.query(d.statement("ALTER TABLE \(table: table) REPLICA IDENTITY \(raw: identity)"))
+        return identity
+    }
+
     /// Whether the slot exists in this database.
     /// - Throws: `replicationSlot` if a slot of that name belongs to another database (slot
     ///   names are shared by the whole server).
