@@ -21,8 +21,48 @@ extension PostgresIntegration {
                 defer { try? FileManager.default.removeItem(atPath: dir) }
                 let daemon = try DaemonProcess(config: config, log: dir + "/daemon.log")
                 try await daemon.waitUntilSyncing()
-                try await body(try RealmStore(directory: dir + "/store"), pg, daemon)
+                do { try await body(try RealmStore(directory: dir + "/store"), pg, daemon) } catch {
+                    Issue.record(Comment(rawValue: crashReport(daemon.log)))
+                    throw error
+                }
                 #expect(await daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+            }
+        }
+
+        /// A foreign key without `ON DELETE` (the default, `NO ACTION`): deleting its target in a
+        /// Realm nulls the links to it there, and the database gets the same, before the row's
+        /// `DELETE` (a probe found the `DELETE` refused by the key, and the Realm transaction, with
+        /// everything else in it, left unsent).
+        @Test(.timeLimit(.minutes(1)))
+        func deletingALinkedObjectNullsTheLinksInTheDatabaseToo() async throws {
+            let tables = """
+                CREATE TABLE team (id int PRIMARY KEY, name text);
+                CREATE TABLE member (id int PRIMARY KEY, team int REFERENCES team (id), name text);
+                INSERT INTO team VALUES (1, 'red'), (2, 'blue');
+                INSERT INTO member VALUES (10, 1, 'ann'), (11, 1, 'bob'), (12, 2, 'cy')
+                """
+            let schema = """
+                [{"name": "team", "primaryKey": "id", "properties": {"id": "int", "name": "string?"}},
+                 {"name": "member", "primaryKey": "id", "properties": {"id": "int", "team": "team", "name": "string?"}}]
+                """
+            try await Self.withDaemon(tables: tables, schema: schema) { store, pg, _ in
+                // The rows reach the Realm (no load: updated in the database while the daemon runs).
+                _ = try await pg.sql("UPDATE team SET name = upper(name)")
+                _ = try await pg.sql("UPDATE member SET name = name || '!'")
+                try await eventually("the rows in the Realm") {
+                    try store.contains("/SQLDemo") && store.count(of: "member", in: "/SQLDemo") == 3
+                }
+                try store.write(to: "/SQLDemo", origin: "app") { tx in
+                    try tx.delete("team", 1)
+                    try tx.update("team", 2, ["name": "BLUE2"])
+                }
+                #expect(try store.object(of: "member", identity: 10, in: "/SQLDemo")?.values["team"] == .null)
+                try await eventually("team 1 gone from the database, team 2 renamed") {
+                    try await pg.sql("SELECT id, name FROM team ORDER BY id") == [["2", "BLUE2"]]
+                }
+                #expect(
+                    try await pg.sql("SELECT id, team FROM member ORDER BY id")
+                        == [["10", nil], ["11", nil], ["12", "2"]])
             }
         }
 

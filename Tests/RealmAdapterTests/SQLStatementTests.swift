@@ -27,6 +27,13 @@ import Testing
         let clearing = DatabaseWrite.deleteAll(table: "T", matching: DatabaseRow())
         #expect(clearing.statement(Dollar()) == SQLStatement(#"DELETE FROM s."T""#, write: clearing))
         #expect(DatabaseWrite.closeGaps(table: "L").statement(Dollar()) == nil, "each dialect renumbers its own way")
+        let nulling = DatabaseWrite.updateAll(
+            table: "M", matching: DatabaseRow(["team": 1, "owner": "u"]), values: DatabaseRow(["team": .null]))
+        #expect(
+            nulling.statement(Dollar())
+                == SQLStatement(
+                    #"UPDATE s."M" SET "team" = $1 WHERE "owner" = $2 AND "team" = $3"#, [.null, "u", 1], write: nulling
+                ))
     }
 
     @Test func aKeyOnlyUpsertDoesNothingOnConflictAndAReferenceLooksTheKeyUp() throws {

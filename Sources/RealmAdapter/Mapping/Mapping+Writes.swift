@@ -6,6 +6,9 @@ public enum DatabaseWrite: Hashable, Sendable {
     case delete(table: String, key: DatabaseRow)
     /// Delete every row that has these column values (all rows if empty).
     case deleteAll(table: String, matching: DatabaseRow)
+    /// Set `values` in every row that has the `matching` column values (the links to an object
+    /// being deleted, nulled as a Realm nulls them).
+    case updateAll(table: String, matching: DatabaseRow, values: DatabaseRow)
     /// Insert a row (link tables, which have no key of their own).
     case insert(table: String, row: DatabaseRow)
     /// Renumber a link table's `idx` to 0, 1, 2… per `oid`, keeping the order (after rows were
@@ -14,8 +17,8 @@ public enum DatabaseWrite: Hashable, Sendable {
 
     public var table: String {
         switch self {
-        case .upsert(let t, _, _), .update(let t, _, _), .delete(let t, _), .deleteAll(let t, _), .insert(let t, _),
-            .closeGaps(let t):
+        case .upsert(let t, _, _), .update(let t, _, _), .delete(let t, _), .deleteAll(let t, _),
+            .updateAll(let t, _, _), .insert(let t, _), .closeGaps(let t):
             t
         }
     }

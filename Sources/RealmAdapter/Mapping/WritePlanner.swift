@@ -35,6 +35,9 @@ struct WritePlanner {
                 writes.append(.deleteAll(table: l.table, matching: linkRow(l, target: identity)))
                 writes.append(.closeGaps(table: l.table))
             }
+            // And it nulls every link to it: so does the database, before the row goes (a foreign
+            // key without ON DELETE would refuse the DELETE).
+            try nullLinks(to: t, identity)
             try writeRow(instruction, t)
         case .clear where mapping.path.isLiteral:
             for l in t.linkLists { writes.append(.deleteAll(table: l.table, matching: DatabaseRow())) }
@@ -132,6 +135,20 @@ struct WritePlanner {
     }
 
     // MARK: Lists of links
+
+    /// Nulls the link columns, of any type in this Realm, that hold the key of `t`'s object.
+    private mutating func nullLinks(to t: TableMapping, _ identity: Value) throws {
+        guard t.compoundKey == nil else { return }  // a join object's key is in no column
+        for u in mapping.tables {
+            for c in u.columns {
+                guard case .link(let target, _) = c.kind, target == t.type.name else { continue }
+                var matching = DatabaseRow([c.column: identity])
+                if let reference = t.reference { matching.references[c.column] = reference }
+                for p in u.pathColumns { matching[p] = .string(pathFields[p]!) }
+                writes.append(.updateAll(table: u.table, matching: matching, values: DatabaseRow([c.column: .null])))
+            }
+        }
+    }
 
     /// The lists of links, of any type, whose targets are objects of `t`.
     private func listsTargeting(_ t: TableMapping) -> [LinkListMapping] {

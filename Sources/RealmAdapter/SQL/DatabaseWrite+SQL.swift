@@ -37,6 +37,11 @@ extension DatabaseWrite {
             if matching.values.isEmpty { return SQLStatement("DELETE FROM \(table)") }
             let conditions = builder.conditions(matching)
             return builder.finish("DELETE FROM \(table) WHERE \(conditions)")
+        case .updateAll(_, let matching, let values):
+            let (names, markers) = builder.columns(values)
+            let sets = zip(names, markers).map { "\(dialect.quote($0)) = \($1)" }.joined(separator: ", ")
+            let conditions = builder.conditions(matching)
+            return builder.finish("UPDATE \(table) SET \(sets) WHERE \(conditions)")
         case .insert(_, let row):
             let (names, markers) = builder.columns(row)
             return builder.finish(

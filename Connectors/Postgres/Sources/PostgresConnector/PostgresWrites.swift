@@ -139,7 +139,7 @@ enum PostgresWrites {
             case .insert(let t, let row):
                 (kind, table, keyColumns) = (.insert, t, [])
                 (columns, references) = (row.values.keys.sorted(), row.references)
-            case .deleteAll, .closeGaps:
+            case .deleteAll, .updateAll, .closeGaps:
                 return nil
             }
         }
