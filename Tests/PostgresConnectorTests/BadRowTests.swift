@@ -200,6 +200,47 @@ extension PostgresIntegration {
             }
         }
 
+        /// Database → Realm: a row the Realm refuses (here a link to an object in another user's
+        /// Realm) is a bad row like one the mapping refuses: named by table and key, it stops the
+        /// daemon (`status` exit 3), or with ignoreSQLErrors it is set aside and the rest applies.
+        /// (A probe found such a refusal stopping the daemon for good, with `status` silent.)
+        @Test(.timeLimit(.minutes(1)))
+        func aRowTheRealmRefusesIsABadRow() async throws {
+            let schema = """
+                [{"name": "Task", "primaryKey": "id", "properties": {"id": "int", "owner": "string"}},
+                 {"name": "Note", "primaryKey": "id", "properties": {"id": "int", "owner": "string", "task": "Task"}}]
+                """
+            try await Self.withSyncingDaemon(schema, path: "/{owner}/tasks") { dir, config, pg, first in
+                _ = try await pg.sql(
+                    #"INSERT INTO "Task" VALUES (1, 'ann'); INSERT INTO "Note" VALUES (1, 'bob', 1), (2, 'bob', NULL)"#)
+                #expect(await first.process.wait() == 1)
+                let log = try String(contentsOfFile: first.log, encoding: .utf8)
+                #expect(log.contains("Table Note, row with key 1: the Realm refuses it"), "\(log.suffix(1500))")
+                let cli = ChildProcess.built("realm-adapter")
+                let status = try await ChildProcess.run(cli, ["status", "--config", config])
+                #expect(
+                    status.status == 3 && status.stdout.contains("Table Note, row with key 1"), "\(status.stdout)")
+
+                try DaemonProcess.edit(config, replacing: #""schema":"#, with: #""ignoreSQLErrors": true, "schema":"#)
+                let daemon = try DaemonProcess(config: config, log: dir + "/daemon-2.log")
+                try await daemon.waitUntilSyncing()
+                _ = try await pg.sql(#"INSERT INTO "Note" VALUES (3, 'ann', 1)"#)
+                let store = try RealmStore(directory: dir + "/store")
+                try await eventually("note 3 in ann's Realm") {
+                    try store.contains("/ann/tasks") && store.object(of: "Note", identity: 3, in: "/ann/tasks") != nil
+                }
+                #expect(try store.object(of: "Note", identity: 2, in: "/bob/tasks") != nil, "the rest applied")
+                #expect(try store.object(of: "Note", identity: 1, in: "/bob/tasks") == nil)
+                #expect(await daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+                let dead = try await pg.sql("SELECT table_name, error FROM realm_adapter_dead_row")
+                #expect(
+                    dead.count == 1 && dead[0][0] == "Note" && dead[0][1]?.contains("links to a Task") == true,
+                    "\(dead)")
+                let after = try await ChildProcess.run(cli, ["status", "--config", config])
+                #expect(after.status == 2 && !after.stdout.contains("blocked:"), "\(after.stdout)")
+            }
+        }
+
         /// A numeric column may back a double property: its NaN and infinities are doubles, both
         /// ways (a probe found the daemon stopping for good on its own write of a NaN read back).
         @Test(.timeLimit(.minutes(1)))

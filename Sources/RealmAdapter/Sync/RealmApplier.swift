@@ -106,7 +106,7 @@ public struct RealmApplier: Sendable {
         guard !toApply.isEmpty else { return [] }
         if !keys.assignments.isEmpty { try writeRealmIds(keys.assignments) }
         try Failpoint.dbToRealmBeforeCommit.hit()
-        let byPath = Dictionary(toApply.map { ($0.path, $0.changes) }, uniquingKeysWith: { a, _ in a })
+        var byPath = Dictionary(toApply.map { ($0.path, $0.changes) }, uniquingKeysWith: { a, _ in a })
         // The pending Realm writes are read before the store transaction begins: if another
         // writer commits to one of these Realms after the versions were read, they are read again
         // (otherwise its write would be overwritten here while the database is still to get it).
@@ -118,12 +118,72 @@ public struct RealmApplier: Sendable {
                 break
             } catch is RealmChangedMeanwhile {
                 held = try store.standings(of: toApply.map(\.path), source: source, origin: origin)
+            } catch let refused as ObjectRefused {
+                // A row the Realm refuses (a link to an object it lacks: its row was set aside, or is
+                // in another Realm) is a bad row like one the mapping refuses; the rest applies.
+                guard !transaction.isOwn else { throw refused.cause }
+                let error = refused.error(mapping)
+                guard let setAside else { throw error.replayed() }
+                try setAside(
+                    refused.rows(transaction.changes, mapping).map {
+                        SetAsideRow($0, error: error, position: transaction.position)
+                    })
+                byPath[refused.path]?.removeAll { refused.concerns($0) }
             }
         }
         return toApply.map(\.path)
     }
 
     private struct RealmChangedMeanwhile: Error {}
+
+    /// The Realm at `path` refused a change of one object (`error`, with nothing written).
+    struct ObjectRefused: Error {
+        var path: String
+        var type: String
+        var identity: Value
+        var cause: RealmAdapterError
+
+        /// Whether `change` is a change of this object.
+        func concerns(_ change: ObjectChange) -> Bool {
+            switch change {
+            case .upsert(let t, let id, _), .update(let t, let id, _), .delete(let t, let id),
+                .listChanged(let t, let id, _):
+                t == type && id == identity
+            case .clear: false
+            }
+        }
+
+        /// The refusal as a bad row's error, naming table and key (not the row's values).
+        func error(_ mapping: Mapping) -> RealmAdapterError {
+            let table = mapping.table(forType: type)?.table ?? type
+            // The store's words for a whole transaction ("nothing was applied: instruction 3 (…): ")
+            // do not fit one row of it.
+            var why = Substring(cause.message)
+            if let r = why.range(of: "nothing was applied: ") { why = why[r.upperBound...] }
+            if why.hasPrefix("instruction "), let r = why.range(of: "): ") { why = why[r.upperBound...] }
+            var e = RealmAdapterError(
+                .invalidValue,
+                "Table \(table), row with key \(Mapping.keyText(identity)): the Realm refuses it: \(why)",
+                context: cause.context)
+            e.context["db.table"] = table
+            return e
+        }
+
+        /// The row changes of the transaction that made this object's change (its key row, if
+        /// none can be found: a key the database generates).
+        func rows(_ changes: [RowChange], _ mapping: Mapping) -> [RowChange] {
+            guard let t = mapping.table(forType: type) else { return [] }
+            let found = changes.filter { change in
+                switch change {
+                case .insert(let table, let row), .update(let table, let row, _), .delete(let table, let row):
+                    table == t.table && (try? mapping.key(row, t)) == identity
+                case .truncate: false
+                }
+            }
+            if !found.isEmpty { return found }
+            return [.update(table: t.table, row: (try? mapping.keyRow(t, identity)) ?? DatabaseRow(), oldKey: nil)]
+        }
+    }
 
     /// The changes with the columns the stream does not carry read back from the database, as it
     /// holds them now (a later change brings the same or newer values).
@@ -239,18 +299,27 @@ public struct RealmApplier: Sendable {
             // (their targets may come later in it).
             var lists: [ListKey] = []
             for change in byPath[path]!.compactMap((waiting[path] ?? .none).filter) {
-                switch change {
-                case .listChanged(let type, let identity, let property):
-                    let key = ListKey(type: type, identity: identity, property: property)
-                    if !lists.contains(key) { lists.append(key) }
-                case .upsert(let type, let identity, let values):
-                    try tx.upsert(type, identity, values)  // records only what changed
-                case .update(let type, let identity, let values):
-                    if try tx.object(type, identity) != nil { try tx.upsert(type, identity, values) }
-                case .delete(let type, let identity):
-                    if try tx.object(type, identity) != nil { try tx.delete(type, identity) }
-                case .clear(let type):
-                    try tx.deleteAll(type)
+                do {
+                    switch change {
+                    case .listChanged(let type, let identity, let property):
+                        let key = ListKey(type: type, identity: identity, property: property)
+                        if !lists.contains(key) { lists.append(key) }
+                    case .upsert(let type, let identity, let values):
+                        try tx.upsert(type, identity, values)  // records only what changed
+                    case .update(let type, let identity, let values):
+                        if try tx.object(type, identity) != nil { try tx.upsert(type, identity, values) }
+                    case .delete(let type, let identity):
+                        if try tx.object(type, identity) != nil { try tx.delete(type, identity) }
+                    case .clear(let type):
+                        try tx.deleteAll(type)
+                    }
+                } catch let e as RealmAdapterError {
+                    switch change {
+                    case .upsert(let t, let id, _), .update(let t, let id, _), .delete(let t, let id):
+                        throw ObjectRefused(path: path, type: t, identity: id, cause: e)
+                    default:
+                        throw e
+                    }
                 }
             }
             for key in lists where try tx.object(key.type, key.identity) != nil {

@@ -40,6 +40,8 @@ public final class PostgresConnector: RelationalConnector {
         /// The tables runs of writes reach as JSON, with their json columns
         /// (``PostgresSchema/bulkTables(_:schema:_:)``).
         var bulkTables: [String: [String: String]] = [:]
+        /// Link columns whose foreign key cascades deletes (``PostgresSchema/linksTheDatabaseFollows(schema:_:)``).
+        var cascading: [String: Set<String>] = [:]
         /// Holds the daemon lock (a session-level advisory lock) while the daemon runs.
         var lockHolder: PostgresConnection?
         /// Whether ``prepare(_:)`` created the slot, and whether a stream has started on it since.
@@ -201,10 +203,12 @@ public final class PostgresConnector: RelationalConnector {
         let generated = try PostgresSchema.generatedColumns(mapping, schema: schema, s)
         let bulk = try PostgresSchema.bulkTables(
             mapping.tables.map(\.table) + mapping.tables.flatMap { $0.linkLists.map(\.table) }, schema: schema, s)
+        let cascading = try PostgresSchema.linksTheDatabaseFollows(schema: schema, s)
         state.withLock {
             $0.conflictTargets = targets
             $0.generatedColumns = generated
             $0.bulkTables = bulk
+            $0.cascading = cascading
         }
     }
 
@@ -260,7 +264,18 @@ public final class PostgresConnector: RelationalConnector {
     public func apply(_ writes: [DatabaseWrite], adapter: String, path: String, version: Int64) async throws {
         let w = try await writer()
         let schema = self.schema
-        let (targets, bulkTables) = state.withLock { ($0.conflictTargets, $0.bulkTables) }
+        let (targets, bulkTables, cascading) = state.withLock { ($0.conflictTargets, $0.bulkTables, $0.cascading) }
+        // Links a foreign key deletes or resets with its target are left to it (the database's
+        // rule, which comes back to the Realm), not nulled first.
+        let writes =
+            cascading.isEmpty
+            ? writes
+            : writes.filter { write in
+                guard case .updateAll(let table, _, let values) = write, let columns = cascading[table] else {
+                    return true
+                }
+                return !values.values.keys.allSatisfy(columns.contains)
+            }
         do {
             try await w.session { s in
                 try s.transaction {

@@ -193,6 +193,23 @@ enum PostgresSchema {
         return generated
     }
 
+    /// The single-column foreign keys in `schema` whose `ON DELETE` the database carries out
+    /// itself (`CASCADE`, `SET DEFAULT`), as `table` → columns: a Realm `DELETE` leaves the links
+    /// in them to the database's rule instead of nulling them first.
+    static func linksTheDatabaseFollows(schema: String, _ s: PostgresSession) throws -> [String: Set<String>] {
+        let rows = try s.query(
+            """
+            SELECT c.relname, a.attname FROM pg_constraint k
+            JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+            JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = k.conkey[1]
+            WHERE k.contype = 'f' AND cardinality(k.conkey) = 1 AND k.confdeltype IN ('c', 'd') AND n.nspname = $1
+            """, [schema]
+        ).rows
+        var links: [String: Set<String>] = [:]
+        for r in rows { if let table = r[0], let column = r[1] { links[table, default: []].insert(column) } }
+        return links
+    }
+
     /// Those of `tables` that exist, each with its `json` and `jsonb` columns
     /// (domains over them too) and their types: runs of writes travel as JSON
     /// (``PostgresWrites/statements(_:schema:conflictTargets:bulkTables:maxFields:)``), and
