@@ -51,6 +51,7 @@ struct DeadLetter: AsyncParsableCommand {
             let reason = blocked?.error ?? "moved aside by realm-adapter dead-letter"
             try await connector.deadLetter(
                 tx.instructions, error: reason, adapter: adapter.name, path: path, version: tx.version)
+            try UnsentObjects.record(tx.instructions, store, adapter: adapter.name, path: path)
             try adapter.advance(path, through: tx.version)
             try BlockedTransaction.clear(in: store, adapter: adapter.name, path: path)
             print(

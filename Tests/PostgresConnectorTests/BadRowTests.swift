@@ -352,6 +352,45 @@ extension PostgresIntegration {
             }
         }
 
+        /// Realm → database: an object whose creating transaction went to the dead-letter record has
+        /// no row in the database. A later change of it goes there too, in order, and the Realm keeps
+        /// the object (a probe found the later edit lost, and the object deleted from the Realm by the
+        /// convergence rule: its update had found no row). Once the database has the row, changes
+        /// go through again.
+        @Test(.timeLimit(.minutes(1)))
+        func aLaterChangeOfAnObjectTheDatabaseNeverGotIsKeptNotLost() async throws {
+            try await Self.withSyncingDaemon(GuaranteeWorkload.schema) { dir, config, pg, first in
+                #expect(await first.terminate() == 0)
+                try DaemonProcess.edit(config, replacing: #""schema":"#, with: #""ignoreSQLErrors": true, "schema":"#)
+                _ = try await pg.sql(#"ALTER TABLE "Item" ADD CONSTRAINT no_bad CHECK (origin <> 'bad')"#)
+                let daemon = try DaemonProcess(config: config, log: dir + "/daemon-2.log")
+                try await daemon.waitUntilSyncing()
+                let store = try RealmStore(directory: dir + "/store")
+                try store.write(to: "/SQLDemo", origin: "app") { tx in
+                    try tx.adopt(Schema([GuaranteeWorkload.itemType]))
+                    try tx.create("Item", ["id": 7, "n": 0, "origin": "bad"])
+                }
+                try store.write(to: "/SQLDemo", origin: "app") { tx in try tx.update("Item", 7, ["n": 5]) }
+                try store.write(to: "/SQLDemo", origin: "app") { tx in
+                    try tx.create("Item", ["id": 8, "n": 0, "origin": "fine"])
+                }
+                try await eventually("item 8 in the database") {
+                    try await pg.sql(#"SELECT id FROM "Item""#) == [["8"]]
+                }
+                try await Task.sleep(for: .milliseconds(300))  // the echo of item 8's transaction
+                #expect(try store.object(of: "Item", identity: 7, in: "/SQLDemo")?.values["n"] == 5)
+                let dead = try await pg.sql("SELECT version, error FROM realm_adapter_dead_letter ORDER BY version")
+                #expect(dead.count == 2 && dead[1][1]?.contains("dead-letter") == true, "\(dead)")
+                // The user puts the row in by hand: the object's changes go through again.
+                _ = try await pg.sql(#"INSERT INTO "Item" VALUES (7, 5, 'fixed')"#)
+                try store.write(to: "/SQLDemo", origin: "app") { tx in try tx.update("Item", 7, ["n": 6]) }
+                try await eventually("item 7's edit in the database") {
+                    try await pg.sql(#"SELECT n FROM "Item" WHERE id = 7"#) == [["6"]]
+                }
+                #expect(await daemon.terminate() == 0, Comment(rawValue: crashReport(daemon.log)))
+            }
+        }
+
         /// Realm → database: a change the database rejects (a delete that a foreign key of an
         /// unsynced table forbids) stops the daemon with it unsent; `status` shows it with the
         /// database's error and exits 3; `dead-letter` moves it aside (nothing lost) and sync goes on.

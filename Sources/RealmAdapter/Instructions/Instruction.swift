@@ -49,6 +49,17 @@ public enum Instruction: Hashable, Sendable {
         }
     }
 
+    /// The identity of the object the instruction changes (nil for a whole type's or schema's).
+    var identity: Value? {
+        switch self {
+        case .insert(_, let id, _), .set(_, let id, _), .delete(_, let id), .listSet(_, let id, _, _, _),
+            .listInsert(_, let id, _, _, _), .listErase(_, let id, _, _), .listClear(_, let id, _),
+            .changeIdentity(_, let id, _):
+            id
+        case .clear, .addType, .addProperties: nil
+        }
+    }
+
     /// `INSERT Task`, `LIST_ERASE Bus.stops`: how errors and logs name an instruction
     /// (no values: they may be private).
     public var summary: String {

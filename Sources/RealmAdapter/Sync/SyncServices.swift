@@ -421,14 +421,43 @@ public final class RealmToDatabaseService: Service {
         }
     }
 
+    /// Why `tx` cannot go to the database yet: it changes an object whose creation went to the
+    /// dead-letter record and whose row the database still lacks (``UnsentObjects``; objects it
+    /// has rows for now are forgotten). Nil if it can.
+    private func unsentObject(_ tx: RealmTransaction, _ path: String) async throws -> RealmAdapterError? {
+        let (store, name, connector, mapping) = (adapter.store, adapter.name, self.connector, mappings.current)
+        return try await store.perform {
+            var unsent = try UnsentObjects.read(store, adapter: name, path: path)
+            let before = unsent
+            defer { if unsent != before { try? unsent.write(store, adapter: name, path: path) } }
+            while !unsent.isEmpty, let (type, identity) = unsent.changed(by: tx.instructions) {
+                if let t = mapping.table(forType: type),
+                    try connector.row(t.table, key: mapping.keyRow(t, identity), columns: t.keyColumns) != nil
+                {
+                    unsent.remove(type, identity)
+                    continue
+                }
+                return RealmAdapterError.changesAnUnsentObject(type: type, identity: identity)
+            }
+            return nil
+        }
+    }
+
     /// Applies prepared transactions (as one database transaction when they are several; if that
     /// fails, one by one) and advances past them.
     private func send(_ prepared: Prepared, _ path: String) async throws {
         let (store, adapter, batch) = (self.adapter.store, self.adapter, prepared.batch)
         if let last = batch.last {
             do {
+                // One that changes an object the database never got goes alone (to the dead letters).
+                let unsent = try await store.perform {
+                    try UnsentObjects.read(store, adapter: adapter.name, path: path)
+                }
+                if !unsent.isEmpty, batch.contains(where: { unsent.changed(by: $0.0.instructions) != nil }) {
+                    throw UnsentObjectsFirst()
+                }
                 try await commit(batch.flatMap(\.1), path, through: last.0.version)
-            } catch  where batch.count > 1 && !connector.isTransient(error) {
+            } catch  where (batch.count > 1 || error is UnsentObjectsFirst) && !connector.isTransient(error) {
                 // Each is advanced past as it lands: one rejected stops with the cursor at it
                 // (`status` names the oldest unsent transaction as the blocking one).
                 for (tx, writes) in batch {
@@ -459,7 +488,10 @@ public final class RealmToDatabaseService: Service {
         try Failpoint.realmToDbAfterCommit.hit()
     }
 
+    private struct UnsentObjectsFirst: Error {}
+
     private func applyOne(_ tx: RealmTransaction, _ writes: [DatabaseWrite], _ path: String) async throws {
+        if let why = try await unsentObject(tx, path) { return try await rejected(tx, why, path) }
         do {
             try await commit(writes, path, through: tx.version)
         } catch  where !connector.isTransient(error) {
@@ -493,6 +525,8 @@ public final class RealmToDatabaseService: Service {
             "The rejected change in full", metadata: ["realm.path": "\(path)", "error": "\(String(reflecting: error))"])
         try await connector.deadLetter(
             tx.instructions, error: "\(error)", adapter: adapter.name, path: path, version: tx.version)
+        let (store, name) = (adapter.store, adapter.name)
+        try await store.perform { try UnsentObjects.record(tx.instructions, store, adapter: name, path: path) }
         metrics.deadLetters.increment()
         try Failpoint.realmToDbAfterDeadLetter.hit()
     }
