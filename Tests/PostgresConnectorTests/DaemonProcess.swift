@@ -7,10 +7,13 @@ import TestSupport
 final class DaemonProcess {
     let process: ChildProcess
     let log: String
+    /// Its configuration file.
+    let config: String
 
     /// - Parameter failpoints: `REALM_ADAPTER_FAILPOINTS` for the daemon (see ``Failpoint``).
     init(config: String, log: String, failpoints: String? = nil, arguments: [String] = []) throws {
         self.log = log
+        self.config = config
         process = try ChildProcess(
             ChildProcess.built("realm-adapter"), ["run", "--config", config, "--log-level", "debug"] + arguments,
             environment: Self.environment(failpoints: failpoints), stdout: log, stderr: log)

@@ -205,6 +205,7 @@ public struct RealmApplier: Sendable {
                 for (c, v) in now.values {
                     r[c] = v
                     r.unreadable[c] = nil
+                    r.missing.remove(c)
                 }
                 r.unreadable.merge(now.unreadable) { _, new in new }
                 if case .update(_, _, let old) = change { return .update(table: table, row: r, oldKey: old) }

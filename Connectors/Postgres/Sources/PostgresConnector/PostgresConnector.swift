@@ -40,6 +40,10 @@ public final class PostgresConnector: RelationalConnector {
         /// The tables runs of writes reach as JSON, with their json columns
         /// (``PostgresSchema/bulkTables(_:schema:_:)``).
         var bulkTables: [String: [String: String]] = [:]
+        /// The columns the mapping reads, by table (link tables too).
+        var mappedColumns: [String: Set<String>] = [:]
+        /// The mapped tables by OID (a table renamed while the stream runs is known by it).
+        var mappedOIDs: [UInt32: String] = [:]
         /// Link columns whose foreign key cascades deletes (``PostgresSchema/linksTheDatabaseFollows(schema:_:)``).
         var cascading: [String: Set<String>] = [:]
         /// Holds the daemon lock (a session-level advisory lock) while the daemon runs.
@@ -204,7 +208,19 @@ public final class PostgresConnector: RelationalConnector {
         let bulk = try PostgresSchema.bulkTables(
             mapping.tables.map(\.table) + mapping.tables.flatMap { $0.linkLists.map(\.table) }, schema: schema, s)
         let cascading = try PostgresSchema.linksTheDatabaseFollows(schema: schema, s)
+        var mapped: [String: Set<String>] = [:]
+        for t in mapping.tables {
+            mapped[t.table] = Set(t.columns.map(\.column) + t.keyColumns + t.pathColumns)
+            for l in t.linkLists {
+                mapped[l.table] = [
+                    LinkListMapping.ownerColumn, LinkListMapping.indexColumn, LinkListMapping.targetColumn,
+                ]
+            }
+        }
+        let oids = try PostgresSchema.oids(of: Array(mapped.keys), schema: schema, s)
         state.withLock {
+            $0.mappedColumns = mapped
+            $0.mappedOIDs = oids
             $0.conflictTargets = targets
             $0.generatedColumns = generated
             $0.bulkTables = bulk
@@ -367,6 +383,24 @@ public final class PostgresConnector: RelationalConnector {
             settings: settings, slot: options.slotName, publication: options.publication,
             schema: schema, customTypes: customTypes, logger: self.logger)
         stream.partSize = configuration.largeTransactionChanges
+        // A mapped table or column renamed or dropped while the stream runs: its changes would
+        // come under a name the mapping does not know, and be lost. A table is known by its OID;
+        // a column's values are read from the table as it is now (an error if it is gone there).
+        let (mapped, byOID) = state.withLock { ($0.mappedColumns, $0.mappedOIDs) }
+        let logger = self.logger
+        stream.adjustRelation = { r in
+            let name = byOID[r.oid] ?? r.name
+            let gone = (mapped[name] ?? []).subtracting(r.columns.map(\.name)).sorted()
+            if name != r.name || !gone.isEmpty {
+                logger.warning(
+                    """
+                    A mapped table or column was renamed or dropped while the daemon ran: its changes \
+                    reach the Realms, with the gone columns' values read from the table as it is now
+                    """,
+                    metadata: ["db.table": "\(name)", "db.relation": "\(r.name)", "db.columns": "\(gone)"])
+            }
+            return (name, gone)
+        }
         try stream.start()
         state.withLock {
             $0.stream = stream
@@ -407,7 +441,8 @@ public final class PostgresConnector: RelationalConnector {
                             DatabaseTransaction(
                                 position: position, isOwn: tx.origin.map(origins.contains) ?? false,
                                 changes: changes, token: tx.isComplete ? tx.endLSN.value : 0, markers: markers,
-                                missedRows: missed, readBack: readBack,
+                                missedRows: missed,
+                                readBack: readBack.merging(tx.readBack) { a, b in a + b.filter { !a.contains($0) } },
                                 commitTime: Self.timestamp(pgMicroseconds: tx.commitTime),
                                 isPart: !tx.isComplete || tx.part > 0))
                     }

@@ -30,6 +30,9 @@ public final class PostgresReplicationStream: @unchecked Sendable {
     private let state = Mutex(State())
     /// The database's own types, read before streaming starts (only the reader thread uses it).
     private var catalog = PostgresTypeCatalog()
+    /// By relation OID, the mapped columns its changes do not carry (``adjustRelation``; only
+    /// the reader thread uses it).
+    private var unreliable: [UInt32: [String]] = [:]
     private let continuation: AsyncThrowingStream<PostgresTransaction, Error>.Continuation
     /// Transactions in commit order. Iterate once.
     public let transactions: AsyncThrowingStream<PostgresTransaction, Error>
@@ -62,6 +65,13 @@ public final class PostgresReplicationStream: @unchecked Sendable {
 
     /// Row changes per part of a large transaction (see ``PostgresTransaction/part``).
     public var partSize = 20_000
+
+    /// What the reader makes of a relation the stream describes (a table of the schema, before
+    /// its changes come; again after it changed): the name its changes go under, and columns
+    /// the changes must not be trusted to carry (`missing`: their values are read back from
+    /// the database, ``PostgresTransaction/readBack``). A table renamed, or a column renamed or
+    /// dropped, while the stream runs: its changes still reach the tables they belong to.
+    public var adjustRelation: (@Sendable (PgOutputMessage.Relation) -> (name: String, missing: [String]))?
 
     /// Starts `START_REPLICATION` at `lsn` (the server resumes from the slot's confirmed
     /// position when that is later) and the reader thread.
@@ -210,20 +220,26 @@ public final class PostgresReplicationStream: @unchecked Sendable {
             current?.xid = xid
         case .origin(_, let name):
             current?.origin = name
-        case .relation(let r):
+        case .relation(var r):
+            if r.namespace == schema, let adjust = adjustRelation {
+                let (name, missing) = adjust(r)
+                r.name = name
+                if missing.isEmpty { unreliable[r.oid] = nil } else { unreliable[r.oid] = missing }
+            }
             relations[r.oid] = r
         case .type(let oid, _, let name):
             typeNames[oid] = name
         case .insert(let rel, let new):
             guard let r = relations[rel], r.namespace == schema else { return }
             yieldPartIfFull(&current)
-            current?.changes.append(.insert(table: r.name, row: try row(new, r, typeNames)))
+            let row = try row(new, r, typeNames, readingBack: rel, &current)
+            current?.changes.append(.insert(table: r.name, row: row))
         case .update(let rel, let old, _, let new):
             guard let r = relations[rel], r.namespace == schema else { return }
             yieldPartIfFull(&current)
-            current?.changes.append(
-                .update(
-                    table: r.name, row: try row(new, r, typeNames), oldKey: try old.map { try row($0, r, typeNames) }))
+            let row = try row(new, r, typeNames, readingBack: rel, &current)
+            let oldKey = try old.map { try self.row($0, r, typeNames) }
+            current?.changes.append(.update(table: r.name, row: row, oldKey: oldKey))
         case .delete(let rel, let old, _):
             guard let r = relations[rel], r.namespace == schema else { return }
             yieldPartIfFull(&current)
@@ -273,6 +289,21 @@ public final class PostgresReplicationStream: @unchecked Sendable {
         current?.changes = []
         current?.messages = []
         current?.part += 1
+    }
+
+    /// ``row(_:_:_:)``, with the columns the relation's changes do not carry (``adjustRelation``)
+    /// listed as missing and to be read back in `tx`.
+    private func row(
+        _ tuple: [PgOutputMessage.TupleValue], _ r: PgOutputMessage.Relation, _ typeNames: [UInt32: String],
+        readingBack oid: UInt32, _ tx: inout PostgresTransaction?
+    ) throws -> DatabaseRow {
+        var out = try row(tuple, r, typeNames)
+        if let missing = unreliable[oid] {
+            out.missing.formUnion(missing)
+            let known = tx?.readBack[r.name] ?? []
+            tx?.readBack[r.name] = known + missing.filter { !known.contains($0) }
+        }
+        return out
     }
 
     /// Typed values of a tuple. Unchanged TOASTed values are listed as missing, never null.

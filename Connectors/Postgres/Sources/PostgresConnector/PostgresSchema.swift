@@ -193,6 +193,19 @@ enum PostgresSchema {
         return generated
     }
 
+    /// The OIDs of those of `tables` (in `schema`) that exist.
+    static func oids(of tables: [String], schema: String, _ s: PostgresSession) throws -> [UInt32: String] {
+        let rows = try s.query(
+            """
+            SELECT c.oid, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = $1 AND c.relname = ANY ($2::text[])
+            """, [schema, PostgresType.encode(.list(tables.map(Value.string)))]
+        ).rows
+        var oids: [UInt32: String] = [:]
+        for r in rows { if let oid = r[0].flatMap(UInt32.init), let name = r[1] { oids[oid] = name } }
+        return oids
+    }
+
     /// The single-column foreign keys in `schema` whose `ON DELETE` the database carries out
     /// itself (`CASCADE`, `SET DEFAULT`), as `table` → columns: a Realm `DELETE` leaves the links
     /// in them to the database's rule instead of nulling them first.

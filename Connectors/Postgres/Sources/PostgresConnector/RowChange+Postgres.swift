@@ -19,4 +19,7 @@ public struct PostgresTransaction: Sendable {
     public var commitTime: Int64 = 0
     /// Its transaction id (pgoutput's BEGIN says; 32 bits, without the epoch).
     public var xid: UInt32 = 0
+    /// Columns to read back from the database by table (mapped columns the stream did not
+    /// carry: renamed or dropped while it ran, ``PostgresReplicationStream/adjustRelation``).
+    public var readBack: [String: [String]] = [:]
 }
