@@ -66,13 +66,16 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
     public func rows(_ table: String, columns: [String], orderedBy: [String], _ body: ([Value]) throws -> Void) throws {
         let types = try columns.map { try type(table, $0) }
         try copy(
-            columns.map(dialect.quote), from: ordered(table, orderedBy), table: table, columns: columns,
+            columns.map(dialect.quote), from: try ordered(table, orderedBy), table: table, columns: columns,
             types: types, body)
     }
 
-    /// The table, with `ORDER BY` the columns if there are any.
-    private func ordered(_ table: String, _ columns: [String]) -> String {
-        dialect.table(table)
+    /// The table's own rows (`ONLY`: not its inheritance children's, which the stream does not
+    /// carry either; a partitioned table's are in its partitions), with `ORDER BY` the columns if
+    /// there are any.
+    private func ordered(_ table: String, _ columns: [String]) throws -> String {
+        let partitioned = try reader.sessionSync { s in try PostgresSchema.partitionedTables(schema: schema, s) }
+        return (partitioned.contains(table) ? "" : "ONLY ") + dialect.table(table)
             + (columns.isEmpty ? "" : " ORDER BY " + columns.map(dialect.quote).joined(separator: ", "))
     }
 
@@ -81,7 +84,7 @@ public final class PostgresLoadSnapshot: LoadSnapshot, @unchecked Sendable {
         let fields = types.map { BinaryField(oid: $0.oid) }
         try fields.withUnsafeBufferPointer { fields in
             try copy(
-                columns.map(dialect.quote), from: ordered(table, orderedBy), table: table, columns: columns,
+                columns.map(dialect.quote), from: try ordered(table, orderedBy), table: table, columns: columns,
                 types: types,
                 field: { i, bytes, binary in
                     guard let bytes else { return try receiver.value(.null, at: i) }

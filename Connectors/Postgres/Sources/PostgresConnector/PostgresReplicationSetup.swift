@@ -7,9 +7,14 @@ public enum PostgresReplicationSetup {
     /// `FOR TABLE` needs only ownership of the tables; `FOR ALL TABLES` would need a superuser.
     /// Changes to a partitioned table are published under its own name, not its partitions'
     /// (`publish_via_partition_root`, Postgres 13 and later).
+    ///
+    /// A table is published `ONLY`, without its inheritance children (their rows are not the
+    /// type's, and published they would need a replica identity for their own updates); a
+    /// partitioned table with its partitions.
     public static func ensurePublication(_ s: PostgresSession, name: String, schema: String, tables: [String]) throws {
         let d = PostgresDialect(schema: schema)
-        let list = tables.map(d.table).joined(separator: ", ")
+        let partitioned = try PostgresSchema.partitionedTables(schema: schema, s)
+        let list = tables.map { (partitioned.contains($0) ? "" : "ONLY ") + d.table($0) }.joined(separator: ", ")
         let exists = try s.query(d.statement("SELECT 1 FROM pg_publication WHERE pubname = \(name)")).rows.count == 1
         let viaRoot = s.serverVersion >= 130000
         if exists {

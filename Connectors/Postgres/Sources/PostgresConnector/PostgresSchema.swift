@@ -193,6 +193,17 @@ enum PostgresSchema {
         return generated
     }
 
+    /// The partitioned tables of `schema` (their rows are in their partitions: never `ONLY`).
+    static func partitionedTables(schema: String, _ s: PostgresSession) throws -> Set<String> {
+        let rows = try s.query(
+            """
+            SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = $1 AND c.relkind = 'p'
+            """, [schema]
+        ).rows
+        return Set(rows.compactMap { $0[0] })
+    }
+
     /// The OIDs of those of `tables` (in `schema`) that exist.
     static func oids(of tables: [String], schema: String, _ s: PostgresSession) throws -> [UInt32: String] {
         let rows = try s.query(
