@@ -240,3 +240,34 @@ extension PostgresIntegration.RealWorldSchemaTests {
         }
     }
 }
+
+extension PostgresIntegration.RealWorldSchemaTests {
+    /// With applyRealmSchemaChanges, a property a Realm adds whose column exists already with a
+    /// type that cannot hold it is refused, naming both, as the start-up check does. A probe found
+    /// it logged as added, its values dead-lettered, and every later database update of the row
+    /// set aside.
+    @Test(.timeLimit(.minutes(1)))
+    func anAddedPropertyWhoseColumnExistsWithAnotherTypeIsRefused() async throws {
+        try await TestServer.withFreshDatabase { settings in
+            let (dir, config) = try DaemonProcess.workspace(settings, schema: GuaranteeWorkload.schema)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            try DaemonProcess.edit(
+                config, replacing: #""createSchema": true"#,
+                with: #""createSchema": true, "applyRealmSchemaChanges": true"#)
+            let daemon = try DaemonProcess(config: config, log: dir + "/daemon.log")
+            try await daemon.waitUntilSyncing()
+            let pg = try await PostgresConnection.connect(settings)
+            defer { pg.close() }
+            _ = try await pg.sql(#"ALTER TABLE "Item" ADD COLUMN extra integer"#)
+            let store = try RealmStore(directory: dir + "/store")
+            try store.write(to: "/SQLDemo", origin: "app") { tx in
+                try tx.adopt(Schema([GuaranteeWorkload.itemType]))
+                try tx.addProperties([Property(name: "extra", type: .scalar(.string), isOptional: true)], to: "Item")
+            }
+            #expect(await daemon.process.wait() == 1)
+            let log = try String(contentsOfFile: daemon.log, encoding: .utf8)
+            #expect(
+                log.contains("Item.extra") && !log.contains("Applied Realm schema changes"), "\(log.suffix(2000))")
+        }
+    }
+}

@@ -241,6 +241,9 @@ public final class PostgresConnector: RelationalConnector {
             try s.transaction {
                 try PostgresSchema.addMissingColumns(mapping, schema: schema, customTypes: customTypes, s)
                 try PostgresSchema.create(mapping, schema: schema, s)
+                // A column that was there already may not hold what the Realm added: refused as at start.
+                let problems = try PostgresSchema.mismatches(mapping, schema: schema, customTypes: customTypes, s)
+                guard problems.isEmpty else { throw PostgresError.mismatch(problems) }
                 try Self.follow(mapping, schema: schema, publication: publication, s, logger: self.logger)
             }
             try self.learnTables(mapping, s)
