@@ -89,6 +89,33 @@ extension PostgresIntegration {
             }
         }
 
+        /// A key `GENERATED ALWAYS AS IDENTITY` (the modern default) and a generated column: a Realm
+        /// object's key is its own, so inserts say `OVERRIDING SYSTEM VALUE`, and a generated column
+        /// is never written (its value comes back). A probe found both refused by the database.
+        @Test(.timeLimit(.minutes(1)))
+        func identityKeysAndGeneratedColumnsTakeTheRealmsObjects() async throws {
+            let tables = """
+                CREATE TABLE gen_t (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, name text,
+                                    nlen int GENERATED ALWAYS AS (length(name)) STORED)
+                """
+            let schema = """
+                [{"name": "gen_t", "primaryKey": "id", "properties": {"id": "int", "name": "string?", "nlen": "int?"}}]
+                """
+            try await Self.withDaemon(tables: tables, schema: schema) { store, pg, _ in
+                let type = try #require(try Schema(json: JSONValue(parsing: schema))[type: "gen_t"])
+                try store.write(to: "/SQLDemo", origin: "app") { tx in
+                    try tx.addType(type)
+                    try tx.create("gen_t", ["id": 3, "name": "abc", "nlen": 99])
+                }
+                try await eventually("the Realm's object in the database") {
+                    try await pg.sql("SELECT id, name, nlen FROM gen_t") == [["3", "abc", "3"]]
+                }
+                try await eventually("the generated value back in the Realm") {
+                    try store.object(of: "gen_t", identity: 3, in: "/SQLDemo")?.values["nlen"] == 3
+                }
+            }
+        }
+
         /// A foreign key without `ON DELETE` (the default, `NO ACTION`): deleting its target in a
         /// Realm nulls the links to it there, and the database gets the same, before the row's
         /// `DELETE` (a probe found the `DELETE` refused by the key, and the Realm transaction, with

@@ -40,6 +40,8 @@ public final class PostgresConnector: RelationalConnector {
         /// The tables runs of writes reach as JSON, with their json columns
         /// (``PostgresSchema/bulkTables(_:schema:_:)``).
         var bulkTables: [String: [String: String]] = [:]
+        /// Tables with a `GENERATED ALWAYS` identity column (inserts override it).
+        var identityTables: Set<String> = []
         /// The columns the mapping reads, by table (link tables too).
         var mappedColumns: [String: Set<String>] = [:]
         /// The mapped tables by OID (a table renamed while the stream runs is known by it).
@@ -218,7 +220,9 @@ public final class PostgresConnector: RelationalConnector {
             }
         }
         let oids = try PostgresSchema.oids(of: Array(mapped.keys), schema: schema, s)
+        let identity = try PostgresSchema.identityAlwaysTables(schema: schema, s)
         state.withLock {
+            $0.identityTables = identity
             $0.mappedColumns = mapped
             $0.mappedOIDs = oids
             $0.conflictTargets = targets
@@ -283,13 +287,15 @@ public final class PostgresConnector: RelationalConnector {
     public func apply(_ writes: [DatabaseWrite], adapter: String, path: String, version: Int64) async throws {
         let w = try await writer()
         let schema = self.schema
-        let (targets, bulkTables, cascading) = state.withLock { ($0.conflictTargets, $0.bulkTables, $0.cascading) }
+        let (targets, bulkTables, cascading, generated, identity) = state.withLock {
+            ($0.conflictTargets, $0.bulkTables, $0.cascading, $0.generatedColumns, $0.identityTables)
+        }
         // Links a foreign key deletes or resets with its target are left to it (the database's
         // rule, which comes back to the Realm), not nulled first.
         let writes =
             cascading.isEmpty
-            ? writes
-            : writes.filter { write in
+            ? PostgresWrites.withoutGenerated(writes, generated)
+            : PostgresWrites.withoutGenerated(writes, generated).filter { write in
                 guard case .updateAll(let table, _, let values) = write, let columns = cascading[table] else {
                     return true
                 }
@@ -298,9 +304,10 @@ public final class PostgresConnector: RelationalConnector {
         do {
             try await w.session { s in
                 try s.transaction {
-                    let planned = PostgresWrites.statements(
-                        writes, schema: schema, conflictTargets: targets, bulkTables: bulkTables,
-                        copyRows: Self.copyRows)
+                    let planned = PostgresWrites.overridingIdentity(
+                        PostgresWrites.statements(
+                            writes, schema: schema, conflictTargets: targets, bulkTables: bulkTables,
+                            copyRows: Self.copyRows), tables: identity, schema: schema)
                     let results = try Self.run(planned, s)
                     // Rows these statements may not have seen: named in the stream, to be read again.
                     let missed = zip(planned, results).flatMap { $0.missedRows($1) }.map {

@@ -193,6 +193,18 @@ enum PostgresSchema {
         return generated
     }
 
+    /// The tables of `schema` with a `GENERATED ALWAYS AS IDENTITY` column.
+    static func identityAlwaysTables(schema: String, _ s: PostgresSession) throws -> Set<String> {
+        let rows = try s.query(
+            """
+            SELECT DISTINCT c.relname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+            JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = $1 AND a.attnum > 0 AND NOT a.attisdropped AND a.attidentity = 'a'
+            """, [schema]
+        ).rows
+        return Set(rows.compactMap { $0[0] })
+    }
+
     /// The partitioned tables of `schema` (their rows are in their partitions: never `ONLY`).
     static func partitionedTables(schema: String, _ s: PostgresSession) throws -> Set<String> {
         let rows = try s.query(

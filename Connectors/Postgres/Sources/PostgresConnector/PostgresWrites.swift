@@ -5,6 +5,52 @@ enum PostgresWrites {
     /// A statement and the writes it carries out: one (its affected count says whether it
     /// missed a row, ``SQLStatement/write``), or a run of rows sent as one JSON parameter, in
     /// which case an update or delete returns the ordinality of each row it found.
+    /// `INSERT`s into `tables` (each with a `GENERATED ALWAYS` identity column) say `OVERRIDING
+    /// SYSTEM VALUE`: a Realm object's key is its own. (`COPY` takes explicit values as given.)
+    static func overridingIdentity(_ planned: [Planned], tables: Set<String>, schema: String) -> [Planned] {
+        guard !tables.isEmpty else { return planned }
+        let d = PostgresDialect(schema: schema)
+        let prefixes = tables.map { "INSERT INTO \(d.table($0)) (" }
+        return planned.map { p in
+            let text = p.statement.text
+            guard let prefix = prefixes.first(where: { text.hasPrefix($0) }) else { return p }
+            // The end of the column list: its names are quoted, a `"` in one doubled.
+            var i = text.index(text.startIndex, offsetBy: prefix.count)
+            var quoted = false
+            while i < text.endIndex, quoted || text[i] != ")" {
+                if text[i] == "\"" { quoted.toggle() }
+                i = text.index(after: i)
+            }
+            guard i < text.endIndex else { return p }
+            var changed = p
+            let end = text.index(after: i)
+            changed.statement.text = String(text[..<end]) + " OVERRIDING SYSTEM VALUE" + String(text[end...])
+            return changed
+        }
+    }
+
+    /// The writes without the generated columns of `generated` (by table), which no write may set
+    /// (the database's values come back to the Realm); an update left with nothing to set goes.
+    static func withoutGenerated(_ writes: [DatabaseWrite], _ generated: [String: [String]]) -> [DatabaseWrite] {
+        guard !generated.isEmpty else { return writes }
+        return writes.compactMap { w in
+            guard let columns = generated[w.table] else { return w }
+            switch w {
+            case .upsert(let t, let keys, var row):
+                for c in columns where !keys.contains(c) { row.values[c] = nil }
+                return .upsert(table: t, keyColumns: keys, row: row)
+            case .insert(let t, var row):
+                for c in columns { row.values[c] = nil }
+                return .insert(table: t, row: row)
+            case .update(let t, let key, var values):
+                for c in columns { values.values[c] = nil }
+                return values.values.isEmpty ? nil : .update(table: t, key: key, values: values)
+            default:
+                return w
+            }
+        }
+    }
+
     struct Planned: Sendable {
         var statement: SQLStatement
         /// The writes of a run whose statement returns the ordinality (1-based) of each row
