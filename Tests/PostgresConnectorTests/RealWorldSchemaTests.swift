@@ -73,11 +73,12 @@ extension PostgresIntegration {
 }
 
 extension PostgresIntegration.RealWorldSchemaTests {
-    /// With applyRealmSchemaChanges, property names Postgres would cut to 63 bytes are refused
-    /// before any DDL, naming each: two such names would otherwise become one column.
-    @Test(.timeLimit(.minutes(1)))
-    func namesLongerThanPostgresKeepsAreRefusedBeforeAnyDDL() async throws {
-        try await TestServer.withFreshDatabase { settings in
+    /// A fresh database and a daemon syncing `GuaranteeWorkload.schema` with
+    /// applyRealmSchemaChanges, its log `daemon.log` in `dir`.
+    static func withSchemaChangingDaemon(
+        name: String = #function, _ body: (PostgresSettings, _ dir: String, DaemonProcess) async throws -> Void
+    ) async throws {
+        try await TestServer.withFreshDatabase(name) { settings in
             let (dir, config) = try DaemonProcess.workspace(settings, schema: GuaranteeWorkload.schema)
             defer { try? FileManager.default.removeItem(atPath: dir) }
             try DaemonProcess.edit(
@@ -85,6 +86,15 @@ extension PostgresIntegration.RealWorldSchemaTests {
                 with: #""createSchema": true, "applyRealmSchemaChanges": true"#)
             let daemon = try DaemonProcess(config: config, log: dir + "/daemon.log")
             try await daemon.waitUntilSyncing()
+            try await body(settings, dir, daemon)
+        }
+    }
+
+    /// With applyRealmSchemaChanges, property names Postgres would cut to 63 bytes are refused
+    /// before any DDL, naming each: two such names would otherwise become one column.
+    @Test(.timeLimit(.minutes(1)))
+    func namesLongerThanPostgresKeepsAreRefusedBeforeAnyDDL() async throws {
+        try await Self.withSchemaChangingDaemon { settings, dir, daemon in
             let long = String(repeating: "measurement_", count: 6)  // 72 bytes
             let store = try RealmStore(directory: dir + "/store")
             try store.write(to: "/SQLDemo", origin: "app") { tx in
@@ -248,14 +258,7 @@ extension PostgresIntegration.RealWorldSchemaTests {
     /// set aside.
     @Test(.timeLimit(.minutes(1)))
     func anAddedPropertyWhoseColumnExistsWithAnotherTypeIsRefused() async throws {
-        try await TestServer.withFreshDatabase { settings in
-            let (dir, config) = try DaemonProcess.workspace(settings, schema: GuaranteeWorkload.schema)
-            defer { try? FileManager.default.removeItem(atPath: dir) }
-            try DaemonProcess.edit(
-                config, replacing: #""createSchema": true"#,
-                with: #""createSchema": true, "applyRealmSchemaChanges": true"#)
-            let daemon = try DaemonProcess(config: config, log: dir + "/daemon.log")
-            try await daemon.waitUntilSyncing()
+        try await Self.withSchemaChangingDaemon { settings, dir, daemon in
             let pg = try await PostgresConnection.connect(settings)
             defer { pg.close() }
             _ = try await pg.sql(#"ALTER TABLE "Item" ADD COLUMN extra integer"#)

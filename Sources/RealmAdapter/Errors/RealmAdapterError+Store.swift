@@ -86,8 +86,21 @@ extension RealmAdapterError {
             context["instruction"] = "\(index)"
         }
         var copy = e
-        copy.message = "Transaction rejected, nothing was applied: \(place)\(e.message)" + (index == nil ? "" : ".")
+        copy.message = rejectedWords + "\(place)\(e.message)" + (index == nil ? "" : ".")
         copy.context.merge(context) { old, _ in old }
         return copy
+    }
+
+    private static let rejectedWords = "Transaction rejected, nothing was applied: "
+
+    /// Of an error ``rejected(_:path:index:instruction:)`` made, the reason alone, without its
+    /// words for the whole transaction (for one object of it); other errors' message.
+    var rejectionReason: String {
+        guard message.hasPrefix(Self.rejectedWords) else { return message }
+        var why = message.dropFirst(Self.rejectedWords.count)
+        if context["instruction"] != nil, let r = why.range(of: "): ") {
+            why = why[r.upperBound...].dropLast()  // the "." rejected added
+        }
+        return String(why)
     }
 }

@@ -156,15 +156,9 @@ public struct RealmApplier: Sendable {
         /// The refusal as a bad row's error, naming table and key (not the row's values).
         func error(_ mapping: Mapping) -> RealmAdapterError {
             let table = mapping.table(forType: type)?.table ?? type
-            // The store's words for a whole transaction ("nothing was applied: instruction 3 (…): ")
-            // do not fit one row of it.
-            var why = Substring(cause.message)
-            if let r = why.range(of: "nothing was applied: ") { why = why[r.upperBound...] }
-            if why.hasPrefix("instruction "), let r = why.range(of: "): ") { why = why[r.upperBound...] }
+            let row = "Table \(table), row with key \(Mapping.keyText(identity))"
             var e = RealmAdapterError(
-                .invalidValue,
-                "Table \(table), row with key \(Mapping.keyText(identity)): the Realm refuses it: \(why)",
-                context: cause.context)
+                .invalidValue, "\(row): the Realm refuses it: \(cause.rejectionReason)", context: cause.context)
             e.context["db.table"] = table
             return e
         }

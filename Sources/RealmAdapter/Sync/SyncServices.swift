@@ -425,23 +425,39 @@ public final class RealmToDatabaseService: Service {
     /// dead-letter record and whose row the database still lacks (``UnsentObjects``; objects it
     /// has rows for now are forgotten). Nil if it can.
     private func unsentObject(_ tx: RealmTransaction, _ path: String) async throws -> RealmAdapterError? {
+        let before = try await unsentObjects(path)
+        guard !before.isEmpty, before.changed(by: tx.instructions) != nil else { return nil }
         let (store, name, connector, mapping) = (adapter.store, adapter.name, self.connector, mappings.current)
-        return try await store.perform {
-            var unsent = try UnsentObjects.read(store, adapter: name, path: path)
-            let before = unsent
+        let (unsent, why) = try await store.perform { () -> (UnsentObjects, RealmAdapterError?) in
+            var unsent = before
             defer { if unsent != before { try? unsent.write(store, adapter: name, path: path) } }
-            while !unsent.isEmpty, let (type, identity) = unsent.changed(by: tx.instructions) {
+            while let (type, identity) = unsent.changed(by: tx.instructions) {
                 if let t = mapping.table(forType: type),
                     try connector.row(t.table, key: mapping.keyRow(t, identity), columns: t.keyColumns) != nil
                 {
                     unsent.remove(type, identity)
                     continue
                 }
-                return RealmAdapterError.changesAnUnsentObject(type: type, identity: identity)
+                return (unsent, RealmAdapterError.changesAnUnsentObject(type: type, identity: identity))
             }
-            return nil
+            return (unsent, nil)
         }
+        unsentByPath.withLock { $0?[path] = unsent }
+        return why
     }
+
+    /// The objects of the Realm at `path` that the database never got (``UnsentObjects``), read
+    /// from the store once for all Realms, then kept here: while the daemon runs it is their only
+    /// writer (`realm-adapter dead-letter` refuses beside it).
+    private func unsentObjects(_ path: String) async throws -> UnsentObjects {
+        if let known = unsentByPath.withLock({ $0 }) { return known[path] ?? UnsentObjects() }
+        let (store, name) = (adapter.store, adapter.name)
+        let all = try await store.perform { try UnsentObjects.readAll(store, adapter: name) }
+        unsentByPath.withLock { if $0 == nil { $0 = all } }
+        return all[path] ?? UnsentObjects()
+    }
+
+    private let unsentByPath = Mutex<[String: UnsentObjects]?>(nil)
 
     /// Applies prepared transactions (as one database transaction when they are several; if that
     /// fails, one by one) and advances past them.
@@ -450,9 +466,7 @@ public final class RealmToDatabaseService: Service {
         if let last = batch.last {
             do {
                 // One that changes an object the database never got goes alone (to the dead letters).
-                let unsent = try await store.perform {
-                    try UnsentObjects.read(store, adapter: adapter.name, path: path)
-                }
+                let unsent = try await unsentObjects(path)
                 if !unsent.isEmpty, batch.contains(where: { unsent.changed(by: $0.0.instructions) != nil }) {
                     throw UnsentObjectsFirst()
                 }
@@ -526,7 +540,10 @@ public final class RealmToDatabaseService: Service {
         try await connector.deadLetter(
             tx.instructions, error: "\(error)", adapter: adapter.name, path: path, version: tx.version)
         let (store, name) = (adapter.store, adapter.name)
-        try await store.perform { try UnsentObjects.record(tx.instructions, store, adapter: name, path: path) }
+        let unsent = try await store.perform {
+            try UnsentObjects.record(tx.instructions, store, adapter: name, path: path)
+        }
+        unsentByPath.withLock { $0?[path] = unsent }
         metrics.deadLetters.increment()
         try Failpoint.realmToDbAfterDeadLetter.hit()
     }

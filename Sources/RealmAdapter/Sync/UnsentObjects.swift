@@ -20,10 +20,22 @@ public struct UnsentObjects: Sendable, Equatable {
     static func key(_ identity: Value) -> String { identity.kindName + ":" + identity.description }
 
     static func read(_ store: RealmStore, adapter: String, path: String) throws -> UnsentObjects {
-        guard let text = try store.metadata(metadataKey(adapter: adapter, path: path)),
-            let decoded = try? JSONDecoder().decode([String: Set<String>].self, from: Data(text.utf8))
-        else { return UnsentObjects() }
-        return UnsentObjects(objects: decoded)
+        try store.metadata(metadataKey(adapter: adapter, path: path)).flatMap(decoded) ?? UnsentObjects()
+    }
+
+    /// The metadata's text as objects (nil if it is not theirs).
+    private static func decoded(_ text: String) -> UnsentObjects? {
+        (try? JSONDecoder().decode([String: Set<String>].self, from: Data(text.utf8))).map(UnsentObjects.init)
+    }
+
+    /// Those of every Realm of `adapter`, by path, in one read.
+    static func readAll(_ store: RealmStore, adapter: String) throws -> [String: UnsentObjects] {
+        let prefix = metadataKey(adapter: adapter, path: "")
+        var all: [String: UnsentObjects] = [:]
+        for (key, text) in try store.metadata(prefix: prefix) {
+            all[String(key.dropFirst(prefix.count))] = decoded(text)
+        }
+        return all
     }
 
     func write(_ store: RealmStore, adapter: String, path: String) throws {
@@ -31,8 +43,11 @@ public struct UnsentObjects: Sendable, Equatable {
         try store.setMetadata(Self.metadataKey(adapter: adapter, path: path), text)
     }
 
-    /// Adds the objects `instructions` create (a transaction moved to the dead-letter record).
+    /// Adds the objects `instructions` create (a transaction moved to the dead-letter record);
+    /// returns the Realm's objects now.
+    @discardableResult
     public static func record(_ instructions: [Instruction], _ store: RealmStore, adapter: String, path: String) throws
+        -> UnsentObjects
     {
         var unsent = try read(store, adapter: adapter, path: path)
         let before = unsent.objects
@@ -40,6 +55,7 @@ public struct UnsentObjects: Sendable, Equatable {
             unsent.objects[type, default: []].insert(key(identity))
         }
         if unsent.objects != before { try unsent.write(store, adapter: adapter, path: path) }
+        return unsent
     }
 
     /// The first object of these that `instructions` change, if any.

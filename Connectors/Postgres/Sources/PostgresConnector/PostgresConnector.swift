@@ -452,7 +452,9 @@ public final class PostgresConnector: RelationalConnector {
                                 position: position, isOwn: tx.origin.map(origins.contains) ?? false,
                                 changes: changes, token: tx.isComplete ? tx.endLSN.value : 0, markers: markers,
                                 missedRows: missed,
-                                readBack: readBack.merging(tx.readBack) { a, b in a + b.filter { !a.contains($0) } },
+                                readBack: tx.readBack.isEmpty
+                                    ? readBack
+                                    : readBack.merging(tx.readBack) { a, b in a + b.filter { !a.contains($0) } },
                                 commitTime: Self.timestamp(pgMicroseconds: tx.commitTime),
                                 isPart: !tx.isComplete || tx.part > 0))
                     }

@@ -298,7 +298,7 @@ public final class PostgresReplicationStream: @unchecked Sendable {
         readingBack oid: UInt32, _ tx: inout PostgresTransaction?
     ) throws -> DatabaseRow {
         var out = try row(tuple, r, typeNames)
-        if let missing = unreliable[oid] {
+        if !unreliable.isEmpty, let missing = unreliable[oid] {
             out.missing.formUnion(missing)
             let known = tx?.readBack[r.name] ?? []
             tx?.readBack[r.name] = known + missing.filter { !known.contains($0) }
