@@ -23,8 +23,15 @@ struct PerUserBenchmark: AsyncParsableCommand {
                         (transactions of 100 rows) spread over up to --updates
                         Realms, commit to all in the Realms; the median rate
                         of --update-rounds rounds
+              bare      the physical limit, in the same run: bare SQLite loading the same rows in \
+                        the same order and applying the same updates, with only what gives each \
+                        Realm its objects, version and history (PerUserFloor.swift); its ÷ 1 is what \
+                        the per-Realm records cost by themselves
             Each figure is also given against the one-Realm run (÷ 1). Targets at 100,000 Realms: \
-            load ÷ 1 ≥ 0.5, peak < 200 MB, store ÷ 1 ≤ 1.5, list < 1 s, updates ÷ 1 ≥ 0.5.
+            load ÷ 1 ≥ 0.5, peak < 200 MB, store ÷ 1 ≤ 1.5, list < 1 s, updates ÷ 1 ≥ 0.5. Bare SQLite's \
+            own ÷ 1 puts those two ratios at or past the physical limit (docs/performance.md); the \
+            restatement proposed measures them against bare SQLite at the same Realm count instead: \
+            load ÷ bare ≥ 0.5, updates ÷ bare ≥ 0.5.
             """
     )
 
@@ -37,7 +44,7 @@ struct PerUserBenchmark: AsyncParsableCommand {
     @Option(help: "Scratch directory (removed afterwards).") var scratch =
         NSTemporaryDirectory() + "realm-adapter-peruser-bench"
 
-    static let widths = [10, 12, 12, 12, 12, 7, 7, 10, 8]
+    static let widths = [8, 11, 6, 8, 7, 8, 6, 6, 9, 6, 8]
 
     struct Figures {
         var loadRate: Double
@@ -45,6 +52,9 @@ struct PerUserBenchmark: AsyncParsableCommand {
         var storeMB: Double
         var list: Double
         var updateRate: Double
+        /// Bare SQLite's rates (``PerUserFloor``).
+        var bareLoad: Double
+        var bareUpdates: Double
     }
 
     func run() async throws {
@@ -63,10 +73,12 @@ struct PerUserBenchmark: AsyncParsableCommand {
         print(
             LoadBenchmark.columns(
                 [
-                    "Realms", "load rows/s", "÷ 1", "peak MB", "store MB", "÷ 1", "list s", "updates/s", "÷ 1",
+                    "Realms", "load rows/s", "÷ 1", "bare ÷ 1", "peak MB", "store MB", "÷ 1", "list s", "updates/s",
+                    "÷ 1", "bare ÷ 1",
                 ], widths: Self.widths))
         fflush(nil)
         var reference: Figures?
+        var againstBare: [String] = []
         for count in realms.split(separator: ",").compactMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) {
             let f = try await measure(count, admin: admin, cli: cli)
             let r = reference ?? f
@@ -79,19 +91,29 @@ struct PerUserBenchmark: AsyncParsableCommand {
                     "peruser", "store size ÷ 1 Realm, \(at) (at most 1.5)", f.storeMB / r.storeMB, under: 1.501, "")
                 Finding.figure("peruser", "realm list, \(at)", f.list, under: 1, "s")
                 Finding.ratio("peruser", "spread updates ÷ 1 Realm, \(at)", f.updateRate / r.updateRate, atLeast: 0.5)
+                Finding.ratio("peruser", "load ÷ bare SQLite, \(at) (proposed)", f.loadRate / f.bareLoad, atLeast: 0.5)
+                Finding.ratio(
+                    "peruser", "spread updates ÷ bare SQLite, \(at) (proposed)", f.updateRate / f.bareUpdates,
+                    atLeast: 0.5)
             }
             print(
                 LoadBenchmark.columns(
                     [
                         String(count), String(format: "%.0f", f.loadRate),
                         String(format: "%.2f", f.loadRate / r.loadRate),
-                        String(f.peakMB),
+                        String(format: "%.2f", f.bareLoad / r.bareLoad), String(f.peakMB),
                         String(format: "%.0f", f.storeMB), String(format: "%.2f", f.storeMB / r.storeMB),
                         String(format: "%.2f", f.list),
                         String(format: "%.0f", f.updateRate), String(format: "%.2f", f.updateRate / r.updateRate),
+                        String(format: "%.2f", f.bareUpdates / r.bareUpdates),
                     ], widths: Self.widths))
             fflush(nil)
+            againstBare.append(
+                String(
+                    format: "%d: load %.2f, updates %.2f", count, f.loadRate / f.bareLoad, f.updateRate / f.bareUpdates)
+            )
         }
+        print("÷ bare SQLite at the same Realm count: " + againstBare.joined(separator: "; "))
         print(
             "targets at 100,000 Realms: load ÷ 1 ≥ 0.5, peak < 200 MB, store ÷ 1 ≤ 1.5, list < 1 s, updates ÷ 1 ≥ 0.5")
     }
@@ -169,9 +191,12 @@ struct PerUserBenchmark: AsyncParsableCommand {
         for round in 0..<max(1, updateRounds) {
             rates.append(try await updateRate(realmCount, sentinel: Int64(rows + round), pg, store, daemon, dir))
         }
+        let bare = try PerUserFloor(
+            rows: rows, realms: realmCount, batch: batch, updates: updates, rounds: updateRounds
+        ).measure(in: dir)
         return Figures(
             loadRate: Double(rows) / loadTime, peakMB: (load.peakMemory ?? 0) >> 20, storeMB: Double(storeBytes) / 1e6,
-            list: listTime, updateRate: rates.percentile(0.5))
+            list: listTime, updateRate: rates.percentile(0.5), bareLoad: bare.load, bareUpdates: bare.updates)
     }
 
     /// One round of the updates: `updates` rows spread over up to as many Realms, then a last row
