@@ -32,7 +32,7 @@ struct PerUserFloor {
                             PRIMARY KEY (realm, key)) WITHOUT ROWID;
             """)
         let find = try db.prepare("SELECT id, version FROM realm WHERE path = ?")
-        let create = try db.prepare("INSERT INTO realm (path, version) VALUES (?, 0)")
+        let create = try db.prepare("INSERT INTO realm (path, version) VALUES (?, 1)")
         // Rows go in by statements of up to 32 rows, as the store's bulk inserts do.
         var inserts: [Int: OpaquePointer] = [:]
         func insert(rows: Int) throws -> OpaquePointer {
@@ -49,7 +49,8 @@ struct PerUserFloor {
         /// One Realm's transaction: `body` writes its objects and returns its instructions' bytes.
         func commit(_ owner: Int, _ body: (Int64) throws -> [UInt8]) throws {
             var (id, version) = (Int64(0), Int64(0))
-            if try db.step(find, [.text("/u\(owner)/todos")]) {
+            let found = try db.step(find, [.text("/u\(owner)/todos")])
+            if found {
                 (id, version) = (sqlite3_column_int64(find, 0), sqlite3_column_int64(find, 1))
             } else {
                 _ = try db.step(create, [.text("/u\(owner)/todos")])
@@ -57,7 +58,7 @@ struct PerUserFloor {
             }
             sqlite3_reset(find)
             _ = try db.step(record, [.int(id), .int(version + 1), .blob(try body(id))])
-            _ = try db.step(bump, [.int(version + 1), .int(id)])
+            if found { _ = try db.step(bump, [.int(version + 1), .int(id)]) }
         }
 
         // The load: owners in the order Postgres sorts them, each owner's rows together. Only
