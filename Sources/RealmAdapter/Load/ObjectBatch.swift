@@ -14,7 +14,12 @@ extension Loader {
         func merges(_ path: String) -> Bool? {
             decided.withLock { $0[path] } ?? (existing.contains(path) ? nil : false)
         }
-        func decide(_ path: String, merges: Bool) { decided.withLock { $0[path] = merges } }
+        /// Records the writer's decision where the reader does not know it already (a Realm that
+        /// was new when the load began takes inserts, unless an app created it since).
+        func decide(_ path: String, merges: Bool) {
+            guard merges || existing.contains(path) else { return }
+            decided.withLock { $0[path] = merges }
+        }
     }
 
     /// One batch of a type's rows, filled on the reading thread (``loadObjects``).

@@ -165,8 +165,16 @@ extension RealmStore {
                 newSchemas = []
                 var versions: [Int64] = []
                 let recording = try changeRecordingFilters(db)
+                // A new Realm's row is written once, after its transaction, with its version and schema;
+                // its id is the one SQLite would give it (the highest so far plus one), taken ahead.
+                var newId: Int64?
                 for (i, path) in paths.enumerated() {
-                    let r = try Self.realmRow(db, path) ?? Self.createRealm(db, path)
+                    let found = try Self.realmRow(db, path)
+                    let r =
+                        try found
+                        ?? RealmRow(
+                            id: Self.nextRealmId(db, after: &newId), path: path, schemaId: 0, version: 0,
+                            compactedThrough: 0)
                     var writer = RealmWriter(
                         db: db, tables: RealmTables(realmId: r.id, layout: layout), schema: try schema(db, r),
                         baseVersion: r.version)
@@ -183,22 +191,33 @@ extension RealmStore {
                         }
                     }
                     var version = r.version
+                    var schemaId = r.schemaId
                     if recorded.count > 0 {
                         version += 1
                         try Self.insertHistory(
                             db, realm: r.id, version: version, origin: origin, recorded, sourcePosition)
                         if writer.schemaChanged {
                             // A schema committed lately is known by id; another is found or stored by its text.
-                            let id = try recentId ?? schemaId(db, json: writer.schema.serializedJSON)
-                            try RealmTables.execute(
-                                db.cachedStatement(sql: "UPDATE realm SET version = ?, schema_id = ? WHERE id = ?"),
-                                [.int(version), .int(id), .int(r.id)], db: db)
-                            if recentId == nil { newSchemas.append((id, writer.schema)) }
-                        } else {
-                            try RealmTables.execute(
-                                db.cachedStatement(sql: "UPDATE realm SET version = ? WHERE id = ?"),
-                                [.int(version), .int(r.id)], db: db)
+                            schemaId = try recentId ?? self.schemaId(db, json: writer.schema.serializedJSON)
+                            if recentId == nil { newSchemas.append((schemaId, writer.schema)) }
                         }
+                    }
+                    if found == nil {
+                        try RealmTables.execute(
+                            db.cachedStatement(
+                                sql: "INSERT INTO realm (id, path, schema_id, version, created_at) "
+                                    + "VALUES (?, ?, ?, ?, ?)"),
+                            [
+                                .int(r.id), .string(path), .int(schemaId), .int(version),
+                                .int(Timestamp(Date()).totalNanoseconds ?? 0),
+                            ], db: db)
+                    } else if version > r.version {
+                        try RealmTables.execute(
+                            db.cachedStatement(
+                                sql: schemaId == r.schemaId
+                                    ? "UPDATE realm SET version = ?1 WHERE id = ?3"
+                                    : "UPDATE realm SET version = ?1, schema_id = ?2 WHERE id = ?3"),
+                            [.int(version), .int(schemaId), .int(r.id)], db: db)
                     }
                     if version > r.version {
                         for c in cursors { try Self.moveCursor(db, c, realm: r.id, from: r.version, to: version) }
@@ -274,10 +293,13 @@ extension RealmStore {
             db.cachedStatement(sql: sql), [.int(adapterId), .int(realm), .int(from), .int(version)], db: db)
     }
 
-    static func createRealm(_ db: Database, _ path: String) throws -> RealmRow {
-        try RealmTables.execute(
-            db.cachedStatement(sql: "INSERT INTO realm (path, created_at) VALUES (?, ?)"),
-            [.string(path), .int(Timestamp(Date()).totalNanoseconds ?? 0)], db: db)
-        return RealmRow(id: db.lastInsertedRowID, path: path, schemaId: 0, version: 0, compactedThrough: 0)
+    /// The id SQLite would give the next Realm created in this transaction: the highest so far
+    /// plus one (`last`, the one given before, once the transaction has made one).
+    static func nextRealmId(_ db: Database, after last: inout Int64?) throws -> Int64 {
+        let id =
+            try last.map { $0 + 1 }
+            ?? (RealmTables.firstInteger(db.cachedStatement(sql: "SELECT max(id) FROM realm"), [], db: db) ?? 0) + 1
+        last = id
+        return id
     }
 }
