@@ -123,6 +123,25 @@ import Testing
         } throws: { "\($0)".contains("column owner_id") && "\($0)".contains("NFC") }
     }
 
+    /// A routing column whose text makes no valid Realm path (a `.` or `..` segment, a control
+    /// character or backslash, a path past 1024 bytes) makes its row one no Realm can hold, named
+    /// by table and column without the value: a probe found the store's path error stopping the
+    /// daemon for good instead, even with `ignoreSQLErrors`, and printing the whole value.
+    @Test func routingTextThatMakesNoValidPathIsABadRow() throws {
+        for bad in ["..", ".", "a\nb", "a\\b", String(repeating: "x", count: 1100)] {
+            let row = DatabaseRow(["id": .int(1), "task_title": "a", "owner_id": .string(bad)])
+            #expect(throws: RealmAdapterError.self, "\(bad.prefix(8))") {
+                try mapping.objectChanges([.insert(table: "task", row: row)], paths: { [] })
+            }
+            #expect {
+                try mapping.objectChanges([.insert(table: "task", row: row)], paths: { [] })
+            } throws: { e in
+                (e as? RealmAdapterError)?.code == .invalidValue && "\(e)".contains("Table task")
+                    && "\(e)".contains("column owner_id") && (bad.count < 3 || !"\(e)".contains(bad))
+            }
+        }
+    }
+
     @Test func truncateClearsEveryRoutedRealm() throws {
         let changes = try mapping.objectChanges(
             [.truncate(tables: ["task", "elsewhere"])], paths: { ["/u1/tasks", "/u2/tasks", "/u1/other"] })

@@ -202,6 +202,17 @@ extension Mapping {
                 table: t.table, key: try? self.key(row, t), template: "\(path)", fields: path.fields,
                 reasons: reasons.isEmpty ? ["the template is not in Unicode normalization form C (NFC)"] : reasons)
         }
+        // A value the store would refuse as a path ('..', a control character, too long) is this
+        // row's fault, not the daemon's: said without the value.
+        if let why = RealmPath.problem(p) {
+            throw RealmAdapterError.unroutable(
+                table: t.table, key: try? self.key(row, t), template: "\(path)", fields: path.fields,
+                reasons: [
+                    (path.fields.count == 1
+                        ? "column \(path.fields[0]) makes" : "columns \(path.fields.joined(separator: ", ")) make")
+                        + " a path that is no Realm path: \(why)"
+                ])
+        }
         return p
     }
 

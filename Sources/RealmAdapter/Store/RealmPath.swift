@@ -10,22 +10,26 @@ public enum RealmPath {
     /// each of its paths). Control characters, DEL and the backslash are ASCII, so no byte of a
     /// longer UTF-8 sequence is one of them.
     public static func validate(_ path: String) throws {
-        func fail(_ why: String) -> RealmAdapterError { RealmAdapterError.invalidPath(path, why) }
+        if let why = problem(path) { throw RealmAdapterError.invalidPath(path, why) }
+    }
+
+    /// What makes `path` no valid Realm path (``validate(_:)``), in words that do not repeat it;
+    /// nil for a valid path.
+    static func problem(_ path: String) -> String? {
         let bytes = path.utf8
-        guard bytes.first == UInt8(ascii: "/") else { throw fail("it must start with '/'") }
-        guard bytes.count <= 1024 else { throw fail("it is longer than 1024 bytes") }
+        guard bytes.first == UInt8(ascii: "/") else { return "it must start with '/'" }
+        guard bytes.count <= 1024 else { return "it is longer than 1024 bytes" }
         var (length, dots, control) = (0, 0, false)  // the current segment's length, its dots while only dots
         var ascii = true
-        func endSegment() throws {
-            if length == 0 { throw fail("it has an empty segment ('//' or a trailing '/')") }
-            if dots == length, dots <= 2 {
-                throw fail("'\(String(repeating: ".", count: dots))' segments are not allowed")
-            }
+        func segmentProblem() -> String? {
+            if length == 0 { return "it has an empty segment ('//' or a trailing '/')" }
+            if dots == length, dots <= 2 { return "'\(String(repeating: ".", count: dots))' segments are not allowed" }
             (length, dots) = (0, 0)
+            return nil
         }
         for b in bytes.dropFirst() {
             if b == UInt8(ascii: "/") {
-                try endSegment()
+                if let why = segmentProblem() { return why }
                 continue
             }
             if b < 0x20 || b == 0x7F || b == UInt8(ascii: "\\") { control = true }
@@ -33,13 +37,13 @@ public enum RealmPath {
             if b == UInt8(ascii: "."), dots == length { dots += 1 }
             length += 1
         }
-        try endSegment()
-        if control { throw fail("it contains a control character or a backslash") }
+        if let why = segmentProblem() { return why }
+        if control { return "it contains a control character or a backslash" }
         if !ascii, !isNFC(path) {
-            throw fail(
-                "it is not in Unicode normalization form C (NFC): text that looks the same, such as \"café\" "
-                    + "written with a separate accent, would name another Realm")
+            return "it is not in Unicode normalization form C (NFC): text that looks the same, such as \"café\" "
+                + "written with a separate accent, would name another Realm"
         }
+        return nil
     }
 
     /// Whether `text` is in Unicode normalization form C. The store compares paths byte by
