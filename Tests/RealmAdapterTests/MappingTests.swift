@@ -149,6 +149,44 @@ import Testing
         #expect(changes[0].changes == [.clear(type: "Task")])
     }
 
+    /// A routing column that is also a property scopes a Realm's writes as one that is not: a
+    /// probe's app, writing in /u1/todos, updated and deleted u2's row by its key (and with a
+    /// database key of (owner, id), every user's row of that id); an object created without the
+    /// property got a NULL owner, which stopped the daemon on its own echo.
+    @Test func aRoutingPropertyScopesTheRealmsWritesToItsRows() throws {
+        let config = try Configuration(
+            json: try JSONValue(
+                parsing: """
+                    {"realm": {"path": "/{owner}/todos"},
+                     "schema": [{"name": "Todo", "primaryKey": "id",
+                                 "properties": {"id": "string", "owner": "string?", "title": "string"}}],
+                     "mapping": {"tables": {"todo": "Todo"}}}
+                    """), environment: [:], connectors: .postgres)
+        let writes = try Mapping(config).databaseWrites(
+            [
+                .set(objectType: "Todo", identity: "t2", values: ["title": "mine now?"]),
+                .delete(objectType: "Todo", identity: "t2"),
+                .insert(objectType: "Todo", identity: "x1", values: ["id": "x1", "title": "no owner"]),
+                .insert(objectType: "Todo", identity: "x2", values: ["id": "x2", "owner": nil, "title": "null"]),
+                .set(objectType: "Todo", identity: "x1", values: ["owner": "u2"]),
+            ], path: "/u1/todos", list: { _, _, _ in [] })
+        #expect(
+            writes == [
+                .update(
+                    table: "todo", key: DatabaseRow(["id": "t2", "owner": "u1"]),
+                    values: DatabaseRow(["title": "mine now?"])),
+                .delete(table: "todo", key: DatabaseRow(["id": "t2", "owner": "u1"])),
+                .upsert(
+                    table: "todo", keyColumns: ["id"],
+                    row: DatabaseRow(["id": "x1", "owner": "u1", "title": "no owner"])),
+                .upsert(
+                    table: "todo", keyColumns: ["id"], row: DatabaseRow(["id": "x2", "owner": "u1", "title": "null"])),
+                // A move to another user's Realm: from this Realm's row only.
+                .update(
+                    table: "todo", key: DatabaseRow(["id": "x1", "owner": "u1"]), values: DatabaseRow(["owner": "u2"])),
+            ])
+    }
+
     @Test func instructionsBecomeDatabaseWrites() throws {
         let writes = try mapping.databaseWrites(
             [

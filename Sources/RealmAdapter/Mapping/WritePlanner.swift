@@ -68,6 +68,9 @@ struct WritePlanner {
         case .insert(_, let identity, let values):
             var row = try columns(t, values, room: t.keyColumns.count + t.pathColumns.count)
             try addKey(t, identity, to: &row)
+            // A routing property the object leaves empty takes its Realm's value (a NULL would
+            // make a row no Realm can hold); one it gives is its own (a move).
+            for (c, v) in routing(t) where row[c] == nil || row[c] == .null { row[c] = v }
             // Lists not given start empty, as the object's do.
             for c in t.columns { if case .array = c.kind, row[c.column] == nil { row[c.column] = .list([]) } }
             writes.append(.upsert(table: t.table, keyColumns: t.keyColumns, row: row))
@@ -94,13 +97,27 @@ struct WritePlanner {
         writes.append(.update(table: t.table, key: try keyRow(t, identity), values: values))
     }
 
-    /// The key columns of an object's row, with the columns its Realm's path fills (they are
-    /// always written, so a row never lands in another user's Realm).
+    /// The key columns of an object's row, with the columns its Realm's path fills, properties
+    /// or not: an update or delete reaches this Realm's row only, never another user's of the
+    /// same key.
     private func keyRow(_ t: TableMapping, _ identity: Value) throws -> DatabaseRow {
         var row = DatabaseRow()
-        row.values.reserveCapacity(t.keyColumns.count + t.pathColumns.count)
+        row.values.reserveCapacity(t.keyColumns.count + mapping.path.fields.count)
         try addKey(t, identity, to: &row)
+        for (c, v) in routing(t) { row[c] = v }
         return row
+    }
+
+    /// The template's columns that are properties of `t`, with the values the Realm's path gives
+    /// them (the others are ``TableMapping/pathColumns``, which ``addKey(_:_:to:)`` writes).
+    private func routing(_ t: TableMapping) -> [(String, Value)] {
+        guard !mapping.path.isLiteral else { return [] }
+        return mapping.path.fields.compactMap { field in
+            guard !t.pathColumns.contains(field), t.columns.contains(where: { $0.column == field }),
+                let text = pathFields[field]
+            else { return nil }
+            return (field, .string(text))
+        }
     }
 
     /// Adds the columns of ``keyRow(_:_:)`` to `row`.
@@ -145,6 +162,7 @@ struct WritePlanner {
                 var matching = DatabaseRow([c.column: identity])
                 if let reference = t.reference { matching.references[c.column] = reference }
                 for p in u.pathColumns { matching[p] = .string(pathFields[p]!) }
+                for (c, v) in routing(u) { matching[c] = v }
                 writes.append(.updateAll(table: u.table, matching: matching, values: DatabaseRow([c.column: .null])))
             }
         }
