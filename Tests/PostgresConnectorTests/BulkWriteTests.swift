@@ -86,14 +86,14 @@ extension PostgresIntegration {
                 #expect(try await rows("bulk").count == 40)
 
                 var changed = upserts("one", 1...40).map { w -> DatabaseWrite in
-                    guard case .upsert(let t, let k, var row) = w, case .int(let id)? = row["id"] else { return w }
+                    guard case .upsert(let t, let k, var row, _) = w, case .int(let id)? = row["id"] else { return w }
                     row["name"] = .string("renamed \(id) \\ \"")
                     row["tags"] = .null
                     return .upsert(table: t, keyColumns: k, row: row)
                 }
                 for w in changed { _ = try await apply([w]) }
                 changed = changed.map {
-                    guard case .upsert(_, let k, let row) = $0 else { return $0 }
+                    guard case .upsert(_, let k, let row, _) = $0 else { return $0 }
                     return .upsert(table: "bulk", keyColumns: k, row: row)
                 }
                 _ = try await apply(changed)

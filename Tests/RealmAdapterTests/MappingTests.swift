@@ -152,7 +152,8 @@ import Testing
     /// A routing column that is also a property scopes a Realm's writes as one that is not: a
     /// probe's app, writing in /u1/todos, updated and deleted u2's row by its key (and with a
     /// database key of (owner, id), every user's row of that id); an object created without the
-    /// property got a NULL owner, which stopped the daemon on its own echo.
+    /// property got a NULL owner, which stopped the daemon on its own echo, and one created with
+    /// another user's went to both Realms. A new object's row is its Realm's; a move is an update.
     @Test func aRoutingPropertyScopesTheRealmsWritesToItsRows() throws {
         let config = try Configuration(
             json: try JSONValue(
@@ -168,6 +169,7 @@ import Testing
                 .delete(objectType: "Todo", identity: "t2"),
                 .insert(objectType: "Todo", identity: "x1", values: ["id": "x1", "title": "no owner"]),
                 .insert(objectType: "Todo", identity: "x2", values: ["id": "x2", "owner": nil, "title": "null"]),
+                .insert(objectType: "Todo", identity: "x3", values: ["id": "x3", "owner": "u2", "title": "theirs"]),
                 .set(objectType: "Todo", identity: "x1", values: ["owner": "u2"]),
             ], path: "/u1/todos", list: { _, _, _ in [] })
         #expect(
@@ -178,9 +180,14 @@ import Testing
                 .delete(table: "todo", key: DatabaseRow(["id": "t2", "owner": "u1"])),
                 .upsert(
                     table: "todo", keyColumns: ["id"],
-                    row: DatabaseRow(["id": "x1", "owner": "u1", "title": "no owner"])),
+                    row: DatabaseRow(["id": "x1", "owner": "u1", "title": "no owner"]), scope: ["owner"]),
                 .upsert(
-                    table: "todo", keyColumns: ["id"], row: DatabaseRow(["id": "x2", "owner": "u1", "title": "null"])),
+                    table: "todo", keyColumns: ["id"], row: DatabaseRow(["id": "x2", "owner": "u1", "title": "null"]),
+                    scope: ["owner"]),
+                .upsert(
+                    table: "todo", keyColumns: ["id"],
+                    row: DatabaseRow(["id": "x3", "owner": "u1", "title": "theirs"]),
+                    scope: ["owner"]),
                 // A move to another user's Realm: from this Realm's row only.
                 .update(
                     table: "todo", key: DatabaseRow(["id": "x1", "owner": "u1"]), values: DatabaseRow(["owner": "u2"])),
@@ -213,7 +220,7 @@ import Testing
                     table: "task", keyColumns: ["id"],
                     row: DatabaseRow([
                         "id": 7, "task_title": "T", "done": false, "due": .int(100), "tags": [], "owner_id": "u9",
-                    ])),
+                    ]), scope: ["owner_id"]),
                 .update(
                     table: "task", key: DatabaseRow(["id": 7, "owner_id": "u9"]),
                     values: DatabaseRow(["task_title": "U"])),

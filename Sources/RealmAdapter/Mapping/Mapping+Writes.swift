@@ -1,7 +1,10 @@
 /// A write to the database, connector-neutral; a connector renders it in its dialect.
 public enum DatabaseWrite: Hashable, Sendable {
-    /// Insert the row, or update it if a row with the same key exists.
-    case upsert(table: String, keyColumns: [String], row: DatabaseRow)
+    /// Insert the row, or update it if a row with the same key exists and has the row's values
+    /// in the `scope` columns (the columns a per-user Realm's path fills: a Realm never takes
+    /// over another user's row of the same key). A row of the key outside the scope refuses the
+    /// write: the connector says so as the database's refusal.
+    case upsert(table: String, keyColumns: [String], row: DatabaseRow, scope: [String] = [])
     case update(table: String, key: DatabaseRow, values: DatabaseRow)
     case delete(table: String, key: DatabaseRow)
     /// Delete every row that has these column values (all rows if empty).
@@ -17,7 +20,7 @@ public enum DatabaseWrite: Hashable, Sendable {
 
     public var table: String {
         switch self {
-        case .upsert(let t, _, _), .update(let t, _, _), .delete(let t, _), .deleteAll(let t, _),
+        case .upsert(let t, _, _, _), .update(let t, _, _), .delete(let t, _), .deleteAll(let t, _),
             .updateAll(let t, _, _), .insert(let t, _), .closeGaps(let t):
             t
         }

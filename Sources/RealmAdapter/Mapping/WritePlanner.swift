@@ -68,12 +68,15 @@ struct WritePlanner {
         case .insert(_, let identity, let values):
             var row = try columns(t, values, room: t.keyColumns.count + t.pathColumns.count)
             try addKey(t, identity, to: &row)
-            // A routing property the object leaves empty takes its Realm's value (a NULL would
-            // make a row no Realm can hold); one it gives is its own (a move).
-            for (c, v) in routing(t) where row[c] == nil || row[c] == .null { row[c] = v }
+            // A new object's row is its Realm's: the routing properties take the path's values (a
+            // NULL would make a row no Realm can hold, another user's value a row in two Realms).
+            // Moving an object to another Realm is an update of them.
+            for (c, v) in routing(t) { row[c] = v }
             // Lists not given start empty, as the object's do.
             for c in t.columns { if case .array = c.kind, row[c.column] == nil { row[c.column] = .list([]) } }
-            writes.append(.upsert(table: t.table, keyColumns: t.keyColumns, row: row))
+            // A row of this key in another user's Realm is not this object's: the write is refused.
+            let scope = mapping.path.isLiteral ? [] : mapping.path.fields.filter { row[$0] != nil }
+            writes.append(.upsert(table: t.table, keyColumns: t.keyColumns, row: row, scope: scope))
         case .set(_, let identity, let values):
             let row = try columns(t, values)
             if !row.values.isEmpty { writes.append(.update(table: t.table, key: try keyRow(t, identity), values: row)) }

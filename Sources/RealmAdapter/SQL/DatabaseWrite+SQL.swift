@@ -15,16 +15,13 @@ extension DatabaseWrite {
         var builder = StatementBuilder(dialect: dialect)
         let table = dialect.table(self.table)
         switch self {
-        case .upsert(_, let keyColumns, let row):
+        case .upsert(_, let keyColumns, let row, let scope):
             let (names, markers) = builder.columns(row)
-            let updates = names.filter { !keyColumns.contains($0) }.map {
-                "\(dialect.quote($0)) = EXCLUDED.\(dialect.quote($0))"
-            }
             let target = (conflictTarget ?? keyColumns).map(dialect.quote).joined(separator: ", ")
-            let action = updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + updates.joined(separator: ", ")
             return builder.finish(
                 "INSERT INTO \(table) (\(names.map(dialect.quote).joined(separator: ", "))) "
-                    + "VALUES (\(markers.joined(separator: ", "))) ON CONFLICT (\(target)) \(action)")
+                    + "VALUES (\(markers.joined(separator: ", "))) ON CONFLICT (\(target)) "
+                    + Self.conflictAction(names, keyColumns: keyColumns, scope: scope, table: table, dialect))
         case .update(_, let key, let values):
             let (names, markers) = builder.columns(values)
             let sets = zip(names, markers).map { "\(dialect.quote($0)) = \($1)" }.joined(separator: ", ")
@@ -50,6 +47,23 @@ extension DatabaseWrite {
         case .closeGaps:
             return nil
         }
+    }
+}
+
+extension DatabaseWrite {
+    /// What an upsert does on a conflict: update the row's other columns, only where the row found
+    /// has the `scope` columns' values (then every row counts as written: a row left out, of
+    /// another Realm, shows in the affected count); nothing where there is nothing to update.
+    public static func conflictAction(
+        _ columns: [String], keyColumns: [String], scope: [String], table: String, _ dialect: some SQLDialect
+    ) -> String {
+        var updates = columns.filter { !keyColumns.contains($0) && !scope.contains($0) }
+        if updates.isEmpty, let first = scope.first { updates = [first] }
+        guard !updates.isEmpty else { return "DO NOTHING" }
+        let sets = updates.map { "\(dialect.quote($0)) = EXCLUDED.\(dialect.quote($0))" }.joined(separator: ", ")
+        guard !scope.isEmpty else { return "DO UPDATE SET " + sets }
+        let conditions = scope.map { "\(table).\(dialect.quote($0)) = EXCLUDED.\(dialect.quote($0))" }
+        return "DO UPDATE SET \(sets) WHERE " + conditions.joined(separator: " AND ")
     }
 }
 

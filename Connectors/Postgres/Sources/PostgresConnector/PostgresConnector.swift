@@ -309,6 +309,7 @@ public final class PostgresConnector: RelationalConnector {
                             writes, schema: schema, conflictTargets: targets, bulkTables: bulkTables,
                             copyRows: Self.copyRows), tables: identity, schema: schema)
                     let results = try Self.run(planned, s)
+                    if let refusal = zip(planned, results).lazy.compactMap({ $0.refusal($1) }).first { throw refusal }
                     // Rows these statements may not have seen: named in the stream, to be read again.
                     let missed = zip(planned, results).flatMap { $0.missedRows($1) }.map {
                         SQLStatement(

@@ -34,7 +34,7 @@ struct CopyRun: Sendable {
             // A run of upserts or inserts: the row is taken out of its write once, not per column.
             let row: [String: Value]? =
                 switch w {
-                case .upsert(_, _, let r), .insert(_, let r): r.values
+                case .upsert(_, _, let r, _), .insert(_, let r): r.values
                 default: nil
                 }
             for (c, column) in shape.columns.enumerated() {

@@ -141,4 +141,15 @@ extension PostgresError {
             "A logical replication message could not be decoded (\(what)). "
                 + "The server may speak a newer pgoutput protocol.")
     }
+
+    /// A Realm's new object whose key a row of another Realm has (a per-user table: the row's
+    /// routing columns differ): its write is refused as the database's refusal, never an update
+    /// of the other user's row.
+    static func rowOfAnotherRealm(table: String) -> PostgresError {
+        PostgresError(
+            .queryFailed,
+            "Table \(table): a Realm created an object whose key a row of another Realm already has (its realm.path "
+                + "columns differ); the write is refused rather than taking that row.",
+            sqlState: .uniqueViolation)
+    }
 }

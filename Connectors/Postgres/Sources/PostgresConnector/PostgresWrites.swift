@@ -36,9 +36,9 @@ enum PostgresWrites {
         return writes.compactMap { w in
             guard let columns = generated[w.table] else { return w }
             switch w {
-            case .upsert(let t, let keys, var row):
-                for c in columns where !keys.contains(c) { row.values[c] = nil }
-                return .upsert(table: t, keyColumns: keys, row: row)
+            case .upsert(let t, let keys, var row, let scope):
+                for c in columns where !keys.contains(c) && !scope.contains(c) { row.values[c] = nil }
+                return .upsert(table: t, keyColumns: keys, row: row, scope: scope)
             case .insert(let t, var row):
                 for c in columns { row.values[c] = nil }
                 return .insert(table: t, row: row)
@@ -60,6 +60,17 @@ enum PostgresWrites {
         /// has no parameter yet: ``CopyRun/fallback(_:)`` gives the statement to run if the
         /// `COPY` fails.
         var copy: CopyRun?
+        /// The rows of scoped upserts the statement writes, each inserted or updated unless a row
+        /// of its key is another Realm's (``DatabaseWrite/upsert(table:keyColumns:row:scope:)``):
+        /// an affected count below it is a refusal.
+        var scopedRows = 0
+
+        /// The refusal of a scoped upsert that found another Realm's row, if `result` shows one.
+        func refusal(_ result: PostgresResult) -> PostgresError? {
+            guard result.affected < scopedRows, let table = scopedTable else { return nil }
+            return PostgresError.rowOfAnotherRealm(table: table)
+        }
+        var scopedTable: String?
 
         /// What the change stream should read again after `result`: each write of the run
         /// whose row the statement did not find, or the lone write's miss.
@@ -99,7 +110,13 @@ enum PostgresWrites {
         var runShape: RunShape?
         var runKeys = Set<[Value]>(minimumCapacity: min(writes.count, 8192))
         func flush() {
+            let first = out.count
             defer {
+                // Scoped upserts: every row counts (inserted or updated), or one was refused.
+                if let shape = runShape, shape.kind == .upsert, !shape.scope.isEmpty, out.count == first + 1 {
+                    out[first].scopedRows = run.count
+                    out[first].scopedTable = shape.table
+                }
                 run = []
                 runShape = nil
                 runKeys.removeAll(keepingCapacity: true)
@@ -167,12 +184,14 @@ enum PostgresWrites {
         /// Every column the statement writes or matches on, in name order.
         let columns: [String]
         let references: [String: KeyReference]
+        /// An upsert's scope (``DatabaseWrite/upsert(table:keyColumns:row:scope:)``).
+        var scope: [String] = []
 
         init?(_ w: DatabaseWrite) {
             switch w {
-            case .upsert(let t, let keys, let row):
+            case .upsert(let t, let keys, let row, let scope):
                 (kind, table, keyColumns) = (.upsert, t, keys.sorted())
-                (columns, references) = (row.values.keys.sorted(), row.references)
+                (columns, references, self.scope) = (row.values.keys.sorted(), row.references, scope)
             case .update(let t, let key, let values):
                 (kind, table, keyColumns) = (.update, t, key.values.keys.sorted())
                 columns = Set(key.values.keys).union(values.values.keys).sorted()
@@ -196,9 +215,9 @@ enum PostgresWrites {
                 row.values.count == names.count && names.allSatisfy { row.values[$0] != nil }
             }
             switch (kind, w) {
-            case (.upsert, .upsert(let t, let keys, let row)):
+            case (.upsert, .upsert(let t, let keys, let row, let scope)):
                 return t == table && keys.count == keyColumns.count && keys.allSatisfy(keyColumns.contains)
-                    && same(row, columns) && row.references == references
+                    && same(row, columns) && row.references == references && scope == self.scope
             case (.update, .update(let t, let key, let values)):
                 return t == table && same(key, keyColumns) && key.values.count + values.values.count == columns.count
                     && values.values.keys.allSatisfy { columns.contains($0) && key.values[$0] == nil }
@@ -218,7 +237,7 @@ enum PostgresWrites {
         /// The row's key values; nil for inserts, whose rows may repeat.
         func key(of w: DatabaseWrite) -> [Value]? {
             switch w {
-            case .upsert(_, _, let row): keyColumns.map { row[$0] ?? .null }
+            case .upsert(_, _, let row, _): keyColumns.map { row[$0] ?? .null }
             case .update(_, let key, _), .delete(_, let key): keyColumns.map { key[$0] ?? .null }
             default: nil
             }
@@ -227,7 +246,7 @@ enum PostgresWrites {
         /// The row's value of `column` (a key column's or a set value's, for an update).
         func value(_ column: String, of w: DatabaseWrite) -> Value {
             switch w {
-            case .upsert(_, _, let row), .insert(_, let row): row.values[column] ?? .null
+            case .upsert(_, _, let row, _), .insert(_, let row): row.values[column] ?? .null
             case .update(_, let key, let values): key.values[column] ?? values.values[column] ?? .null
             case .delete(_, let key): key.values[column] ?? .null
             default: .null
@@ -278,13 +297,11 @@ enum PostgresWrites {
                 "INSERT INTO \(table) (\(columns.joined(separator: ", "))) SELECT "
                 + shape.columns.map(value).joined(separator: ", ") + " FROM \(rows) v"
             if shape.kind == .upsert {
-                let updates = shape.columns.filter { !shape.keyColumns.contains($0) }.map {
-                    "\(dialect.quote($0)) = EXCLUDED.\(dialect.quote($0))"
-                }
                 let target = (conflictTargets[shape.table] ?? shape.keyColumns).map(dialect.quote)
                 text +=
                     " ON CONFLICT (\(target.joined(separator: ", "))) "
-                    + (updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + updates.joined(separator: ", "))
+                    + DatabaseWrite.conflictAction(
+                        shape.columns, keyColumns: shape.keyColumns, scope: shape.scope, table: table, dialect)
             }
             return text
         case .update:
@@ -326,7 +343,7 @@ enum PostgresWrites {
     private static func multiRowUpsert(
         _ run: [DatabaseWrite], schema: String, conflictTargets: [String: [String]]
     ) -> SQLStatement {
-        guard case .upsert(let table, let keyColumns, let first) = run[0] else {
+        guard case .upsert(let table, let keyColumns, let first, let scope) = run[0] else {
             preconditionFailure("a run holds upserts only")
         }
         let dialect = PostgresDialect(schema: schema)
@@ -334,19 +351,17 @@ enum PostgresWrites {
         var values: [Value] = []
         var tuples: [String] = []
         for w in run {
-            guard case .upsert(_, _, let row) = w else { continue }
+            guard case .upsert(_, _, let row, _) = w else { continue }
             let base = values.count
             let markers = names.enumerated().map { dialect.parameter(base + $0 + 1, referring: row.references[$1]) }
             tuples.append("(" + markers.joined(separator: ", ") + ")")
             values += names.map { row[$0] ?? .null }
         }
-        let updates = names.filter { !keyColumns.contains($0) }.map {
-            "\(dialect.quote($0)) = EXCLUDED.\(dialect.quote($0))"
-        }
         let target = conflictTargets[table] ?? keyColumns
         let conflict =
             "ON CONFLICT (\(target.map(dialect.quote).joined(separator: ", "))) "
-            + (updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + updates.joined(separator: ", "))
+            + DatabaseWrite.conflictAction(
+                names, keyColumns: keyColumns, scope: scope, table: dialect.table(table), dialect)
         let columns = names.map(dialect.quote).joined(separator: ", ")
         return SQLStatement(
             "INSERT INTO \(dialect.table(table)) (\(columns)) VALUES \(tuples.joined(separator: ", ")) \(conflict)",

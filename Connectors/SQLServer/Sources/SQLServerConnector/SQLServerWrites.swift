@@ -30,9 +30,9 @@ enum SQLServerWrites {
             count = 0
         }
         for var w in writes {
-            if case .upsert(let table, let keys, var row) = w, let column = generated[table] {
+            if case .upsert(let table, let keys, var row, let scope) = w, let column = generated[table] {
                 row.values[column] = nil
-                w = .upsert(table: table, keyColumns: keys, row: row)
+                w = .upsert(table: table, keyColumns: keys, row: row, scope: scope)
             }
             // Numbered after the batch's parameters; numbered again from 1 only when it starts the next.
             var s = statement(
@@ -54,8 +54,8 @@ enum SQLServerWrites {
     static func statement(_ write: DatabaseWrite, dialect d: SQLServerDialect, context: Data) -> SQLStatement {
         let tag = "WITH CHANGE_TRACKING_CONTEXT (0x\(context.map { String(format: "%02X", $0) }.joined()))"
         switch write {
-        case .upsert(let table, let keyColumns, let row):
-            return upsert(table, keyColumns, row, dialect: d, tag: tag)
+        case .upsert(let table, let keyColumns, let row, let scope):
+            return upsert(table, keyColumns, scope, row, dialect: d, tag: tag)
         case .closeGaps(let table):
             // Positions are unique per owner (gaps only), so (owner, position) finds each row.
             let (owner, index) = (d.quote(LinkListMapping.ownerColumn), d.quote(LinkListMapping.indexColumn))
@@ -69,20 +69,25 @@ enum SQLServerWrites {
         }
     }
 
-    /// `UPDATE`, then `INSERT` if no row had the key; the key's parameters serve both.
+    /// `UPDATE`, then `INSERT` if no row had the key; the key's parameters serve both. A row of
+    /// the key outside `scope` (another Realm's) is not updated, and the `INSERT` then fails on
+    /// the key: the write is refused.
     private static func upsert(
-        _ table: String, _ keyColumns: [String], _ row: DatabaseRow, dialect d: SQLServerDialect, tag: String
+        _ table: String, _ keyColumns: [String], _ scope: [String], _ row: DatabaseRow, dialect d: SQLServerDialect,
+        tag: String
     ) -> SQLStatement {
         let names = row.values.keys.sorted()
         let values = names.map { row[$0] ?? .null }
         let markers = names.enumerated().map { d.parameter($0 + 1, referring: row.references[$1]) }
         let marker = Dictionary(uniqueKeysWithValues: zip(names, markers))
-        let key = keyColumns.map { "\(d.quote($0)) = \(marker[$0] ?? "NULL")" }.joined(separator: " AND ")
+        let key = (keyColumns + scope).map { "\(d.quote($0)) = \(marker[$0] ?? "NULL")" }.joined(separator: " AND ")
         let target = d.table(table)
         let insert =
             "\(tag) INSERT INTO \(target) (\(names.map(d.quote).joined(separator: ", "))) "
             + "VALUES (\(markers.joined(separator: ", ")));"
-        let sets = names.filter { !keyColumns.contains($0) }.map { "\(d.quote($0)) = \(marker[$0]!)" }
+        let sets = names.filter { !keyColumns.contains($0) && !scope.contains($0) }.map {
+            "\(d.quote($0)) = \(marker[$0]!)"
+        }
         guard !sets.isEmpty else {
             return SQLStatement(
                 "IF NOT EXISTS (SELECT 1 FROM \(target) WITH (UPDLOCK, HOLDLOCK) WHERE \(key)) BEGIN \(insert) END;",
