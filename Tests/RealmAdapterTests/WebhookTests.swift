@@ -153,19 +153,35 @@ import Testing
         #expect(r.parsed.filter { $0["path"] == .string("/loop") }.count == 2)
     }
 
+    /// An endpoint that answers 200 and then a body without end: a probe saw the process keep
+    /// all of it (6 GB in 12 s, past `timeoutSeconds`) while the delivery never ended. The answer's
+    /// status delivers; its body is never kept.
+    @Test func anAnswerWithoutEndDeliversAtItsStatusAndIsNotKept() async throws {
+        let r = try await WebhookReceiver()
+        let t = try TemporaryStore()
+        let hook = try Webhook(webhook(r.url("/endless"), timeout: 2)).handler(
+            store: t.store, retry: Self.fast, logger: .init(label: "t"))
+        try await t.store.apply([.addType(taskSchema[2]), note(1)], to: "/a", origin: "app")
+        try await t.store.apply([note(2)], to: "/a", origin: "app")
+        try await run([hook]) { try hook.lag().pending == 0 }
+        #expect(try hook.lag().deadLetters.isEmpty)
+        #expect(r.parsed.filter { $0["path"] == .string("/endless") }.count == 2)
+    }
+
     /// Deliveries cancelled at every moment of their transfer, as a stopping daemon cancels the one
     /// in flight: each ends (answered or cancelled) and the process lives. Cancelling the URLSession
     /// task itself crashed it at random ("a task that is not in the registry", a CI run's crash)
     /// when the cancel met the transfer's own end.
     @Test func deliveriesCancelledAtAnyMomentEndAndNeverCrash() async throws {
         let r = try await WebhookReceiver()
-        let session = URLSession(configuration: .ephemeral)
+        let transfers = Transfers()
+        let session = URLSession(configuration: .ephemeral, delegate: transfers, delegateQueue: nil)
         var request = URLRequest(url: r.url("/ok"))
         request.httpMethod = "POST"
         request.httpBody = Data("{}".utf8)
         var (answered, cancelled) = (0, 0)
         for i in 0..<1_500 {
-            let delivery = Task { try await Webhook.send(request, session) }
+            let delivery = Task { try await Webhook.send(request, session, transfers) }
             try await Task.sleep(for: .microseconds(i % 40 * 100))
             delivery.cancel()
             do {

@@ -16,13 +16,14 @@ import Logging
 public final class Webhook: Sendable {
     public let configuration: WebhookConfiguration
     private let session: URLSession
+    private let transfers = Transfers()
 
     public init(_ configuration: WebhookConfiguration) {
         self.configuration = configuration
         let c = URLSessionConfiguration.ephemeral
         c.timeoutIntervalForRequest = TimeInterval(configuration.timeoutSeconds)
         c.timeoutIntervalForResource = TimeInterval(configuration.timeoutSeconds)
-        session = URLSession(configuration: c, delegate: NoRedirects(), delegateQueue: nil)
+        session = URLSession(configuration: c, delegate: transfers, delegateQueue: nil)
     }
 
     deinit { session.finishTasksAndInvalidate() }
@@ -68,7 +69,7 @@ public final class Webhook: Sendable {
         }
         let response: URLResponse
         do {
-            response = try await Self.send(request, session)
+            response = try await Self.send(request, session, transfers)
         } catch let e as URLError {
             throw RealmAdapterError.webhookFailed(configuration, Self.reason(e, timeout: configuration.timeoutSeconds))
         }
@@ -116,25 +117,22 @@ public final class Webhook: Sendable {
 }
 
 extension Webhook {
-    /// One request, through the completion-handler API; cancelling the calling task ends the
-    /// wait at once with `CancellationError`, and the transfer is left to end by itself (within
-    /// `timeoutSeconds`), its answer unread. Its URLSession task is never cancelled: on Linux a
-    /// cancel that meets the transfer's own end crashes the process ("a task that is not in the
-    /// registry", seen in a CI run and reproduced by WebhookTests), and the async `data(for:)`
-    /// deadlocks there (its cancellation handler waits for the session's queue under the task's
-    /// status lock, which the finished transfer waits for).
-    static func send(_ request: URLRequest, _ session: URLSession) async throws -> URLResponse {
+    /// One request; its answer is its status line and headers: the body is never kept (an endpoint
+    /// that answers without end took the process's memory, and held back every delivery after).
+    /// Cancelling the calling task ends the wait at once with `CancellationError`, and the
+    /// transfer is left to end by itself (within `timeoutSeconds`). Its URLSession task is never
+    /// cancelled: on Linux a cancel that meets the transfer's own end crashes the process ("a task
+    /// that is not in the registry", seen in a CI run and reproduced by WebhookTests), and the
+    /// async `data(for:)` deadlocks there (its cancellation handler waits for the session's queue
+    /// under the task's status lock, which the finished transfer waits for).
+    static func send(_ request: URLRequest, _ session: URLSession, _ transfers: Transfers) async throws -> URLResponse {
         let waiter = Waiter()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (done: CheckedContinuation<URLResponse, any Error>) in
                 guard waiter.wait(done) else { return }
-                session.dataTask(with: request) { _, response, error in
-                    if let response, error == nil {
-                        waiter.end(.success(response))
-                    } else {
-                        waiter.end(.failure(error ?? URLError(.badServerResponse)))
-                    }
-                }.resume()
+                let task = session.dataTask(with: request)
+                transfers.begin(task, waiter)
+                task.resume()
             }
         } onCancel: {
             waiter.end(.failure(CancellationError()))
@@ -170,9 +168,37 @@ extension Webhook {
     }
 }
 
-/// Returns redirects to the caller as answers instead of following them.
-private final class NoRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-    // @unchecked: no state.
+/// The session's transfers: each request's waiter ends with its answer's head (status and
+/// headers), or with the transfer's error; the body is read and dropped as it comes. Redirects
+/// come back as answers instead of being followed.
+final class Transfers: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // @unchecked: its state is behind the lock.
+    private let lock = NSLock()
+    private var waiters: [Int: Webhook.Waiter] = [:]
+
+    func begin(_ task: URLSessionTask, _ waiter: Webhook.Waiter) {
+        lock.withLock { waiters[task.taskIdentifier] = waiter }
+    }
+
+    private func waiter(_ task: URLSessionTask, ending: Bool) -> Webhook.Waiter? {
+        lock.withLock { ending ? waiters.removeValue(forKey: task.taskIdentifier) : waiters[task.taskIdentifier] }
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+        waiter(dataTask, ending: false)?.end(.success(response))
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {}
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        // Ended already by its answer's head, unless the transfer failed before one came.
+        waiter(task, ending: true)?.end(.failure(error ?? URLError(.badServerResponse)))
+    }
+
     func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void

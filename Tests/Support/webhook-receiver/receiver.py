@@ -11,6 +11,7 @@ What it answers depends on the path:
   /always-500    500
   /slow          answers 200 after 3 s
   /loop          302 to itself
+  /endless       200, then a chunked body that never ends (64 KiB every 5 ms)
 """
 import hashlib
 import hmac
@@ -40,6 +41,17 @@ class Handler(BaseHTTPRequestHandler):
                     "auth": self.headers.get("Authorization"), "body": json.loads(body)}) + "\n")
         if self.path == "/slow":
             time.sleep(3)
+        if self.path == "/endless":
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            chunk = b"%x\r\n%s\r\n" % (65536, b"x" * 65536)
+            try:
+                while True:
+                    self.wfile.write(chunk)
+                    time.sleep(0.005)
+            except (BrokenPipeError, ConnectionResetError):
+                return
         if self.path == "/loop":
             self.send_response(302)
             self.send_header("Location", "/loop")
