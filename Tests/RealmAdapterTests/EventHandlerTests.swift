@@ -62,6 +62,26 @@ import Testing
         #expect(try t.store.version(of: "/a") == 4)
     }
 
+    /// A handler whose path filter grows follows the Realms it now takes from their current
+    /// versions, as a new handler does: a probe widened a webhook's `pathRegex` and got a dead
+    /// letter for every earlier version of the Realm it took in ("written before an event handler
+    /// followed the Realm"), and `status` warned about them for good.
+    @Test func aWiderPathFilterTakesInRealmsAtTheirCurrentVersions() async throws {
+        let t = try TemporaryStore()
+        let seen = Seen()
+        try t.store.addTaskSchema("/one")
+        try t.store.addTaskSchema("/two")
+        for i in 1...5 { try await t.store.apply([note(Int64(i))], to: "/two", origin: "app") }
+        _ = try EventHandler(store: t.store, name: "h", pathRegex: "^/one$") { _ in }
+        let wider = try EventHandler(store: t.store, name: "h", pathRegex: "^/(one|two)$", retry: Self.fast) { event in
+            await seen.add(event)
+        }
+        try await t.store.apply([note(6)], to: "/two", origin: "app")
+        try await run(wider) { await seen.events.count == 1 }
+        #expect(await seen.events == ["/two 7"])
+        #expect(try wider.lag().deadLetters.isEmpty)
+    }
+
     @Test func aHandlerThatSeesItsOwnWritesGetsThem() async throws {
         let t = try TemporaryStore()
         let seen = Seen()

@@ -45,7 +45,8 @@ public final class Adapter: Sendable {
     ///   follows, what each transaction changed, so that ``RealmStore/changeSet(of:in:)`` and
     ///   ``RealmSnapshot`` work for the transactions it has not advanced past (event handlers and
     ///   webhooks do). Such an adapter, when first registered, starts at each existing Realm's
-    ///   current version: what was written before was not recorded.
+    ///   current version: what was written before was not recorded; so does it at the Realms a
+    ///   changed path filter takes in.
     /// - Throws: `invalidConfiguration` for a path filter that is not a valid regular expression.
     public init(
         store: RealmStore, name: String, pathRegex: String, recordsChanges: Bool = false,
@@ -62,7 +63,8 @@ public final class Adapter: Sendable {
         self.logger = logger
         let filter = self.filter
         id = try store.writeMeta { db in
-            let existed = try Bool.fetchOne(db, sql: "SELECT 1 FROM adapter WHERE name = ?", arguments: [name]) ?? false
+            let before = try String.fetchOne(
+                db, sql: "SELECT path_regex FROM adapter WHERE name = ?", arguments: [name])
             try db.execute(
                 sql: """
                     INSERT INTO adapter (name, path_regex, registered_at, records_changes) VALUES (?, ?, ?, ?)
@@ -70,12 +72,17 @@ public final class Adapter: Sendable {
                         records_changes = excluded.records_changes
                     """, arguments: [name, pathRegex, Timestamp(Date()).totalNanoseconds ?? 0, recordsChanges])
             let id = try Int64.fetchOne(db, sql: "SELECT id FROM adapter WHERE name = ?", arguments: [name])!
-            if recordsChanges, !existed {
-                let insert = try db.cachedStatement(
-                    sql: "INSERT INTO adapter_cursor (adapter_id, realm_id, version) VALUES (?, ?, ?)")
+            // What it did not follow was not recorded for it: it takes those Realms in from now.
+            if recordsChanges, before != pathRegex {
+                let followed = try before.map { try PathFilter($0) }
+                let start = try db.cachedStatement(
+                    sql: """
+                        INSERT INTO adapter_cursor (adapter_id, realm_id, version) VALUES (?, ?, ?)
+                        ON CONFLICT (adapter_id, realm_id) DO UPDATE SET version = max(version, excluded.version)
+                        """)
                 for row in try Row.fetchAll(db, sql: "SELECT id, path, version FROM realm WHERE version > 0")
-                where filter.matches(row[1]) {
-                    try insert.execute(arguments: [id, row[0], row[2]])
+                where filter.matches(row[1]) && followed?.matches(row[1]) != true {
+                    try start.execute(arguments: [id, row[0], row[2]])
                 }
             }
             return id
