@@ -142,6 +142,14 @@ import Testing
         }
     }
 
+    /// A probe read "…expected string?, found int The change stream replays it…": the replay's
+    /// advice came after a message that had no full stop of its own.
+    @Test func aReplayedRowsErrorReadsAsSentences() {
+        let e = RealmAdapterError.expected("string?", found: "int").replayed()
+        #expect(e.message.hasPrefix("expected string?, found int. The change stream replays it"), "\(e.message)")
+        #expect(!RealmAdapterError.malformed("a date.").replayed().message.contains(".."))
+    }
+
     @Test func truncateClearsEveryRoutedRealm() throws {
         let changes = try mapping.objectChanges(
             [.truncate(tables: ["task", "elsewhere"])], paths: { ["/u1/tasks", "/u2/tasks", "/u1/other"] })

@@ -42,6 +42,8 @@ extension RealmAdapterError {
     /// This error, of a database row the change stream replays as committed.
     func replayed() -> RealmAdapterError {
         var copy = self
+        // A message ends with its sentence's stop, whatever made it.
+        if let last = copy.message.last, !".!?".contains(last) { copy.message += "." }
         copy.message +=
             " The change stream replays it as it was committed, so fixing the row does not help: "
             + "set ignoreSQLErrors to true to set such rows aside (table realm_adapter_dead_row) and go on."
