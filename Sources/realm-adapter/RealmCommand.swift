@@ -39,11 +39,7 @@ struct StoreOptions: ParsableArguments {
         let configuration = try config.map { try Configuration.load(file: $0, connectors: connectors) }
         let logger = global.bootstrap(config: configuration)
         let directory = store ?? configuration?.realm.store ?? "./realms"
-        if !creating
-            && !FileManager.default.fileExists(atPath: (directory as NSString).appendingPathComponent("realms.sqlite"))
-        {
-            throw RealmAdapterError.noStore(directory)
-        }
+        if !creating && !RealmStore.exists(in: directory) { throw RealmAdapterError.noStore(directory) }
         logger.debug("Opening store", metadata: ["store": "\(directory)"])
         return (try RealmStore(directory: directory, logger: logger), logger)
     }

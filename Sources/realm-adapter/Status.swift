@@ -33,6 +33,14 @@ struct Status: AsyncParsableCommand {
             let (c, logger) = try options.load()
             if c.database == nil, !c.events.webhooks.isEmpty {
                 // Webhooks without a database (`realm-adapter events`): their part only.
+                guard RealmStore.exists(in: c.realm.store) else {
+                    // Never created here: a mistyped realm.store would otherwise be a new, empty store.
+                    print("Webhooks: store \(c.realm.store): none there yet (`events` or `run` makes it)")
+                    for w in c.events.webhooks {
+                        print("webhook \(w.name): 0 transaction(s) to deliver in 0 Realm(s), 0 dead letter(s)")
+                    }
+                    return
+                }
                 let store = try RealmStore(directory: c.realm.store, logger: logger)
                 print("Webhooks: store \(c.realm.store)")
                 if try printWebhooks(c, store: store, logger: logger) { throw ExitCode(2) }

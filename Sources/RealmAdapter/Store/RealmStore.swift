@@ -81,9 +81,17 @@ public final class RealmStore: Sendable {
             try db.execute(sql: "PRAGMA page_size = 8192")
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
         }
-        let file = (directory as NSString).appendingPathComponent("realms.sqlite")
+        let file = Self.file(in: directory)
         pool = try Self.open(file, directory: directory, configuration: config)
         notifier = ChangeNotifier(pool: pool, interval: options.pollInterval, logger: logger)
+    }
+
+    /// The store's database file in `directory`.
+    static func file(in directory: String) -> String { (directory as NSString).appendingPathComponent("realms.sqlite") }
+
+    /// Whether `directory` holds a store (reading commands refuse, or say so, rather than make one).
+    public static func exists(in directory: String) -> Bool {
+        FileManager.default.fileExists(atPath: file(in: directory))
     }
 
     /// Opens the pool and brings the store to the current layout. Processes that open a new
