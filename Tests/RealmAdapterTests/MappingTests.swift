@@ -73,6 +73,20 @@ import Testing
         #expect(changes[0].changes == [.delete(type: "Task", identity: 7)])
     }
 
+    /// An object moved into another Realm takes its lists of links along: their link-table rows
+    /// did not change, so the stream carries none, and a probe saw the list empty in the new Realm
+    /// while the database kept it.
+    @Test func anObjectMovedToAnotherRealmTakesItsListsAlong() throws {
+        let changes = try mapping.objectChanges(
+            [
+                .update(
+                    table: "task", row: DatabaseRow(["id": .int(7), "task_title": "t", "owner_id": "u2"]),
+                    oldKey: DatabaseRow(["id": .int(7), "task_title": "t", "owner_id": "u1"]))
+            ], paths: { [] })
+        #expect(changes.map(\.path) == ["/u1/tasks", "/u2/tasks"])
+        #expect(changes[1].changes.last == .listChanged(type: "Task", identity: 7, property: "watchers"))
+    }
+
     /// A row whose routing column held a value no Realm can hold (set aside when it came) is
     /// fixed in the database: the update brings it into its Realm, and the old row (under REPLICA
     /// IDENTITY FULL), in no Realm, takes nothing out of one (a probe found the fix set aside too).

@@ -101,6 +101,7 @@ extension Mapping {
             try requireReadable(row, t)
             let path = try route(row, t)
             let (identity, values) = try object(row, t, path: path, keys: keys)
+            var moved = false
             if let old,
                 t.keyColumns.allSatisfy({ old[$0] != nil }) || t.databaseKey.map({ old[$0.column] != nil }) == true
             {
@@ -113,10 +114,18 @@ extension Mapping {
                         try t.databaseKey.map { try keys.existingIdentity(old, t, $0, path: oldPath) } ?? key(old, t)
                     if let oldIdentity, oldIdentity != identity || oldPath != path {
                         add(oldPath, .delete(type: t.type.name, identity: oldIdentity))
+                        moved = oldPath != path
                     }
                 }
             }
             add(path, .upsert(type: t.type.name, identity: identity, values: values))
+            // Into another Realm, its lists of links come along: their link-table rows did not change,
+            // so the stream carries none of them (a probe saw the list empty in the new Realm).
+            if moved {
+                for l in t.linkLists {
+                    add(path, .listChanged(type: t.type.name, identity: identity, property: l.property.name))
+                }
+            }
         case .delete(let table, let key):
             guard let t = self.table(named: table) else { return }
             try requireReadable(key, t)
