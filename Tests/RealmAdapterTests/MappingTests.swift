@@ -216,6 +216,34 @@ import Testing
             ])
     }
 
+    /// An int routing column: a probe's app wrote in /007/items, the database stored 7, and the
+    /// row came back to /7/items, one object in two Realms (and /abc/items stopped the daemon with
+    /// the database's error). The path must give the value as the database writes it.
+    @Test func anIntRoutingColumnTakesOnlyItsValuesText() throws {
+        let config = try Configuration(
+            json: try JSONValue(
+                parsing: """
+                    {"realm": {"path": "/{uid}/items"},
+                     "schema": [{"name": "Item", "primaryKey": "id",
+                                 "properties": {"id": "string", "uid": "int", "name": "string?"}}],
+                     "mapping": {"tables": {"item": "Item"}}}
+                    """), environment: [:], connectors: .postgres)
+        let mapping = try Mapping(config)
+        let insert = Instruction.insert(objectType: "Item", identity: "i2", values: ["id": "i2", "name": "n"])
+        let writes = try mapping.databaseWrites([insert], path: "/7/items", list: { _, _, _ in [] })
+        #expect(
+            writes == [
+                .upsert(
+                    table: "item", keyColumns: ["id"], row: DatabaseRow(["id": "i2", "uid": .int(7), "name": "n"]),
+                    scope: ["uid"])
+            ])
+        for path in ["/007/items", "/abc/items", "/+7/items"] {
+            #expect(Comment(rawValue: path)) {
+                try mapping.databaseWrites([insert], path: path, list: { _, _, _ in [] })
+            } throws: { "\($0)".contains("column uid (int)") }
+        }
+    }
+
     @Test func instructionsBecomeDatabaseWrites() throws {
         let writes = try mapping.databaseWrites(
             [

@@ -19,6 +19,16 @@ extension RealmAdapterError {
             context: ["db.table": table, "db.column": fields.joined(separator: ",")])
     }
 
+    /// A Realm path whose text for an int routing column is not the text of a number as the
+    /// database writes it: the Realm's rows would route to another Realm.
+    static func routingTextNotCanonical(table: String, column: String, type: String) -> RealmAdapterError {
+        RealmAdapterError(
+            .invalidValue,
+            "Table \(table): this Realm's path does not give column \(column) (\(type)) a value as the database "
+                + "writes it (for 7: 7, not 007 or +7), so its rows would route to another Realm; write to that Realm.",
+            context: ["db.table": table, "db.column": column])
+    }
+
     /// A join object's key that does not split into the parts `mapping.compoundPrimaryKeys` gives it.
     static func compoundKeyParts(type: String, parts: [String]) -> RealmAdapterError {
         RealmAdapterError(

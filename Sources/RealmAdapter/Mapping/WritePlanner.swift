@@ -71,7 +71,7 @@ struct WritePlanner {
             // A new object's row is its Realm's: the routing properties take the path's values (a
             // NULL would make a row no Realm can hold, another user's value a row in two Realms).
             // Moving an object to another Realm is an update of them.
-            for (c, v) in routing(t) { row[c] = v }
+            for (c, v) in try routing(t) { row[c] = v }
             // Lists not given start empty, as the object's do.
             for c in t.columns { if case .array = c.kind, row[c.column] == nil { row[c.column] = .list([]) } }
             // A row of this key in another user's Realm is not this object's: the write is refused.
@@ -107,19 +107,25 @@ struct WritePlanner {
         var row = DatabaseRow()
         row.values.reserveCapacity(t.keyColumns.count + mapping.path.fields.count)
         try addKey(t, identity, to: &row)
-        for (c, v) in routing(t) { row[c] = v }
+        for (c, v) in try routing(t) { row[c] = v }
         return row
     }
 
     /// The template's columns that are properties of `t`, with the values the Realm's path gives
     /// them (the others are ``TableMapping/pathColumns``, which ``addKey(_:_:to:)`` writes).
-    private func routing(_ t: TableMapping) -> [(String, Value)] {
+    private func routing(_ t: TableMapping) throws -> [(String, Value)] {
         guard !mapping.path.isLiteral else { return [] }
-        return mapping.path.fields.compactMap { field in
-            guard !t.pathColumns.contains(field), t.columns.contains(where: { $0.column == field }),
+        return try mapping.path.fields.compactMap { field in
+            guard !t.pathColumns.contains(field), let c = t.columns.first(where: { $0.column == field }),
                 let text = pathFields[field]
             else { return nil }
-            return (field, .string(text))
+            // An int column's rows route by their value's text ("7"): a path with another text for
+            // it ("007", "abc") names a Realm its rows never reach.
+            guard c.plainScalar == .int else { return (field, .string(text)) }
+            guard let n = Int64(text), String(n) == text else {
+                throw RealmAdapterError.routingTextNotCanonical(table: t.table, column: field, type: "int")
+            }
+            return (field, .int(n))
         }
     }
 
@@ -165,7 +171,7 @@ struct WritePlanner {
                 var matching = DatabaseRow([c.column: identity])
                 if let reference = t.reference { matching.references[c.column] = reference }
                 for p in u.pathColumns { matching[p] = .string(pathFields[p]!) }
-                for (c, v) in routing(u) { matching[c] = v }
+                for (c, v) in try routing(u) { matching[c] = v }
                 writes.append(.updateAll(table: u.table, matching: matching, values: DatabaseRow([c.column: .null])))
             }
         }
