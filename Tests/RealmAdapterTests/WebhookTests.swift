@@ -210,6 +210,11 @@ import Testing
         ),
         (#"{"pathRegex": "^/", "url": "https://x/y", "headers": {"Host": "evil"}}"#, "headers", "set by realm-adapter"),
         (#"{"pathRegex": "^/", "url": "https://x/y", "secretEnv": ""}"#, "secretEnv", "must name"),
+        // A probe's: an empty pattern said "not a valid regular expression"; an empty types list sent
+        // nothing without a word; a name with an escape sequence was printed raw by status.
+        (#"{"pathRegex": "", "url": "https://x/y"}"#, "events.webhooks[0].pathRegex", "is empty"),
+        (#"{"pathRegex": "^/", "url": "https://x/y", "types": []}"#, "events.webhooks[0].types", "send nothing"),
+        (#"{"pathRegex": "^/", "url": "https://x/y", "name": "a\u001b[2Jb"}"#, "events.webhooks[0].name", "control"),
     ])
     func badWebhookConfigurationsNameTheirPlace(webhook: String, place: String, says: String) throws {
         let json = try JSONValue(

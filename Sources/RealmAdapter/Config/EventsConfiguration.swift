@@ -71,12 +71,20 @@ public struct WebhookConfiguration: Sendable {
         }
         self.url = url
         pathRegex = try r.requiredString("pathRegex")
+        guard !pathRegex.isEmpty else { throw r.error("pathRegex", "is empty; \"^/\" takes every Realm.") }
         guard (try? PathFilter(pathRegex)) != nil else {
             throw r.error("pathRegex", "'\(pathRegex)' is not a valid regular expression.")
         }
         name = try r.string("name") ?? Self.defaultName(url)
         guard !name.isEmpty else { throw r.error("name", "must not be empty.") }
+        // status and logs print it as it is.
+        guard !name.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7f...0x9f).contains($0.value) }) else {
+            throw r.error("name", "must not hold control characters.")
+        }
         if let list = try r.array("types") {
+            guard !list.isEmpty else {
+                throw r.error("types", "is empty, which would send nothing; leave it out to send every transaction.")
+            }
             types = Set(
                 try list.enumerated().map { i, v in
                     guard case .string(let s) = v, !s.isEmpty else {
