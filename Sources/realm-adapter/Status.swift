@@ -33,16 +33,12 @@ struct Status: AsyncParsableCommand {
             let (c, logger) = try options.load()
             if c.database == nil, !c.events.webhooks.isEmpty {
                 // Webhooks without a database (`realm-adapter events`): their part only.
-                guard RealmStore.exists(in: c.realm.store) else {
-                    // Never created here: a mistyped realm.store would otherwise be a new, empty store.
-                    print("Webhooks: store \(c.realm.store): none there yet (`events` or `run` makes it)")
-                    for w in c.events.webhooks {
-                        print("webhook \(w.name): 0 transaction(s) to deliver in 0 Realm(s), 0 dead letter(s)")
-                    }
-                    return
-                }
-                let store = try RealmStore(directory: c.realm.store, logger: logger)
-                print("Webhooks: store \(c.realm.store)")
+                // Never created here: a mistyped realm.store would otherwise be a new, empty store.
+                let exists = RealmStore.exists(in: c.realm.store)
+                let store = exists ? try RealmStore(directory: c.realm.store, logger: logger) : nil
+                print(
+                    "Webhooks: store \(c.realm.store)" + (exists ? "" : ": none there yet (`events` or `run` makes it)")
+                )
                 if try printWebhooks(c, store: store, logger: logger) { throw ExitCode(2) }
                 return
             }
@@ -131,10 +127,13 @@ struct Status: AsyncParsableCommand {
     }
 
     /// Each webhook's backlog and dead letters; returns whether there are dead letters.
-    func printWebhooks(_ c: Configuration, store: RealmStore, logger: Logger) throws -> Bool {
+    /// Each webhook's line, and its dead letters; with no store yet, nothing to deliver.
+    func printWebhooks(_ c: Configuration, store: RealmStore?, logger: Logger) throws -> Bool {
         var dead = false
         for w in c.events.webhooks {
-            let lag = try Webhook(w).handler(store: store, retry: c.events.retry, logger: logger).lag()
+            let lag =
+                try store.map { try Webhook(w).handler(store: $0, retry: c.events.retry, logger: logger).lag() }
+                ?? .caughtUp
             let age = lag.oldest.map { " (the oldest committed \($0))" } ?? ""
             print(
                 "webhook \(w.name): \(lag.pending) transaction(s) to deliver in \(lag.realms) Realm(s)\(age), "

@@ -6,6 +6,9 @@ extension EventHandler {
         public var realms: Int
         public var oldest: Timestamp?
         public var deadLetters: [EventDeadLetter]
+
+        /// Nothing to handle (a store with no Realms yet).
+        public static let caughtUp = Lag(pending: 0, realms: 0, oldest: nil, deadLetters: [])
     }
 
     /// This handler's ``Lag`` now.

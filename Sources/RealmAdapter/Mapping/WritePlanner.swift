@@ -66,17 +66,17 @@ struct WritePlanner {
     private mutating func writeRow(_ instruction: Instruction, _ t: TableMapping) throws {
         switch instruction {
         case .insert(_, let identity, let values):
-            var row = try columns(t, values, room: t.keyColumns.count + t.pathColumns.count)
+            var row = try columns(t, values, room: t.keyColumns.count + mapping.path.fields.count)
             try addKey(t, identity, to: &row)
-            // A new object's row is its Realm's: the routing properties take the path's values (a
-            // NULL would make a row no Realm can hold, another user's value a row in two Realms).
-            // Moving an object to another Realm is an update of them.
-            for (c, v) in try routing(t) { row[c] = v }
+            // A new object's row is its Realm's: the template's columns take the path's values (a
+            // NULL would make a row no Realm can hold, another user's value a row in two Realms),
+            // and a row of its key in another user's Realm refuses the write. Moving an object to
+            // another Realm is an update of them.
+            let routing = try routing(t)
+            for (c, v) in routing { row[c] = v }
             // Lists not given start empty, as the object's do.
             for c in t.columns { if case .array = c.kind, row[c.column] == nil { row[c.column] = .list([]) } }
-            // A row of this key in another user's Realm is not this object's: the write is refused.
-            let scope = mapping.path.isLiteral ? [] : mapping.path.fields.filter { row[$0] != nil }
-            writes.append(.upsert(table: t.table, keyColumns: t.keyColumns, row: row, scope: scope))
+            writes.append(.upsert(table: t.table, keyColumns: t.keyColumns, row: row, scope: routing.map(\.0)))
         case .set(_, let identity, let values):
             let row = try columns(t, values)
             if !row.values.isEmpty { writes.append(.update(table: t.table, key: try keyRow(t, identity), values: row)) }
@@ -85,7 +85,7 @@ struct WritePlanner {
         case .clear:
             // Only this Realm's rows: the template's fields are columns.
             var matching = DatabaseRow()
-            for (field, value) in pathFields { matching[field] = .string(value) }
+            for (c, v) in try routing(t) { matching[c] = v }
             writes.append(.deleteAll(table: t.table, matching: matching))
         default:
             return
@@ -111,14 +111,14 @@ struct WritePlanner {
         return row
     }
 
-    /// The template's columns that are properties of `t`, with the values the Realm's path gives
-    /// them (the others are ``TableMapping/pathColumns``, which ``addKey(_:_:to:)`` writes).
+    /// The template's columns, properties of `t` or not (``TableMapping/pathColumns``), with the
+    /// values the Realm's path gives them: the columns every row of this Realm has.
     private func routing(_ t: TableMapping) throws -> [(String, Value)] {
         guard !mapping.path.isLiteral else { return [] }
         return try mapping.path.fields.compactMap { field in
-            guard !t.pathColumns.contains(field), let c = t.columns.first(where: { $0.column == field }),
-                let text = pathFields[field]
-            else { return nil }
+            guard let text = pathFields[field] else { return nil }
+            if t.pathColumns.contains(field) { return (field, .string(text)) }
+            guard let c = t.columns.first(where: { $0.column == field }) else { return nil }
             // An int column's rows route by their value's text ("7"): a path with another text for
             // it ("007", "abc") names a Realm its rows never reach.
             guard c.plainScalar == .int else { return (field, .string(text)) }
@@ -129,14 +129,13 @@ struct WritePlanner {
         }
     }
 
-    /// Adds the columns of ``keyRow(_:_:)`` to `row`.
+    /// Adds the object's key columns to `row`.
     private func addKey(_ t: TableMapping, _ identity: Value, to row: inout DatabaseRow) throws {
         if t.compoundKey == nil {
             row[t.keyColumn] = identity
         } else {
             for (k, v) in try mapping.keyRow(t, identity).values { row[k] = v }
         }
-        for c in t.pathColumns { row[c] = .string(pathFields[c]!) }
     }
 
     /// The mapped columns of `values`; a link to a type with a database key refers to its row.
@@ -170,7 +169,6 @@ struct WritePlanner {
                 guard case .link(let target, _) = c.kind, target == t.type.name else { continue }
                 var matching = DatabaseRow([c.column: identity])
                 if let reference = t.reference { matching.references[c.column] = reference }
-                for p in u.pathColumns { matching[p] = .string(pathFields[p]!) }
                 for (c, v) in try routing(u) { matching[c] = v }
                 writes.append(.updateAll(table: u.table, matching: matching, values: DatabaseRow([c.column: .null])))
             }

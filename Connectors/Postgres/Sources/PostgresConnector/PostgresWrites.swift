@@ -60,17 +60,16 @@ enum PostgresWrites {
         /// has no parameter yet: ``CopyRun/fallback(_:)`` gives the statement to run if the
         /// `COPY` fails.
         var copy: CopyRun?
-        /// The rows of scoped upserts the statement writes, each inserted or updated unless a row
-        /// of its key is another Realm's (``DatabaseWrite/upsert(table:keyColumns:row:scope:)``):
-        /// an affected count below it is a refusal.
-        var scopedRows = 0
+        /// For a run of scoped upserts (``DatabaseWrite/upsert(table:keyColumns:row:scope:)``), its
+        /// table and rows: each is inserted or updated unless a row of its key is another Realm's,
+        /// so an affected count below `rows` is a refusal.
+        var scoped: (table: String, rows: Int)?
 
         /// The refusal of a scoped upsert that found another Realm's row, if `result` shows one.
         func refusal(_ result: PostgresResult) -> PostgresError? {
-            guard result.affected < scopedRows, let table = scopedTable else { return nil }
-            return PostgresError.rowOfAnotherRealm(table: table)
+            guard let scoped, result.affected < scoped.rows else { return nil }
+            return PostgresError.rowOfAnotherRealm(table: scoped.table)
         }
-        var scopedTable: String?
 
         /// What the change stream should read again after `result`: each write of the run
         /// whose row the statement did not find, or the lone write's miss.
@@ -114,8 +113,7 @@ enum PostgresWrites {
             defer {
                 // Scoped upserts: every row counts (inserted or updated), or one was refused.
                 if let shape = runShape, shape.kind == .upsert, !shape.scope.isEmpty, out.count == first + 1 {
-                    out[first].scopedRows = run.count
-                    out[first].scopedTable = shape.table
+                    out[first].scoped = (shape.table, run.count)
                 }
                 run = []
                 runShape = nil
