@@ -1,4 +1,4 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
 import PackageDescription
 
 let package = Package(
@@ -33,6 +33,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         // `swift package generate-documentation`: the DocC catalogue, built by scripts/test.sh.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // Property-based tests of the value rule (every kind, every write path).
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         .target(
@@ -218,6 +220,7 @@ let package = Package(
             // are parsed with a connector registry (no server is involved).
             dependencies: [
                 "RealmAdapter", "PostgresConnector", "store-writer", "TestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -263,3 +266,10 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Zero compiler warnings in the project's own code, kept so: each warning is an error here (a
+// package's warning settings do not reach the packages that depend on it). Test targets are
+// left out: Swift Testing's macro expansions warn on their own in this toolchain.
+for target in package.targets where target.type != .system && target.type != .test {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.treatAllWarnings(as: .error)]
+}

@@ -28,7 +28,7 @@ extension PostgresIntegration {
                     settings, store: NSTemporaryDirectory() + "unused", schema: Self.schema, path: "/{owner}/todos",
                     createSchema: false)
                 let mapping = try Mapping(config)
-                let connector = try PostgresConnector(configuration: config.database!, logger: .init(label: "t"))
+                let connector = PostgresConnector(configuration: config.database!, logger: .init(label: "t"))
                 try await connector.prepare(mapping)
                 var version: Int64 = 0
                 func apply(_ instructions: [Instruction]) async throws {

@@ -630,7 +630,7 @@ import Testing
         let subscribes = (1...101).map {
             #"{"type": "subscribe", "id": "s\#($0)", "payload": {"query": "subscription { q\#($0): stops { id } }"}}"#
         }
-        let lines = try await s.probe(4, [Server.hello(alice)] + subscribes)
+        let lines = try await s.probe(4, [hello] + subscribes)
         #expect(lines.filter { $0.contains(#""type": "next""#) }.count == 100, "\(lines.suffix(3))")
         let refused = lines.filter { $0.contains(#""type": "error""#) }
         #expect(
@@ -648,7 +648,7 @@ import Testing
         let hello = Server.hello(alice)
         let bad = #"{"type": "subscribe", "id": "1", "payload": {"query": "subscription { stops { nope } }"}}"#
         let good = #"{"type": "subscribe", "id": "1", "payload": {"query": "subscription { stop(id: 2) { name } }"}}"#
-        let lines = try await s.probe(3, [Server.hello(alice), bad, good])
+        let lines = try await s.probe(3, [hello, bad, good])
         #expect(lines.count > 2 && lines[1].contains(#""type": "error""#) && lines[1].contains("nope"), "\(lines)")
         #expect(
             lines.count > 2

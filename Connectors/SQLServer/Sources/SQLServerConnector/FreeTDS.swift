@@ -40,7 +40,7 @@ enum FreeTDS {
         var template = Array(base.utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) != nil }
         precondition(made, "cannot create a private directory in \(NSTemporaryDirectory()) for FreeTDS")
-        let dir = String(cString: template)
+        let dir = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         createdDirectory = dir
         atexit {
             guard let dir = FreeTDS.createdDirectory else { return }

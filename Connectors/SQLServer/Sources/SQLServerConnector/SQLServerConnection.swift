@@ -120,7 +120,7 @@ public struct SQLServerSession {
     /// set (0, 1, … among those with columns): a table streams through without being held.
     public func query(_ statement: SQLStatement, row: (Int, [Value]) throws -> Void) throws {
         let lost = { dbdead(self.process) != 0 }
-        try FreeTDS.collecting { () throws -> Bool? in
+        _ = try FreeTDS.collecting { () throws -> Bool? in
             if statement.values.isEmpty {
                 guard dbcmd(process, statement.text) == SUCCEED, dbsqlexec(process) == SUCCEED else { return nil }
             } else {

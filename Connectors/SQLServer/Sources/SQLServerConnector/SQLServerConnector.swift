@@ -169,7 +169,7 @@ public final class SQLServerConnector: DatabaseConnector {
     func save(_ version: Int64) async throws {
         let c = try await connection(\.writer)
         let (d, name) = (dialect, options.trackingName)
-        try await c.session { s in
+        _ = try await c.session { s in
             try s.query(
                 d.statement(
                     """
@@ -380,7 +380,7 @@ public final class SQLServerConnector: DatabaseConnector {
         do {
             let c = try await connection(\.writer)
             let (d, name) = (dialect, options.trackingName)
-            try await c.session { s in
+            _ = try await c.session { s in
                 try s.query(d.statement("DELETE FROM \(table: SQLServerSQL.pollerTable) WHERE adapter = \(name)"))
             }
             state.withLock { $0.createdStart = false }

@@ -91,7 +91,7 @@ struct SQLServerParameters {
         func parameter(_ name: String, _ type: Int32, _ length: Int32, _ bytes: UnsafeMutablePointer<UInt8>?) -> Bool {
             dbrpcparam(process, name, 0, type, -1, length, bytes) == SUCCEED
         }
-        return try withPointers(to: buffers) { pointers in
+        return withPointers(to: buffers) { pointers in
             guard parameter("@stmt", Int32(SYBVARCHAR), Int32(buffers[0].count), pointers[0]),
                 parameter("@params", Int32(SYBVARCHAR), Int32(buffers[1].count), pointers[1])
             else { return false }
