@@ -123,7 +123,7 @@ struct LoadBenchmark: AsyncParsableCommand {
                     ])
                 guard p.status == 0, let line = p.stdout.split(separator: "\n").last,
                     case .object(let members)? = try? JSONValue(parsing: String(line)),
-                    case .double(let peerSeconds)? = members.first(where: { $0.key == "seconds" })?.value
+                    let peerSeconds = members.first(where: { $0.key == "seconds" })?.value.numberValue
                 else {
                     throw ValidationError(
                         "the Python peer failed (needs python3-psycopg2: scripts/install-deps.sh):\n\(p.stderr)")

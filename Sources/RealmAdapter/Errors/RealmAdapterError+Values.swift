@@ -54,7 +54,42 @@ extension RealmAdapterError {
 
     /// A string holds U+0000, which the store's text and Postgres text cannot keep.
     static func nulInString() -> RealmAdapterError {
-        RealmAdapterError(.invalidValue, "a string cannot contain the NUL character (U+0000)")
+        RealmAdapterError(
+            .invalidValue,
+            "a string cannot contain the NUL character (U+0000): the store and Postgres text cannot keep it "
+                + "(remove it, or use a data property for binary content)")
+    }
+
+    /// A number so small that `type` would hold it as zero.
+    static func roundsToZero(_ type: String) -> RealmAdapterError {
+        RealmAdapterError(.invalidValue, "the number is too small for \(type): it would be stored as 0")
+    }
+
+    /// An int that arrived as a floating-point number from 2^53 on, where doubles skip integers.
+    static func intRoundedAsDouble() -> RealmAdapterError {
+        RealmAdapterError(
+            .invalidValue,
+            "an int of 2^53 (9007199254740992) or more sent as a floating-point number may already have "
+                + "been rounded: send it as an integer")
+    }
+
+    /// An integral number outside the 64 bits of an int.
+    static func intOutOfRange() -> RealmAdapterError {
+        outOfRange("the number", range: "-9223372036854775808 to 9223372036854775807 for an int")
+    }
+
+    /// A decimal that arrived as a floating-point number with more digits than a double keeps.
+    static func decimalRoundedAsDouble() -> RealmAdapterError {
+        RealmAdapterError(
+            .invalidValue,
+            "a decimal sent as a floating-point number keeps at most 15 significant digits: send it as "
+                + "text (\"12345678901234567890.12\") to keep every digit")
+    }
+
+    /// A date at second 60: a Realm's dates, as Postgres's and Unix time, have no leap seconds.
+    static func leapSecond() -> RealmAdapterError {
+        RealmAdapterError(
+            .invalidValue, "a leap second (:60) cannot be stored: dates have no leap seconds; use :59.999999999")
     }
 
     /// This error, said of a place: `place` prefixes the message (`"Task.title"`, `"Table t, column c"`),

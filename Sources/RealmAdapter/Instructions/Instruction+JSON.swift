@@ -59,9 +59,14 @@ extension Instruction {
         var r = try JSONObjectReader(json, path: path, code: .invalidInstruction)
         let type = try r.requiredString("type")
         let objectType = try r.requiredString("object_type")
+        func value(_ json: JSONValue, at path: String) throws -> Value {
+            do { return try Value(json: json) } catch let e as RealmAdapterError {
+                throw RealmAdapterError.atJSONPath(path, e.message + ".", code: .invalidInstruction)
+            }
+        }
         func identity(_ key: String = "identity") throws -> Value {
             guard let v = r.value(key) else { throw r.error(key, "is required for \(type).") }
-            return Value(json: v)
+            return try value(v, at: r.path(key))
         }
         func index() throws -> Int {
             guard let i = try r.int("list_index", in: 0...Int64(Int32.max)) else {
@@ -75,7 +80,7 @@ extension Instruction {
         }
         func values() throws -> PropertyValues {
             guard let o = try r.object("values") else { throw r.error("values", "is required for \(type).") }
-            return PropertyValues(o.members.map { .init($0.key, Value(json: $0.value)) })
+            return PropertyValues(try o.members.map { .init($0.key, try value($0.value, at: o.path($0.key))) })
         }
         func element() throws -> Value {
             let a = r.members.first { $0.key == "object_identity" }
@@ -86,7 +91,7 @@ extension Instruction {
                 throw r.error(nil, "\(type) needs object_identity (lists of links) or value (lists of primitives).")
             }
             if a != nil && b != nil { throw r.error(nil, "give object_identity or value, not both.") }
-            return Value(json: v.value)
+            return try value(v.value, at: r.path(v.key))
         }
         func properties() throws -> [Property] {
             guard let o = try r.object("properties") else { throw r.error("properties", "is required for \(type).") }

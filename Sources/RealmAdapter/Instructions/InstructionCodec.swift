@@ -500,7 +500,7 @@ struct BinaryReader {
         guard flags < 16 else { throw Self.corrupt }
         var defaultValue: Value?  // not `nil` in an expression: that would be a Value, `.null`
         if flags & 8 != 0 {
-            defaultValue = Value(json: try JSONValue(parsing: try string(), errorCode: .storeUnavailable))
+            defaultValue = try Value(json: try JSONValue(parsing: try string(), errorCode: .storeUnavailable))
         }
         return Property(
             name: name, type: type, isOptional: flags & 1 != 0, isIndexed: flags & 2 != 0,

@@ -76,11 +76,8 @@ public struct JSONObjectReader {
 
     public mutating func double(_ key: String) throws -> Double? {
         guard let v = value(key) else { return nil }
-        switch v {
-        case .int(let i): return Double(i)
-        case .double(let d): return d
-        default: throw error(key, "expected a number, found \(v.kindName).")
-        }
+        guard let d = v.numberValue else { throw error(key, "expected a number, found \(v.kindName).") }
+        return d
     }
 
     public mutating func object(_ key: String) throws -> JSONObjectReader? {

@@ -11,6 +11,11 @@ public enum JSONValue: Hashable, Sendable {
     case bool(Bool)
     case int(Int64)
     case double(Double)
+    /// A number kept as written, because a double would not hold it: more than 15 significant
+    /// digits (an int of 17 digits written with a fraction, a decimal of 23 digits). The parser
+    /// makes it; ``Value/init(json:)`` reads it as a decimal, so that coercion keeps every digit
+    /// or refuses the value.
+    case number(String)
     case string(String)
     case array([JSONValue])
     case object([Member])
@@ -30,13 +35,23 @@ public enum JSONValue: Hashable, Sendable {
         return members.first { $0.key == key }?.value
     }
 
+    /// A number as the nearest double; nil for anything else.
+    public var numberValue: Double? {
+        switch self {
+        case .int(let i): Double(i)
+        case .double(let d): d
+        case .number(let text): Double(text)
+        default: nil
+        }
+    }
+
     /// A short name of the JSON kind, for error messages.
     public var kindName: String {
         switch self {
         case .null: "null"
         case .bool: "a boolean"
         case .int: "an integer"
-        case .double: "a number"
+        case .double, .number: "a number"
         case .string: "a string"
         case .array: "an array"
         case .object: "an object"
@@ -283,9 +298,27 @@ private struct JSONParser {
         let text = String(decoding: bytes[start..<i], as: UTF8.self)
         if isInteger, let v = Int64(text) { return .int(v) }
         guard let d = Double(text) else { throw error("invalid number '\(text)'") }
-        // Beyond a double's range it would read as infinity: refused rather than changed.
+        // Beyond a double's range it would read as infinity, below it as zero: refused rather than changed.
         guard d.isFinite else { throw error("number out of range (a double reaches about ±1.8e308)") }
-        return .double(d)
+        let digits = JSONValue.significantDigits(bytes[start..<i])
+        guard d != 0 || digits == 0 else {
+            throw error("number too small: it would read as 0 (a double reaches about ±4.9e-324)")
+        }
+        return digits > JSONValue.digitsADoubleKeeps ? .number(text) : .double(d)
+    }
+}
+
+extension JSONValue {
+    /// Every decimal number of at most 15 significant digits survives a round trip through a double.
+    static let digitsADoubleKeeps = 15
+
+    /// The significant digits of a JSON number's mantissa: from its first non-zero digit to its last.
+    static func significantDigits(_ number: ArraySlice<UInt8>) -> Int {
+        let mantissa = number.prefix { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }
+        let digits = mantissa.filter { (48...57).contains($0) }
+        guard let first = digits.firstIndex(where: { $0 != 48 }), let last = digits.lastIndex(where: { $0 != 48 })
+        else { return 0 }
+        return last - first + 1
     }
 }
 
@@ -321,6 +354,7 @@ extension JSONValue {
             } else {
                 out.append(contentsOf: "null".utf8)
             }
+        case .number(let text): out.append(contentsOf: text.utf8)
         case .string(let s): JSONValue.writeString(s, to: &out)
         case .array(let items):
             if items.isEmpty {

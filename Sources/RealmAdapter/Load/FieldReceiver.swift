@@ -236,7 +236,9 @@ public final class FieldReceiver {
                 let mapped = try mapping.realmValue(g, column: mappingIndex[j]!, t, key: id!)
                 do {
                     if let s = typing.slotScalars[k] {
-                        v = mapped.has(s) ? mapped : try mapped.coerced(to: s, optional: typing.slotOptional[k])
+                        v =
+                            mapped.has(s) && mapped.isStorableAsIs
+                            ? mapped : try mapped.coerced(to: s, optional: typing.slotOptional[k])
                     } else {
                         v = mapped  // a link: its target's key already (ColumnMapping.realmValue)
                     }

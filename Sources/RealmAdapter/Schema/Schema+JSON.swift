@@ -136,7 +136,11 @@ extension Property {
                 }
             }
             var defaultValue: Value?
-            if let rawDefault { defaultValue = Value(json: rawDefault) }
+            if let rawDefault {
+                do { defaultValue = try Value(json: rawDefault) } catch let e as RealmAdapterError {
+                    throw r.error("default", e.message + ".")
+                }
+            }
             self.init(
                 name: name, type: type, isOptional: isOptional, isIndexed: indexed,
                 defaultValue: defaultValue, watchTable: watch)

@@ -129,6 +129,11 @@ public struct Schema: Hashable, Sendable {
                 } else if p.isIndexed {
                     throw Self.error(t.name, p.name, "only single-value properties can be indexed")
                 }
+                if p.defaultValue != nil, !p.type.isStored || p.type.isList {
+                    throw Self.error(
+                        t.name, p.name,
+                        "a list or linkingObjects property takes no default (a new object's list starts empty)")
+                }
                 if let d = p.defaultValue {
                     do { _ = try d.coerced(to: p, in: self) } catch let e as RealmAdapterError {
                         throw Self.error(t.name, p.name, "the default value does not fit: \(e.message)")

@@ -83,7 +83,9 @@ final class InsertTyping {
             // Values usually come in schema order: try that before hashing the name.
             let slot = i < slotNames.count && slotNames[i] == values.entries[i].name ? i : slots[values.entries[i].name]
             // Usually of the property's type already: kept as it is, without a copy on the way.
-            if let slot, let scalar = slotScalars[slot], values.entries[i].value.has(scalar) {
+            if let slot, let scalar = slotScalars[slot], values.entries[i].value.has(scalar),
+                values.entries[i].value.isStorableAsIs
+            {
                 row[slot] = values.entries[i].value
                 continue
             }

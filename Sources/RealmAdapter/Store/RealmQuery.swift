@@ -236,7 +236,6 @@ public indirect enum RealmQuery: Sendable, Hashable {
                 guard s == .string, case .string = v else {
                     throw error("\(op.rawValue) compares strings: \(name) is \(s)")
                 }
-                return v
             }
             do {
                 return try v.coerced(to: s, optional: false)

@@ -72,6 +72,7 @@ struct RealmReader {
         else {
             throw RealmAdapterError.notASingleValue(type: typeName, property: property)
         }
+        guard value.isStorableAsIs else { return nil }
         let sql = "SELECT key FROM \(tt.table) WHERE realm = ? AND \(tt.columns[j]!) = ? ORDER BY key LIMIT 1"
         let arguments: StatementArguments = [
             tables.realmId, try RealmTables.encode(value.coerced(to: s, optional: false)),
@@ -147,7 +148,9 @@ extension RealmStore {
 
     /// The object of `type` with `identity` (primary key or row key), or nil.
     public func object(of type: String, identity: Value, in path: String) throws -> RealmObject? {
-        try read { db in
+        // A key no object can have (a string holding NUL) is simply not there.
+        guard identity.isStorableAsIs else { return nil }
+        return try read { db in
             let r = try reader(db, path)
             return try r.object(type, try identity.coercedKey(of: type, in: r.schema))
         }

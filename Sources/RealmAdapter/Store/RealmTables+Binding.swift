@@ -92,10 +92,11 @@ extension RealmTables {
         }
     }
 
-    /// Binds a float or double: NaN as the text `NaN` (``nanText``), which SQLite would store as
-    /// NULL if it were bound as a REAL.
+    /// Binds a float or double: NaN and -0.0 as their texts (``realAsText(_:)``), which a REAL
+    /// column would keep as NULL and 0.0.
     private static func bindReal(_ d: Double, _ stmt: OpaquePointer, _ index: Int32) -> Int32 {
-        d.isNaN ? sqlite3_bind_text(stmt, index, nanText, 3, transient) : sqlite3_bind_double(stmt, index, d)
+        guard let text = realAsText(d) else { return sqlite3_bind_double(stmt, index, d) }
+        return sqlite3_bind_text(stmt, index, text, -1, transient)
     }
 
     /// Binds the next value of a history record as ``bind(_:to:at:db:)`` binds the ``Value`` it

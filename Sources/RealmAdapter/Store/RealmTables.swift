@@ -31,6 +31,14 @@ struct RealmTables {
     /// How a NaN float or double is stored: SQLite turns a REAL NaN into NULL, so it is kept as
     /// this text in the property's REAL column (which sorts it after every number).
     static let nanText = "NaN"
+    /// How -0.0 is stored: a REAL column keeps an integral value as an integer, and -0.0 would
+    /// read back as 0.0 (its sign lost), so it is kept as this text, which no affinity converts.
+    static let negativeZeroText = "-0 (negative zero)"
+
+    /// The text a float or double that a REAL column cannot keep is stored as (NaN, -0.0); nil for any other.
+    static func realAsText(_ d: Double) -> String? {
+        d.isNaN ? nanText : (d == 0 && d.sign == .minus ? negativeZeroText : nil)
+    }
 
     /// The SQLite form of a typed value.
     static func encode(_ v: Value) throws -> DatabaseValue {
@@ -38,9 +46,12 @@ struct RealmTables {
         case .null: return .null
         case .bool(let b): return (b ? 1 : 0 as Int64).databaseValue
         case .int(let i): return i.databaseValue
-        case .float(let f): return f.isNaN ? nanText.databaseValue : Double(f).databaseValue
-        case .double(let d): return d.isNaN ? nanText.databaseValue : d.databaseValue
-        case .string(let s): return s.databaseValue
+        case .float(let f): return realAsText(Double(f))?.databaseValue ?? Double(f).databaseValue
+        case .double(let d): return realAsText(d)?.databaseValue ?? d.databaseValue
+        case .string(let s):
+            // GRDB binds text as a C string: one holding NUL would be stored cut short.
+            if Value.containsNUL(s) { throw RealmAdapterError.nulInString() }
+            return s.databaseValue
         case .data(let d): return d.databaseValue
         case .date(let t):
             guard let n = t.totalNanoseconds else {
@@ -69,7 +80,9 @@ struct RealmTables {
         case .double(let d): return s == .float ? .float(Float(d)) : .double(d)
         case .string(let str):
             if s == .decimal, let d = DecimalNumber(exactly: str) { return .decimal(d) }
-            if str == nanText, s == .float || s == .double { return s == .float ? .float(.nan) : .double(.nan) }
+            if s == .float || s == .double, let d = str == nanText ? .nan : str == negativeZeroText ? -0.0 : nil {
+                return s == .float ? .float(Float(d)) : .double(d)
+            }
             return .string(str)
         case .blob(let data):
             switch s {

@@ -133,9 +133,12 @@ final class StoreLayout: Sendable {
                 continue
             }
             if !isNew, let d = p.defaultValue {
-                try db.execute(
-                    sql: "UPDATE \(table) SET c\(n) = ? WHERE realm = ?",
-                    arguments: [try RealmTables.encode(d.coerced(to: p, in: schema)), realmId])
+                // The objects there take the default now; the schema's own check comes at commit.
+                let value: DatabaseValue
+                do { value = try RealmTables.encode(d.coerced(to: p, in: schema)) } catch let e as RealmAdapterError {
+                    throw Schema.error(t.name, p.name, "the default value does not fit: \(e.message)")
+                }
+                try db.execute(sql: "UPDATE \(table) SET c\(n) = ? WHERE realm = ?", arguments: [value, realmId])
             }
             // The database key is indexed too: database changes find objects by it.
             let deferred = linkIndexesDeferred.load(ordering: .relaxed)

@@ -61,10 +61,10 @@ public struct RowReference: Hashable, Sendable {
     }
 
     public init?(json: JSONValue) {
-        guard case .string(let table)? = json["table"], case .object(let key)? = json["key"] else { return nil }
-        self.init(
-            table: table,
-            key: DatabaseRow(Dictionary(key.map { ($0.key, Value(json: $0.value)) }, uniquingKeysWith: { a, _ in a })))
+        guard case .string(let table)? = json["table"], case .object(let key)? = json["key"],
+            let values = try? key.map({ ($0.key, try Value(json: $0.value)) })
+        else { return nil }
+        self.init(table: table, key: DatabaseRow(Dictionary(values, uniquingKeysWith: { a, _ in a })))
     }
 }
 

@@ -50,6 +50,23 @@ public struct DecimalNumber: Hashable, Sendable, CustomStringConvertible {
 
     /// The number as the nearest double.
     public var double: Double { Double(description) ?? .nan }
+
+    /// Whether the number has no fraction (`12.00` has none).
+    public var isIntegral: Bool { description.drop { $0 != "." }.dropFirst().allSatisfy { $0 == "0" } }
+
+    /// The number as an int, when it is integral and fits in 64 bits.
+    public var exactInt64: Int64? {
+        guard isIntegral else { return nil }
+        return Int64(description.prefix { $0 != "." })
+    }
+
+    /// The digits from the first non-zero one to the last non-zero one (0 for zero).
+    var significantDigitCount: Int {
+        let digits = description.utf8.filter { $0 >= 48 && $0 <= 57 }
+        guard let first = digits.firstIndex(where: { $0 != 48 }), let last = digits.lastIndex(where: { $0 != 48 })
+        else { return 0 }
+        return last - first + 1
+    }
 }
 
 extension DecimalNumber: ExpressibleByStringLiteral {

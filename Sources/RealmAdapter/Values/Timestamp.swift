@@ -120,7 +120,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
             h = hh
             mi = mm
             if expect(58) {
-                guard let ss = number(2), ss < 61 else { return nil }
+                guard let ss = number(2), ss < 60 else { return nil }
                 s = ss
                 if expect(46) {
                     var digits = 0

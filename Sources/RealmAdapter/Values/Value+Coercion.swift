@@ -47,9 +47,16 @@ extension Value {
         return try coerced(to: s, optional: pk.isOptional)
     }
 
-    /// The value converted to a scalar type.
+    /// The value converted to a scalar type: exactly, or not at all.
+    ///
+    /// This is the one place that decides whether outside input is a value (instructions from
+    /// JSON or Swift, GraphQL inputs, query literals, schema defaults). A value is kept as given
+    /// (floats bit for bit, decimals and ints digit for digit, dates instant for instant) or
+    /// refused with the reason: a string holding NUL, a number a float would round to zero or
+    /// infinity, an int or decimal that already lost digits as a double, base64 that is not
+    /// canonical, a leap second.
     public func coerced(to type: ScalarType, optional: Bool) throws -> Value {
-        if has(type) { return self }
+        if has(type) { return try storable() }
         func mismatch() -> RealmAdapterError {
             RealmAdapterError.expected("\(type.rawValue)\(optional ? "?" : "")", found: kindName)
         }
@@ -59,38 +66,39 @@ extension Value {
                 throw RealmAdapterError.nullInRequired(type)
             }
             return .null
-        case (.bool, .bool), (.int, .int), (.float, .float), (.double, .double), (.string, .string), (.data, .data),
-            (.date, .date), (.decimal, .decimal), (.uuid, .uuid), (.objectId, .objectId):
-            return self
-        case (.float, .double(let d)):
-            guard Float(d).isFinite else {
-                throw RealmAdapterError.outOfRange("the number", range: "about ±3.4e38 for a float")
-            }
-            return .float(Float(d))
+        case (.float, .double(let d)): return .float(try Self.float(d, from: d))
         case (.float, .int(let i)): return .float(Float(i))
+        case (.float, .decimal(let d)): return .float(try Self.float(Double(d.description) ?? .nan, from: d.double))
         case (.float, .string(let s)), (.double, .string(let s)):
             // JSON has no NaN or infinity: they travel as this text (``json``).
             guard let d = Self.nonFinite[s] else { throw mismatch() }
             return type == .float ? .float(Float(d)) : .double(d)
         case (.double, .int(let i)): return .double(Double(i))
-        // A database's numeric for a double or float property (the nearest binary value).
-        case (.double, .decimal(let d)): return .double(d.double)
-        case (.float, .decimal(let d)):
-            guard Float(d.double).isFinite else {
-                throw RealmAdapterError.outOfRange("the number", range: "about ±3.4e38 for a float")
-            }
-            return .float(Float(d.double))
+        // A database's numeric, or a JSON number of many digits, for a double (the nearest double).
+        case (.double, .decimal(let d)):
+            let x = Double(d.description) ?? .nan
+            guard x != 0 || d.double == 0 else { throw RealmAdapterError.roundsToZero("a double") }
+            return .double(x)
         // A database's uuid for a string property, as Postgres prints it.
         case (.string, .uuid(let u)): return .string(u.text)
         case (.double, .float(let f)): return .double(Double(f))
-        case (.int, .double(let d)) where d.rounded() == d && abs(d) < 9.2e18: return .int(Int64(d))
+        case (.int, .double(let d)):
+            guard d.rounded() == d else { throw mismatch() }
+            guard abs(d) <= Self.largestSafeInteger else { throw RealmAdapterError.intRoundedAsDouble() }
+            return .int(Int64(d))
+        case (.int, .decimal(let d)):
+            guard let i = d.exactInt64 else { throw d.isIntegral ? RealmAdapterError.intOutOfRange() : mismatch() }
+            return .int(i)
         case (.data, .string(let s)):
-            guard let d = Data(base64Encoded: s) else {
-                throw RealmAdapterError.malformed("base64 text for data")
+            // Foundation decodes some text that is not base64 ("====" as one zero byte): only
+            // the canonical text of the bytes it decodes to is taken.
+            guard let d = Data(base64Encoded: s), d.base64EncodedString() == s else {
+                throw RealmAdapterError.malformed("base64 text for data (padded, without line breaks)")
             }
             return .data(d)
         case (.date, .string(let s)):
             guard let t = Timestamp(iso8601: s) else {
+                if s.contains(":60") { throw RealmAdapterError.leapSecond() }
                 throw RealmAdapterError.malformed("an ISO-8601 date such as 2024-05-01T12:00:00.000Z")
             }
             guard t.isStorable else { throw RealmAdapterError.dateOutOfRange("the date") }
@@ -104,6 +112,9 @@ extension Value {
         case (.decimal, .double(let d)):
             guard let n = DecimalNumber(d) else {
                 throw RealmAdapterError.malformed(DecimalNumber.expected)
+            }
+            guard n.significantDigitCount <= JSONValue.digitsADoubleKeeps else {
+                throw RealmAdapterError.decimalRoundedAsDouble()
             }
             return .decimal(n)
         case (.uuid, .string(let s)):
@@ -120,21 +131,67 @@ extension Value {
             throw mismatch()
         }
     }
+
+    /// The value itself, when a store can keep it exactly: a string without NUL (SQLite reads
+    /// text up to its first NUL, Postgres text cannot hold one), a date within a Realm's range.
+    public func storable() throws -> Value {
+        guard isStorableAsIs else {
+            if case .string = self { throw RealmAdapterError.nulInString() }
+            throw RealmAdapterError.dateOutOfRange("the date")
+        }
+        return self
+    }
+
+    /// Whether ``storable()`` takes the value as it is: the check of the paths that keep a
+    /// value of the right kind without coercing it.
+    public var isStorableAsIs: Bool {
+        switch self {
+        case .string(let s): !Self.containsNUL(s)
+        case .date(let t): t.isStorable
+        default: true
+        }
+    }
+
+    /// Whether `s` holds U+0000 (memchr over its bytes: strings are checked on every write).
+    static func containsNUL(_ s: String) -> Bool {
+        s.utf8.withContiguousStorageIfAvailable { b in b.baseAddress.map { memchr($0, 0, b.count) != nil } ?? false }
+            ?? s.utf8.contains(0)
+    }
+
+    /// 2^53 - 1: the largest integer whose double no other integer rounds to (2^53 + 1 rounds
+    /// to 2^53), JavaScript's `Number.MAX_SAFE_INTEGER`.
+    static let largestSafeInteger: Double = 9_007_199_254_740_991
+
+    /// `d` (the value as written: `written`) as a float: refused when it would round to
+    /// infinity or to zero. NaN and infinities stay what they are.
+    private static func float(_ d: Double, from written: Double) throws -> Float {
+        let f = Float(d)
+        if written.isFinite && !f.isFinite {
+            throw RealmAdapterError.outOfRange("the number", range: "about ±3.4e38 for a float")
+        }
+        if f == 0 && written != 0 { throw RealmAdapterError.roundsToZero("a float") }
+        return f
+    }
 }
 
 // MARK: - JSON form
 
 extension Value {
     /// The untyped value of a JSON document; `coerced(to:in:)` gives it its schema type.
-    public init(json: JSONValue) {
+    ///
+    /// A number a double would not keep (``JSONValue/number(_:)``) becomes a decimal, so that
+    /// coercion to an int or a decimal keeps its every digit. A JSON object is no value of any
+    /// property: it is refused, not stored as its text.
+    public init(json: JSONValue) throws {
         switch json {
         case .null: self = .null
         case .bool(let b): self = .bool(b)
         case .int(let i): self = .int(i)
         case .double(let d): self = .double(d)
+        case .number(let text): self = DecimalNumber(exactly: text).map(Value.decimal) ?? .double(Double(text) ?? .nan)
         case .string(let s): self = .string(s)
-        case .array(let a): self = .list(a.map(Value.init(json:)))
-        case .object(let m): self = .string(JSONValue.object(m).serialized())
+        case .array(let a): self = .list(try a.map(Value.init(json:)))
+        case .object: throw RealmAdapterError.expected("a value", found: "a JSON object")
         }
     }
 

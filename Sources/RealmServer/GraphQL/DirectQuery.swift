@@ -214,7 +214,7 @@ enum DirectQuery {
             case .singular(let type, let key):
                 guard let id = args[key], id != .null else { throw NotPlain() }
                 try c.budget.spend(1)
-                return try c.store.object(of: type, identity: RealmAdapter.Value(json: id), in: c.path)
+                return try c.store.object(of: type, identity: try RealmAdapter.Value(json: id), in: c.path)
                     .map { try object($0, selection) } ?? .null
             }
         }

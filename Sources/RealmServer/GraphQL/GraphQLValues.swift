@@ -32,6 +32,7 @@ enum GraphQLValues {
         case .bool(let b): b
         case .int(let i): Int(i)
         case .double(let d): d
+        case .number(let text): Double(text)
         case .string(let s): s
         // GraphQL's executor fails the whole answer on a null inside a list (GraphQLSwift 4.3, a
         // MapError), and would drop it at best: it gets the list without them. DirectQuery, which
@@ -60,6 +61,7 @@ enum GraphQLValues {
         case .bool(let b): .bool(b)
         case .int(let i): .number(Number(Int(i)))
         case .double(let d): .number(Number(d))
+        case .number(let text): .number(Number(Double(text) ?? .nan))
         case .string(let s): .string(s)
         case .array(let a): .array(a.map(map))
         case .object(let o): .dictionary(.init(uniqueKeysWithValues: o.map { ($0.key, map($0.value)) }))

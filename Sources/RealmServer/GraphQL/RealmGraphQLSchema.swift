@@ -110,7 +110,8 @@ enum RealmGraphQLSchema {
                         let c = context as! GraphQLContext
                         try c.budget.spend(1)
                         return try c.store.object(
-                            of: t.name, identity: RealmAdapter.Value(json: GraphQLValues.json(args[pk])), in: c.path)
+                            of: t.name, identity: try RealmAdapter.Value(json: GraphQLValues.json(args[pk])), in: c.path
+                        )
                     })
             }
             define(&mutation, "delete" + t.name + "s") {
@@ -129,7 +130,7 @@ enum RealmGraphQLSchema {
                     args: [pk: GraphQLArgument(type: GraphQLNonNull(box.scalar(keyType)))],
                     resolve: { _, args, context, _ in
                         try GraphQLMutations.delete(
-                            t, RealmAdapter.Value(json: GraphQLValues.json(args[pk])), context as! GraphQLContext)
+                            t, try RealmAdapter.Value(json: GraphQLValues.json(args[pk])), context as! GraphQLContext)
                     })
             }
         }

@@ -45,7 +45,7 @@ enum SQLiteValues {
         case .object(let members) where members.count == 1 && members[0].key == "blob":
             guard case .string(let hex) = members[0].value else { return .null }
             return .data(Data(hexDigits: hex))
-        default: return Value(json: json)
+        default: return (try? Value(json: json)) ?? .null
         }
     }
 
