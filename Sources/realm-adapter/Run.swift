@@ -117,7 +117,9 @@ struct Daemon {
                 ready: {
                     // A refused transaction stops the daemon: it outranks the stream's state.
                     if let refused = realmToDatabase.health.blockedReason { return (false, refused) }
-                    return databaseToRealm.health.readiness
+                    let stream = databaseToRealm.health.readiness
+                    guard stream.ready else { return stream }
+                    return webhooks.lazy.map(\.health.readiness).first { !$0.ready } ?? stream
                 },
                 collect: Gauges.daemon(adapter: adapter, connector: connector, webhooks: webhooks, logger: logger))
             services.append(

@@ -198,7 +198,6 @@ import Testing
         (#"{"pathRegex": "^/", "url": "ftp://x/y"}"#, "events.webhooks[0].url", "http:// or https://"),
         (#"{"pathRegex": "^/", "url": "https://u:p@x/y"}"#, "events.webhooks[0].url", "must not hold credentials"),
         (#"{"pathRegex": "(", "url": "https://x/y"}"#, "events.webhooks[0].pathRegex", "regular expression"),
-        (#"{"pathRegex": "^/", "url": "https://x/y", "secretEnv": "NO_SUCH_VARIABLE_X"}"#, "secretEnv", "not set"),
         (#"{"pathRegex": "^/", "url": "https://x/y", "types": [3]}"#, "events.webhooks[0].types", "element 0"),
         (#"{"pathRegex": "^/", "url": "https://x/y", "retries": 3}"#, "events.webhooks[0].retries", "unknown key"),
         (#"{"pathRegex": "^/", "url": "http://x:99999/y"}"#, "events.webhooks[0].url", "99999 is not between"),
@@ -224,6 +223,27 @@ import Testing
                 """)
         let error = try #require(throws: RealmAdapterError.self) { try Configuration(json: json, environment: [:]) }
         #expect(error.description.contains(place) && error.description.contains(says), "\(error)")
+    }
+
+    /// `status` and `validate` read the configuration but deliver nothing: an unset `secretEnv`
+    /// stops only what delivers (a probe found `status` refusing to run for want of the secret).
+    @Test func anUnsetSecretStopsOnlyDelivery() throws {
+        let json = try JSONValue(
+            parsing: #"{"schema": [{"name": "Note", "properties": {"text": "string"}}], "realm": {"path": "/n"}, "#
+                + #""events": {"webhooks": [{"pathRegex": "^/", "url": "https://x/y", "secretEnv": "NO_SUCH_X"}]}}"#)
+        let c = try Configuration(json: json, environment: [:])
+        let t = try TemporaryStore()
+        let error = try #require(throws: RealmAdapterError.self) {
+            _ = try c.events.services(store: t.store, schema: c.schema, logger: Logger(label: "t"))
+        }
+        #expect(error.description.contains("events.webhooks[0].secretEnv") && error.description.contains("not set"))
+    }
+
+    /// A redirect's `Location` is shown without its query and with control characters escaped.
+    @Test func aRedirectsLocationIsShownSafely() {
+        let shown = Webhook.shown("https://evil.example/a\u{1b}[2J?token=secret")
+        #expect(!shown.contains("\u{1b}") && !shown.contains("secret"), "\(shown)")
+        #expect(Webhook.shown("http://x/y?token=t") == "http://x/y")
     }
 }
 

@@ -42,6 +42,9 @@ public struct WebhookConfiguration: Sendable {
     public var headers: [(String, String)]
     /// The HMAC-SHA256 key of the `X-Realm-Adapter-Signature` header, from `secretEnv`.
     public var secret: Secret?
+    /// The error of a `secretEnv` that names an unset variable: only delivering needs the
+    /// secret (``services(store:schema:logger:)`` throws it), so `status` and `validate` run without it.
+    var unsetSecret: RealmAdapterError?
     /// Seconds an endpoint has to answer (default 10).
     public var timeoutSeconds: Int
 
@@ -112,10 +115,11 @@ public struct WebhookConfiguration: Sendable {
         }
         if let variable = try r.string("secretEnv") {
             guard !variable.isEmpty else { throw r.error("secretEnv", "must name an environment variable.") }
-            guard let value = environment[variable], !value.isEmpty else {
-                throw r.error("secretEnv", "the environment variable \(variable) is not set (or empty).")
+            if let value = environment[variable], !value.isEmpty {
+                secret = Secret(value)
+            } else {
+                unsetSecret = r.error("secretEnv", "the environment variable \(variable) is not set (or empty).")
             }
-            secret = Secret(value)
         }
         timeoutSeconds = try r.int("timeoutSeconds", in: 1...3600) ?? 10
         try r.finish()

@@ -26,6 +26,8 @@ public final class EventHandler: Service, Sendable {
     public let name: String
     public let retry: DatabaseConfiguration.Retry
     public let seesOwnWrites: Bool
+    /// Whether its deliveries succeed (`/health/ready`).
+    public let health = DeliveryHealth()
     private let handle: @Sendable (ChangeEvent) async throws -> Void
     private let logger: Logger
     /// `realm_adapter_events_total{handler}`, `realm_adapter_event_failures_total{handler}`,
@@ -90,6 +92,7 @@ public final class EventHandler: Service, Sendable {
                 let caughtUp = try await cancelWhenGracefulShutdown { try await self.drain(path, batches: 1) }
                 if !caughtUp { input.yield(path) }
                 failing[path] = nil
+                health.delivered(path)
             } catch let failure as HandlerFailure where Task.isShuttingDownGracefully || Task.isCancelled {
                 logger.info(
                     "Stopping; the event in flight comes again on the next start",
@@ -100,6 +103,7 @@ public final class EventHandler: Service, Sendable {
                 if retry.attempts > 0, attempts >= retry.attempts {
                     try await setAside(path, failure, attempts: attempts)
                     failing[path] = nil
+                    health.delivered(path)
                     input.yield(path)
                     continue
                 }
@@ -111,6 +115,8 @@ public final class EventHandler: Service, Sendable {
                         "delay": "\(delay)", "error": "\(failure.error)",
                     ])
                 failing[path] = (failure.version, attempts, ContinuousClock.now + delay)
+                health.failed(
+                    path, "\(name): \(path) version \(failure.version) failed \(attempts) time(s): \(failure.error)")
                 retries[path] = Task {
                     try? await Task.sleep(for: delay)
                     input.yield(path)

@@ -7,6 +7,7 @@ extension EventsConfiguration {
     /// A webhook's `types` that `schema` (the configuration's) does not have are warned about:
     /// a misspelt type would otherwise pass every transaction by without a word.
     public func services(store: RealmStore, schema: Schema, logger: Logger) throws -> [EventHandler] {
+        if let unset = webhooks.lazy.compactMap(\.unsetSecret).first { throw unset }
         for w in webhooks {
             let unknown = (w.types ?? []).filter { schema[type: $0] == nil }.sorted()
             guard !unknown.isEmpty else { continue }

@@ -79,7 +79,7 @@ public final class Webhook: Sendable {
         switch http.statusCode {
         case 200..<300: return
         case 300..<400:
-            let location = http.value(forHTTPHeaderField: "Location") ?? "nowhere"
+            let location = http.value(forHTTPHeaderField: "Location").map(Self.shown) ?? "nowhere"
             throw RealmAdapterError.webhookFailed(
                 configuration,
                 "it answered \(http.statusCode), a redirect to \(location), which webhooks do not follow; "
@@ -87,6 +87,16 @@ public final class Webhook: Sendable {
         default:
             throw RealmAdapterError.webhookFailed(configuration, "it answered HTTP \(http.statusCode)")
         }
+    }
+
+    /// An endpoint's `Location` as logs may show it: without query or fragment (which may hold
+    /// tokens), and with every character outside printable ASCII escaped (a terminal escape in
+    /// a header must not reach an operator's terminal).
+    static func shown(_ location: String) -> String {
+        let bare = URL(string: location).map(WebhookConfiguration.defaultName) ?? location
+        return bare.unicodeScalars.map { s in
+            (0x20..<0x7f).contains(s.value) ? String(s) : "\\u{\(String(s.value, radix: 16))}"
+        }.joined()
     }
 
     /// `path@version`, percent-encoded outside printable ASCII (header values are ASCII): the
