@@ -11,6 +11,7 @@ struct ConfigOptions: ParsableArguments {
 
     /// Reads the configuration and sets up logging from it (and the flags).
     func load() throws -> (Configuration, Logger) {
+        LoggingBootstrap.early(global.logFormat.flatMap(LogFormat.init))
         let c = try Configuration.load(file: config, connectors: connectors)
         return (c, global.bootstrap(config: c))
     }

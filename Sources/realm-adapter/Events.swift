@@ -44,13 +44,17 @@ struct Events: AsyncParsableCommand {
                         + "docs/events.md shows a webhook.",
                     context: ["json.path": "events.webhooks"])
             }
+            guard RealmStore.exists(in: c.realm.store) else {
+                throw RealmAdapterError.noStore(c.realm.store, for: "events")
+            }
             let store = try RealmStore(directory: c.realm.store, logger: logger)
             let handlers = try c.events.services(store: store, schema: c.schema, logger: logger)
             var services: [any Service] = handlers
             if let endpoint {
                 let events = Gauges.events(handlers, logger: logger)
                 let probes = MetricsServer.Probes(
-                    ready: { (true, "delivering") }, collect: ThrottledCollector(every: .seconds(1), events).collect)
+                    ready: { handlers.lazy.map(\.health.readiness).first { !$0.ready } ?? (true, "delivering") },
+                    collect: ThrottledCollector(every: .seconds(1), events).collect)
                 services.append(
                     MetricsServer.service(host: endpoint.host, port: endpoint.port, probes: probes, logger: logger))
             }

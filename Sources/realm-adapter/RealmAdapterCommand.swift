@@ -79,6 +79,12 @@ enum LoggingBootstrap {
     /// The format chosen, for the final error's line (``reportingErrors(_:)``).
     nonisolated(unsafe) private(set) static var format = LogFormat.text
 
+    /// The format of an error that comes before logging is set up (a configuration that does
+    /// not parse): the flag's, when given.
+    static func early(_ format: LogFormat?) {
+        if !done, let format { self.format = format }
+    }
+
     static func run(file: String?, format: LogFormat) {
         guard !done else { return }
         done = true

@@ -36,6 +36,7 @@ struct StoreOptions: ParsableArguments {
     /// Opens the store. A store that does not exist yet is an error for reading commands,
     /// so a mistyped directory is not silently created.
     func open(creating: Bool = false) throws -> (RealmStore, Logger) {
+        LoggingBootstrap.early(global.logFormat.flatMap(LogFormat.init))
         let configuration = try config.map { try Configuration.load(file: $0, connectors: connectors) }
         let logger = global.bootstrap(config: configuration)
         let directory = store ?? configuration?.realm.store ?? "./realms"
@@ -253,6 +254,15 @@ extension RealmAdapterError {
             .storeUnavailable,
             "There is no Realm store in '\(directory)'. Give the right --store (or --config), or write to it "
                 + "first with `realm-adapter realm apply`.",
+            context: ["store": directory])
+    }
+
+    /// `command` reads a store that is not there: a mistyped `realm.store` must not become a new, empty store.
+    static func noStore(_ directory: String, for command: String) -> RealmAdapterError {
+        RealmAdapterError(
+            .storeUnavailable,
+            "There is no Realm store in '\(directory)' (the configuration's realm.store): `\(command)` reads an "
+                + "existing store. Check realm.store, or make the store first with `realm-adapter load` or `run`.",
             context: ["store": directory])
     }
 

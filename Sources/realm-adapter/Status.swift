@@ -37,13 +37,16 @@ struct Status: AsyncParsableCommand {
                 let exists = RealmStore.exists(in: c.realm.store)
                 let store = exists ? try RealmStore(directory: c.realm.store, logger: logger) : nil
                 print(
-                    "Webhooks: store \(c.realm.store)" + (exists ? "" : ": none there yet (`events` or `run` makes it)")
+                    "Webhooks: store \(c.realm.store)" + (exists ? "" : ": none there yet (`load` or `run` makes it)")
                 )
                 if try printWebhooks(c, store: store, logger: logger) { throw ExitCode(2) }
                 return
             }
             let (database, _, connector) = try Wiring.connector(c, logger: logger)
             let db = try await connector.statusReport(adapter: c.realm.adapterName)
+            guard RealmStore.exists(in: c.realm.store) else {
+                throw RealmAdapterError.noStore(c.realm.store, for: "status")
+            }
             let store = try RealmStore(directory: c.realm.store, logger: logger)
             let adapter = try Adapter(
                 store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)

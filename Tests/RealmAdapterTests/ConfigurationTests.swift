@@ -255,3 +255,25 @@ extension ConfigurationTests {
         #expect(c.database?.displayTarget == "db:5432/other")
     }
 }
+
+extension ConfigurationTests {
+    /// `validate` passed connection keywords libpq refuses at the first connection: libpq's own
+    /// parser checks them now, naming the keyword (the password never appears).
+    @Test(arguments: [
+        ("host=db dbname=app bogus=1", "bogus"),
+        ("postgresql://u@db/app?sslmod=require", "sslmod"),
+        ("host=db password='s3cr3t' nonsense=1", "nonsense"),
+    ])
+    func connectionKeywordsLibpqRefusesAreErrors(url: String, keyword: String) throws {
+        let text = minimal(database: #""database": {"type": "postgres", "url": "\#(url)"}"#)
+        let error = try #require(throws: RealmAdapterError.self) { try decode(text) }
+        #expect(error.message.contains("database.url") && error.message.contains(keyword), "\(error.message)")
+        #expect(!error.message.contains("s3cr3t"))
+    }
+
+    @Test func connectionStringsLibpqTakesPass() throws {
+        for url in ["host=db port=5433 dbname=app sslmode=require", "postgresql://u@db:5433/app?sslmode=require"] {
+            _ = try decode(minimal(database: #""database": {"type": "postgres", "url": "\#(url)"}"#))
+        }
+    }
+}

@@ -29,6 +29,25 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: dir + "/store"))
     }
 
+    /// A store with one Realm, as `realm apply` makes it.
+    func makeStore() async throws {
+        let instructions = dir + "/schema.json"
+        try #"[{"type": "ADD_TYPE", "object_type": "Note", "properties": {"text": "string"}}]"#
+            .write(toFile: instructions, atomically: true, encoding: .utf8)
+        let r = try await CLI.run(["realm", "apply", "/shop", "--store", dir + "/store", "--file", instructions])
+        #expect(r.status == 0, "\(r.stderr)")
+    }
+
+    /// `events` on a store that is not there (a mistyped realm.store) says so and makes none: it
+    /// made a new, empty store and delivered nothing, forever, without a word.
+    @Test func eventsRefusesAStoreThatIsNotThere() async throws {
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = try config(#"{"pathRegex": "^/shop$", "url": "http://127.0.0.1:1/hook"}"#)
+        let r = try await CLI.run(["events", "--config", file])
+        #expect(r.status == 1 && r.stderr.contains("There is no Realm store in"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir + "/store"))
+    }
+
     /// An empty webhook list is a configuration error (exit 1, `error: …`), not a usage error.
     @Test func noWebhooksIsAConfigurationError() async throws {
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -40,6 +59,7 @@ import Testing
     @Test func aMetricsPortInUseIsNamed() async throws {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let file = try config(#"{"pathRegex": "^/shop$", "url": "http://127.0.0.1:1/hook"}"#)
+        try await makeStore()
         // Something listens on the port already: a first events process.
         let port = freePort()
         let first = try ChildProcess(
@@ -58,5 +78,44 @@ import Testing
         #expect(
             second.stderr.contains("error: Cannot serve /metrics on 127.0.0.1:\(port) (--metrics-port"),
             "\(second.stderr)")
+    }
+}
+
+extension EventsCLITests {
+    /// `/health/ready` says when a webhook's deliveries fail (it answered ready while an endpoint
+    /// refused every event), naming the webhook and the Realm; the endpoint's error is the log's.
+    @Test func readinessFailsWhileAWebhookFails() async throws {
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = try config(#"{"pathRegex": "^/shop$", "url": "http://127.0.0.1:1/hook", "name": "shop-hook"}"#)
+        try await makeStore()
+        let port = freePort()
+        let events = try ChildProcess(
+            ChildProcess.built("realm-adapter"), ["events", "--config", file, "--metrics-port", "\(port)"])
+        defer {
+            events.signal(SIGTERM)
+            events.reap()
+        }
+        func ready() async throws -> String {
+            try await ChildProcess.run(
+                "/usr/bin/curl", ["-s", "-w", " %{http_code}", "http://127.0.0.1:\(port)/health/ready"]
+            )
+            .stdout
+        }
+        var answer = ""
+        for _ in 0..<250 where !answer.hasSuffix(" 200") {
+            answer = try await ready()
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(answer.hasSuffix(" 200"), "\(answer)")
+        let note = dir + "/note.json"
+        try #"[{"type": "INSERT", "object_type": "Note", "identity": 1, "values": {"text": "x"}}]"#
+            .write(toFile: note, atomically: true, encoding: .utf8)
+        let r = try await CLI.run(["realm", "apply", "/shop", "--store", dir + "/store", "--file", note])
+        #expect(r.status == 0, "\(r.stderr)")
+        for _ in 0..<250 where !answer.hasSuffix(" 503") {
+            answer = try await ready()
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(answer.hasSuffix(" 503") && answer.contains("shop-hook") && answer.contains("/shop"), "\(answer)")
     }
 }

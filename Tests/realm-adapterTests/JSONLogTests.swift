@@ -52,3 +52,17 @@ import Testing
         #expect(bad.status != 0 && bad.stderr.contains("logFormat"), "\(bad.stderr)")
     }
 }
+
+extension JSONLogTests {
+    /// A configuration that does not parse is reported in the format the flag asks for: it came
+    /// as a plain `error:` line, which a log shipper reading JSON dropped.
+    @Test func aConfigurationErrorIsAJSONLineToo() async throws {
+        let file = try config()
+        try #"{"realm": {"path": "/a"}, "schema": [], "bogus": 1}"#.write(
+            toFile: file, atomically: true, encoding: .utf8)
+        let r = try await CLI.run(["status", "--config", file, "--log-format", "json"])
+        #expect(r.status == 1)
+        let lines = try objects(r.stderr)
+        #expect(lines.count == 1 && (lines.first?["message"] as? String)?.contains("bogus") == true, "\(r.stderr)")
+    }
+}

@@ -1,3 +1,5 @@
+import CLibPQ
+import Foundation
 import RealmAdapter
 
 /// The Postgres connector's own members of the `database` section.
@@ -23,6 +25,12 @@ public struct PostgresOptions: ConnectorSettings, Hashable {
     public init() {}
 
     init(_ r: inout JSONObjectReader) throws {
+        // `validate` connects to nothing, but libpq's own parser tells a keyword it would refuse.
+        if case .string(let url)? = r.members.first(where: { $0.key == "url" })?.value,
+            let connection = try? ConnectionString(url), let refusal = Self.libpqRefusal(connection.withoutPassword)
+        {
+            throw r.error("url", "libpq refuses it: \(refusal).")
+        }
         if let s = try r.string("sslmode") {
             guard let m = SSLMode(rawValue: s) else {
                 let modes = SSLMode.allCases.map(\.rawValue).joined(separator: ", ")
@@ -51,6 +59,21 @@ public struct PostgresOptions: ConnectorSettings, Hashable {
     }
 
     /// 1 to 63 lower-case ASCII letters, digits and underscores.
+    /// Why libpq would not take `conninfo` (an unknown keyword or URL parameter, a syntax
+    /// error), or nil; its message names the keyword, never a value. Nothing is connected to.
+    static func libpqRefusal(_ conninfo: String) -> String? {
+        var message: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(conninfo, &message) else {
+            defer { message.map { PQfreemem($0) } }
+            let text = message.map {
+                String(decoding: UnsafeRawBufferPointer(start: $0, count: strlen($0)), as: UTF8.self)
+            }
+            return text?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "not a connection string"
+        }
+        PQconninfoFree(options)
+        return nil
+    }
+
     static func isPlainName(_ name: String) -> Bool {
         (1...63).contains(name.utf8.count)
             && name.utf8.allSatisfy { (97...122).contains($0) || (48...57).contains($0) || $0 == 95 }
