@@ -23,6 +23,7 @@ struct RealmAdapterCommand: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             Init.self, Validate.self, Load.self, Run.self, Events.self, Serve.self, Status.self, DeadLetter.self,
+            Teardown.self,
             RealmCommand.self, UserCommand.self, PermissionCommand.self,
         ]
     )

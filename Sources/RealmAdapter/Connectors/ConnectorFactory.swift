@@ -73,6 +73,12 @@ public protocol DatabaseConnector: RelationalConnector, LoadableConnector {
     /// writes nothing.
     func dryRunSnapshot(_ mapping: Mapping) async throws -> LoadSnapshot
 
+    /// Removes what the adapter created in the database for its own use (`realm-adapter
+    /// teardown`: Postgres's slot, publication, origins, state and dead-letter tables), never the
+    /// mapped tables or their data; returns what it removed, one phrase each. With `dryRun`,
+    /// what it would remove, and nothing is.
+    func teardown(adapter: String, dryRun: Bool) async throws -> [String]
+
     /// A source position as people read it (Postgres: the LSN).
     func describe(position: String) -> String
 
@@ -85,6 +91,10 @@ extension DatabaseConnector {
     public func describe(position: String) -> String { position }
 
     public func retainedBytes() async throws -> Int64? { nil }
+
+    public func teardown(adapter: String, dryRun: Bool) async throws -> [String] {
+        throw RealmAdapterError.teardownNotWritten()
+    }
 }
 
 /// What `realm-adapter status` shows of the database side.

@@ -50,3 +50,13 @@ extension RealmAdapterError {
         return copy
     }
 }
+
+extension RealmAdapterError {
+    /// `teardown` for a connector that does not say what it created in its database.
+    static func teardownNotWritten() -> RealmAdapterError {
+        RealmAdapterError(
+            .invalidConfiguration,
+            "This database type's connector does not list what it created, so `teardown` cannot remove it; "
+                + "see its documentation for the objects to drop by hand.")
+    }
+}

@@ -78,6 +78,13 @@ extension PostgresError {
                 + "(a load sets where the daemon's stream starts).")
     }
 
+    static func slotInUseByTeardown(_ slot: String) -> PostgresError {
+        PostgresError(
+            .replicationSlot,
+            "The replication slot \(slot) is in use: stop `realm-adapter run` before removing what it created "
+                + "(nothing was removed).")
+    }
+
     static func daemonRunning(_ slot: String) -> PostgresError {
         PostgresError(
             .replicationSlot,
