@@ -208,34 +208,41 @@ extension RealmCommand {
             help: ArgumentHelp("The instructions file, or - for standard input.", valueName: "file"))
         var file: String
         @Option(help: "The origin tag recorded with the transaction.") var origin = "cli"
+        /// Instructions parsed ahead and applied together (consecutive INSERTs in bulk).
+        static let batchSize = 1000
         @OptionGroup var options: StoreOptions
 
         func run() async throws {
             try await reportingErrors {
-                let data: Data
+                let handle: FileHandle
                 if file == "-" {
-                    data = FileHandle.standardInput.readDataToEndOfFile()
+                    handle = .standardInput
                 } else {
-                    guard let d = FileManager.default.contents(atPath: file) else {
+                    guard let h = FileHandle(forReadingAtPath: file) else {
                         throw RealmAdapterError.instructionsUnreadable(file)
                     }
-                    data = d
+                    handle = h
                 }
                 let (store, logger) = try options.open(creating: true)
-                var json = try JSONValue(parsing: data, errorCode: .invalidInstruction)
-                if case .object = json { json = .array([json]) }
-                let schema = try store.contains(path) ? try store.schema(of: path) : .empty
-                let instructions = try Instruction.decodeTransaction(json, schema: schema)
-                let version = try store.apply(instructions, to: path, origin: origin)
+                // Streamed: memory for a batch of instructions and what history keeps, not for the file.
+                var reader = JSONArrayReader(handle)
+                let (count, version) = try store.write(to: path, origin: origin) { tx in
+                    var batch: [Instruction] = []
+                    while let element = try reader.next() {
+                        batch.append(try Instruction(json: element, path: "[\(reader.index - 1)]"))
+                        if batch.count == Self.batchSize {
+                            try tx.apply(batch)
+                            batch.removeAll(keepingCapacity: true)
+                        }
+                    }
+                    try tx.apply(batch)
+                    return tx.instructions.count
+                }
                 logger.debug(
                     "Applied a transaction",
-                    metadata: [
-                        "realm.path": "\(path)", "instructions": "\(instructions.count)", "version": "\(version)",
-                    ])
+                    metadata: ["realm.path": "\(path)", "instructions": "\(count)", "version": "\(version)"])
                 print(
-                    "Applied \(instructions.count) instruction\(instructions.count == 1 ? "" : "s") to "
-                        + "\(path); it is now at version \(version)."
-                )
+                    "Applied \(count) instruction\(count == 1 ? "" : "s") to \(path); it is now at version \(version).")
             }
         }
     }

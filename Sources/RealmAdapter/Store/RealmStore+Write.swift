@@ -125,8 +125,11 @@ extension RealmStore {
         return (result!, versions[0])
     }
 
-    /// Applies instructions in order and returns them typed, as history records them.
-    static func apply(_ instructions: [Instruction], with w: inout RealmWriter, path: String) throws -> [Instruction] {
+    /// Applies instructions in order and returns them typed, as history records them. A refusal
+    /// names the instruction's index in its transaction, where `instructions` start at `firstIndex`.
+    static func apply(_ instructions: [Instruction], with w: inout RealmWriter, path: String, firstIndex: Int = 0)
+        throws -> [Instruction]
+    {
         var typed: [Instruction] = []
         typed.reserveCapacity(instructions.count)
         // Every instruction before `typed.count` is applied: that is where a failure is.
@@ -137,9 +140,10 @@ extension RealmStore {
                 typed.append(try w.apply(instructions[i]))
             }
         } catch let e as RealmAdapterError {
-            throw Self.rejected(e, index: typed.count, instruction: instructions[typed.count], path: path)
+            throw Self.rejected(e, index: firstIndex + typed.count, instruction: instructions[typed.count], path: path)
         } catch let e as DatabaseError {
-            throw Self.rejected(Self.wrap(e), index: typed.count, instruction: instructions[typed.count], path: path)
+            throw Self.rejected(
+                Self.wrap(e), index: firstIndex + typed.count, instruction: instructions[typed.count], path: path)
         }
         return typed
     }

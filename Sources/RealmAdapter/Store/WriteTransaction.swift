@@ -33,6 +33,13 @@ public struct WriteTransaction {
         _ = try record(instruction) { try $0.apply(instruction) }
     }
 
+    /// Applies and records `batch` in order, consecutive INSERTs in bulk, as ``RealmStore/apply(_:to:origin:sourcePosition:)``
+    /// does: for a transaction that arrives in parts (a large instruction file, streamed). A
+    /// refusal names the instruction's index in the whole transaction.
+    public mutating func apply(_ batch: [Instruction]) throws {
+        instructions += try RealmStore.apply(batch, with: &writer, path: path, firstIndex: instructions.count)
+    }
+
     /// Records what `apply` makes of `instruction`; false if it applied nothing (nil). A refusal
     /// names the instruction and its place in the transaction.
     private mutating func record(_ instruction: Instruction, _ apply: (inout RealmWriter) throws -> Instruction?)
