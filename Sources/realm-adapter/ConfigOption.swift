@@ -9,9 +9,10 @@ struct ConfigOptions: ParsableArguments {
 
     @OptionGroup var global: GlobalOptions
 
-    /// Reads the configuration and sets up logging from it (and the flags).
-    func load() throws -> (Configuration, Logger) {
-        let c = try Configuration.load(file: config, connectors: connectors)
+    /// Reads the configuration and sets up logging from it (and the flags). Commands that sync
+    /// (`load`, `run`) need its schema; those that only serve or manage the store do not.
+    func load(needsSchema: Bool = true) throws -> (Configuration, Logger) {
+        let c = try Configuration.load(file: config, connectors: connectors, needsSchema: needsSchema)
         return (c, global.bootstrap(config: c))
     }
 }
