@@ -101,4 +101,18 @@ public struct ServerError: Error, CustomStringConvertible, Sendable {
     static func noRealm(_ path: String) -> ServerError { ServerError(404, "There is no Realm at \(path).") }
 
     static func badRequest(_ message: String) -> ServerError { ServerError(400, message) }
+
+    static func bodyNotJSON(_ why: String) -> ServerError {
+        ServerError(
+            400,
+            "The body is not JSON (\(why)): POST a JSON object {\"query\": …, \"variables\": …} with Content-Type "
+                + "application/json.")
+    }
+
+    static func variablesNotJSON(_ why: String) -> ServerError {
+        ServerError(
+            400,
+            "The variables parameter is not JSON (\(why)): give a JSON object of the operation's variables, "
+                + "URL-encoded.")
+    }
 }

@@ -75,10 +75,9 @@ public struct RealmHTTPServer: Sendable {
         router.post("graphql/**") { request, context -> Response in
             await Self.answering {
                 let data = try await Self.body(request)
-                guard let body = try? JSONValue(parsing: data) else {
-                    throw ServerError.badRequest(
-                        "The body is not JSON: POST a JSON object {\"query\": …, \"variables\": …} "
-                            + "with Content-Type application/json.")
+                let body: JSONValue
+                do { body = try JSONValue(parsing: data) } catch let e as RealmAdapterError {
+                    throw ServerError.bodyNotJSON(e.message)
                 }
                 return try await graphQL(request, path: try Self.path(context), body: body)
             }
@@ -91,10 +90,7 @@ public struct RealmHTTPServer: Sendable {
                     if let v = parameters[name] { fields.append(.init(name, .string(v))) }
                 }
                 if let v = parameters["variables"] {
-                    guard let variables = try? JSONValue(parsing: Data(v.utf8)) else {
-                        throw ServerError.badRequest("The variables parameter is not a JSON object.")
-                    }
-                    fields.append(.init("variables", variables))
+                    fields.append(.init("variables", try Self.json(variables: v)))
                 }
                 return try await graphQL(request, path: try Self.path(context), body: .object(fields), readOnly: true)
             }
@@ -196,6 +192,11 @@ public struct RealmHTTPServer: Sendable {
         }
         let user = try await authorize(request, path: path, need: isMutation ? .write : .read)
         let realm = try schemas.schema(of: path, in: store)
+        // Inputs of the wrong type, said with where they are, before anything runs.
+        let problems =
+            GraphQLInputCheck.literals(document, realm.graphQL)
+            + GraphQLInputCheck.variables(document, operation: operation, json, realm.graphQL)
+        if !problems.isEmpty { return try Self.graphQLAnswer(GraphQLResult(errors: problems)) }
         let context = GraphQLContext(
             store: store, path: path, schema: realm.schema, origin: user.map { "user:\($0.id)" } ?? "graphql",
             budget: ObjectBudget())
@@ -273,6 +274,15 @@ public struct RealmHTTPServer: Sendable {
             out[parts[0]] = parts.count > 1 ? parts[1] : ""
         }
         return out
+    }
+
+    /// The GET `variables` parameter as JSON; an error that says where it is not.
+    static func json(variables: String) throws -> JSONValue {
+        do {
+            return try JSONValue(parsing: Data(variables.utf8))
+        } catch let e as RealmAdapterError {
+            throw ServerError.variablesNotJSON(e.message)
+        }
     }
 
     static func body(_ request: Request) async throws -> Data {

@@ -103,8 +103,12 @@ struct SubscriptionSession: Sendable {
                         continue
                     }
                     var variables: [String: Map] = [:]
+                    var json: [String: JSONValue] = [:]
                     if case .object(let vars)? = payload.first(where: { $0.key == "variables" })?.value {
-                        for v in vars { variables[v.key] = GraphQLValues.map(v.value) }
+                        for v in vars {
+                            variables[v.key] = GraphQLValues.map(v.value)
+                            json[v.key] = v.value
+                        }
                     }
                     let operation = payload.first(where: { $0.key == "operationName" }).flatMap {
                         if case .string(let s) = $0.value { s } else { nil }
@@ -121,7 +125,12 @@ struct SubscriptionSession: Sendable {
                         }
                         // One that does not validate gets an error, and is not kept.
                         let realm = try? server.schemas.schema(of: path, in: server.store)
-                        let problems = realm?.problems(document, text: query) ?? []
+                        var problems = realm?.problems(document, text: query) ?? []
+                        if let realm, problems.isEmpty {
+                            problems =
+                                GraphQLInputCheck.literals(document, realm.graphQL)
+                                + GraphQLInputCheck.variables(document, operation: operation, json, realm.graphQL)
+                        }
                         guard problems.isEmpty else {
                             try await error(outbound, id, problems.map(\.message).joined(separator: " "))
                             continue
