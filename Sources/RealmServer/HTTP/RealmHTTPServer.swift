@@ -5,6 +5,7 @@ import HummingbirdCore
 import HummingbirdTLS
 import HummingbirdWebSocket
 import Logging
+import NIOCore
 import RealmAdapter
 import ServiceLifecycle
 
@@ -26,6 +27,8 @@ public struct RealmHTTPServer: Sendable {
     let hub: SubscriptionHub
     /// The largest request body accepted (1 MiB).
     static let maxBody = 1 << 20
+    /// How long a connection may sit idle between requests, or in the middle of a request's body.
+    static let idleTimeout: TimeAmount = .seconds(60)
 
     public init(
         store: RealmStore, users: UserDirectory, tokens: Tokens?, external: ExternalTokens? = nil,
@@ -95,26 +98,38 @@ public struct RealmHTTPServer: Sendable {
                 return try await graphQL(request, path: try Self.path(context), body: .object(fields), readOnly: true)
             }
         }
-        // GraphQL subscriptions: a WebSocket upgrade of /graphql/<path>, in either protocol. A
-        // frame may be as large as a POST's body (the default, 16 KiB, refused valid queries).
-        let http: HTTPServerBuilder = .http1WebSocketUpgrade(
-            configuration: .init(ws: .init(maxFrameSize: Self.maxBody))
-        ) {
-            request, channel, logger in
-            guard let raw = request.path?.split(separator: "?").first, raw.hasPrefix("/graphql/"),
-                let path = try? Self.path(raw.dropFirst("/graphql".count).split(separator: "/").map(String.init))
-            else { return .dontUpgrade }
-            let offered = (request.headerFields[.secWebSocketProtocol] ?? "").split(separator: ",").map {
-                $0.trimmingCharacters(in: .whitespaces)
+        // GraphQL subscriptions: a WebSocket upgrade of /graphql/<path>, in either protocol.
+        let upgrade:
+            @Sendable (HTTPRequest, any Channel, Logger) throws -> ShouldUpgradeResult<
+                WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
+            > = { request, channel, logger in
+                guard let raw = request.path?.split(separator: "?").first, raw.hasPrefix("/graphql/"),
+                    let path = try? Self.path(raw.dropFirst("/graphql".count).split(separator: "/").map(String.init))
+                else { return .dontUpgrade }
+                let offered = (request.headerFields[.secWebSocketProtocol] ?? "").split(separator: ",").map {
+                    $0.trimmingCharacters(in: .whitespaces)
+                }
+                guard let chosen = SubscriptionSession.protocols.first(where: offered.contains) else {
+                    return .dontUpgrade
+                }
+                let session = SubscriptionSession(
+                    server: self, path: path, legacy: chosen == "graphql-ws", channel: channel, logger: logger)
+                return .upgrade([.secWebSocketProtocol: chosen]) { inbound, outbound, _ in
+                    try await session.run(inbound, outbound)
+                }
             }
-            guard let chosen = SubscriptionSession.protocols.first(where: offered.contains) else {
-                return .dontUpgrade
-            }
-            let session = SubscriptionSession(
-                server: self, path: path, legacy: chosen == "graphql-ws", channel: channel, logger: logger)
-            return .upgrade([.secWebSocketProtocol: chosen]) { inbound, outbound, _ in
-                try await session.run(inbound, outbound)
-            }
+        // A frame may be as large as a POST's body (the default, 16 KiB, refused valid queries).
+        // A connection has `server.requestHeaderTimeout` for its first request's header section,
+        // then may sit idle for a minute between requests (neither was limited).
+        let channel = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: .init(additionalChannelHandlers: [CloseAfterRefusal()], idleTimeout: Self.idleTimeout),
+            ws: .init(maxFrameSize: Self.maxBody))
+        let headTimeout = TimeAmount(configuration.requestHeaderTimeout)
+        let http = HTTPServerBuilder { responder in
+            GuardedChannel(
+                inner: HTTP1WebSocketUpgradeChannel(
+                    responder: responder, configuration: channel, shouldUpgrade: upgrade),
+                headTimeout: headTimeout)
         }
         let app = Application(
             router: router,
@@ -289,7 +304,7 @@ public struct RealmHTTPServer: Sendable {
         do {
             return Data(buffer: try await request.body.collect(upTo: maxBody))
         } catch {
-            throw ServerError(413, "The request body is larger than \(maxBody) bytes.")
+            throw ServerError.bodyTooLarge(maxBody)
         }
     }
 
@@ -315,9 +330,16 @@ public struct RealmHTTPServer: Sendable {
     }
 
     static func error(_ status: Int, _ message: String) -> Response {
-        let body = JSONValue.object([.init("error", .string(message))]).serialized() + "\n"
+        var headers: HTTPFields = [.contentType: "application/json"]
+        // A body too large is not read further: the connection closes after the answer (CloseAfterRefusal).
+        if status == 413 { headers[.connection] = "close" }
         return Response(
-            status: .init(code: status), headers: [.contentType: "application/json"],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
+            status: .init(code: status), headers: headers,
+            body: ResponseBody(byteBuffer: ByteBuffer(string: errorBody(message))))
+    }
+
+    /// An error's JSON body, `{"error": message}`.
+    static func errorBody(_ message: String) -> String {
+        JSONValue.object([.init("error", .string(message))]).serialized() + "\n"
     }
 }
