@@ -25,6 +25,8 @@ public struct RealmHTTPServer: Sendable {
     let schemas: GraphQLSchemaCache
     /// The live GraphQL subscriptions.
     let hub: SubscriptionHub
+    /// How many of them each user holds.
+    let quota = SubscriptionQuota()
     /// The largest request body accepted (1 MiB).
     static let maxBody = 1 << 20
     /// How long a connection may sit idle between requests, or in the middle of a request's body.
