@@ -31,6 +31,8 @@ let package = Package(
         // GraphQL subscriptions over WebSocket.
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // HTTP parts as swift-http-types has them, for the server's own channel handlers.
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),
         // `swift package generate-documentation`: the DocC catalogue, built by scripts/test.sh.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
         // Property-based tests of the value rule (every kind, every write path).
@@ -118,6 +120,7 @@ let package = Package(
                 // `server.tls`: HTTPS and WSS (swift-nio-ssl, through Hummingbird).
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 // Slow work off the task threads (bcrypt at /auth).
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

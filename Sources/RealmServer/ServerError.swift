@@ -101,4 +101,35 @@ public struct ServerError: Error, CustomStringConvertible, Sendable {
     static func noRealm(_ path: String) -> ServerError { ServerError(404, "There is no Realm at \(path).") }
 
     static func badRequest(_ message: String) -> ServerError { ServerError(400, message) }
+
+    static func bodyTooLarge(_ limit: Int) -> ServerError {
+        ServerError(
+            413,
+            "The request body is larger than \(limit) bytes: send less in one request (several mutations, "
+                + "or a query's variables instead of long literals).")
+    }
+
+    static func bodyNotJSON(_ why: String) -> ServerError {
+        ServerError(
+            400,
+            "The body is not JSON (\(why)): POST a JSON object {\"query\": …, \"variables\": …} with Content-Type "
+                + "application/json.")
+    }
+
+    static func variablesNotJSON(_ why: String) -> ServerError {
+        ServerError(
+            400,
+            "The variables parameter is not JSON (\(why)): give a JSON object of the operation's variables, "
+                + "URL-encoded.")
+    }
+
+    static func requestLineTooLong(_ limit: Int) -> ServerError {
+        ServerError(
+            414, "The request line is longer than \(limit) bytes: send the query by POST, as a JSON body.")
+    }
+
+    static func headTooLarge(_ limit: Int) -> ServerError {
+        ServerError(
+            431, "The request's header fields are larger than \(limit) bytes in all: send fewer or shorter ones.")
+    }
 }

@@ -9,10 +9,11 @@ struct ConfigOptions: ParsableArguments {
 
     @OptionGroup var global: GlobalOptions
 
-    /// Reads the configuration and sets up logging from it (and the flags).
-    func load() throws -> (Configuration, Logger) {
+    /// Reads the configuration and sets up logging from it (and the flags). Commands that sync
+    /// (`load`, `run`) need its schema; those that only serve or manage the store do not.
+    func load(needsSchema: Bool = true) throws -> (Configuration, Logger) {
         LoggingBootstrap.early(global.logFormat.flatMap(LogFormat.init))
-        let c = try Configuration.load(file: config, connectors: connectors)
+        let c = try Configuration.load(file: config, connectors: connectors, needsSchema: needsSchema)
         return (c, global.bootstrap(config: c))
     }
 }

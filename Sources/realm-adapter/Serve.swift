@@ -43,7 +43,7 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingErrors {
-            let (c, logger) = try options.load()
+            let (c, logger) = try options.load(needsSchema: false)
             let endpoint = try metrics.endpoint(c)
             let store = try RealmStore(directory: c.realm.store, logger: logger)
             var services = [try await Self.service(c, store: store, logger: logger)]

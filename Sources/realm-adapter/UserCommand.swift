@@ -28,7 +28,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let users = try UserDirectory(storeDirectory: try options.load().0.realm.store)
+                let users = try UserDirectory(storeDirectory: try options.load(needsSchema: false).0.realm.store)
                 let user = try users.add(name: name, password: try password.read(), admin: admin)
                 print("Added \(admin ? "admin " : "")\(name) (id \(user.id); /~/ is /\(user.id)/ for them)")
             }
@@ -41,7 +41,8 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let users = try UserDirectory(storeDirectory: try options.load().0.realm.store).users()
+                let users = try UserDirectory(storeDirectory: try options.load(needsSchema: false).0.realm.store)
+                    .users()
                 if users.isEmpty { print("No users yet: `realm-adapter user add NAME` adds one.") }
                 for u in users {
                     let provider = u.provider == "password" ? "" : "\t" + u.provider
@@ -59,7 +60,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let users = try UserDirectory(storeDirectory: try options.load().0.realm.store)
+                let users = try UserDirectory(storeDirectory: try options.load(needsSchema: false).0.realm.store)
                 guard try users.remove(name: name) else {
                     throw RealmAdapterError(.invalidValue, "There is no user named \(name).")
                 }
@@ -76,7 +77,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let users = try UserDirectory(storeDirectory: try options.load().0.realm.store)
+                let users = try UserDirectory(storeDirectory: try options.load(needsSchema: false).0.realm.store)
                 try users.setPassword(name: name, password: try password.read())
                 print("Set the password of \(name)")
             }
@@ -92,7 +93,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let c = try options.load().0
+                let c = try options.load(needsSchema: false).0
                 let users = try UserDirectory(storeDirectory: c.realm.store)
                 guard let user = try users.user(named: name) else {
                     throw RealmAdapterError(.invalidValue, "There is no user named \(name).")

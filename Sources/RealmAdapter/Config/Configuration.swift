@@ -14,6 +14,8 @@ public struct Configuration: Sendable {
     public var realm: RealmConfiguration
     /// Absent for a configuration that only works on the embedded store.
     public var database: DatabaseConfiguration?
+    /// Empty when the configuration has none and the command needs none (`serve`: a Realm
+    /// carries its own schema).
     public var schema: Schema
     public var mapping: MappingConfiguration
     public var loader: LoaderConfiguration
@@ -36,10 +38,11 @@ public struct Configuration: Sendable {
 
     /// Reads and checks a configuration file. Relative paths inside it (the store directory,
     /// the log file) are resolved against the file's directory. `connectors` decode the
-    /// `database` section (a configuration without one needs none).
+    /// `database` section (a configuration without one needs none). Without `needsSchema`, the
+    /// `schema` section may be absent, and nothing is checked about syncing.
     public static func load(
         file: String, environment: [String: String] = ProcessInfo.processInfo.environment,
-        connectors: ConnectorRegistry = ConnectorRegistry()
+        connectors: ConnectorRegistry = ConnectorRegistry(), needsSchema: Bool = true
     ) throws -> Configuration {
         guard let data = FileManager.default.contents(atPath: file) else {
             throw RealmAdapterError.configurationUnreadable(file)
@@ -47,7 +50,7 @@ public struct Configuration: Sendable {
         do {
             var config = try Configuration(
                 json: try JSONValue(parsing: data), environment: environment,
-                connectors: connectors)
+                connectors: connectors, needsSchema: needsSchema)
             let base = URL(fileURLWithPath: file).deletingLastPathComponent()
             config.realm.store = Self.resolve(config.realm.store, against: base)
             config.logFile = config.logFile.map { Self.resolve($0, against: base) }
@@ -63,13 +66,16 @@ public struct Configuration: Sendable {
 
     public init(
         json: JSONValue, environment: [String: String] = ProcessInfo.processInfo.environment,
-        connectors: ConnectorRegistry = ConnectorRegistry()
+        connectors: ConnectorRegistry = ConnectorRegistry(), needsSchema: Bool = true
     ) throws {
         var r = try JSONObjectReader(json, path: "", code: .invalidConfiguration)
-        guard let schemaJSON = r.value("schema") else {
+        if let schemaJSON = r.value("schema") {
+            schema = try Schema(json: schemaJSON, path: "schema", code: .invalidConfiguration)
+        } else if needsSchema {
             throw r.error("schema", "is required: the Realm object types to sync, in Realm JS model syntax.")
+        } else {
+            schema = .empty
         }
-        schema = try Schema(json: schemaJSON, path: "schema", code: .invalidConfiguration)
         guard let realmReader = try r.object("realm") else {
             throw r.error("realm", "is required (at least realm.path).")
         }
@@ -102,7 +108,7 @@ public struct Configuration: Sendable {
             try server.finish()
         }
         try r.finish()
-        try check()
+        if needsSchema { try check() }
     }
 
     /// Parses a swift-log level name, accepting the legacy winston names too.

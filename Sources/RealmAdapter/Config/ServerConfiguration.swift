@@ -28,6 +28,9 @@ public struct ServerConfiguration: Sendable {
     public var jwt: JWTProviderConfiguration?
     /// TLS: `serve` speaks HTTPS (and WSS) with this certificate chain and key.
     public var tls: ServerTLSConfiguration?
+    /// How long a new connection may take to send its first request's header section before it
+    /// is closed (default 10 seconds): a client that connects and says nothing holds a socket.
+    public var requestHeaderTimeout: Duration = .seconds(10)
 
     public init() {}
 
@@ -43,6 +46,7 @@ public struct ServerConfiguration: Sendable {
         disableAuthentication = try r.bool("disableAuthentication") ?? false
         presentIntsAsFloatsInSchema = try r.bool("presentIntsAsFloatsInSchema") ?? false
         allowSignUp = try r.bool("allowSignUp") ?? true
+        requestHeaderTimeout = .seconds(try r.int("requestHeaderTimeout", in: 1...3600) ?? 10)
         if var j = try r.object("jwt") {
             jwt = try JWTProviderConfiguration(&j)
             try j.finish()

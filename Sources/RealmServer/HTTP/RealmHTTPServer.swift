@@ -5,6 +5,7 @@ import HummingbirdCore
 import HummingbirdTLS
 import HummingbirdWebSocket
 import Logging
+import NIOCore
 import RealmAdapter
 import ServiceLifecycle
 
@@ -24,8 +25,12 @@ public struct RealmHTTPServer: Sendable {
     let schemas: GraphQLSchemaCache
     /// The live GraphQL subscriptions.
     let hub: SubscriptionHub
+    /// How many of them each user holds.
+    let quota = SubscriptionQuota()
     /// The largest request body accepted (1 MiB).
     static let maxBody = 1 << 20
+    /// How long a connection may sit idle between requests, or in the middle of a request's body.
+    static let idleTimeout: TimeAmount = .seconds(60)
 
     public init(
         store: RealmStore, users: UserDirectory, tokens: Tokens?, external: ExternalTokens? = nil,
@@ -75,10 +80,9 @@ public struct RealmHTTPServer: Sendable {
         router.post("graphql/**") { request, context -> Response in
             await Self.answering {
                 let data = try await Self.body(request)
-                guard let body = try? JSONValue(parsing: data) else {
-                    throw ServerError.badRequest(
-                        "The body is not JSON: POST a JSON object {\"query\": …, \"variables\": …} "
-                            + "with Content-Type application/json.")
+                let body: JSONValue
+                do { body = try JSONValue(parsing: data) } catch let e as RealmAdapterError {
+                    throw ServerError.bodyNotJSON(e.message)
                 }
                 return try await graphQL(request, path: try Self.path(context), body: body)
             }
@@ -91,34 +95,43 @@ public struct RealmHTTPServer: Sendable {
                     if let v = parameters[name] { fields.append(.init(name, .string(v))) }
                 }
                 if let v = parameters["variables"] {
-                    guard let variables = try? JSONValue(parsing: Data(v.utf8)) else {
-                        throw ServerError.badRequest("The variables parameter is not a JSON object.")
-                    }
-                    fields.append(.init("variables", variables))
+                    fields.append(.init("variables", try Self.json(variables: v)))
                 }
                 return try await graphQL(request, path: try Self.path(context), body: .object(fields), readOnly: true)
             }
         }
-        // GraphQL subscriptions: a WebSocket upgrade of /graphql/<path>, in either protocol. A
-        // frame may be as large as a POST's body (the default, 16 KiB, refused valid queries).
-        let http: HTTPServerBuilder = .http1WebSocketUpgrade(
-            configuration: .init(ws: .init(maxFrameSize: Self.maxBody))
-        ) {
-            request, channel, logger in
-            guard let raw = request.path?.split(separator: "?").first, raw.hasPrefix("/graphql/"),
-                let path = try? Self.path(raw.dropFirst("/graphql".count).split(separator: "/").map(String.init))
-            else { return .dontUpgrade }
-            let offered = (request.headerFields[.secWebSocketProtocol] ?? "").split(separator: ",").map {
-                $0.trimmingCharacters(in: .whitespaces)
+        // GraphQL subscriptions: a WebSocket upgrade of /graphql/<path>, in either protocol.
+        let upgrade:
+            @Sendable (HTTPRequest, any Channel, Logger) throws -> ShouldUpgradeResult<
+                WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
+            > = { request, channel, logger in
+                guard let raw = request.path?.split(separator: "?").first, raw.hasPrefix("/graphql/"),
+                    let path = try? Self.path(raw.dropFirst("/graphql".count).split(separator: "/").map(String.init))
+                else { return .dontUpgrade }
+                let offered = (request.headerFields[.secWebSocketProtocol] ?? "").split(separator: ",").map {
+                    $0.trimmingCharacters(in: .whitespaces)
+                }
+                guard let chosen = SubscriptionSession.protocols.first(where: offered.contains) else {
+                    return .dontUpgrade
+                }
+                let session = SubscriptionSession(
+                    server: self, path: path, legacy: chosen == "graphql-ws", channel: channel, logger: logger)
+                return .upgrade([.secWebSocketProtocol: chosen]) { inbound, outbound, _ in
+                    try await session.run(inbound, outbound)
+                }
             }
-            guard let chosen = SubscriptionSession.protocols.first(where: offered.contains) else {
-                return .dontUpgrade
-            }
-            let session = SubscriptionSession(
-                server: self, path: path, legacy: chosen == "graphql-ws", channel: channel, logger: logger)
-            return .upgrade([.secWebSocketProtocol: chosen]) { inbound, outbound, _ in
-                try await session.run(inbound, outbound)
-            }
+        // A frame may be as large as a POST's body (the default, 16 KiB, refused valid queries).
+        // A connection has `server.requestHeaderTimeout` for its first request's header section,
+        // then may sit idle for a minute between requests (neither was limited).
+        let channel = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: .init(additionalChannelHandlers: [CloseAfterRefusal()], idleTimeout: Self.idleTimeout),
+            ws: .init(maxFrameSize: Self.maxBody))
+        let headTimeout = TimeAmount(configuration.requestHeaderTimeout)
+        let http = HTTPServerBuilder { responder in
+            GuardedChannel(
+                inner: HTTP1WebSocketUpgradeChannel(
+                    responder: responder, configuration: channel, shouldUpgrade: upgrade),
+                headTimeout: headTimeout)
         }
         let app = Application(
             router: router,
@@ -196,6 +209,11 @@ public struct RealmHTTPServer: Sendable {
         }
         let user = try await authorize(request, path: path, need: isMutation ? .write : .read)
         let realm = try schemas.schema(of: path, in: store)
+        // Inputs of the wrong type, said with where they are, before anything runs.
+        let problems =
+            GraphQLInputCheck.literals(document, realm.graphQL)
+            + GraphQLInputCheck.variables(document, operation: operation, json, realm.graphQL)
+        if !problems.isEmpty { return try Self.graphQLAnswer(GraphQLResult(errors: problems)) }
         let context = GraphQLContext(
             store: store, path: path, schema: realm.schema, origin: user.map { "user:\($0.id)" } ?? "graphql",
             budget: ObjectBudget())
@@ -275,11 +293,20 @@ public struct RealmHTTPServer: Sendable {
         return out
     }
 
+    /// The GET `variables` parameter as JSON; an error that says where it is not.
+    static func json(variables: String) throws -> JSONValue {
+        do {
+            return try JSONValue(parsing: Data(variables.utf8))
+        } catch let e as RealmAdapterError {
+            throw ServerError.variablesNotJSON(e.message)
+        }
+    }
+
     static func body(_ request: Request) async throws -> Data {
         do {
             return Data(buffer: try await request.body.collect(upTo: maxBody))
         } catch {
-            throw ServerError(413, "The request body is larger than \(maxBody) bytes.")
+            throw ServerError.bodyTooLarge(maxBody)
         }
     }
 
@@ -305,9 +332,16 @@ public struct RealmHTTPServer: Sendable {
     }
 
     static func error(_ status: Int, _ message: String) -> Response {
-        let body = JSONValue.object([.init("error", .string(message))]).serialized() + "\n"
+        var headers: HTTPFields = [.contentType: "application/json"]
+        // A body too large is not read further: the connection closes after the answer (CloseAfterRefusal).
+        if status == 413 { headers[.connection] = "close" }
         return Response(
-            status: .init(code: status), headers: [.contentType: "application/json"],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
+            status: .init(code: status), headers: headers,
+            body: ResponseBody(byteBuffer: ByteBuffer(string: errorBody(message))))
+    }
+
+    /// An error's JSON body, `{"error": message}`.
+    static func errorBody(_ message: String) -> String {
+        JSONValue.object([.init("error", .string(message))]).serialized() + "\n"
     }
 }

@@ -52,8 +52,10 @@ struct SubscriptionSession: Sendable {
         let token = ["Authorization", "authorization", "token", "authToken"].lazy.compactMap {
             if case .string(let s)? = hello["payload"]?[$0] { s } else { nil }
         }.first
+        // Whose subscriptions these are, for the quota (everyone's, with authentication disabled).
+        let owner: String
         do {
-            _ = try await server.authorize(header: token, path: path, need: .read)
+            owner = try await server.authorize(header: token, path: path, need: .read)?.id ?? ""
             _ = try server.schemas.schema(of: path, in: server.store)
         } catch let e as ServerError {
             return try await refuse(outbound, e)
@@ -66,6 +68,7 @@ struct SubscriptionSession: Sendable {
         // The subscriptions of the connection, by id (touched by this task only).
         var active: [String: SubscriptionMember] = [:]
         defer {
+            server.quota.give(owner, active.count)
             server.hub.remove(active.values)
             ServerMetrics.subscriptions.decrement(by: Double(active.count))
         }
@@ -103,8 +106,12 @@ struct SubscriptionSession: Sendable {
                         continue
                     }
                     var variables: [String: Map] = [:]
+                    var json: [String: JSONValue] = [:]
                     if case .object(let vars)? = payload.first(where: { $0.key == "variables" })?.value {
-                        for v in vars { variables[v.key] = GraphQLValues.map(v.value) }
+                        for v in vars {
+                            variables[v.key] = GraphQLValues.map(v.value)
+                            json[v.key] = v.value
+                        }
                     }
                     let operation = payload.first(where: { $0.key == "operationName" }).flatMap {
                         if case .string(let s) = $0.value { s } else { nil }
@@ -121,7 +128,12 @@ struct SubscriptionSession: Sendable {
                         }
                         // One that does not validate gets an error, and is not kept.
                         let realm = try? server.schemas.schema(of: path, in: server.store)
-                        let problems = realm?.problems(document, text: query) ?? []
+                        var problems = realm?.problems(document, text: query) ?? []
+                        if let realm, problems.isEmpty {
+                            problems =
+                                GraphQLInputCheck.literals(document, realm.graphQL)
+                                + GraphQLInputCheck.variables(document, operation: operation, json, realm.graphQL)
+                        }
                         guard problems.isEmpty else {
                             try await error(outbound, id, problems.map(\.message).joined(separator: " "))
                             continue
@@ -140,6 +152,13 @@ struct SubscriptionSession: Sendable {
                         continue
                     }
                     guard try await admitted(token, outbound) else { return }
+                    guard server.quota.take(owner) else {
+                        try await error(
+                            outbound, id,
+                            "A user holds at most \(SubscriptionQuota.perUser) subscriptions, across connections: "
+                                + "complete some first.")
+                        continue
+                    }
                     let member = SubscriptionMember(
                         id: id, path: path, request: .init(query: query, variables: variables, operation: operation),
                         legacy: legacy, outbox: outbox)
@@ -148,6 +167,7 @@ struct SubscriptionSession: Sendable {
                     try await server.hub.add(member)
                 case "complete", "stop":
                     if let member = active.removeValue(forKey: id) {
+                        server.quota.give(owner)
                         server.hub.remove([member])
                         ServerMetrics.subscriptions.decrement()
                     }
