@@ -15,6 +15,16 @@ final class TemporaryStore {
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
+
+    /// Applies a JSON transaction to the Realm at `path` as `realm apply` reads one (typed
+    /// against the Realm's schema, its own schema changes followed).
+    @discardableResult
+    func applyJSON(_ json: String, to path: String) throws -> Int64 {
+        let schema = try store.contains(path) ? try store.schema(of: path) : .empty
+        let instructions = try Instruction.decodeTransaction(
+            try JSONValue(parsing: json, errorCode: .invalidInstruction), schema: schema)
+        return try store.apply(instructions, to: path, origin: "test")
+    }
 }
 
 /// A schema exercising every property kind.

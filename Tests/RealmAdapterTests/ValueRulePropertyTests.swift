@@ -125,13 +125,7 @@ import Testing
         try apply("[\(inserts.joined(separator: ","))]", t)
     }
 
-    @discardableResult
-    func apply(_ json: String, _ t: TemporaryStore) throws -> Int64 {
-        let schema = try t.store.contains("/p") ? try t.store.schema(of: "/p") : .empty
-        let instructions = try Instruction.decodeTransaction(
-            try JSONValue(parsing: json, errorCode: .invalidInstruction), schema: schema)
-        return try t.store.apply(instructions, to: "/p", origin: "test")
-    }
+    func apply(_ json: String, _ t: TemporaryStore) throws { try t.applyJSON(json, to: "/p") }
 
     func object(_ type: String, _ id: Value, _ t: TemporaryStore) throws -> PropertyValues? {
         try t.store.object(of: type, identity: id, in: "/p")?.values

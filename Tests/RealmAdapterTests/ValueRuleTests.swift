@@ -23,13 +23,7 @@ import Testing
     }
 
     /// Applies a JSON transaction as `realm apply` does.
-    @discardableResult
-    func apply(_ json: String, _ t: TemporaryStore) throws -> Int64 {
-        let schema = try t.store.contains("/v") ? try t.store.schema(of: "/v") : .empty
-        let instructions = try Instruction.decodeTransaction(
-            try JSONValue(parsing: json, errorCode: .invalidInstruction), schema: schema)
-        return try t.store.apply(instructions, to: "/v", origin: "test")
-    }
+    func apply(_ json: String, _ t: TemporaryStore) throws { try t.applyJSON(json, to: "/v") }
 
     func value(_ t: TemporaryStore, _ property: String, of id: Value = "a", type: String = "S") throws -> Value? {
         try t.store.object(of: type, identity: id, in: "/v")?.values[property]
