@@ -236,7 +236,7 @@ extension RealmCommand {
                         }
                     }
                     try tx.apply(batch)
-                    return tx.instructions.count
+                    return tx.count
                 }
                 logger.debug(
                     "Applied a transaction",

@@ -23,5 +23,12 @@ import Testing
         try ("[" + items.joined(separator: ",\n") + "]").write(toFile: file, atomically: true, encoding: .utf8)
         let ok = try await CLI.run(["realm", "apply", "/t", "--store", dir + "/store", "--file", file])
         #expect(ok.status == 0 && ok.stdout.contains("Applied 2501 instructions to /t; it is now at version 1."))
+        // History holds every instruction, in order, across the batches it was recorded in.
+        let history = try await CLI.run(["realm", "history", "/t", "--store", dir + "/store"])
+        let line = try JSONSerialization.jsonObject(with: Data(history.stdout.utf8)) as? [String: Any]
+        let recorded = line?["instructions"] as? [[String: Any]] ?? []
+        #expect(recorded.count == 2_501)
+        #expect(recorded.dropFirst().enumerated().allSatisfy { i, r in r["identity"] as? Int == i + 1 })
+        #expect((recorded.last?["values"] as? [String: Any])?["id"] as? Int == 2_500)
     }
 }

@@ -8,7 +8,8 @@ public struct WriteTransaction {
     /// The Realm being written.
     public let path: String
     /// The instructions recorded so far, as they will appear in history (but for prepared
-    /// INSERTs, which are kept encoded: ``insert(_:)``).
+    /// INSERTs and batches, which are kept encoded: ``insert(_:)``, ``apply(_:)``; ``count``
+    /// counts them all).
     public private(set) var instructions: [Instruction] = []
     /// Prepared INSERTs stored, encoded, with the index in `instructions` they come before.
     var prepared: [(at: Int, encoded: BinaryWriter, count: Int)] = []
@@ -37,8 +38,16 @@ public struct WriteTransaction {
     /// does: for a transaction that arrives in parts (a large instruction file, streamed). A
     /// refusal names the instruction's index in the whole transaction.
     public mutating func apply(_ batch: [Instruction]) throws {
-        instructions += try RealmStore.apply(batch, with: &writer, path: path, firstIndex: instructions.count)
+        let typed = try RealmStore.apply(batch, with: &writer, path: path, firstIndex: count)
+        // Kept encoded, as prepared INSERTs are: a streamed transaction holds its history's
+        // bytes, not its instructions.
+        var encoded = BinaryWriter()
+        for i in typed { encoded.instruction(i) }
+        prepared.append((instructions.count, encoded, typed.count))
     }
+
+    /// How many instructions are recorded so far, those kept encoded included.
+    public var count: Int { prepared.reduce(instructions.count) { $0 + $1.count } }
 
     /// Records what `apply` makes of `instruction`; false if it applied nothing (nil). A refusal
     /// names the instruction and its place in the transaction.
@@ -66,7 +75,7 @@ public struct WriteTransaction {
             guard try writer.insert(inserts, known: known) else { return false }
         } catch let e as RealmAdapterError {
             throw RealmStore.rejected(
-                e, index: instructions.count + prepared.reduce(0) { $0 + $1.count },
+                e, index: count,
                 instruction: .insert(objectType: inserts.type.name, identity: .null, values: [:]), path: path)
         }
         prepared.append((instructions.count, inserts.encoded, inserts.count))
