@@ -10,6 +10,9 @@ public struct SQLServerConnectorFactory: ConnectorFactory {
     public var defaultSchema: String { "dbo" }
     public var defaultPort: Int { 1433 }
     public var urlSchemes: [String] { ["sqlserver", "mssql"] }
+    /// Named like the live suite's `SQLSERVER_URL` (`PGPASSWORD` belongs to Postgres's tools, and
+    /// `sqlcmd`'s `SQLCMDPASSWORD` to that one tool).
+    public var passwordVariable: String { "SQLSERVER_PASSWORD" }
 
     public func settings(_ reader: inout JSONObjectReader) throws -> any ConnectorSettings {
         let url = try reader.string("url").flatMap { try? ConnectionString($0) }

@@ -1,0 +1,45 @@
+import Foundation
+import RealmAdapter
+import Testing
+
+@testable import SQLServerConnector
+
+/// What the first contact with a real TDS server (Babelfish 4.2.0, issue 42) showed, each as
+/// the catalog answer or the statement text that went wrong, so no server is needed.
+@Suite struct SQLServerFirstContactTests {
+    /// Babelfish's answers for the legacy SQLSyncDemo tables and a Passport keyed by an IDENTITY:
+    /// `INFORMATION_SCHEMA.COLUMNS` keeps the names' case, `KEY_COLUMN_USAGE` and
+    /// `sys.foreign_key_columns` (through OBJECT_NAME and COL_NAME) answer them lower-cased.
+    static let demo = SQLServerIntrospection.describe(
+        columns: [
+            ["Address", "AddressId", "int", 0, 0, 0], ["Address", "Street", "nvarchar", 1, 0, 0],
+            ["Customer", "CustomerId", "int", 0, 0, 0], ["Customer", "Name", "nvarchar", 0, 0, 0],
+            ["Customer", "AddressId", "int", 1, 0, 0], ["Customer", "Balance", "money", 1, 0, 0],
+            ["Estimate", "EstimateId", "int", 0, 0, 0], ["Estimate", "CustomerId", "int", 0, 0, 0],
+            ["Passport", "PassportId", "int", 0, 1, 0], ["Passport", "Number", "nvarchar", 0, 0, 0],
+        ],
+        keys: [
+            ["address", "address_pkey", "PRIMARY KEY", "addressid"],
+            ["customer", "customer_pkey", "PRIMARY KEY", "customerid"],
+            ["customer", "customer_addressid_fkey", "FOREIGN KEY", "addressid"],
+            ["estimate", "estimate_pkey", "PRIMARY KEY", "estimateid"],
+            ["passport", "passport_pkey", "PRIMARY KEY", "passportid"],
+        ],
+        foreignKeys: [
+            ["estimate", "customerid", "customer", "customerid"], ["customer", "addressid", "address", "addressid"],
+        ],
+        schema: "dbo", databaseName: "sqlsyncdemo")
+
+    static func starting(_ d: DatabaseDescription) -> StartingConfiguration {
+        StartingConfiguration(
+            d, factory: SQLServerConnectorFactory(), url: "sqlserver://sa@db:1433/sqlsyncdemo",
+            passwordEnv: SQLServerConnectorFactory().passwordVariable)
+    }
+
+    @Test func initNamesSQLServersPasswordVariableNotPostgres() {
+        #expect(SQLServerConnectorFactory().passwordVariable == "SQLSERVER_PASSWORD")
+        let database = Self.starting(Self.demo).json["database"]
+        #expect(database?["passwordEnv"] == .string("SQLSERVER_PASSWORD"))
+    }
+
+}
