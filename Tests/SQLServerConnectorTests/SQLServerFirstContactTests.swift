@@ -36,10 +36,56 @@ import Testing
             passwordEnv: SQLServerConnectorFactory().passwordVariable)
     }
 
+    @Test func catalogNamesMatchWhateverTheirCase() {
+        let d = Self.demo
+        #expect(d.table("Customer")?.primaryKey == ["CustomerId"], "named as INFORMATION_SCHEMA.COLUMNS names it")
+        #expect(
+            d.table("Estimate")?.foreignKeys == [
+                .init(column: "CustomerId", table: "Customer", referencedColumn: "CustomerId")
+            ])
+        #expect(
+            d.table("Customer")?.foreignKeys == [
+                .init(column: "AddressId", table: "Address", referencedColumn: "AddressId")
+            ])
+        let s = Self.starting(d)
+        #expect(!s.notes.contains { $0.contains("no primary key") }, "\(s.notes)")
+        let names = s.json["schema"].flatMap { v -> [String]? in
+            guard case .array(let types) = v else { return nil }
+            return types.compactMap { if case .string(let n)? = $0["name"] { n } else { nil } }
+        }
+        #expect(names == ["Address", "Customer", "Estimate", "Passport"])
+        let estimate = Self.type("Estimate", in: s)
+        #expect(estimate?["properties"]?["CustomerId"] == .string("Customer?"), "a link")
+    }
+
+    static func type(_ name: String, in s: StartingConfiguration) -> JSONValue? {
+        guard case .array(let types)? = s.json["schema"] else { return nil }
+        return types.first { $0["name"] == .string(name) }
+    }
+
     @Test func initNamesSQLServersPasswordVariableNotPostgres() {
         #expect(SQLServerConnectorFactory().passwordVariable == "SQLSERVER_PASSWORD")
         let database = Self.starting(Self.demo).json["database"]
         #expect(database?["passwordEnv"] == .string("SQLSERVER_PASSWORD"))
+    }
+
+    @Test func schemaChecksMatchNamesCaseInsensitively() throws {
+        let mapping = try Mapping(
+            Configuration(
+                json: try JSONValue(
+                    parsing: """
+                        {"schema": [{"name": "Customer", "primaryKey": "CustomerId",
+                          "properties": {"CustomerId": "int", "Name": "string", "Balance": "decimal?"}}],
+                         "realm": {"path": "/d"}}
+                        """)))
+        let types = SQLServerSchema.columnTypes([
+            ["customer", "customerid", "int"], ["customer", "name", "nvarchar"], ["customer", "balance", "money"],
+        ])
+        #expect(SQLServerSchema.mismatches(mapping, types: types) == [])
+        #expect(SQLServerSchema.type(types, "Customer", "Balance") == "money")
+        let state = SQLServerSetup.State(
+            databaseTracked: true, snapshotIsolation: true, trackedTables: ["dbo.customer"])
+        #expect(SQLServerSetup.problems(state, database: "d", schema: "dbo", tables: ["Customer"]) == [])
     }
 
 }

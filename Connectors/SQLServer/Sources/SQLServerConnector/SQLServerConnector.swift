@@ -285,7 +285,7 @@ public final class SQLServerConnector: DatabaseConnector {
         var out: [String: [(name: String, expression: String)]] = [:]
         func add(_ table: String, _ columns: [String]) {
             out[table] = columns.map { c in
-                (c, SQLServerType.selectExpression(d.quote(c), type: types[table]?[c] ?? ""))
+                (c, SQLServerType.selectExpression(d.quote(c), type: SQLServerSchema.type(types, table, c)))
             }
         }
         for t in mapping.tables { add(t.table, t.columns.map(\.column) + t.pathColumns) }
@@ -312,8 +312,10 @@ public final class SQLServerConnector: DatabaseConnector {
     public func row(_ table: String, key: DatabaseRow, columns: [String]) throws -> DatabaseRow? {
         let c = try connectionSync(\.reader)
         let d = dialect
-        let types = state.withLock { $0.columnTypes[table] ?? [:] }
-        let selected = columns.map { SQLServerType.selectExpression(d.quote($0), type: types[$0] ?? "") }
+        let types = state.withLock { $0.columnTypes }
+        let selected = columns.map {
+            SQLServerType.selectExpression(d.quote($0), type: SQLServerSchema.type(types, table, $0))
+        }
         let conditions = SQL.joined(
             key.values.keys.sorted().map { "\(id: $0) = \(key.values[$0]!)" }, separator: " AND ")
         let sql = d.statement(

@@ -68,8 +68,9 @@ final class SQLServerLoadSnapshot: LoadSnapshot, @unchecked Sendable {
     }
 
     func rows(_ table: String, columns: [String], orderedBy: [String], _ body: ([Value]) throws -> Void) throws {
-        let types = columnTypes[table] ?? [:]
-        let selected = columns.map { SQLServerType.selectExpression(dialect.quote($0), type: types[$0] ?? "") }
+        let selected = columns.map {
+            SQLServerType.selectExpression(dialect.quote($0), type: SQLServerSchema.type(columnTypes, table, $0))
+        }
         var text = "SELECT \(selected.joined(separator: ", ")) FROM \(dialect.table(table))"
         if !orderedBy.isEmpty { text += " ORDER BY " + orderedBy.map(dialect.quote).joined(separator: ", ") }
         try connection.sessionSync { s in try s.query(SQLStatement(text)) { _, row in try body(row) } }
@@ -97,10 +98,12 @@ final class SQLServerLoadSnapshot: LoadSnapshot, @unchecked Sendable {
                     + parts.map { "o." + d.quote($0.dbColumn) }.joined(separator: ", ") + ")"
             } ?? "o." + d.quote(owner.referencedColumn)
         let joined = ownerColumns.isEmpty ? "" : " LEFT JOIN \(d.table(owner.table)) AS o ON \(ownerKey) = l.\(o)"
-        let types = columnTypes[owner.table] ?? [:]
         let select =
             ["l.\(o)", "l.\(t)"]
-            + ownerColumns.map { SQLServerType.selectExpression("o." + d.quote($0), type: types[$0] ?? "") }
+            + ownerColumns.map {
+                SQLServerType.selectExpression(
+                    "o." + d.quote($0), type: SQLServerSchema.type(columnTypes, owner.table, $0))
+            }
         let text =
             "SELECT \(select.joined(separator: ", ")) FROM \(d.table(list.table)) AS l\(joined) ORDER BY l.\(o), l.\(i)"
         try connection.sessionSync { s in try s.query(SQLStatement(text)) { _, row in try body(row) } }
