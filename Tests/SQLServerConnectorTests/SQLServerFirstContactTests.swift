@@ -63,6 +63,20 @@ import Testing
         return types.first { $0["name"] == .string(name) }
     }
 
+    /// A Realm cannot choose an IDENTITY's value (Msg 544): the legacy layout keys it by a RealmId.
+    @Test func anIdentityKeyBecomesTheDatabasePrimaryKeyBehindARealmId() {
+        let s = Self.starting(Self.demo)
+        let passport = Self.type("Passport", in: s)
+        #expect(passport?["primaryKey"] == .string("RealmId"))
+        #expect(passport?["databasePrimaryKey"] == .string("PassportId"))
+        #expect(passport?["properties"]?["RealmId"] == .string("string"))
+        #expect(passport?["properties"]?["PassportId"] == .string("int?"))
+        #expect(s.notes.contains { $0.hasPrefix("Passport: its key PassportId is an IDENTITY") }, "\(s.notes)")
+        let customer = Self.type("Customer", in: s)
+        #expect(customer?["primaryKey"] == .string("CustomerId"), "a key without IDENTITY stays as it is")
+        #expect(customer?["databasePrimaryKey"] == nil)
+    }
+
     @Test func initNamesSQLServersPasswordVariableNotPostgres() {
         #expect(SQLServerConnectorFactory().passwordVariable == "SQLSERVER_PASSWORD")
         let database = Self.starting(Self.demo).json["database"]

@@ -18,7 +18,9 @@ enum SQLServerIntrospection {
                 name: c, databaseType: type, type: SQLServerType.scalar(type).map { .scalar($0) },
                 isNullable: r[3] == .int(1),
                 isText: ["char", "varchar", "nchar", "nvarchar", "text", "ntext"].contains(type.lowercased()),
-                isGenerated: r[4] == .int(1) || r[5] == .int(1))
+                isGenerated: r[4] == .int(1) || r[5] == .int(1),
+                // An IDENTITY refuses a given value (Msg 544) unless IDENTITY_INSERT is on.
+                refusesGivenValues: r[4] == .int(1))
             if tables.last?.name != t { tables.append(.init(name: t, columns: [], primaryKey: [])) }
             tables[tables.count - 1].columns.append(column)
         }
