@@ -102,4 +102,25 @@ import Testing
         #expect(SQLServerSetup.problems(state, database: "d", schema: "dbo", tables: ["Customer"]) == [])
     }
 
+    /// money's own text has two decimals (and a leading space on Babelfish); datetimeoffset's has
+    /// a space before the offset on Babelfish.
+    @Test func readsAreExactAndParse() {
+        #expect(
+            SQLServerType.selectExpression("[m]", type: "money") == "CONVERT(nvarchar(60), CAST([m] AS decimal(19, 4)))"
+        )
+        #expect(
+            SQLServerType.selectExpression("[m]", type: "smallmoney")
+                == "CONVERT(nvarchar(60), CAST([m] AS decimal(19, 4)))")
+        #expect(
+            SQLServerType.selectExpression("[o]", type: "datetimeoffset")
+                == "REPLACE(REPLACE(CONVERT(nvarchar(40), [o], 127), N' +', N'+'), N' -', N'-')")
+        // What each server's text becomes after that expression, and that it parses to one instant.
+        let sqlServer = Timestamp(iso8601: "2024-05-01T10:20:30.1234567+02:00")
+        let babelfish = Timestamp(iso8601: "2024-05-01 10:20:30.1234567+02:00")
+        #expect(sqlServer != nil && sqlServer == babelfish)
+        #expect(Timestamp(iso8601: "2024-05-01 10:20:30.123457 +02:00") == nil, "why the space is taken out")
+        #expect(Timestamp(iso8601: "2024-05-01 10:20:30.123457") != nil, "datetime2 style 126 on Babelfish")
+        #expect(DecimalNumber(exactly: "1234.5678") != nil && DecimalNumber(exactly: " 1234.57") == nil)
+    }
+
 }
