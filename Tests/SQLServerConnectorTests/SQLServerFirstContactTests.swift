@@ -123,4 +123,21 @@ import Testing
         #expect(DecimalNumber(exactly: "1234.5678") != nil && DecimalNumber(exactly: " 1234.57") == nil)
     }
 
+    /// `status`, `load --dry-run` and `dead-letter` read a database no `run` prepared.
+    @Test func ownTablesAreReadOnlyWhereTheyExist() {
+        let d = SQLServerDialect(schema: "dbo")
+        #expect(
+            SQLServerSQL.ownTablesExisting(d).text
+                == "SELECT CASE WHEN OBJECT_ID(N'[dbo].[realm_adapter_state]', N'U') IS NULL THEN 0 ELSE 1 END, "
+                + "CASE WHEN OBJECT_ID(N'[dbo].[realm_adapter_dead_letter]', N'U') IS NULL THEN 0 ELSE 1 END, "
+                + "CASE WHEN OBJECT_ID(N'[dbo].[realm_adapter_dead_row]', N'U') IS NULL THEN 0 ELSE 1 END, "
+                + "CASE WHEN OBJECT_ID(N'[dbo].[realm_adapter_poller]', N'U') IS NULL THEN 0 ELSE 1 END;")
+        let applied = SQLServerSQL.appliedVersions(adapter: "a", d)
+        #expect(
+            applied.text
+                == "IF OBJECT_ID(@p1, N'U') IS NOT NULL SELECT path, version FROM [dbo].[realm_adapter_state] "
+                + "WHERE adapter = @p2;")
+        #expect(applied.values == ["[dbo].[realm_adapter_state]", "a"])
+    }
+
 }

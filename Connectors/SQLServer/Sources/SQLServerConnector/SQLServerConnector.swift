@@ -189,11 +189,7 @@ public final class SQLServerConnector: DatabaseConnector {
     public func appliedVersions(adapter: String) async throws -> [String: Int64] {
         let c = try await connection(\.writer)
         let d = dialect
-        let rows = try await c.session { s in
-            try s.query(
-                d.statement("SELECT path, version FROM \(table: SQLServerSQL.stateTable) WHERE adapter = \(adapter)")
-            ).rows
-        }
+        let rows = try await c.session { s in try s.query(SQLServerSQL.appliedVersions(adapter: adapter, d)).rows }
         var out: [String: Int64] = [:]
         for r in rows { if case .string(let p) = r[0], case .int(let v) = r[1] { out[p] = v } }
         return out
