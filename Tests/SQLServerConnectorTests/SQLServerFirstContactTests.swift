@@ -140,4 +140,14 @@ import Testing
         #expect(applied.values == ["[dbo].[realm_adapter_state]", "a"])
     }
 
+    /// The poller tells own transactions by the state table's markers, read through change tracking.
+    @Test func prepareTracksTheStateTableToo() {
+        let tracking = SQLServerConnector.tracking(SQLServerSchemaTests.mapping, SQLServerDialect(schema: "dbo"))
+        #expect(
+            tracking.last?.text
+                == "IF NOT EXISTS (SELECT 1 FROM sys.change_tracking_tables WHERE object_id = OBJECT_ID(@p1)) "
+                + "ALTER TABLE [dbo].[realm_adapter_state] ENABLE CHANGE_TRACKING WITH (TRACK_COLUMNS_UPDATED = OFF);")
+        #expect(tracking.count == SQLServerConnector.followed(SQLServerSchemaTests.mapping).count + 1)
+    }
+
 }

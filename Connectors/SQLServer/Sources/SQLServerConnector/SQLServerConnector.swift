@@ -115,7 +115,7 @@ public final class SQLServerConnector: DatabaseConnector {
                     + [SQLServerSQL.stateTable])
             let fixable = missing.filter { !$0.hasPrefix("change tracking is off for table") }
             guard fixable.isEmpty else { throw SQLServerError.setup(fixable) }
-            for t in Self.followed(mapping) { try s.query(SQLServerSQL.track(t.name, d)) }
+            for statement in Self.tracking(mapping, d) { try s.query(statement) }
             let row = try s.query(
                 d.statement("SELECT version FROM \(table: SQLServerSQL.pollerTable) WHERE adapter = \(tracking)"))
             if case .int(let v)? = row.rows.first?.first { return (types, v) }
@@ -150,6 +150,12 @@ public final class SQLServerConnector: DatabaseConnector {
                     name: $0.table,
                     keyColumns: [LinkListMapping.ownerColumn, LinkListMapping.indexColumn])
             }
+    }
+
+    /// The statements that turn change tracking on where it is off: the followed tables, and the
+    /// state table, whose markers tell the poller which transactions were the daemon's own.
+    static func tracking(_ mapping: Mapping, _ d: SQLServerDialect) -> [SQLStatement] {
+        (followed(mapping).map(\.name) + [SQLServerSQL.stateTable]).map { SQLServerSQL.track($0, d) }
     }
 
     /// What this connector cannot sync yet, named.
@@ -357,7 +363,7 @@ public final class SQLServerConnector: DatabaseConnector {
         let schema = configuration.schema
         let types = try await c.session { s in
             try s.execute(SQLServerSchema.create(mapping, d))
-            for t in Self.followed(mapping) { try s.query(SQLServerSQL.track(t.name, d)) }
+            for statement in Self.tracking(mapping, d) { try s.query(statement) }
             return try SQLServerSchema.columnTypes(s, schema: schema)
         }
         state.withLock {
