@@ -150,4 +150,10 @@ import Testing
         #expect(tracking.count == SQLServerConnector.followed(SQLServerSchemaTests.mapping).count + 1)
     }
 
+    @Test func createDatabaseCreatesOnlyAMissingOne() {
+        let s = SQLServerSQL.createDatabase("shop]x")
+        #expect(s.text == "IF DB_ID(@p1) IS NULL CREATE DATABASE [shop]]x];")
+        #expect(s.values == ["shop]x"])
+    }
+
 }

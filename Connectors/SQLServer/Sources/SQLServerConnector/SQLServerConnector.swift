@@ -85,6 +85,7 @@ public final class SQLServerConnector: DatabaseConnector {
     @discardableResult
     public func prepare(_ mapping: Mapping) async throws -> StreamStart {
         try Self.check(mapping)
+        if configuration.createDatabase { try await createDatabaseIfMissing() }  // the lock needs the database
         let lock = try await SQLServerConnection.connect(settings, logger: logger)
         let name = "realm-adapter:" + options.trackingName
         let granted = try await lock.session { s in
@@ -136,6 +137,22 @@ public final class SQLServerConnector: DatabaseConnector {
         try await save(now)
         state.withLock { $0.createdStart = true }
         return .created
+    }
+
+    /// `database.createDatabase`: creates the configured database through `master`.
+    func createDatabaseIfMissing() async throws {
+        guard let name = settings.database, !name.isEmpty else { throw SQLServerError.needsDatabaseName() }
+        var master = settings
+        master.database = "master"
+        let c = try await SQLServerConnection.connect(master, logger: logger)
+        defer { c.close() }
+        let created = try await c.session { s -> Bool in
+            let before = try s.query(SQLStatement("SELECT DB_ID(@p1);", [.string(name)])).rows.first?.first
+            guard before == nil || before == .null else { return false }
+            try s.query(SQLServerSQL.createDatabase(name))
+            return true
+        }
+        if created { logger.info("Created the database", metadata: ["db.name": "\(name)"]) }
     }
 
     /// The tables the poller follows: the mapped ones and their link tables, each by its

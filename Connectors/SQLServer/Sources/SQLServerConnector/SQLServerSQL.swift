@@ -57,6 +57,12 @@ enum SQLServerSQL {
             """)
     }
 
+    /// `database.createDatabase`: creates the database `name` if there is none (run in `master`).
+    static func createDatabase(_ name: String) -> SQLStatement {
+        let d = SQLServerDialect(schema: "")
+        return d.statement("IF DB_ID(\(name)) IS NULL CREATE DATABASE \(id: name);")
+    }
+
     /// Turns change tracking on for `table` if it is off (the database's must be on).
     static func track(_ table: String, _ d: SQLServerDialect) -> SQLStatement {
         d.statement(
