@@ -156,4 +156,26 @@ import Testing
         #expect(s.values == ["shop]x"])
     }
 
+    /// `init --database 'sqlserver://…?trustServerCertificate=true'` reaches a server with a
+    /// self-signed certificate (Babelfish's) and writes that URL: the configuration reads it too.
+    @Test func theURLsTLSParametersStandWhereTheMembersAreAbsent() throws {
+        func options(_ database: String) throws -> SQLServerOptions {
+            let c = try Configuration(
+                json: try JSONValue(
+                    parsing: #"{"schema": [{"name": "A", "primaryKey": "id", "properties": {"id": "int"}}], "#
+                        + #""realm": {"path": "/d"}, "database": "# + database + "}"),
+                connectors: .sqlServer)
+            return try #require(c.database).sqlServer
+        }
+        let url = try options(
+            #"{"type": "sqlserver", "#
+                + #""url": "sqlserver://sa@db:1433/app?trustServerCertificate=true&encryption=require"}"#)
+        #expect(url.trustServerCertificate && url.encryption == .require)
+        let members = try options(
+            #"{"type": "sqlserver", "url": "sqlserver://sa@db:1433/app?trustServerCertificate=true", "#
+                + #""trustServerCertificate": false}"#)
+        #expect(!members.trustServerCertificate, "a member wins over the URL")
+        let plain = try options(#"{"type": "sqlserver", "url": "sqlserver://sa@db:1433/app"}"#)
+        #expect(!plain.trustServerCertificate && plain.encryption == .request)
+    }
 }
