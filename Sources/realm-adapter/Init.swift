@@ -13,8 +13,9 @@ struct Init: AsyncParsableCommand {
 
             The database type comes from --type, or from the URL's scheme (postgresql://), or is \
             the first this program knows (\(connectors.factories.first?.type ?? "none")). \
-            The password comes from PGPASSWORD (or the URL); the written file then reads it from \
-            PGPASSWORD (passwordEnv) and never contains it.
+            The password comes from the URL or the database type's variable (PGPASSWORD for postgres, \
+            SQLSERVER_PASSWORD for sqlserver); the written file then reads it from that variable \
+            (passwordEnv) and never contains it.
 
               realm-adapter init --database postgresql://app@db.example.com/shop > adapter.json
               realm-adapter init --database sqlserver://sa@db.example.com:1433/shop > adapter.json
@@ -50,18 +51,20 @@ struct Init: AsyncParsableCommand {
     func run() async throws {
         try await reportingErrors {
             let logger = global.bootstrap()
-            // The password never reaches the written file or a message: PGPASSWORD names it there.
+            // The password never reaches the written file or a message: the factory's variable
+            // (PGPASSWORD, SQLSERVER_PASSWORD) names it there.
             let factory = try Self.factory(type: type, url: database)
+            let variable = factory.passwordVariable
             let connection = try ConnectionString(database)
             let password =
                 connection.password.map(Secret.init)
-                ?? ProcessInfo.processInfo.environment["PGPASSWORD"].map(Secret.init)
+                ?? ProcessInfo.processInfo.environment[variable].map(Secret.init)
             let description = try await factory.describe(
                 connection, password: password, schema: schema ?? factory.defaultSchema,
                 logger: logger)
-            // A password given now will be needed later too: from PGPASSWORD, never from the file.
+            // A password given now will be needed later too: from the variable, never from the file.
             let passwordEnv =
-                password != nil || ProcessInfo.processInfo.environment["PGPASSWORD"] != nil ? "PGPASSWORD" : nil
+                password != nil || ProcessInfo.processInfo.environment[variable] != nil ? variable : nil
             let starting = StartingConfiguration(
                 description, factory: factory, url: connection.withoutPassword,
                 passwordEnv: passwordEnv)

@@ -20,6 +20,9 @@ public protocol ConnectorFactory: Sendable {
     /// Whether the database is a server, reached through `url` or `host` (one of them is then
     /// required); a database in a file says where it is in settings of its own.
     var needsServer: Bool { get }
+    /// The environment variable `init` reads the password from and names in the configuration it
+    /// writes (`passwordEnv`): the one this database's own tools use (`PGPASSWORD` for Postgres).
+    var passwordVariable: String { get }
 
     /// Reads this connector's own members of the `database` section; the common ones
     /// (``DatabaseConfiguration``) are read already. The caller rejects the members that
@@ -46,6 +49,7 @@ public protocol ConnectorFactory: Sendable {
 extension ConnectorFactory {
     public var urlSchemes: [String] { [type] }
     public var needsServer: Bool { true }
+    public var passwordVariable: String { "PGPASSWORD" }
     public func startingSettings(for database: DatabaseDescription) -> [JSONValue.Member] { [] }
 }
 

@@ -19,10 +19,13 @@ public struct DatabaseDescription: Sendable, Hashable {
         public var isText: Bool
         /// The database gives it its value (an identity column, a serial, a default sequence).
         public var isGenerated: Bool
+        /// The database generates it and refuses a value given in an `INSERT` (SQL Server's
+        /// `IDENTITY`): a Realm cannot choose it, so `init` keys such a table by a `RealmId`.
+        public var refusesGivenValues: Bool
 
         public init(
             name: String, databaseType: String, type: ColumnType?, isNullable: Bool, isText: Bool,
-            isGenerated: Bool = false
+            isGenerated: Bool = false, refusesGivenValues: Bool = false
         ) {
             self.name = name
             self.databaseType = databaseType
@@ -30,6 +33,7 @@ public struct DatabaseDescription: Sendable, Hashable {
             self.isNullable = isNullable
             self.isText = isText
             self.isGenerated = isGenerated
+            self.refusesGivenValues = refusesGivenValues
         }
     }
 

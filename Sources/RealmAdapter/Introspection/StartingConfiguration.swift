@@ -6,7 +6,9 @@
 /// whose primary key is two foreign keys (a join table) becomes a join type with a string key
 /// `"a-b"` and `compoundPrimaryKeys`; arrays become lists of primitives; nullable columns
 /// optional properties. A table with a text `RealmId` column beside its primary key is keyed by
-/// it in the Realm, its primary key becoming the `databasePrimaryKey` (legacy layout). Links to
+/// it in the Realm, its primary key becoming the `databasePrimaryKey` (legacy layout); so is a
+/// table whose key the database generates and refuses to be given (an `IDENTITY`), with a note
+/// to add the `RealmId` column. Links to
 /// tables that were left out are dropped. Each table or column left out gets a note.
 public struct StartingConfiguration: Sendable {
     /// The configuration, ready to be written as JSON.
@@ -103,12 +105,21 @@ public struct StartingConfiguration: Sendable {
             notes.append("\(t.name): left out, because it has \(why); synced types need one")
             return nil
         }
-        let realmId =
+        var realmId =
             isJoin
             ? nil
             : t.columns.first { c in
                 c.name.lowercased() == "realmid" && c.name != pk[0] && c.isText
             }?.name
+        // A key the database refuses to be given (an IDENTITY) cannot be chosen by a Realm: as the
+        // legacy connector did, a RealmId string keys the Realm, and the table needs that column.
+        let needsRealmId =
+            !isJoin && realmId == nil && t.column(pk[0])?.refusesGivenValues == true
+            && !t.columns.contains { $0.name.lowercased() == "realmid" }
+        if needsRealmId {
+            realmId = "RealmId"
+            properties.append(.init("RealmId", "string"))
+        }
         for c in t.columns {
             if let target = link(c.name, of: t, in: d) {
                 properties.append(.init(c.name, .string(target + "?")))
@@ -140,7 +151,13 @@ public struct StartingConfiguration: Sendable {
             var note =
                 "\(t.name): keyed by \(realmId) in the Realm, \(pk[0]) is the databasePrimaryKey; "
                 + "it must be generated (IDENTITY or serial) and \(realmId) unique"
-            if t.column(pk[0])?.isGenerated == false {
+            if needsRealmId {
+                note =
+                    "\(t.name): its key \(pk[0]) is an IDENTITY the database generates and refuses to be given, so "
+                    + "a Realm cannot choose it: keyed by a RealmId string in the Realm, \(pk[0]) is the "
+                    + "databasePrimaryKey. Add the column first: a text RealmId (up to 450 characters), unique where "
+                    + "set (createSchema does not change an existing table)"
+            } else if t.column(pk[0])?.isGenerated == false {
                 note +=
                     "; \(pk[0]) is not generated now: give it an identity or a default, or rows created in a Realm "
                     + "cannot be inserted"

@@ -22,7 +22,7 @@ extension SQLServerConnector {
         let problems = SQLServerSchema.mismatches(mapping, types: types)
         guard problems.isEmpty else { throw SQLServerError.mismatch(problems) }
         return try SQLServerLoadSnapshot.open(
-            settings, dialect: dialect, columnTypes: types, handOff: false,
+            settings, dialect: dialect, columnTypes: types, handOff: false, dryRun: true,
             realmIdWriter: { _ in throw SQLServerError.dryRun() }
         ).0
     }

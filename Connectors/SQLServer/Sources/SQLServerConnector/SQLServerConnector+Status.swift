@@ -2,35 +2,16 @@ import RealmAdapter
 
 /// `realm-adapter status` for SQL Server.
 extension SQLServerConnector {
+    /// Reads, never creates: on a database that no `run` or `load` prepared (the connector's
+    /// tables missing, change tracking off) it reports the setup problems, which `status`
+    /// shows as warnings (exit code 2), instead of failing on the first missing table.
     public func statusReport(adapter: String) async throws -> DatabaseStatus {
         let c = try await connection(\.writer)
         let (d, name) = (dialect, options.trackingName)
         let tables =
-            (state.withLock { $0.mapping }).map { m in Self.followed(m).map(\.name) } ?? []
-        let (applied, letters, rows, setup, saved, current) = try await c.session {
-            s -> ([String: Int64], Int, Int, SQLServerSetup.State, Int64?, Int64) in
-            var applied: [String: Int64] = [:]
-            try s.query(
-                d.statement("SELECT path, version FROM \(table: SQLServerSQL.stateTable) WHERE adapter = \(adapter)")
-            ) { _, r in if case .string(let p) = r[0], case .int(let v) = r[1] { applied[p] = v } }
-            func count(_ sql: SQLStatement) throws -> Int {
-                if case .int(let n)? = try s.query(sql).rows.first?.first { return Int(n) }
-                return 0
-            }
-            let letters = try count(
-                d.statement(
-                    "SELECT COUNT_BIG(*) FROM \(table: SQLServerSQL.deadLetterTable) WHERE adapter = \(adapter)"))
-            let rows = try count(
-                d.statement("SELECT COUNT_BIG(*) FROM \(table: SQLServerSQL.deadRowTable) WHERE adapter = \(name)"))
-            let saved = try s.query(
-                d.statement("SELECT version FROM \(table: SQLServerSQL.pollerTable) WHERE adapter = \(name)")
-            ).rows.first?.first
-            let current = try SQLServerChangeReader.version(s, d)
-            if case .int(let v)? = saved {
-                return (applied, letters, rows, try SQLServerSchema.setupState(s), v, current)
-            }
-            return (applied, letters, rows, try SQLServerSchema.setupState(s), nil, current)
-        }
+            (state.withLock { $0.mapping }).map { m in Self.followed(m).map(\.name) + [SQLServerSQL.stateTable] }
+            ?? []
+        let read = try await c.session { s in try Self.statusRead(s, d, adapter: adapter, name: name) }
         let lock = try await SQLServerConnection.connect(settings, logger: logger)
         let free = try await lock.session { s in
             try s.query(
@@ -40,16 +21,77 @@ extension SQLServerConnector {
         }
         lock.close()
         let streaming = !free || state.withLock { $0.lock != nil }
-        var stream = [
-            "Change tracking: the database is at version \(current); the Realms hold "
-                + (saved.map { "version \($0) (\(current - $0) behind)" } ?? "nothing yet (run `realm-adapter load`)")
-                + ", " + (streaming ? "a daemon follows it" : "no daemon running")
-        ]
+        let daemon = streaming ? "a daemon follows it" : "no daemon running"
+        var stream: [String]
+        if let current = read.current {
+            stream = [
+                "Change tracking: the database is at version \(current); the Realms hold "
+                    + (read.saved.map { "version \($0) (\(current - $0) behind)" }
+                        ?? "nothing yet (run `realm-adapter load`)") + ", " + daemon
+            ]
+        } else {
+            stream = ["Change tracking: off for the database (see Setup), " + daemon]
+        }
         let problems = SQLServerSetup.problems(
-            setup, database: settings.database ?? "", schema: configuration.schema, tables: tables)
+            read.setup, database: settings.database ?? "", schema: configuration.schema, tables: tables)
         stream += problems.map { "Setup: " + $0 }
         return DatabaseStatus(
-            applied: applied, deadLetters: letters, deadRows: rows, streaming: streaming,
+            applied: read.applied, deadLetters: read.letters, deadRows: read.rows, streaming: streaming,
             streamName: "change tracking (\(name))", stream: stream, warnings: problems)
+    }
+
+    /// What `status` reads in one session.
+    struct StatusRead {
+        var applied: [String: Int64] = [:]
+        var letters = 0
+        var rows = 0
+        var setup = SQLServerSetup.State(databaseTracked: false, snapshotIsolation: false, trackedTables: [])
+        /// The resume point, if one was saved.
+        var saved: Int64?
+        /// The change-tracking version, if change tracking is on for the database.
+        var current: Int64?
+    }
+
+    /// Reads the connector's tables only where they exist and the version only where change
+    /// tracking is on (`CHANGE_TRACKING_CURRENT_VERSION()` answers NULL, or does not exist, elsewhere).
+    static func statusRead(_ s: SQLServerSession, _ d: SQLServerDialect, adapter: String, name: String) throws
+        -> StatusRead
+    {
+        var out = StatusRead()
+        let flags = try s.query(SQLServerSQL.ownTablesExisting(d)).rows.first ?? []
+        let exists = Set(zip(SQLServerSQL.ownTables, flags).filter { $0.1 == .int(1) }.map(\.0))
+        func count(_ sql: SQLStatement) throws -> Int {
+            if case .int(let n)? = try s.query(sql).rows.first?.first { return Int(n) }
+            return 0
+        }
+        if exists.contains(SQLServerSQL.stateTable) {
+            try s.query(SQLServerSQL.appliedVersions(adapter: adapter, d)) { _, r in
+                if case .string(let p) = r[0], case .int(let v) = r[1] { out.applied[p] = v }
+            }
+        }
+        if exists.contains(SQLServerSQL.deadLetterTable) {
+            out.letters = try count(
+                d.statement(
+                    "SELECT COUNT_BIG(*) FROM \(table: SQLServerSQL.deadLetterTable) WHERE adapter = \(adapter)"))
+        }
+        if exists.contains(SQLServerSQL.deadRowTable) {
+            out.rows = try count(
+                d.statement("SELECT COUNT_BIG(*) FROM \(table: SQLServerSQL.deadRowTable) WHERE adapter = \(name)"))
+        }
+        if exists.contains(SQLServerSQL.pollerTable),
+            case .int(let v)? = try s.query(
+                d.statement("SELECT version FROM \(table: SQLServerSQL.pollerTable) WHERE adapter = \(name)")
+            ).rows.first?.first
+        {
+            out.saved = v
+        }
+        out.setup = try SQLServerSchema.setupState(s)
+        if out.setup.databaseTracked,
+            case .int(let v)? = try s.query(SQLStatement("SELECT CHANGE_TRACKING_CURRENT_VERSION();")).rows.first?
+                .first
+        {
+            out.current = v
+        }
+        return out
     }
 }

@@ -85,6 +85,7 @@ public final class SQLServerConnector: DatabaseConnector {
     @discardableResult
     public func prepare(_ mapping: Mapping) async throws -> StreamStart {
         try Self.check(mapping)
+        if configuration.createDatabase { try await createDatabaseIfMissing() }  // the lock needs the database
         let lock = try await SQLServerConnection.connect(settings, logger: logger)
         let name = "realm-adapter:" + options.trackingName
         let granted = try await lock.session { s in
@@ -115,7 +116,7 @@ public final class SQLServerConnector: DatabaseConnector {
                     + [SQLServerSQL.stateTable])
             let fixable = missing.filter { !$0.hasPrefix("change tracking is off for table") }
             guard fixable.isEmpty else { throw SQLServerError.setup(fixable) }
-            for t in Self.followed(mapping) { try s.query(SQLServerSQL.track(t.name, d)) }
+            for statement in Self.tracking(mapping, d) { try s.query(statement) }
             let row = try s.query(
                 d.statement("SELECT version FROM \(table: SQLServerSQL.pollerTable) WHERE adapter = \(tracking)"))
             if case .int(let v)? = row.rows.first?.first { return (types, v) }
@@ -138,6 +139,22 @@ public final class SQLServerConnector: DatabaseConnector {
         return .created
     }
 
+    /// `database.createDatabase`: creates the configured database through `master`.
+    func createDatabaseIfMissing() async throws {
+        guard let name = settings.database, !name.isEmpty else { throw SQLServerError.needsDatabaseName() }
+        var master = settings
+        master.database = "master"
+        let c = try await SQLServerConnection.connect(master, logger: logger)
+        defer { c.close() }
+        let created = try await c.session { s -> Bool in
+            let before = try s.query(SQLStatement("SELECT DB_ID(@p1);", [.string(name)])).rows.first?.first
+            guard before == nil || before == .null else { return false }
+            try s.query(SQLServerSQL.createDatabase(name))
+            return true
+        }
+        if created { logger.info("Created the database", metadata: ["db.name": "\(name)"]) }
+    }
+
     /// The tables the poller follows: the mapped ones and their link tables, each by its
     /// primary key, the only columns change tracking reports (a table with `databasePrimaryKey`
     /// by its database key, not by its RealmId).
@@ -150,6 +167,12 @@ public final class SQLServerConnector: DatabaseConnector {
                     name: $0.table,
                     keyColumns: [LinkListMapping.ownerColumn, LinkListMapping.indexColumn])
             }
+    }
+
+    /// The statements that turn change tracking on where it is off: the followed tables, and the
+    /// state table, whose markers tell the poller which transactions were the daemon's own.
+    static func tracking(_ mapping: Mapping, _ d: SQLServerDialect) -> [SQLStatement] {
+        (followed(mapping).map(\.name) + [SQLServerSQL.stateTable]).map { SQLServerSQL.track($0, d) }
     }
 
     /// What this connector cannot sync yet, named.
@@ -189,11 +212,7 @@ public final class SQLServerConnector: DatabaseConnector {
     public func appliedVersions(adapter: String) async throws -> [String: Int64] {
         let c = try await connection(\.writer)
         let d = dialect
-        let rows = try await c.session { s in
-            try s.query(
-                d.statement("SELECT path, version FROM \(table: SQLServerSQL.stateTable) WHERE adapter = \(adapter)")
-            ).rows
-        }
+        let rows = try await c.session { s in try s.query(SQLServerSQL.appliedVersions(adapter: adapter, d)).rows }
         var out: [String: Int64] = [:]
         for r in rows { if case .string(let p) = r[0], case .int(let v) = r[1] { out[p] = v } }
         return out
@@ -285,7 +304,7 @@ public final class SQLServerConnector: DatabaseConnector {
         var out: [String: [(name: String, expression: String)]] = [:]
         func add(_ table: String, _ columns: [String]) {
             out[table] = columns.map { c in
-                (c, SQLServerType.selectExpression(d.quote(c), type: types[table]?[c] ?? ""))
+                (c, SQLServerType.selectExpression(d.quote(c), type: SQLServerSchema.type(types, table, c)))
             }
         }
         for t in mapping.tables { add(t.table, t.columns.map(\.column) + t.pathColumns) }
@@ -312,8 +331,10 @@ public final class SQLServerConnector: DatabaseConnector {
     public func row(_ table: String, key: DatabaseRow, columns: [String]) throws -> DatabaseRow? {
         let c = try connectionSync(\.reader)
         let d = dialect
-        let types = state.withLock { $0.columnTypes[table] ?? [:] }
-        let selected = columns.map { SQLServerType.selectExpression(d.quote($0), type: types[$0] ?? "") }
+        let types = state.withLock { $0.columnTypes }
+        let selected = columns.map {
+            SQLServerType.selectExpression(d.quote($0), type: SQLServerSchema.type(types, table, $0))
+        }
         let conditions = SQL.joined(
             key.values.keys.sorted().map { "\(id: $0) = \(key.values[$0]!)" }, separator: " AND ")
         let sql = d.statement(
@@ -359,7 +380,7 @@ public final class SQLServerConnector: DatabaseConnector {
         let schema = configuration.schema
         let types = try await c.session { s in
             try s.execute(SQLServerSchema.create(mapping, d))
-            for t in Self.followed(mapping) { try s.query(SQLServerSQL.track(t.name, d)) }
+            for statement in Self.tracking(mapping, d) { try s.query(statement) }
             return try SQLServerSchema.columnTypes(s, schema: schema)
         }
         state.withLock {

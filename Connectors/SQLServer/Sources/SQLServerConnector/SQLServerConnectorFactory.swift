@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import RealmAdapter
 
@@ -10,6 +11,9 @@ public struct SQLServerConnectorFactory: ConnectorFactory {
     public var defaultSchema: String { "dbo" }
     public var defaultPort: Int { 1433 }
     public var urlSchemes: [String] { ["sqlserver", "mssql"] }
+    /// Named like the live suite's `SQLSERVER_URL` (`PGPASSWORD` belongs to Postgres's tools, and
+    /// `sqlcmd`'s `SQLCMDPASSWORD` to that one tool).
+    public var passwordVariable: String { "SQLSERVER_PASSWORD" }
 
     public func settings(_ reader: inout JSONObjectReader) throws -> any ConnectorSettings {
         let url = try reader.string("url").flatMap { try? ConnectionString($0) }
@@ -19,7 +23,8 @@ public struct SQLServerConnectorFactory: ConnectorFactory {
         } else if let host = url?.host {
             try SQLServerOptions.checkHost(host, at: "url", &reader)
         }
-        return try SQLServerOptions(&reader, port: port)
+        let query = url.flatMap { URLComponents(string: $0.withoutPassword)?.queryItems } ?? []
+        return try SQLServerOptions(&reader, port: port, url: query)
     }
 
     public func connector(
@@ -37,6 +42,19 @@ public struct SQLServerConnectorFactory: ConnectorFactory {
             host: connection.host ?? "localhost", port: connection.port, user: connection.user,
             password: password ?? connection.password.map(Secret.init), database: connection.database)
         settings.applicationName = "realm-adapter init"
+        // A server with a self-signed certificate (development, Babelfish's): the URL's
+        // `?trustServerCertificate=true` or `?encryption=off`, as the configuration's members say.
+        let query = URLComponents(string: connection.withoutPassword)?.queryItems ?? []
+        if let e = query.last(where: { $0.name == "encryption" })?.value {
+            guard let mode = SQLServerOptions.Encryption(rawValue: e) else {
+                throw SQLServerError.invalidSetting(
+                    "url", "unknown encryption '\(e)' (expected off, request, require).")
+            }
+            settings.options.encryption = mode
+        }
+        if query.last(where: { $0.name == "trustServerCertificate" })?.value == "true" {
+            settings.options.trustServerCertificate = true
+        }
         let c = try await SQLServerConnection.connect(settings, logger: logger)
         defer { c.close() }
         let name = connection.database ?? "database"

@@ -56,6 +56,13 @@ extension SQLServerError {
                 + "\n(A login that is not a sysadmin needs the GRANTs that `realm-adapter status` lists.)")
     }
 
+    /// `database.createDatabase` without a database to create.
+    static func needsDatabaseName() -> SQLServerError {
+        SQLServerError(
+            .invalidSettings,
+            "database.createDatabase needs the database's name (database.database, or the URL's path).")
+    }
+
     /// A dry run was asked to write.
     static func dryRun() -> SQLServerError { SQLServerError(.invalidSettings, "A dry run writes nothing.") }
 

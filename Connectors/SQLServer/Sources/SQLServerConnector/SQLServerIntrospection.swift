@@ -18,22 +18,34 @@ enum SQLServerIntrospection {
                 name: c, databaseType: type, type: SQLServerType.scalar(type).map { .scalar($0) },
                 isNullable: r[3] == .int(1),
                 isText: ["char", "varchar", "nchar", "nvarchar", "text", "ntext"].contains(type.lowercased()),
-                isGenerated: r[4] == .int(1) || r[5] == .int(1))
+                isGenerated: r[4] == .int(1) || r[5] == .int(1),
+                // An IDENTITY refuses a given value (Msg 544) unless IDENTITY_INSERT is on.
+                refusesGivenValues: r[4] == .int(1))
             if tables.last?.name != t { tables.append(.init(name: t, columns: [], primaryKey: [])) }
             tables[tables.count - 1].columns.append(column)
         }
-        let index = Dictionary(uniqueKeysWithValues: tables.enumerated().map { ($1.name, $0) })
+        // SQL Server compares names by the database's collation, case-insensitively by default, and
+        // some catalog views answer in another case than INFORMATION_SCHEMA.COLUMNS (Babelfish's
+        // KEY_COLUMN_USAGE and sys.foreign_key_columns answer lower-cased names): every answer is
+        // matched to the columns' own spelling, case-insensitively.
+        let index = Dictionary(
+            tables.enumerated().map { ($1.name.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
+        func column(_ name: String, of table: Int) -> String? {
+            tables[table].columns.first { $0.name.lowercased() == name.lowercased() }?.name
+        }
         for r in keys {
             guard case .string(let t) = r[0], case .string(let kind) = r[2], case .string(let c) = r[3],
-                kind == "PRIMARY KEY", let i = index[t]
+                kind == "PRIMARY KEY", let i = index[t.lowercased()], let name = column(c, of: i)
             else { continue }
-            tables[i].primaryKey.append(c)
+            tables[i].primaryKey.append(name)
         }
         for r in foreignKeys {
             guard case .string(let t) = r[0], case .string(let c) = r[1], case .string(let target) = r[2],
-                case .string(let referenced) = r[3], let i = index[t]
+                case .string(let referenced) = r[3], let i = index[t.lowercased()], let name = column(c, of: i),
+                let j = index[target.lowercased()], let referencedName = column(referenced, of: j)
             else { continue }
-            tables[i].foreignKeys.append(.init(column: c, table: target, referencedColumn: referenced))
+            tables[i].foreignKeys.append(
+                .init(column: name, table: tables[j].name, referencedColumn: referencedName))
         }
         return DatabaseDescription(name: databaseName, schema: schema, tables: tables)
     }

@@ -24,12 +24,20 @@ final class SQLServerLoadSnapshot: LoadSnapshot, @unchecked Sendable {
     }
 
     /// Opens the snapshot; returns it and the version it reads at.
+    ///
+    /// `dryRun`: only estimates are read, so no SNAPSHOT transaction and no version (0): a dry run
+    /// works on a database not set up yet (no snapshot isolation, no change tracking, none of
+    /// the connector's tables).
     static func open(
         _ settings: SQLServerSettings, dialect: SQLServerDialect, columnTypes: [String: [String: String]],
-        handOff: Bool, realmIdWriter: @escaping ([RealmIdAssignment]) throws -> Void
+        handOff: Bool, dryRun: Bool = false, realmIdWriter: @escaping ([RealmIdAssignment]) throws -> Void
     ) throws -> (SQLServerLoadSnapshot, Int64) {
         let c = try SQLServerConnection.connectSync(settings)
-        let version = try c.sessionSync { s in
+        let version = try c.sessionSync { s -> Int64 in
+            guard !dryRun else {
+                try s.execute("SET NOCOUNT ON;")
+                return 0
+            }
             try s.execute("SET NOCOUNT ON; SET TRANSACTION ISOLATION LEVEL SNAPSHOT; BEGIN TRANSACTION;")
             return try SQLServerChangeReader.version(s, dialect)
         }
@@ -51,7 +59,8 @@ final class SQLServerLoadSnapshot: LoadSnapshot, @unchecked Sendable {
             WHERE p.object_id = OBJECT_ID(\(name)) AND p.index_id IN (0, 1)
             """)
         return try connection.sessionSync { s in
-            if case .int(let n)? = try s.query(sql).rows.first?.first { return Int(n) }
+            // Babelfish answers -1 for a table never analyzed.
+            if case .int(let n)? = try s.query(sql).rows.first?.first, n >= 0 { return Int(n) }
             return nil
         }
     }
@@ -68,8 +77,9 @@ final class SQLServerLoadSnapshot: LoadSnapshot, @unchecked Sendable {
     }
 
     func rows(_ table: String, columns: [String], orderedBy: [String], _ body: ([Value]) throws -> Void) throws {
-        let types = columnTypes[table] ?? [:]
-        let selected = columns.map { SQLServerType.selectExpression(dialect.quote($0), type: types[$0] ?? "") }
+        let selected = columns.map {
+            SQLServerType.selectExpression(dialect.quote($0), type: SQLServerSchema.type(columnTypes, table, $0))
+        }
         var text = "SELECT \(selected.joined(separator: ", ")) FROM \(dialect.table(table))"
         if !orderedBy.isEmpty { text += " ORDER BY " + orderedBy.map(dialect.quote).joined(separator: ", ") }
         try connection.sessionSync { s in try s.query(SQLStatement(text)) { _, row in try body(row) } }
@@ -97,10 +107,12 @@ final class SQLServerLoadSnapshot: LoadSnapshot, @unchecked Sendable {
                     + parts.map { "o." + d.quote($0.dbColumn) }.joined(separator: ", ") + ")"
             } ?? "o." + d.quote(owner.referencedColumn)
         let joined = ownerColumns.isEmpty ? "" : " LEFT JOIN \(d.table(owner.table)) AS o ON \(ownerKey) = l.\(o)"
-        let types = columnTypes[owner.table] ?? [:]
         let select =
             ["l.\(o)", "l.\(t)"]
-            + ownerColumns.map { SQLServerType.selectExpression("o." + d.quote($0), type: types[$0] ?? "") }
+            + ownerColumns.map {
+                SQLServerType.selectExpression(
+                    "o." + d.quote($0), type: SQLServerSchema.type(columnTypes, owner.table, $0))
+            }
         let text =
             "SELECT \(select.joined(separator: ", ")) FROM \(d.table(list.table)) AS l\(joined) ORDER BY l.\(o), l.\(i)"
         try connection.sessionSync { s in try s.query(SQLStatement(text)) { _, row in try body(row) } }

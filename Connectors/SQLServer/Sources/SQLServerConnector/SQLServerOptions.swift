@@ -36,7 +36,9 @@ public struct SQLServerOptions: ConnectorSettings, Hashable {
 
     public init() {}
 
-    init(_ r: inout JSONObjectReader, port: Int?) throws {
+    /// - Parameter url: the URL's query parameters `encryption` and `trustServerCertificate`
+    ///   (what `init --database` was given) stand where the members are absent.
+    init(_ r: inout JSONObjectReader, port: Int?, url: [URLQueryItem] = []) throws {
         instance = try r.string("instance")
         if let instance {
             guard !instance.isEmpty, instance.unicodeScalars.allSatisfy(Self.nameCharacters.contains) else {
@@ -48,14 +50,16 @@ public struct SQLServerOptions: ConnectorSettings, Hashable {
                     "instance", "give either a port or an instance: the SQL Browser service finds an instance's port.")
             }
         }
-        if let e = try r.string("encryption") {
+        if let e = try r.string("encryption") ?? url.last(where: { $0.name == "encryption" })?.value {
             guard let mode = Encryption(rawValue: e) else {
                 let modes = Encryption.allCases.map(\.rawValue).joined(separator: ", ")
                 throw r.error("encryption", "unknown mode '\(e)' (expected \(modes)).")
             }
             encryption = mode
         }
-        trustServerCertificate = try r.bool("trustServerCertificate") ?? false
+        trustServerCertificate =
+            try r.bool("trustServerCertificate")
+            ?? (url.last { $0.name == "trustServerCertificate" }?.value == "true")
         caFile = try r.string("caFile")
         if let caFile, caFile.isEmpty || caFile.unicodeScalars.contains(where: Self.breaksALine) {
             throw r.error("caFile", "give the path of a PEM file, on one line.")

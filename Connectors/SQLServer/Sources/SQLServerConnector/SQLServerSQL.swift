@@ -34,6 +34,35 @@ enum SQLServerSQL {
         ].joined(separator: "\n")
     }
 
+    /// The connector's tables in the order ``ownTablesExisting(_:)`` answers for them.
+    static let ownTables = [stateTable, deadLetterTable, deadRowTable, pollerTable]
+
+    /// One row: 1 or 0 for each of ``ownTables``, whether it exists. `status`, `load --dry-run`
+    /// and `dead-letter` read a database no `run` or `load` prepared yet, without creating anything.
+    static func ownTablesExisting(_ d: SQLServerDialect) -> SQLStatement {
+        let checks = ownTables.map { table in
+            "CASE WHEN OBJECT_ID(N'\(d.table(table).replacingOccurrences(of: "'", with: "''"))', N'U') IS NULL "
+                + "THEN 0 ELSE 1 END"
+        }
+        return SQLStatement("SELECT " + checks.joined(separator: ", ") + ";")
+    }
+
+    /// The versions each Realm path of `adapter` has applied: no rows where the state table does
+    /// not exist yet (T-SQL resolves the table's name only when the `SELECT` runs).
+    static func appliedVersions(adapter: String, _ d: SQLServerDialect) -> SQLStatement {
+        d.statement(
+            """
+            IF OBJECT_ID(\(d.table(stateTable)), N'U') IS NOT NULL \
+            SELECT path, version FROM \(table: stateTable) WHERE adapter = \(adapter);
+            """)
+    }
+
+    /// `database.createDatabase`: creates the database `name` if there is none (run in `master`).
+    static func createDatabase(_ name: String) -> SQLStatement {
+        let d = SQLServerDialect(schema: "")
+        return d.statement("IF DB_ID(\(name)) IS NULL CREATE DATABASE \(id: name);")
+    }
+
     /// Turns change tracking on for `table` if it is off (the database's must be on).
     static func track(_ table: String, _ d: SQLServerDialect) -> SQLStatement {
         d.statement(

@@ -67,38 +67,60 @@ enum SQLServerSchema {
 
     static func isLink(_ c: ColumnMapping) -> Bool { if case .link = c.kind { true } else { false } }
 
-    /// Per table of `schema`, each column's type.
+    /// Per table of `schema`, each column's type, both keyed by ``key(_:)``: SQL Server matches
+    /// names case-insensitively (the default collation), so a mapping's `Customer.Name` is the
+    /// catalog's `customer.name`.
     static func columnTypes(_ s: SQLServerSession, schema: String) throws -> [String: [String: String]] {
+        var rows: [[Value]] = []
+        try s.query(SQLServerSQL.columns(schema)) { _, r in rows.append(r) }
+        return columnTypes(rows)
+    }
+
+    /// ``columnTypes(_:schema:)`` from the rows of ``SQLServerSQL/columns(_:)``.
+    static func columnTypes(_ rows: [[Value]]) -> [String: [String: String]] {
         var out: [String: [String: String]] = [:]
-        try s.query(SQLServerSQL.columns(schema)) { _, r in
+        for r in rows {
             guard case .string(let table) = r[0], case .string(let column) = r[1], case .string(let type) = r[2]
-            else { return }
-            out[table, default: [:]][column] = type
+            else { continue }
+            out[key(table), default: [:]][key(column)] = type
         }
         return out
     }
 
+    /// How a table or column name is looked up in ``columnTypes(_:schema:)``.
+    static func key(_ name: String) -> String { name.lowercased() }
+
+    /// The type of `table`.`column` in `types` (``columnTypes(_:schema:)``), or "" if unknown.
+    static func type(_ types: [String: [String: String]], _ table: String, _ column: String) -> String {
+        types[key(table)]?[key(column)] ?? ""
+    }
+
     /// Every way the database differs from the mapping, one line each.
-    static func mismatches(_ mapping: Mapping, types: [String: [String: String]]) -> [String] {
+    static func mismatches(_ mapping: Mapping, types given: [String: [String: String]]) -> [String] {
+        // Keyed by ``key(_:)`` whatever the caller's case.
+        let types = Dictionary(
+            given.map { table, columns in
+                (key(table), Dictionary(columns.map { (key($0), $1) }, uniquingKeysWith: { a, _ in a }))
+            }, uniquingKeysWith: { a, _ in a })
         var problems: [String] = []
         for t in mapping.tables {
-            guard let have = types[t.table] else {
+            guard let have = types[key(t.table)] else {
                 problems.append(
                     "table \(t.table) (for type \(t.type.name)) does not exist; create it, or set "
                         + "database.createSchema")
                 continue
             }
-            for c in t.columns + [] where have[c.column] == nil {
+            for c in t.columns where have[key(c.column)] == nil {
                 problems.append("column \(t.table).\(c.column) (for \(t.type.name).\(c.property.name)) does not exist")
             }
             for c in t.columns {
-                guard let type = have[c.column], SQLServerType.scalar(type) == nil else { continue }
+                guard let type = have[key(c.column)], SQLServerType.scalar(type) == nil else { continue }
                 problems.append(SQLServerType.unsupported(type, table: t.table, column: c.column).message)
             }
-            for c in t.pathColumns where have[c] == nil {
+            for c in t.pathColumns where have[key(c)] == nil {
                 problems.append("column \(t.table).\(c) (of realm.path) does not exist")
             }
-            for l in t.linkLists where types[l.table] == nil {
+            for l in t.linkLists where types[key(l.table)] == nil {
                 problems.append("link table \(l.table) (for \(t.type.name).\(l.property.name)) does not exist")
             }
         }

@@ -37,7 +37,9 @@ enum SQLServerSetup {
                 "snapshot isolation is off; turn it on: ALTER DATABASE \(d.quote(database)) "
                     + "SET ALLOW_SNAPSHOT_ISOLATION ON;")
         }
-        for table in tables where !state.trackedTables.contains("\(schema).\(table)") {
+        // Names compare as SQL Server compares them (case-insensitively by default).
+        let tracked = Set(state.trackedTables.map { $0.lowercased() })
+        for table in tables where !tracked.contains("\(schema).\(table)".lowercased()) {
             out.append(
                 "change tracking is off for table \(schema).\(table); turn it on: ALTER TABLE \(d.table(table)) "
                     + "ENABLE CHANGE_TRACKING WITH (TRACK_COLUMNS_UPDATED = ON);")

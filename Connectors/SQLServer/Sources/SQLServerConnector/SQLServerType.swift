@@ -49,13 +49,21 @@ enum SQLServerType {
         }
     }
 
-    /// How a `SELECT` reads a column of type `name` so that its text is unambiguous: dates in
-    /// ISO 8601 (`datetimeoffset` with its offset), UUIDs, decimals and times as text.
+    /// How a `SELECT` reads a column of type `name` so that its text is exact and parses: dates
+    /// in ISO 8601 (`datetimeoffset` with its offset), UUIDs, decimals and times as text.
+    ///
+    /// - `money`/`smallmoney` go through `decimal(19, 4)`: their own text (style 0) has two
+    ///   decimals, and Babelfish pads it with a leading space.
+    /// - `datetimeoffset` style 127 has a space before the offset on Babelfish
+    ///   (`2024-05-01 10:20:30.123457 +02:00`), which ISO 8601 does not allow: it is taken out.
+    ///   SQL Server writes `2024-05-01T10:20:30.1234567+02:00` (or `…Z`), which stays as it is.
     static func selectExpression(_ column: String, type name: String) -> String {
         switch name.lowercased() {
         case "date", "datetime", "datetime2", "smalldatetime": "CONVERT(nvarchar(40), \(column), 126)"
-        case "datetimeoffset": "CONVERT(nvarchar(40), \(column), 127)"
-        case "decimal", "numeric", "money", "smallmoney", "uniqueidentifier", "time": "CONVERT(nvarchar(60), \(column))"
+        case "datetimeoffset":
+            "REPLACE(REPLACE(CONVERT(nvarchar(40), \(column), 127), N' +', N'+'), N' -', N'-')"
+        case "money", "smallmoney": "CONVERT(nvarchar(60), CAST(\(column) AS decimal(19, 4)))"
+        case "decimal", "numeric", "uniqueidentifier", "time": "CONVERT(nvarchar(60), \(column))"
         case "xml": "CONVERT(nvarchar(max), \(column))"
         default: column
         }
