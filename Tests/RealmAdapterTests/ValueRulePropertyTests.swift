@@ -106,6 +106,10 @@ import Testing
     func seedNeighbours(of sample: ValueSample, _ t: TemporaryStore) throws {
         var near: Set<String> = []
         switch (sample.kind, sample.jsonValue) {
+        case (.uuid, .string(let s)?):
+            // The key a careless parser reads: the text before the NUL.
+            let before = String(s.prefix { $0 != "\u{0}" })
+            if UUID(uuidString: before) != nil { near = [JSONValue.string(before).serialized()] }
         case (.string, .string(let s)?):
             near = Set([String(s.prefix { $0 != "\u{0}" }), "a", "keep"].map { JSONValue.string($0).serialized() })
             if !s.contains("\u{0}") { near.insert(sample.json) }

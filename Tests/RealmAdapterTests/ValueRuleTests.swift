@@ -213,3 +213,57 @@ import Testing
                 t, saying: "L.l", "no default"))
     }
 }
+
+/// What a probe of this build found (a second hostile matrix, 2,172 cells): each failed before its fix.
+extension ValueRuleTests {
+    /// A default a double would not keep was stored in the schema as the text of a decimal, which
+    /// no int or double takes: every later read of the Realm (dump, schema, apply) failed.
+    @Test(arguments: [("i", "int", "9007199254740993.0"), ("d", "double", "0.12345678901234567")])
+    func aDefaultOfManyDigitsLeavesTheRealmReadable(name: String, type: String, text: String) throws {
+        let t = try store()
+        try apply(
+            #"[{"type": "INSERT", "object_type": "S", "identity": "a", "values": {"id": "a"}}, "#
+                + #"{"type": "ADD_PROPERTIES", "object_type": "S", "properties": {"#
+                + #""\#(name)2": {"type": "\#(type)", "default": \#(text)}}}]"#, t)
+        try apply(#"[{"type": "INSERT", "object_type": "S", "identity": "b", "values": {"id": "b"}}]"#, t)
+        let expected: Value = type == "int" ? .int(9_007_199_254_740_993) : .double(0.12345678901234567)
+        #expect(try value(t, name + "2", of: "b") == expected)
+        #expect(try value(t, name + "2", of: "a") == expected)
+        #expect(try t.store.schema(of: "/v")[type: "S"]?[property: name + "2"]?.defaultValue == expected)
+    }
+
+    /// Foundation's UUID parser stops at NUL: "<uuid>\0" was stored, and deleted, as <uuid>.
+    @Test func aUUIDFollowedByNulIsRefused() throws {
+        let t = try TemporaryStore()
+        let u = "6f1a2b3c-0000-4000-8000-000000000000"
+        try t.applyJSON(
+            #"[{"type": "ADD_TYPE", "object_type": "U", "primary_key": "id", "properties": {"id": "uuid"}}, "#
+                + #"{"type": "INSERT", "object_type": "U", "identity": "\#(u)", "values": {"id": "\#(u)"}}]"#,
+            to: "/u")
+        #expect(throws: RealmAdapterError.self) {
+            try t.applyJSON(#"[{"type": "DELETE", "object_type": "U", "identity": "\#(u)\u0000"}]"#, to: "/u")
+        }
+        #expect(try t.store.count(of: "U", in: "/u") == 1)
+    }
+
+    /// A query literal a double would round (0.99999999999999999999 is 1.0) or take as zero
+    /// (1e-400) matched another object: `deleteGIs(query:)` deleted object 1.
+    @Test func aQueryLiteralIsReadFromItsDigits() throws {
+        let t = try store()
+        try apply(#"[{"type": "INSERT", "object_type": "I", "identity": 1, "values": {"id": 1}}]"#, t)
+        let schema = try t.store.schema(of: "/v")
+        for literal in ["0.99999999999999999999", "1.00000000000000000001", "1e-400"] {
+            #expect(throws: RealmAdapterError.self, "\(literal)") {
+                _ = try RealmQuery("id == \(literal)", type: schema[type: "I"]!, schema: schema)
+            }
+        }
+        _ = try RealmQuery("id == 1.0", type: schema[type: "I"]!, schema: schema)
+    }
+
+    /// `1.0e18` is an int written with an exponent: read from its digits, not refused as a double past 2^53.
+    @Test func anIntWrittenWithAnExponentKeepsItsValue() throws {
+        let t = try store()
+        try apply(#"[{"type": "INSERT", "object_type": "I", "identity": 1.0e18, "values": {"id": 1.0e18}}]"#, t)
+        #expect(try value(t, "id", of: .int(1_000_000_000_000_000_000), type: "I") == .int(1_000_000_000_000_000_000))
+    }
+}

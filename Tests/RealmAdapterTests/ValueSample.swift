@@ -6,9 +6,9 @@ import Foundation
 /// worked out here (Foundation's parsers, components it was made from), not by the product's.
 struct ValueSample: CustomStringConvertible, Sendable {
     enum Kind: String, CaseIterable, Sendable {
-        case string, int, float, double, decimal, data, date, bool
+        case string, int, float, double, decimal, data, date, bool, uuid
 
-        var canBePrimaryKey: Bool { self == .string || self == .int }
+        var canBePrimaryKey: Bool { self == .string || self == .int || self == .uuid }
     }
 
     /// What a write of the sample must do.
@@ -45,7 +45,7 @@ struct ValueSample: CustomStringConvertible, Sendable {
 
     static let makers: [Kind: [@Sendable (inout SplitMix) -> ValueSample]] = [
         .string: strings, .int: ints, .float: floats, .double: doubles, .decimal: decimals, .data: data,
-        .date: dates, .bool: bools,
+        .date: dates, .bool: bools, .uuid: uuids,
     ]
 
     static func quoted(_ s: String) -> String { JSONValue.string(s).serialized() }
@@ -177,6 +177,18 @@ struct ValueSample: CustomStringConvertible, Sendable {
         { _ in .refused(.date, quoted("1600-01-01T00:00:00Z")) },
     ]
 
+    static let uuids: [@Sendable (inout SplitMix) -> ValueSample] = [
+        { r in
+            let u = UUID(uuid: r.uuidBytes())
+            let text = r.next() % 2 == 0 ? u.uuidString : u.uuidString.lowercased()
+            return ValueSample(.uuid, json: quoted(text), .stored) { $0 == .uuid(u) }
+        },
+        // Foundation's parser stops at NUL: the text before it is a UUID of its own.
+        { r in .refused(.uuid, quoted(UUID(uuid: r.uuidBytes()).uuidString + "\u{0}")) },
+        { r in .refused(.uuid, quoted(UUID(uuid: r.uuidBytes()).uuidString + "\u{0}junk")) },
+        { _ in .refused(.uuid, quoted("not-a-uuid")) },
+    ]
+
     static let bools: [@Sendable (inout SplitMix) -> ValueSample] = [
         { _ in ValueSample(.bool, json: "true", .stored) { $0 == .bool(true) } },
         { _ in ValueSample(.bool, json: "false", .stored) { $0 == .bool(false) } },
@@ -195,6 +207,11 @@ struct SplitMix {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+
+    mutating func uuidBytes() -> uuid_t {
+        let (a, b) = (next(), next())
+        return withUnsafeBytes(of: (a, b)) { $0.load(as: uuid_t.self) }
     }
 
     /// A short text of letters, accents, emoji, spaces and control characters (never NUL).

@@ -39,4 +39,20 @@ import Testing
             "/shop", alice, #"mutation { createStop(input: {id: 9007199254740991.0, name: "edge"}) { id } }"#)
         #expect(exact.contains("9007199254740991"), "\(exact)")
     }
+
+    /// A Float literal a double holds as 0 was stored as 0.0; a query literal a double rounds to
+    /// 1 deleted object 1 (a probe's findings).
+    @Test func numbersADoubleWouldChangeAreRefused() async throws {
+        let s = try await Server()
+        try await s.start()
+        let alice = try await s.login("alice")
+        let tiny = try await s.graphQL(
+            "/shop", alice, #"mutation { createRoute(input: {id: "R9", rank: 1e-400}) { rank } }"#)
+        #expect(tiny.contains("errors") && tiny.contains("input.rank"), "\(tiny)")
+        let near = try await s.graphQL(
+            "/shop", alice, #"mutation { deleteStops(query: "id == 0.99999999999999999999") }"#)
+        #expect(near.contains("errors"), "\(near)")
+        let dump = try await s.cli(["realm", "dump", "/shop", "--store", s.dir + "/store"]).stdout
+        #expect(dump.contains(#""Depot""#) && !dump.contains(#""R9""#), "\(dump)")
+    }
 }

@@ -84,8 +84,14 @@ extension Instruction {
             }
             return .changeIdentity(
                 objectType: n, identity: try key(t, id), newIdentity: try key(t, new, "new_identity"))
-        case .addType, .addProperties:
-            return self
+        case .addType(let t):
+            let typed = try Self.typedDefaults(t.properties, of: t.name, in: try schema.adding(t, validate: false))
+            return .addType(
+                ObjectSchema(
+                    name: t.name, primaryKey: t.primaryKey, databasePrimaryKey: t.databasePrimaryKey, properties: typed))
+        case .addProperties(let n, let props):
+            let grown = try schema.adding(properties: props, to: n, validate: false)
+            return .addProperties(objectType: n, properties: try Self.typedDefaults(props, of: n, in: grown))
         }
     }
 }
@@ -102,6 +108,20 @@ extension Schema {
 }
 
 extension Instruction {
+    /// `properties` with each default converted to its property's type, as values are: the
+    /// schema (kept in the store, and in history) then holds `9007199254740993` for an int's
+    /// `9007199254740993.0`, not the text of the decimal JSON read it as, which no int takes.
+    static func typedDefaults(_ properties: [Property], of type: String, in schema: Schema) throws -> [Property] {
+        try properties.map { p in
+            guard let d = p.defaultValue, case .scalar = p.type else { return p }
+            var typed = p
+            do { typed.defaultValue = try d.coerced(to: p, in: schema) } catch let e as RealmAdapterError {
+                throw Schema.error(type, p.name, "the default value does not fit: \(e.message)")
+            }
+            return typed
+        }
+    }
+
     /// An element of list property `p` of type `t`, converted to the list's element type.
     static func listElement(_ v: Value, of t: ObjectSchema, _ p: Property, in schema: Schema) throws -> Value {
         do {

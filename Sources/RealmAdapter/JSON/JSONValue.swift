@@ -12,7 +12,8 @@ public enum JSONValue: Hashable, Sendable {
     case int(Int64)
     case double(Double)
     /// A number kept as written, because a double would not hold it: more than 15 significant
-    /// digits (an int of 17 digits written with a fraction, a decimal of 23 digits). The parser
+    /// digits (an int of 17 digits written with a fraction, a decimal of 23 digits), or 2^53 and
+    /// more, where doubles skip integers (`1.0e18` for an int). The parser
     /// makes it; ``Value/init(json:)`` reads it as a decimal, so that coercion keeps every digit
     /// or refuses the value.
     case number(String)
@@ -304,7 +305,8 @@ private struct JSONParser {
         guard d != 0 || digits == 0 else {
             throw error("number too small: it would read as 0 (a double reaches about ±4.9e-324)")
         }
-        return digits > JSONValue.digitsADoubleKeeps ? .number(text) : .double(d)
+        // Past 2^53 a double skips integers: an int must be read from the digits.
+        return digits > JSONValue.digitsADoubleKeeps || abs(d) >= 9_007_199_254_740_992 ? .number(text) : .double(d)
     }
 }
 

@@ -218,7 +218,12 @@ public indirect enum RealmQuery: Sendable, Hashable {
             while at < chars.count, chars[at].isNumber || "+-.eE".contains(chars[at]) { at += 1 }
             let number = String(chars[start..<at])
             if let i = Int64(number) { return .int(i) }
-            if let d = Double(number), !number.isEmpty { return .double(d) }
+            // Read as JSON reads a number (the one rule): many digits kept, underflow refused.
+            if Double(number) != nil, !number.isEmpty {
+                do { return try Value(json: try JSONValue(parsing: number)) } catch let e as RealmAdapterError {
+                    throw error("\(number): \(e.message)")
+                }
+            }
             at = start
             throw error("expected a value (a number, a quoted string, true, false or null)")
         }

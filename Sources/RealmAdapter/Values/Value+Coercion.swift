@@ -56,6 +56,8 @@ extension Value {
     /// infinity, an int or decimal that already lost digits as a double, base64 that is not
     /// canonical, a leap second.
     public func coerced(to type: ScalarType, optional: Bool) throws -> Value {
+        // Text holding NUL is no value of any type: Foundation's parsers stop at it ("uuid\0junk").
+        if case .string(let s) = self, Self.containsNUL(s) { throw RealmAdapterError.nulInString() }
         if has(type) { return try storable() }
         func mismatch() -> RealmAdapterError {
             RealmAdapterError.expected("\(type.rawValue)\(optional ? "?" : "")", found: kindName)

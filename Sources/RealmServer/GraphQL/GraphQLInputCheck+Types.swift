@@ -9,6 +9,8 @@ extension GraphQLInputCheck {
         /// Nil past 64 bits.
         case int(Int64?)
         case float(Double)
+        /// A literal a double reads as 0 though it is not (`1e-400`): no number fits it.
+        case tooSmall
         case string(String)
         case enumName(String)
         case list([Given])
@@ -21,7 +23,11 @@ extension GraphQLInputCheck {
             case is NullValue: self = .null
             case is BooleanValue: self = .bool
             case let v as IntValue: self = .int(Int64(v.value))
-            case let v as FloatValue: self = .float(Double(v.value) ?? .nan)
+            case let v as FloatValue:
+                let d = Double(v.value) ?? .nan
+                self =
+                    d == 0 && v.value.prefix { $0 != "e" && $0 != "E" }.contains(where: { "123456789".contains($0) })
+                    ? .tooSmall : .float(d)
             case let v as StringValue: self = .string(v.value)
             case let v as EnumValue: self = .enumName(v.value)
             case let v as ListValue: self = .list(v.values.map(Given.init))
@@ -49,6 +55,7 @@ extension GraphQLInputCheck {
             case .bool: "a boolean"
             case .int: "an integer"
             case .float: "a number"
+            case .tooSmall: "a number a double would hold as 0"
             case .string: "a string"
             case .enumName(let n): "the enum value \(n)"
             case .list: "a list"
