@@ -88,7 +88,8 @@ extension Instruction {
             let typed = try Self.typedDefaults(t.properties, of: t.name, in: try schema.adding(t, validate: false))
             return .addType(
                 ObjectSchema(
-                    name: t.name, primaryKey: t.primaryKey, databasePrimaryKey: t.databasePrimaryKey, properties: typed))
+                    name: t.name, primaryKey: t.primaryKey, databasePrimaryKey: t.databasePrimaryKey, properties: typed)
+            )
         case .addProperties(let n, let props):
             let grown = try schema.adding(properties: props, to: n, validate: false)
             return .addProperties(objectType: n, properties: try Self.typedDefaults(props, of: n, in: grown))
