@@ -5,7 +5,7 @@ import Foundation
 /// file held the file, its parse tree and its instructions at once: 1.8 GB).
 ///
 /// It finds where each element ends (outside strings, at depth 0) and parses the element alone
-/// with ``JSONValue/init(parsing:errorCode:)``. A document that is one object, not an array, is
+/// with `JSONValue(parsing:errorCode:)`. A document that is one object, not an array, is
 /// read as an array of that one element. Errors name the element (`[12]`) and, for JSON that
 /// does not parse, the line and column within it.
 public struct JSONArrayReader {

@@ -34,9 +34,10 @@ public struct WriteTransaction {
         _ = try record(instruction) { try $0.apply(instruction) }
     }
 
-    /// Applies and records `batch` in order, consecutive INSERTs in bulk, as ``RealmStore/apply(_:to:origin:sourcePosition:)``
-    /// does: for a transaction that arrives in parts (a large instruction file, streamed). A
-    /// refusal names the instruction's index in the whole transaction.
+    /// Applies and records `batch` in order, consecutive INSERTs in bulk, as
+    /// `RealmStore.apply(_:to:origin:sourcePosition:)` does: for a transaction that arrives in
+    /// parts (a large instruction file, streamed). A refusal names the instruction's index in the
+    /// whole transaction.
     public mutating func apply(_ batch: [Instruction]) throws {
         let typed = try RealmStore.apply(batch, with: &writer, path: path, firstIndex: count)
         // Kept encoded, as prepared INSERTs are: a streamed transaction holds its history's
