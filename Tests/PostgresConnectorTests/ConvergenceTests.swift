@@ -2,6 +2,7 @@ import Foundation
 import PostgresConnector
 import RealmAdapter
 import Synchronization
+import TestSupport
 import Testing
 
 extension PostgresIntegration {
@@ -198,18 +199,5 @@ final class WriteCounts: Sendable {
         let now = ContinuousClock.now
         return now < until
             || (now < limit && min(database.load(ordering: .relaxed), realm.load(ordering: .relaxed)) <= 100)
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so a failing seed can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 @testable import RealmAdapter
 
@@ -38,12 +39,12 @@ struct ValueSample: CustomStringConvertible, Sendable {
     }
 
     init(_ kind: Kind, seed: UInt64) {
-        var rng = SplitMix(seed)
+        var rng = SeededGenerator(seed: seed)
         let makers = Self.makers[kind]!
         self = makers[Int(rng.next() % UInt64(makers.count))](&rng)
     }
 
-    static let makers: [Kind: [@Sendable (inout SplitMix) -> ValueSample]] = [
+    static let makers: [Kind: [@Sendable (inout SeededGenerator) -> ValueSample]] = [
         .string: strings, .int: ints, .float: floats, .double: doubles, .decimal: decimals, .data: data,
         .date: dates, .bool: bools, .uuid: uuids,
     ]
@@ -52,7 +53,7 @@ struct ValueSample: CustomStringConvertible, Sendable {
 
     // MARK: Kinds
 
-    static let strings: [@Sendable (inout SplitMix) -> ValueSample] = [
+    static let strings: [@Sendable (inout SeededGenerator) -> ValueSample] = [
         { r in
             let s = r.text()
             return ValueSample(.string, json: quoted(s), .stored) { $0 == .string(s) }
@@ -67,7 +68,7 @@ struct ValueSample: CustomStringConvertible, Sendable {
         { _ in ValueSample(.string, json: quoted("e\u{301}"), .stored) { $0 == .string("e\u{301}") } },
     ]
 
-    static let ints: [@Sendable (inout SplitMix) -> ValueSample] = [
+    static let ints: [@Sendable (inout SeededGenerator) -> ValueSample] = [
         { r in
             let i = Int64(bitPattern: r.next())
             return ValueSample(.int, json: String(i), .stored) { $0 == .int(i) }
@@ -96,10 +97,10 @@ struct ValueSample: CustomStringConvertible, Sendable {
         }
     }
 
-    static let floats: [@Sendable (inout SplitMix) -> ValueSample] = reals(.float)
-    static let doubles: [@Sendable (inout SplitMix) -> ValueSample] = reals(.double)
+    static let floats: [@Sendable (inout SeededGenerator) -> ValueSample] = reals(.float)
+    static let doubles: [@Sendable (inout SeededGenerator) -> ValueSample] = reals(.double)
 
-    static func reals(_ kind: Kind) -> [@Sendable (inout SplitMix) -> ValueSample] {
+    static func reals(_ kind: Kind) -> [@Sendable (inout SeededGenerator) -> ValueSample] {
         /// The value of a JSON number: the nearest double (RFC 8259's reading), then the nearest float.
         @Sendable func real(_ text: String) -> ValueSample {
             let d = Double(text)!
@@ -134,7 +135,7 @@ struct ValueSample: CustomStringConvertible, Sendable {
         ]
     }
 
-    static let decimals: [@Sendable (inout SplitMix) -> ValueSample] = [
+    static let decimals: [@Sendable (inout SeededGenerator) -> ValueSample] = [
         { r in
             let text = "\(r.next() % 2 == 0 ? "-" : "")\(r.next() % 100_000).\(String(r.next() % 1000).suffix(2))0"
             return ValueSample(.decimal, json: quoted(text), .stored) { $0 == .decimal(DecimalNumber(exactly: text)!) }
@@ -145,7 +146,7 @@ struct ValueSample: CustomStringConvertible, Sendable {
         { _ in .refused(.decimal, #""1.2.3""#) },
     ]
 
-    static let data: [@Sendable (inout SplitMix) -> ValueSample] = [
+    static let data: [@Sendable (inout SeededGenerator) -> ValueSample] = [
         { r in
             let bytes = Data((0..<(r.next() % 20)).map { _ in UInt8(truncatingIfNeeded: r.next()) })
             return ValueSample(.data, json: quoted(bytes.base64EncodedString()), .stored) { $0 == .data(bytes) }
@@ -154,7 +155,7 @@ struct ValueSample: CustomStringConvertible, Sendable {
         { _ in .refused(.data, quoted("QQ")) }, { _ in .refused(.data, quoted("QQ==\n")) },
     ]
 
-    static let dates: [@Sendable (inout SplitMix) -> ValueSample] = [
+    static let dates: [@Sendable (inout SeededGenerator) -> ValueSample] = [
         { r in
             // Made from components; the instant worked out with Foundation's calendar.
             let y = 1700 + Int(r.next() % 500)
@@ -177,7 +178,7 @@ struct ValueSample: CustomStringConvertible, Sendable {
         { _ in .refused(.date, quoted("1600-01-01T00:00:00Z")) },
     ]
 
-    static let uuids: [@Sendable (inout SplitMix) -> ValueSample] = [
+    static let uuids: [@Sendable (inout SeededGenerator) -> ValueSample] = [
         { r in
             let u = UUID(uuid: r.uuidBytes())
             let text = r.next() % 2 == 0 ? u.uuidString : u.uuidString.lowercased()
@@ -189,26 +190,14 @@ struct ValueSample: CustomStringConvertible, Sendable {
         { _ in .refused(.uuid, quoted("not-a-uuid")) },
     ]
 
-    static let bools: [@Sendable (inout SplitMix) -> ValueSample] = [
+    static let bools: [@Sendable (inout SeededGenerator) -> ValueSample] = [
         { _ in ValueSample(.bool, json: "true", .stored) { $0 == .bool(true) } },
         { _ in ValueSample(.bool, json: "false", .stored) { $0 == .bool(false) } },
         { _ in .refused(.bool, "1") }, { _ in .refused(.bool, "0") }, { _ in .refused(.bool, #""true""#) },
     ]
 }
 
-/// A small seeded generator (SplitMix64): each sample is a function of its seed.
-struct SplitMix {
-    var state: UInt64
-    init(_ seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SeededGenerator {
     mutating func uuidBytes() -> uuid_t {
         let (a, b) = (next(), next())
         return withUnsafeBytes(of: (a, b)) { $0.load(as: uuid_t.self) }

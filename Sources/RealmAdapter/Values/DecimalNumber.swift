@@ -59,14 +59,6 @@ public struct DecimalNumber: Hashable, Sendable, CustomStringConvertible {
         guard isIntegral else { return nil }
         return Int64(description.prefix { $0 != "." })
     }
-
-    /// The digits from the first non-zero one to the last non-zero one (0 for zero).
-    var significantDigitCount: Int {
-        let digits = description.utf8.filter { $0 >= 48 && $0 <= 57 }
-        guard let first = digits.firstIndex(where: { $0 != 48 }), let last = digits.lastIndex(where: { $0 != 48 })
-        else { return 0 }
-        return last - first + 1
-    }
 }
 
 extension DecimalNumber: ExpressibleByStringLiteral {

@@ -56,9 +56,9 @@ extension Value {
     /// infinity, an int or decimal that already lost digits as a double, base64 that is not
     /// canonical, a leap second.
     public func coerced(to type: ScalarType, optional: Bool) throws -> Value {
+        if has(type) { return try storable() }
         // Text holding NUL is no value of any type: Foundation's parsers stop at it ("uuid\0junk").
         if case .string(let s) = self, Self.containsNUL(s) { throw RealmAdapterError.nulInString() }
-        if has(type) { return try storable() }
         func mismatch() -> RealmAdapterError {
             RealmAdapterError.expected("\(type.rawValue)\(optional ? "?" : "")", found: kindName)
         }
@@ -68,19 +68,17 @@ extension Value {
                 throw RealmAdapterError.nullInRequired(type)
             }
             return .null
-        case (.float, .double(let d)): return .float(try Self.float(d, from: d))
+        case (.float, .double(let d)): return .float(try Self.float(d))
         case (.float, .int(let i)): return .float(Float(i))
-        case (.float, .decimal(let d)): return .float(try Self.float(Double(d.description) ?? .nan, from: d.double))
+        case (.float, .decimal(let d)): return .float(try Self.float(d.double))
         case (.float, .string(let s)), (.double, .string(let s)):
             // JSON has no NaN or infinity: they travel as this text (``json``).
             guard let d = Self.nonFinite[s] else { throw mismatch() }
             return type == .float ? .float(Float(d)) : .double(d)
         case (.double, .int(let i)): return .double(Double(i))
-        // A database's numeric, or a JSON number of many digits, for a double (the nearest double).
-        case (.double, .decimal(let d)):
-            let x = Double(d.description) ?? .nan
-            guard x != 0 || d.double == 0 else { throw RealmAdapterError.roundsToZero("a double") }
-            return .double(x)
+        // A database's numeric, or a JSON number of many digits, for a double (the nearest
+        // double; a decimal's at most 128 fraction digits never round to 0).
+        case (.double, .decimal(let d)): return .double(d.double)
         // A database's uuid for a string property, as Postgres prints it.
         case (.string, .uuid(let u)): return .string(u.text)
         case (.double, .float(let f)): return .double(Double(f))
@@ -115,7 +113,7 @@ extension Value {
             guard let n = DecimalNumber(d) else {
                 throw RealmAdapterError.malformed(DecimalNumber.expected)
             }
-            guard n.significantDigitCount <= JSONValue.digitsADoubleKeeps else {
+            guard JSONValue.significantDigits(ArraySlice(n.description.utf8)) <= JSONValue.digitsADoubleKeeps else {
                 throw RealmAdapterError.decimalRoundedAsDouble()
             }
             return .decimal(n)
@@ -164,14 +162,14 @@ extension Value {
     /// to 2^53), JavaScript's `Number.MAX_SAFE_INTEGER`.
     static let largestSafeInteger: Double = 9_007_199_254_740_991
 
-    /// `d` (the value as written: `written`) as a float: refused when it would round to
-    /// infinity or to zero. NaN and infinities stay what they are.
-    private static func float(_ d: Double, from written: Double) throws -> Float {
+    /// `d` as a float: refused when it would round to infinity or to zero. NaN and infinities
+    /// stay what they are.
+    private static func float(_ d: Double) throws -> Float {
         let f = Float(d)
-        if written.isFinite && !f.isFinite {
+        if d.isFinite && !f.isFinite {
             throw RealmAdapterError.outOfRange("the number", range: "about ±3.4e38 for a float")
         }
-        if f == 0 && written != 0 { throw RealmAdapterError.roundsToZero("a float") }
+        if f == 0 && d != 0 { throw RealmAdapterError.roundsToZero("a float") }
         return f
     }
 }
