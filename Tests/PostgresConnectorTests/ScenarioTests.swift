@@ -18,6 +18,16 @@ struct PostgresScenarioDatabase: ScenarioDatabase {
     }
 
     func sql(_ text: String) async throws -> [[String?]] { try await app.sql(text) }
+
+    func openTransaction(_ text: String) async throws -> (@Sendable () async throws -> Void)? {
+        let c = try await PostgresConnection.connect(settings)
+        _ = try await c.sql("BEGIN")
+        _ = try await c.sql(text)
+        return {
+            _ = try await c.sql("COMMIT")
+            c.close()
+        }
+    }
 }
 
 extension PostgresIntegration {

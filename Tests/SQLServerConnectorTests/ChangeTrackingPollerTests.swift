@@ -66,7 +66,7 @@ final class ScriptedChangeTracking: ChangeTrackingReader {
     static let state = TrackedTable(name: "realm_adapter_state", keyColumns: ["adapter", "path"])
 
     func poller(from last: Int64 = 0) -> ChangeTrackingPoller {
-        ChangeTrackingPoller(tables: [Self.bus], stateTable: Self.state, context: Self.own, adapter: "a", from: last)
+        ChangeTrackingPoller(tables: [Self.bus], stateTable: Self.state, context: Self.own, from: last)
     }
 
     func bus(_ id: Int64, _ seats: Int64?) -> (String, DatabaseRow, DatabaseRow?) {
@@ -130,6 +130,17 @@ final class ScriptedChangeTracking: ChangeTrackingReader {
         #expect(txs[0].changes == [.insert(table: "Bus", row: DatabaseRow(["id": 1, "seats": 40]))])
         #expect(txs[1].changes == [.insert(table: "Bus", row: DatabaseRow(["id": 2, "seats": 10]))])
         #expect(txs[0].position < txs[1].position)
+    }
+
+    /// The state table names the Realm-side adapter (`run`'s), not the daemon's `trackingName`:
+    /// the first live run found every marker dropped, and a database delete of an object the
+    /// Realm had written was never applied.
+    @Test func markersOfEveryRealmAdapterTheDaemonWroteAreItsOwn() throws {
+        let db = ScriptedChangeTracking()
+        db.commit([marker("/items", 4, adapter: "scenario")], context: Self.own)
+        var p = poller()
+        let txs = try p.poll(db, token: tokens)
+        #expect(txs.first?.markers == [AppliedMarker(adapter: "scenario", path: "/items", version: 4)])
     }
 
     @Test func aForeignEditAfterAnOwnWriteIsForeignAndOneBeforeItIsOverwritten() throws {

@@ -14,10 +14,14 @@ public protocol ScenarioDatabase: Sendable {
     /// Whether the connector's stream keeps the database's transactions apart (the SQLite
     /// example's change log, polled, may join several into one).
     static var keepsTransactionsApart: Bool { get }
+    /// Runs `text` in a transaction on a connection of its own and leaves it open; the answer
+    /// commits it. Nil where the database has no second connection (the scenario is left out).
+    func openTransaction(_ text: String) async throws -> (@Sendable () async throws -> Void)?
 }
 
 extension ScenarioDatabase {
     public static var keepsTransactionsApart: Bool { true }
+    public func openTransaction(_ text: String) async throws -> (@Sendable () async throws -> Void)? { nil }
 }
 
 /// A scenario's expectation that did not hold.

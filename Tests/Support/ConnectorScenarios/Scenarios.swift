@@ -15,6 +15,7 @@ public enum Scenarios {
             ("exactly once across crashes at the commit points", exactlyOnceAcrossCrashesAtTheCommitPoints),
             ("transactions that arrive together apply together", transactionsThatArriveTogetherApplyTogether),
             ("the load hands off exactly under concurrent writes", theLoadHandsOffExactlyUnderConcurrentWrites),
+            ("a slower transaction is never skipped", aSlowerTransactionIsNeverSkipped),
         ]
             + (D.keepsTransactionsApart
                 ? [("event handlers see each database transaction", eventHandlersSeeEachDatabaseTransaction)] : [])
@@ -203,6 +204,29 @@ public enum Scenarios {
                 positions == positions.sorted() && Set(positions).count == positions.count,
                 "positions in commit order: \(positions)")
             try require(try h.realmItems().map { $0[1] } == (0...40).map { String($0) }, "each row as committed")
+        }
+    }
+
+    /// A transaction that wrote first and commits last reaches the Realm: a reader that follows
+    /// numbers drawn when rows change (a trigger log's sequence) must not take a later commit's
+    /// number as the point below which it has seen everything.
+    public static func aSlowerTransactionIsNeverSkipped<D: ScenarioDatabase>(_ db: D) async throws {
+        try await ScenarioHarness.run(db) { h in
+            try await h.withDaemon {
+                _ = try await db.sql(#"INSERT INTO "Item" (id, n) VALUES (0, 0)"#)
+                try await eventually("the first row in the Realm") { try h.realmItems().count == 1 }
+                guard let commit = try await db.openTransaction(#"INSERT INTO "Item" (id, n) VALUES (1, 1)"#) else {
+                    return
+                }
+                // The faster one may wait for the slower (a shared lock): it runs on its own.
+                let faster = Task { try await db.sql(#"INSERT INTO "Item" (id, n) VALUES (2, 2)"#) }
+                try await Task.sleep(for: .milliseconds(600))  // rounds run while the slower one is open
+                try await commit()
+                _ = try await faster.value
+                try await eventually("both rows in the Realm") {
+                    try h.realmItems().map { $0[0] } == ["0", "1", "2"]
+                }
+            }
         }
     }
 

@@ -14,6 +14,12 @@ protocol ChangeTrackingReader {
     /// The net change of each row of `table` changed after `version`, with its row as it is
     /// now (nil when it no longer exists).
     func changes(_ table: TrackedTable, since version: Int64) throws -> [TrackedChange]
+    /// The error for a table ``minValidVersion(_:)`` answered nil for.
+    func captureOff(_ table: String) -> SQLServerError
+}
+
+extension ChangeTrackingReader {
+    func captureOff(_ table: String) -> SQLServerError { SQLServerError.changeTrackingOff(table) }
 }
 
 /// A table the poller follows: its name and key columns.
@@ -55,15 +61,13 @@ struct ChangeTrackingPoller {
     let stateTable: TrackedTable
     /// The tag of this adapter's writes (``SQLServerWrites/context(name:)``).
     let context: Data
-    let adapter: String
     /// Changes after this version are read next.
     private(set) var last: Int64
 
-    init(tables: [TrackedTable], stateTable: TrackedTable, context: Data, adapter: String, from last: Int64) {
+    init(tables: [TrackedTable], stateTable: TrackedTable, context: Data, from last: Int64) {
         self.tables = tables
         self.stateTable = stateTable
         self.context = context
-        self.adapter = adapter
         self.last = last
     }
 
@@ -83,13 +87,13 @@ struct ChangeTrackingPoller {
     ///   longer holds changes after ``last`` (the retention period passed, or the table was
     ///   truncated): the Realms cannot be completed from it, and a load must start over.
     mutating func poll(_ reader: some ChangeTrackingReader, token: () -> UInt64) throws -> [DatabaseTransaction] {
-        let (tables, stateTable, context, adapter, last) = (tables, stateTable, context, adapter, last)
+        let (tables, stateTable, context, last) = (tables, stateTable, context, last)
         let round = try reader.inSnapshot { () throws -> (Int64, [DatabaseTransaction])? in
             let current = try reader.currentVersion()
             guard current > last else { return nil }
             for t in tables + [stateTable] {
                 guard let minimum = try reader.minValidVersion(t.name) else {
-                    throw SQLServerError.changeTrackingOff(t.name)
+                    throw reader.captureOff(t.name)
                 }
                 guard minimum <= last else { throw SQLServerError.windowLost(t.name, last: last, minimum: minimum) }
             }
@@ -107,8 +111,9 @@ struct ChangeTrackingPoller {
                     if c.context == context { own.append(change) } else { foreign.append(change) }
                 }
             }
+            // Every Realm adapter's markers written by this daemon (the tag says whose).
             let markers = try reader.changes(stateTable, since: last).compactMap { c -> AppliedMarker? in
-                guard c.context == context, let row = c.row, row["adapter"] == .string(adapter),
+                guard c.context == context, let row = c.row, case .string(let adapter)? = row["adapter"],
                     case .string(let path)? = row["path"], case .int(let version)? = row["version"]
                 else { return nil }
                 return AppliedMarker(adapter: adapter, path: path, version: version)
@@ -134,6 +139,15 @@ struct ChangeTrackingPoller {
 }
 
 extension SQLServerError {
+    /// A followed table has no capture trigger (`changeCapture` `triggers`).
+    static func triggerMissing(_ table: String) -> SQLServerError {
+        SQLServerError(
+            .queryFailed,
+            "Table \(table) has no enabled capture trigger (realm_adapter_capture_…), so its changes cannot be "
+                + "followed: it was dropped or disabled. Run `realm-adapter load` again: it installs the trigger, "
+                + "and changes made without it are not in the Realms.")
+    }
+
     /// Change tracking is off for a followed table.
     static func changeTrackingOff(_ table: String) -> SQLServerError {
         SQLServerError(

@@ -4,9 +4,9 @@ import RealmAdapter
 extension SQLServerConnector {
     public func loadSnapshot(_ mapping: Mapping, partial: Bool) async throws -> LoadSnapshot {
         try await prepare(mapping)
-        let types = state.withLock { $0.columnTypes }
+        let (types, triggers) = state.withLock { ($0.columnTypes, $0.capture == .triggers) }
         let (snapshot, version) = try SQLServerLoadSnapshot.open(
-            settings, dialect: dialect, columnTypes: types, handOff: !partial,
+            settings, dialect: dialect, columnTypes: types, handOff: !partial, triggers: triggers,
             realmIdWriter: { [self] in try self.writeRealmIds($0) })
         // The stream starts where the snapshot was read (a partial load keeps the stream's place).
         if !partial { try await save(version) }

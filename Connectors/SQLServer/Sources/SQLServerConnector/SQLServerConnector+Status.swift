@@ -11,7 +11,10 @@ extension SQLServerConnector {
         let tables =
             (state.withLock { $0.mapping }).map { m in Self.followed(m).map(\.name) + [SQLServerSQL.stateTable] }
             ?? []
-        let read = try await c.session { s in try Self.statusRead(s, d, adapter: adapter, name: name) }
+        let (read, capture) = try await c.session { s in
+            let capture = try self.capture(s)
+            return (try Self.statusRead(s, d, adapter: adapter, name: name, capture: capture), capture)
+        }
         let lock = try await SQLServerConnection.connect(settings, logger: logger)
         let free = try await lock.session { s in
             try s.query(
@@ -23,21 +26,32 @@ extension SQLServerConnector {
         let streaming = !free || state.withLock { $0.lock != nil }
         let daemon = streaming ? "a daemon follows it" : "no daemon running"
         var stream: [String]
+        let what = capture == .tracking ? "Change tracking: the database is at version" : "Triggers: the log is at"
         if let current = read.current {
             stream = [
-                "Change tracking: the database is at version \(current); the Realms hold "
+                "\(what) \(current); the Realms hold "
                     + (read.saved.map { "version \($0) (\(current - $0) behind)" }
                         ?? "nothing yet (run `realm-adapter load`)") + ", " + daemon
             ]
-        } else {
+        } else if capture == .tracking {
             stream = ["Change tracking: off for the database (see Setup), " + daemon]
+        } else {
+            stream = ["Triggers: no change log yet (`realm-adapter load` or `run` creates it), " + daemon]
         }
-        let problems = SQLServerSetup.problems(
-            read.setup, database: settings.database ?? "", schema: configuration.schema, tables: tables)
+        var problems = SQLServerSetup.problems(
+            read.setup, database: settings.database ?? "", schema: configuration.schema, tables: tables,
+            capture: capture)
+        if capture == .triggers {
+            problems += tables.filter { !read.captured.contains(SQLServerSchema.key($0)) }.map {
+                "no capture trigger on table \($0); `realm-adapter load` installs it (changes made without it "
+                    + "are not in the Realms)"
+            }
+        }
         stream += problems.map { "Setup: " + $0 }
         return DatabaseStatus(
             applied: read.applied, deadLetters: read.letters, deadRows: read.rows, streaming: streaming,
-            streamName: "change tracking (\(name))", stream: stream, warnings: problems)
+            streamName: "\(capture == .tracking ? "change tracking" : "triggers") (\(name))", stream: stream,
+            warnings: problems)
     }
 
     /// What `status` reads in one session.
@@ -48,15 +62,19 @@ extension SQLServerConnector {
         var setup = SQLServerSetup.State(databaseTracked: false, snapshotIsolation: false, trackedTables: [])
         /// The resume point, if one was saved.
         var saved: Int64?
-        /// The change-tracking version, if change tracking is on for the database.
+        /// The change-tracking version, if change tracking is on for the database (under triggers,
+        /// the log's last number, if the log exists).
         var current: Int64?
+        /// Under triggers, the tables with a capture trigger (by ``SQLServerSchema/key(_:)``).
+        var captured: Set<String> = []
     }
 
     /// Reads the connector's tables only where they exist and the version only where change
     /// tracking is on (`CHANGE_TRACKING_CURRENT_VERSION()` answers NULL, or does not exist, elsewhere).
-    static func statusRead(_ s: SQLServerSession, _ d: SQLServerDialect, adapter: String, name: String) throws
-        -> StatusRead
-    {
+    static func statusRead(
+        _ s: SQLServerSession, _ d: SQLServerDialect, adapter: String, name: String,
+        capture: ChangeCapture = .tracking
+    ) throws -> StatusRead {
         var out = StatusRead()
         let flags = try s.query(SQLServerSQL.ownTablesExisting(d)).rows.first ?? []
         let exists = Set(zip(SQLServerSQL.ownTables, flags).filter { $0.1 == .int(1) }.map(\.0))
@@ -86,7 +104,14 @@ extension SQLServerConnector {
             out.saved = v
         }
         out.setup = try SQLServerSchema.setupState(s)
-        if out.setup.databaseTracked,
+        if capture == .triggers {
+            let log = try s.query(
+                SQLStatement("SELECT OBJECT_ID(@p1, N'U');", [.string(d.table(SQLServerTriggers.logTable))]))
+            if let id = log.rows.first?.first, id != .null {
+                out.current = try SQLServerTriggerReader.number(s, SQLServerTriggers.lastNumber(d))
+            }
+            out.captured = try SQLServerTriggerReader.captured(s, d)
+        } else if out.setup.databaseTracked,
             case .int(let v)? = try s.query(SQLStatement("SELECT CHANGE_TRACKING_CURRENT_VERSION();")).rows.first?
                 .first
         {

@@ -28,6 +28,12 @@ public final class SQLServerConnector: DatabaseConnector {
         var writer: SQLServerConnection?
         var reader: SQLServerConnection?
         var lock: SQLServerConnection?
+        /// The poller's second connection under trigger capture (``SQLServerTriggerReader``).
+        var gate: SQLServerConnection?
+        /// Change tracking or triggers (``capture(_:)``), once known.
+        var capture: ChangeCapture?
+        /// Under trigger capture, per table, each column's declared type.
+        var declaredTypes: [String: [String: String]] = [:]
         /// Per table, each column's type (`INFORMATION_SCHEMA.COLUMNS.DATA_TYPE`).
         var columnTypes: [String: [String: String]] = [:]
         /// The version the Realms hold (``processed(_:)``), and the one saved in the database.
@@ -67,7 +73,8 @@ public final class SQLServerConnector: DatabaseConnector {
     func connection(_ slot: WritableKeyPath<State, SQLServerConnection?>) async throws -> SQLServerConnection {
         if let c = state.withLock({ $0[keyPath: slot] }) { return c }
         let c = try await SQLServerConnection.connect(settings, logger: logger)
-        try await c.session { s in try s.execute(SQLServerConnector.sessionSettings) }
+        let setup = sessionSetup(slot)
+        try await c.session { s in try s.execute(setup) }
         state.withLock { $0[keyPath: slot] = c }
         return c
     }
@@ -75,10 +82,19 @@ public final class SQLServerConnector: DatabaseConnector {
     func connectionSync(_ slot: WritableKeyPath<State, SQLServerConnection?>) throws -> SQLServerConnection {
         if let c = state.withLock({ $0[keyPath: slot] }) { return c }
         let c = try SQLServerConnection.connectSync(settings, logger: logger)
-        try c.sessionSync { s in try s.execute(SQLServerConnector.sessionSettings) }
+        try c.sessionSync { s in try s.execute(sessionSetup(slot)) }
         state.withLock { $0[keyPath: slot] = c }
         return c
     }
+
+    /// ``sessionSettings``, and on the writer under trigger capture the tag of the daemon's writes.
+    func sessionSetup(_ slot: WritableKeyPath<State, SQLServerConnection?>) -> String {
+        guard slot == \State.writer, state.withLock({ $0.capture }) == .triggers else { return Self.sessionSettings }
+        return Self.sessionSettings + "\n" + SQLServerTriggers.tagSession(context)
+    }
+
+    /// The state table as the poller follows it.
+    static let stateTracked = TrackedTable(name: SQLServerSQL.stateTable, keyColumns: ["adapter", "path"])
 
     // MARK: Preparing
 
@@ -100,11 +116,13 @@ public final class SQLServerConnector: DatabaseConnector {
             throw SQLServerError.daemonRunning(options.trackingName)
         }
         state.withLock { $0.lock = lock }
+        let capture = try await lock.session { s in try self.capture(s) }
         let c = try await connection(\.writer)
         let (d, schema, createSchema) = (dialect, configuration.schema, configuration.createSchema)
         let tracking = options.trackingName
         let (types, version) = try await c.session { s -> ([String: [String: String]], Int64?) in
             try s.execute(SQLServerSQL.createOwnTables(d))
+            if capture == .triggers { try s.execute(SQLServerTriggers.createTables(d)) }
             if createSchema { try s.execute(SQLServerSchema.create(mapping, d)) }
             let types = try SQLServerSchema.columnTypes(s, schema: schema)
             let problems = SQLServerSchema.mismatches(mapping, types: types)
@@ -113,14 +131,14 @@ public final class SQLServerConnector: DatabaseConnector {
             let missing = SQLServerSetup.problems(
                 setup, database: self.settings.database ?? "", schema: schema,
                 tables: mapping.tables.map(\.table) + mapping.tables.flatMap(\.linkLists).map(\.table)
-                    + [SQLServerSQL.stateTable])
+                    + [SQLServerSQL.stateTable], capture: capture)
             let fixable = missing.filter { !$0.hasPrefix("change tracking is off for table") }
             guard fixable.isEmpty else { throw SQLServerError.setup(fixable) }
-            for statement in Self.tracking(mapping, d) { try s.query(statement) }
             let row = try s.query(
                 d.statement("SELECT version FROM \(table: SQLServerSQL.pollerTable) WHERE adapter = \(tracking)"))
-            if case .int(let v)? = row.rows.first?.first { return (types, v) }
-            return (types, nil)
+            let version: Int64? = if case .int(let v)? = row.rows.first?.first { v } else { nil }
+            try self.startCapture(s, mapping, resuming: version != nil)
+            return (types, version)
         }
         state.withLock {
             $0.mapping = mapping
@@ -133,7 +151,7 @@ public final class SQLServerConnector: DatabaseConnector {
             }
             return .resumed
         }
-        let now = try await c.session { s in try SQLServerChangeReader.version(s, d) }
+        let now = try await currentPosition()
         try await save(now)
         state.withLock { $0.createdStart = true }
         return .created
@@ -167,6 +185,35 @@ public final class SQLServerConnector: DatabaseConnector {
                     name: $0.table,
                     keyColumns: [LinkListMapping.ownerColumn, LinkListMapping.indexColumn])
             }
+    }
+
+    /// Turns change tracking on, or installs the capture triggers, for the followed tables and the
+    /// state table; under triggers, reads the declared types the log's keys are read as.
+    func startCapture(_ s: SQLServerSession, _ mapping: Mapping, resuming: Bool) throws {
+        let d = dialect
+        guard state.withLock({ $0.capture }) == .triggers else {
+            for statement in Self.tracking(mapping, d) { try s.query(statement) }
+            return
+        }
+        try Self.installTriggers(s, Self.followed(mapping) + [Self.stateTracked], d, resuming: resuming)
+        let declared = try Self.declaredTypes(s, schema: configuration.schema)
+        state.withLock { $0.declaredTypes = declared }
+    }
+
+    /// Where the database's changes are now: the change-tracking version, or the trigger log's
+    /// number below which nothing is in flight.
+    func currentPosition() async throws -> Int64 {
+        let c = try await connection(\.writer)
+        let d = dialect
+        guard state.withLock({ $0.capture }) == .triggers else {
+            return try await c.session { s in try SQLServerChangeReader.version(s, d) }
+        }
+        let gate = try await connection(\.gate)
+        return try await c.session { s in
+            let n = try gate.sessionSync { g in try SQLServerTriggerReader.snapshotStart(s, gate: g, d) }
+            try s.execute("COMMIT TRANSACTION; SET TRANSACTION ISOLATION LEVEL READ COMMITTED;")
+            return n
+        }
     }
 
     /// The statements that turn change tracking on where it is off: the followed tables, and the
@@ -205,6 +252,7 @@ public final class SQLServerConnector: DatabaseConnector {
             $0.saved = max($0.saved, version)
             $0.confirmed = max($0.confirmed, version)
         }
+        if state.withLock({ $0.capture }) == .triggers { try await trimLog() }
     }
 
     // MARK: Realm → database
@@ -221,7 +269,7 @@ public final class SQLServerConnector: DatabaseConnector {
     /// Runs `statements` in one SQL transaction, then the marker, tagged; rolls back on error.
     func transaction(_ statements: [SQLStatement], adapter: String, path: String, version: Int64) async throws {
         let c = try await connection(\.writer)
-        let (d, context) = (dialect, self.context)
+        let (d, context) = (dialect, statementContext)
         do {
             try await c.session { s in
                 try s.execute("BEGIN TRANSACTION;")
@@ -243,7 +291,7 @@ public final class SQLServerConnector: DatabaseConnector {
     public func apply(_ writes: [DatabaseWrite], adapter: String, path: String, version: Int64) async throws {
         let generated = state.withLock { $0.generated }
         let batches = SQLServerWrites.batches(
-            writes, schema: configuration.schema, context: context, generated: generated)
+            writes, schema: configuration.schema, context: statementContext, generated: generated)
         try await transaction(batches, adapter: adapter, path: path, version: version)
     }
 
@@ -264,8 +312,10 @@ public final class SQLServerConnector: DatabaseConnector {
     public func changes() async throws -> AsyncThrowingStream<DatabaseTransaction, Error> {
         guard let mapping = state.withLock({ $0.mapping }) else { throw SQLServerError.notPrepared() }
         let reader = try await connection(\.reader)
-        let (d, context, name) = (dialect, self.context, options.trackingName)
+        let (d, context) = (dialect, self.context)
         let columns = readColumns(mapping)
+        let (triggers, declared) = state.withLock { ($0.capture == .triggers, $0.declaredTypes) }
+        let gate = triggers ? try await connection(\.gate) : nil
         let start = state.withLock {
             $0.streamStarted = true
             return $0.confirmed
@@ -275,8 +325,8 @@ public final class SQLServerConnector: DatabaseConnector {
             (
                 poller: ChangeTrackingPoller(
                     tables: Self.followed(mapping),
-                    stateTable: TrackedTable(name: SQLServerSQL.stateTable, keyColumns: ["adapter", "path"]),
-                    context: context, adapter: name, from: start),
+                    stateTable: Self.stateTracked,
+                    context: context, from: start),
                 token: UInt64(0)
             ))
         return pollingStream(every: .milliseconds(options.pollIntervalMs)) {
@@ -286,9 +336,20 @@ public final class SQLServerConnector: DatabaseConnector {
             let (transactions, next) = try await reader.session { s in
                 var p = poller
                 var t = first
-                let txs = try p.poll(SQLServerChangeReader(session: s, dialect: d, columns: columns)) {
+                func token() -> UInt64 {
                     t += 1
                     return t
+                }
+                guard let gate else {
+                    return (
+                        try p.poll(SQLServerChangeReader(session: s, dialect: d, columns: columns), token: token), p
+                    )
+                }
+                let txs = try gate.sessionSync { g in
+                    try p.poll(
+                        SQLServerTriggerReader(
+                            session: s, gate: g, dialect: d, columns: columns, keyTypes: declared, since: p.last),
+                        token: token)
                 }
                 return (txs, p)
             }
@@ -346,7 +407,8 @@ public final class SQLServerConnector: DatabaseConnector {
     public func writeRealmIds(_ assignments: [RealmIdAssignment]) throws {
         guard !assignments.isEmpty else { return }
         let c = try connectionSync(\.writer)
-        let statements = SQLServerWrites.realmIdUpdates(assignments, schema: configuration.schema, context: context)
+        let statements = SQLServerWrites.realmIdUpdates(
+            assignments, schema: configuration.schema, context: statementContext)
         try c.sessionSync { s in
             try s.execute("BEGIN TRANSACTION;")
             do {
@@ -380,7 +442,7 @@ public final class SQLServerConnector: DatabaseConnector {
         let schema = configuration.schema
         let types = try await c.session { s in
             try s.execute(SQLServerSchema.create(mapping, d))
-            for statement in Self.tracking(mapping, d) { try s.query(statement) }
+            try self.startCapture(s, mapping, resuming: false)
             return try SQLServerSchema.columnTypes(s, schema: schema)
         }
         state.withLock {
@@ -420,8 +482,8 @@ public final class SQLServerConnector: DatabaseConnector {
         let (confirmed, saved) = state.withLock { ($0.confirmed, $0.saved) }
         if confirmed > saved { try? await save(confirmed) }
         let connections = state.withLock { s -> [SQLServerConnection] in
-            defer { (s.writer, s.reader, s.lock) = (nil, nil, nil) }
-            return [s.writer, s.reader, s.lock].compactMap { $0 }
+            defer { (s.writer, s.reader, s.lock, s.gate) = (nil, nil, nil, nil) }
+            return [s.writer, s.reader, s.lock, s.gate].compactMap { $0 }
         }
         for c in connections { c.close() }
     }

@@ -28,9 +28,13 @@ final class SQLServerLoadSnapshot: LoadSnapshot, @unchecked Sendable {
     /// `dryRun`: only estimates are read, so no SNAPSHOT transaction and no version (0): a dry run
     /// works on a database not set up yet (no snapshot isolation, no change tracking, none of
     /// the connector's tables).
+    ///
+    /// `triggers`: the version is the trigger log's number, read while a second connection holds
+    /// the gate (``SQLServerTriggerReader/snapshotStart(_:gate:_:)``).
     static func open(
         _ settings: SQLServerSettings, dialect: SQLServerDialect, columnTypes: [String: [String: String]],
-        handOff: Bool, dryRun: Bool = false, realmIdWriter: @escaping ([RealmIdAssignment]) throws -> Void
+        handOff: Bool, dryRun: Bool = false, triggers: Bool = false,
+        realmIdWriter: @escaping ([RealmIdAssignment]) throws -> Void
     ) throws -> (SQLServerLoadSnapshot, Int64) {
         let c = try SQLServerConnection.connectSync(settings)
         let version = try c.sessionSync { s -> Int64 in
@@ -38,8 +42,17 @@ final class SQLServerLoadSnapshot: LoadSnapshot, @unchecked Sendable {
                 try s.execute("SET NOCOUNT ON;")
                 return 0
             }
-            try s.execute("SET NOCOUNT ON; SET TRANSACTION ISOLATION LEVEL SNAPSHOT; BEGIN TRANSACTION;")
-            return try SQLServerChangeReader.version(s, dialect)
+            guard triggers else {
+                try s.execute("SET NOCOUNT ON; SET TRANSACTION ISOLATION LEVEL SNAPSHOT; BEGIN TRANSACTION;")
+                return try SQLServerChangeReader.version(s, dialect)
+            }
+            try s.execute("SET NOCOUNT ON;")
+            let gate = try SQLServerConnection.connectSync(settings)
+            defer { gate.close() }
+            return try gate.sessionSync { g in
+                try g.execute(SQLServerConnector.sessionSettings)
+                return try SQLServerTriggerReader.snapshotStart(s, gate: g, dialect)
+            }
         }
         let position = handOff ? ChangeTrackingPoller.position(version, own: false) : nil
         return (

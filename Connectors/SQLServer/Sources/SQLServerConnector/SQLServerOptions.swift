@@ -13,6 +13,18 @@ public struct SQLServerOptions: ConnectorSettings, Hashable {
         case require
     }
 
+    /// How the connector learns of the database's changes.
+    public enum ChangeCapture: String, Sendable, CaseIterable {
+        /// SQL Server's change tracking (`ALTER DATABASE … SET CHANGE_TRACKING = ON`).
+        case tracking
+        /// Triggers the connector installs, appending to a change log (``SQLServerTriggers``):
+        /// where change tracking is unavailable (Babelfish) or may not be turned on.
+        case triggers
+    }
+
+    /// `changeCapture`; nil: change tracking, or triggers where the server has no change
+    /// tracking (chosen when the connector first connects, and logged).
+    public var changeCapture: ChangeCapture?
     /// A named instance (`SQLEXPRESS`), found through the SQL Browser service instead of a port.
     public var instance: String?
     /// `encryption` (default `request`).
@@ -69,6 +81,13 @@ public struct SQLServerOptions: ConnectorSettings, Hashable {
         }
         queryTimeout = try r.int("queryTimeout", in: 0...86_400) ?? queryTimeout
         pollIntervalMs = try r.int("pollIntervalMs", in: 10...3_600_000) ?? pollIntervalMs
+        if let c = try r.string("changeCapture") {
+            guard let mode = ChangeCapture(rawValue: c) else {
+                let modes = ChangeCapture.allCases.map(\.rawValue).joined(separator: ", ")
+                throw r.error("changeCapture", "unknown mode '\(c)' (expected \(modes)).")
+            }
+            changeCapture = mode
+        }
         trackingName = try r.string("trackingName") ?? trackingName
         guard (1...100).contains(trackingName.utf8.count) else {
             throw r.error("trackingName", "give a name of 1 to 100 bytes.")
@@ -101,6 +120,7 @@ public struct SQLServerOptions: ConnectorSettings, Hashable {
         if trustServerCertificate { out.append("trustServerCertificate") }
         if queryTimeout > 0 { out.append("queryTimeout \(queryTimeout) s") }
         if pollIntervalMs != 1000 { out.append("pollIntervalMs \(pollIntervalMs)") }
+        if let changeCapture { out.append("changeCapture \(changeCapture.rawValue)") }
         if trackingName != "realm_adapter" { out.append("trackingName \(trackingName)") }
         return out
     }

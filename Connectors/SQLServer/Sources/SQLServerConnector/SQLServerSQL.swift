@@ -86,6 +86,16 @@ enum SQLServerSQL {
             """)
     }
 
+    /// Each column's declared type, as a `CAST` names it: table, column, type, maximum length
+    /// (-1: `max`), precision, scale, fractional seconds.
+    static func declaredTypes(_ schema: String) -> SQLStatement {
+        SQLServerDialect(schema: schema).statement(
+            """
+            SELECT TABLE_NAME, COLUMN_NAME, DATA_TYPE, CHARACTER_MAXIMUM_LENGTH, NUMERIC_PRECISION, NUMERIC_SCALE, \
+            DATETIME_PRECISION FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_SCHEMA = \(schema)
+            """)
+    }
+
     /// Primary keys and unique constraints: table, constraint, kind (`PRIMARY KEY`/`UNIQUE`),
     /// column, in key order.
     static func keys(_ schema: String) -> SQLStatement {

@@ -24,9 +24,21 @@ enum SQLServerSetup {
 
     /// Each problem with the statement that fixes it, for the database `database` whose
     /// mapped tables are `tables` in `schema`. Empty when nothing is missing.
-    static func problems(_ state: State, database: String, schema: String, tables: [String]) -> [String] {
+    /// Under trigger capture only snapshot isolation is needed (the connector installs the rest).
+    static func problems(
+        _ state: State, database: String, schema: String, tables: [String],
+        capture: SQLServerOptions.ChangeCapture = .tracking
+    ) -> [String] {
         let d = SQLServerDialect(schema: schema)
         var out: [String] = []
+        guard capture == .tracking else {
+            if !state.snapshotIsolation {
+                out.append(
+                    "snapshot isolation is off; turn it on: ALTER DATABASE \(d.quote(database)) "
+                        + "SET ALLOW_SNAPSHOT_ISOLATION ON;")
+            }
+            return out
+        }
         if !state.databaseTracked {
             out.append(
                 "change tracking is off for the database; turn it on: ALTER DATABASE \(d.quote(database)) "

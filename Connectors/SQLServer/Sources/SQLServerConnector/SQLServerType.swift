@@ -68,4 +68,19 @@ enum SQLServerType {
         default: column
         }
     }
+
+    /// The declared type of a column from its `INFORMATION_SCHEMA.COLUMNS` row
+    /// (``SQLServerSQL/declaredTypes(_:)``): `nvarchar(450)`, `decimal(19, 4)`, `datetime2(7)`.
+    static func declared(_ name: String, length: Int64?, precision: Int64?, scale: Int64?, seconds: Int64?)
+        -> String
+    {
+        let type = name.lowercased()
+        switch type {
+        case "char", "varchar", "nchar", "nvarchar", "binary", "varbinary":
+            return "\(type)(\(length.map { $0 < 0 ? "max" : String($0) } ?? "max"))"
+        case "decimal", "numeric": return "\(type)(\(precision ?? 38), \(scale ?? 0))"
+        case "datetime2", "datetimeoffset", "time": return seconds.map { "\(type)(\($0))" } ?? type
+        default: return type
+        }
+    }
 }

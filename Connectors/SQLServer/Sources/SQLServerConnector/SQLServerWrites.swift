@@ -12,12 +12,13 @@ enum SQLServerWrites {
     /// The batches for a sequence of writes, in order. A batch that carries one write alone
     /// carries it (``SQLStatement/write``).
     ///
-    /// - Parameter context: the daemon's tag, at most 128 bytes (``context(name:)``).
+    /// - Parameter context: the daemon's tag, at most 128 bytes (``context(name:)``); nil under
+    ///   trigger capture, where the session carries it (``SQLServerTriggers/tagSession(_:)``).
     /// - Parameter maxParameters: per batch (default ``SQLServerParameters/limit``).
     /// - Parameter generated: per table, the column the database generates (an `IDENTITY`
     ///   `databasePrimaryKey`): SQL Server neither updates it nor takes it in an `INSERT`.
     static func batches(
-        _ writes: [DatabaseWrite], schema: String, context: Data, generated: [String: String] = [:],
+        _ writes: [DatabaseWrite], schema: String, context: Data?, generated: [String: String] = [:],
         maxParameters: Int = SQLServerParameters.limit
     ) -> [SQLStatement] {
         var out: [SQLStatement] = []
@@ -51,8 +52,8 @@ enum SQLServerWrites {
     }
 
     /// One write, tagged, ending with `;`.
-    static func statement(_ write: DatabaseWrite, dialect d: SQLServerDialect, context: Data) -> SQLStatement {
-        let tag = "WITH CHANGE_TRACKING_CONTEXT (0x\(context.map { String(format: "%02X", $0) }.joined()))"
+    static func statement(_ write: DatabaseWrite, dialect d: SQLServerDialect, context: Data?) -> SQLStatement {
+        let tag = Self.tag(context)
         switch write {
         case .upsert(let table, let keyColumns, let row, let scope):
             return upsert(table, keyColumns, scope, row, dialect: d, tag: tag)
@@ -60,12 +61,12 @@ enum SQLServerWrites {
             // Positions are unique per owner (gaps only), so (owner, position) finds each row.
             let (owner, index) = (d.quote(LinkListMapping.ownerColumn), d.quote(LinkListMapping.indexColumn))
             return SQLStatement(
-                "\(tag) UPDATE t SET \(index) = r.n FROM \(d.table(table)) AS t JOIN (SELECT \(owner), \(index), "
+                "\(tag)UPDATE t SET \(index) = r.n FROM \(d.table(table)) AS t JOIN (SELECT \(owner), \(index), "
                     + "ROW_NUMBER() OVER (PARTITION BY \(owner) ORDER BY \(index)) - 1 AS n FROM \(d.table(table))) AS r "
                     + "ON r.\(owner) = t.\(owner) AND r.\(index) = t.\(index) WHERE t.\(index) <> r.n;")
         default:
             let s = write.statement(d)!
-            return SQLStatement("\(tag) \(s.text);", s.values)
+            return SQLStatement("\(tag)\(s.text);", s.values)
         }
     }
 
@@ -83,7 +84,7 @@ enum SQLServerWrites {
         let key = (keyColumns + scope).map { "\(d.quote($0)) = \(marker[$0] ?? "NULL")" }.joined(separator: " AND ")
         let target = d.table(table)
         let insert =
-            "\(tag) INSERT INTO \(target) (\(names.map(d.quote).joined(separator: ", "))) "
+            "\(tag)INSERT INTO \(target) (\(names.map(d.quote).joined(separator: ", "))) "
             + "VALUES (\(markers.joined(separator: ", ")));"
         let sets = names.filter { !keyColumns.contains($0) && !scope.contains($0) }.map {
             "\(d.quote($0)) = \(marker[$0]!)"
@@ -94,9 +95,14 @@ enum SQLServerWrites {
                 values)
         }
         return SQLStatement(
-            "\(tag) UPDATE \(target) WITH (UPDLOCK, HOLDLOCK) SET \(sets.joined(separator: ", ")) WHERE \(key);\n"
+            "\(tag)UPDATE \(target) WITH (UPDLOCK, HOLDLOCK) SET \(sets.joined(separator: ", ")) WHERE \(key);\n"
                 + "IF @@ROWCOUNT = 0 BEGIN \(insert) END;",
             values)
+    }
+
+    /// `WITH CHANGE_TRACKING_CONTEXT (…) `, the prefix that tags a statement; empty without a context.
+    static func tag(_ context: Data?) -> String {
+        context.map { "WITH CHANGE_TRACKING_CONTEXT (0x\($0.map { String(format: "%02X", $0) }.joined())) " } ?? ""
     }
 
     /// The change-tracking context that marks this daemon's writes: `realm-adapter:<name>`
@@ -105,15 +111,15 @@ enum SQLServerWrites {
 
     /// The marker of a Realm transaction, in the same SQL transaction as its writes: the Realm
     /// version the database now holds, tagged so that the poller reads it as own.
-    static func marker(adapter: String, path: String, version: Int64, _ d: SQLServerDialect, _ context: Data)
+    static func marker(adapter: String, path: String, version: Int64, _ d: SQLServerDialect, _ context: Data?)
         -> SQLStatement
     {
-        let tag = "WITH CHANGE_TRACKING_CONTEXT (0x\(context.map { String(format: "%02X", $0) }.joined()))"
+        let tag = Self.tag(context)
         return d.statement(
             """
-            \(raw: tag) UPDATE \(table: SQLServerSQL.stateTable) WITH (UPDLOCK, HOLDLOCK) \
+            \(raw: tag)UPDATE \(table: SQLServerSQL.stateTable) WITH (UPDLOCK, HOLDLOCK) \
             SET version = \(version), updated_at = SYSUTCDATETIME() WHERE adapter = \(adapter) AND path = \(path);
-            IF @@ROWCOUNT = 0 BEGIN \(raw: tag) INSERT INTO \(table: SQLServerSQL.stateTable) (adapter, path, version) \
+            IF @@ROWCOUNT = 0 BEGIN \(raw: tag)INSERT INTO \(table: SQLServerSQL.stateTable) (adapter, path, version) \
             VALUES (\(adapter), \(path), \(version)); END;
             """)
     }
@@ -122,10 +128,10 @@ enum SQLServerWrites {
     /// tagged: the poller reads them back as own, and the Realm already holds them. In batches of
     /// at most `maxParameters` (two per row).
     static func realmIdUpdates(
-        _ assignments: [RealmIdAssignment], schema: String, context: Data,
+        _ assignments: [RealmIdAssignment], schema: String, context: Data?,
         maxParameters: Int = SQLServerParameters.limit
     ) -> [SQLStatement] {
-        let tag = "WITH CHANGE_TRACKING_CONTEXT (0x\(context.map { String(format: "%02X", $0) }.joined()))"
+        let tag = Self.tag(context)
         var out: [SQLStatement] = []
         var batch = SQLStatement("")
         for a in assignments {
@@ -136,7 +142,7 @@ enum SQLServerWrites {
             let d = SQLServerDialect(schema: schema, firstParameter: batch.values.count + 1)
             let s = d.statement(
                 """
-                \(raw: tag) UPDATE \(table: a.table) SET \(id: a.realmIdColumn) = \(a.realmId) \
+                \(raw: tag)UPDATE \(table: a.table) SET \(id: a.realmIdColumn) = \(a.realmId) \
                 WHERE \(id: a.keyColumn) = \(a.key) AND \(id: a.realmIdColumn) IS NULL;
                 """)
             batch.text += (batch.text.isEmpty ? "" : "\n") + s.text
