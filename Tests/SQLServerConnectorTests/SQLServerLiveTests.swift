@@ -86,7 +86,6 @@ struct SQLServerScenarioDatabase: ScenarioDatabase {
     }
 
     func remove() async {
-        if ProcessInfo.processInfo.environment["KEEP_DB"] != nil { return }
         app.close()
         var admin = server
         admin.database = nil

@@ -105,18 +105,36 @@ final class SQLServerTriggerReader: ChangeTrackingReader {
             table, keyTypes: types, columns: read.map(\.name), expressions: read.map(\.expression), after: version,
             upTo: watermark, dialect)
         let k = table.keyColumns.count
-        // The log has a row per change; change tracking's answer is one per key, in the order
-        // of their last changes: the first operation (an insert stays one), the last tag, the row.
-        var byKey: [DatabaseRow: (last: Int64, change: TrackedChange)] = [:]
+        var logged: [LoggedChange] = []
         try session.query(statement) { _, v in
             guard case .int(let seq) = v[0], case .string(let op) = v[1], let operation = op.first else { return }
             let context: Data? = if case .data(let d) = v[2] { d } else { nil }
             let key = DatabaseRow(Dictionary(uniqueKeysWithValues: zip(table.keyColumns, v[3..<(3 + k)])))
             let exists = v[3 + k] == .int(1)
             let row = exists ? DatabaseRow(Dictionary(uniqueKeysWithValues: zip(read.map(\.name), v[(4 + k)...]))) : nil
-            var change = byKey[key]?.change ?? TrackedChange(operation: operation, context: nil, key: key, row: row)
-            change.context = context
-            byKey[key] = (seq, change)
+            logged.append(LoggedChange(number: seq, operation: operation, context: context, key: key, row: row))
+        }
+        return Self.net(logged)
+    }
+
+    /// One row of the log, with the row of its key as it is now.
+    struct LoggedChange {
+        var number: Int64
+        var operation: Character
+        var context: Data?
+        var key: DatabaseRow
+        var row: DatabaseRow?
+    }
+
+    /// What change tracking answers for the same changes: one per key, in the order of their
+    /// last changes, with the first operation (an insert stays one) and the last tag.
+    static func net(_ logged: [LoggedChange]) -> [TrackedChange] {
+        var byKey: [DatabaseRow: (last: Int64, change: TrackedChange)] = [:]
+        for l in logged.sorted(by: { $0.number < $1.number }) {
+            var change =
+                byKey[l.key]?.change ?? TrackedChange(operation: l.operation, context: nil, key: l.key, row: l.row)
+            change.context = l.context
+            byKey[l.key] = (l.number, change)
         }
         return byKey.values.sorted { $0.last < $1.last }.map(\.change)
     }
