@@ -11,7 +11,7 @@ struct RealmAdapterCommand: AsyncParsableCommand {
         abstract: "Keep Realms and SQL databases in sync.",
         discussion: """
             realm-adapter seeds Realms from an existing database (`load`: Postgres, an app's SQLite \
-            file, or SQL Server, which has not yet run against a server), keeps them in \
+            file, or SQL Server, so far run against Babelfish only), keeps them in \
             sync with it, both ways (`run`), writes a starting configuration from the database \
             (`init`), and lets you look into and write to the embedded Realm store (`realm`).
 

@@ -5,11 +5,14 @@ struct Teardown: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Remove what the adapter created in the database for its own use.",
         discussion: """
-            For users who stop syncing a database: removes the adapter's replication slot (which \
-            otherwise keeps the server's WAL forever), its publication, its replication origins \
-            (which outlive a dropped slot), and its rows of realm_adapter_state and the dead-letter \
-            tables (each table too, once no other adapter has rows in it). Your tables and their \
-            data are never touched, nor are the Realms.
+            For users who stop syncing a database. Postgres: removes the adapter's replication \
+            slot (which otherwise keeps the server's WAL forever), its publication, its replication \
+            origins (which outlive a dropped slot), and its rows of realm_adapter_state and the \
+            dead-letter tables (each table too, once no other adapter has rows in it). SQL Server: \
+            its resume point, its rows of the state and dead-letter tables (each table too, once no \
+            other has rows in it), and, once no other daemon follows the database, the capture \
+            triggers, their change log and gate; change tracking stays as it is. Your tables and \
+            their data are never touched, nor are the Realms.
 
             Stop the daemon first (the command refuses while one streams). Look before you leap:
               realm-adapter teardown --config adapter.json --dry-run

@@ -29,12 +29,14 @@ public struct ScenarioFailure: Error, CustomStringConvertible {
     public let description: String
 }
 
-func require(_ condition: Bool, _ message: @autoclosure () -> String) throws {
+public func require(_ condition: Bool, _ message: @autoclosure () -> String) throws {
     guard condition else { throw ScenarioFailure(description: message()) }
 }
 
 /// Polls `condition` until it holds, or fails naming `what`.
-func eventually(_ what: String, timeout: Duration = .seconds(20), _ condition: () async throws -> Bool) async throws {
+public func eventually(_ what: String, timeout: Duration = .seconds(20), _ condition: () async throws -> Bool)
+    async throws
+{
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if try await condition() { return }
@@ -43,27 +45,29 @@ func eventually(_ what: String, timeout: Duration = .seconds(20), _ condition: (
     throw ScenarioFailure(description: "timed out waiting for: \(what)")
 }
 
-/// A store, a configuration and the daemon's two services over a ``ScenarioDatabase``.
-struct ScenarioHarness<Database: ScenarioDatabase> {
-    let database: Database
-    let config: Configuration
-    let mapping: Mapping
-    let store: RealmStore
+/// A store, a configuration and the daemon's two services over a ``ScenarioDatabase``; a
+/// connector's own tests use it with their own schema and configuration members.
+public struct ScenarioHarness<Database: ScenarioDatabase> {
+    public let database: Database
+    public let config: Configuration
+    public let mapping: Mapping
+    public let store: RealmStore
     let logger: Logger
 
-    static var schema: String {
+    public static var schema: String {
         """
         [{"name": "Item", "primaryKey": "id", "properties": {"id": "int", "n": "int", "note": "string?"}}]
         """
     }
 
-    init(_ database: Database, directory: String) throws {
+    /// - Parameter members: more top-level members of the configuration (`"mapping": {…}`).
+    init(_ database: Database, directory: String, schema: String, members: String) throws {
         self.database = database
         config = try Configuration(
             json: try JSONValue(
                 parsing: """
                     {"realm": {"store": "\(directory)", "path": "/items", "adapterName": "scenario"},
-                     "database": \(database.databaseSection), "schema": \(Self.schema)}
+                     "database": \(database.databaseSection), "schema": \(schema)\(members.isEmpty ? "" : ", " + members)}
                     """), environment: [:], connectors: database.connectors)
         mapping = try Mapping(config)
         store = try RealmStore(directory: directory)
@@ -72,17 +76,23 @@ struct ScenarioHarness<Database: ScenarioDatabase> {
         self.logger = logger
     }
 
-    static func run(_ database: Database, _ body: (ScenarioHarness) async throws -> Void) async throws {
+    /// Runs `body` over a fresh store, the Realm `/items` of `schema` (default ``schema``).
+    public static func run(
+        _ database: Database, schema: String = Self.schema, members: String = "",
+        _ body: (ScenarioHarness) async throws -> Void
+    ) async throws {
         let dir = NSTemporaryDirectory() + "realm-adapter-scenario-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        try await body(try ScenarioHarness(database, directory: dir))
+        try await body(try ScenarioHarness(database, directory: dir, schema: schema, members: members))
     }
 
-    func connector() throws -> any DatabaseConnector { try database.connectors.connector(config, logger: logger) }
+    public func connector() throws -> any DatabaseConnector {
+        try database.connectors.connector(config, logger: logger)
+    }
 
     /// Runs `body` while the daemon runs, and ends it as `ending` says.
     @discardableResult
-    func withDaemon(_ ending: InProcessDaemon.Ending = .graceful, _ body: () async throws -> Void) async throws
+    public func withDaemon(_ ending: InProcessDaemon.Ending = .graceful, _ body: () async throws -> Void) async throws
         -> Error?
     {
         let connector = try connector()
@@ -93,7 +103,7 @@ struct ScenarioHarness<Database: ScenarioDatabase> {
     }
 
     /// `realm-adapter load`, in process.
-    func load() async throws -> LoadSummary {
+    public func load() async throws -> LoadSummary {
         let connector = try connector()
         let adapter = try Adapter(
             store: store, name: config.realm.adapterName, pathRegex: config.realm.effectivePathRegex)
@@ -105,7 +115,7 @@ struct ScenarioHarness<Database: ScenarioDatabase> {
     }
 
     /// Item objects of the Realm as (id, n, note), by id; empty while the Realm does not exist.
-    func realmItems() throws -> [[String?]] {
+    public func realmItems() throws -> [[String?]] {
         guard try store.contains("/items") else { return [] }
         return try store.objects(of: "Item", in: "/items").map { o -> [String?] in
             ["id", "n", "note"].map { o.values[$0].flatMap(Self.text) }
@@ -113,11 +123,11 @@ struct ScenarioHarness<Database: ScenarioDatabase> {
     }
 
     /// Item rows of the database as (id, n, note), by id.
-    func databaseItems() async throws -> [[String?]] {
+    public func databaseItems() async throws -> [[String?]] {
         try await database.sql(#"SELECT id, n, note FROM "Item" ORDER BY id"#)
     }
 
-    static func text(_ v: Value) -> String? {
+    public static func text(_ v: Value) -> String? {
         switch v {
         case .int(let i): String(i)
         case .string(let s): s
@@ -127,12 +137,12 @@ struct ScenarioHarness<Database: ScenarioDatabase> {
     }
 
     /// Applies instructions to the Realm as an app would (origin `app`).
-    func realmWrite(_ instructions: [Instruction]) throws {
+    public func realmWrite(_ instructions: [Instruction]) throws {
         try store.apply(instructions, to: "/items", origin: "app")
     }
 
     /// The Realm's history as (origin, instruction count) per version.
-    func history() throws -> [RealmTransaction] {
+    public func history() throws -> [RealmTransaction] {
         try store.history(of: "/items")
     }
 }
