@@ -19,7 +19,9 @@ struct PostgresScenarioDatabase: ScenarioDatabase {
 
     func sql(_ text: String) async throws -> [[String?]] { try await app.sql(text) }
 
-    func openTransaction(_ text: String) async throws -> (@Sendable () async throws -> Void)? {
+    static var writesConcurrently: Bool { true }
+
+    func openTransaction(_ text: String) async throws -> @Sendable () async throws -> Void {
         let c = try await PostgresConnection.connect(settings)
         _ = try await c.sql("BEGIN")
         _ = try await c.sql(text)

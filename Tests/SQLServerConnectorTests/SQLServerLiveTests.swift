@@ -73,7 +73,9 @@ struct SQLServerScenarioDatabase: ScenarioDatabase {
         }
     }
 
-    func openTransaction(_ text: String) async throws -> (@Sendable () async throws -> Void)? {
+    static var writesConcurrently: Bool { true }
+
+    func openTransaction(_ text: String) async throws -> @Sendable () async throws -> Void {
         let c = try await SQLServerConnection.connect(server)
         try await c.session { s in
             try s.execute(SQLServerConnector.sessionSettings)

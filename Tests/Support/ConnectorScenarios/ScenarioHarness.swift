@@ -14,14 +14,20 @@ public protocol ScenarioDatabase: Sendable {
     /// Whether the connector's stream keeps the database's transactions apart (the SQLite
     /// example's change log, polled, may join several into one).
     static var keepsTransactionsApart: Bool { get }
+    /// Whether two transactions can write at once (not SQLite's one writer): the scenario of a
+    /// slower transaction needs ``openTransaction(_:)``.
+    static var writesConcurrently: Bool { get }
     /// Runs `text` in a transaction on a connection of its own and leaves it open; the answer
-    /// commits it. Nil where the database has no second connection (the scenario is left out).
-    func openTransaction(_ text: String) async throws -> (@Sendable () async throws -> Void)?
+    /// commits it. Needed where ``writesConcurrently``.
+    func openTransaction(_ text: String) async throws -> @Sendable () async throws -> Void
 }
 
 extension ScenarioDatabase {
     public static var keepsTransactionsApart: Bool { true }
-    public func openTransaction(_ text: String) async throws -> (@Sendable () async throws -> Void)? { nil }
+    public static var writesConcurrently: Bool { false }
+    public func openTransaction(_ text: String) async throws -> @Sendable () async throws -> Void {
+        throw ScenarioFailure(description: "\(Self.self) cannot hold a transaction open")
+    }
 }
 
 /// A scenario's expectation that did not hold.
