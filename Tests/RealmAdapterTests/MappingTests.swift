@@ -339,4 +339,37 @@ extension MappingTests {
         #expect(try byUUID.keyRow(table, key) == DatabaseRow(["post": .uuid(u), "tag": "b"]))
         #expect(throws: RealmAdapterError.self) { try byUUID.keyRow(table, "aaaaaaaa-2222-4333-8444-b") }
     }
+
+    /// A join object created in the Realm whose parts link to types keyed by the database: its
+    /// key holds the parts' database keys ("1-2"), and those go into the key columns as they are.
+    /// Before, the columns kept the links' look-up by RealmId, which then compared a RealmId
+    /// with 1 (found by the legacy Employee/Route example on Babelfish).
+    @Test func aJoinObjectsKeyColumnsTakeItsDatabaseKeysWithoutALookUp() throws {
+        let config = try Configuration(
+            json: try JSONValue(
+                parsing: """
+                    {"realm": {"path": "/j"},
+                     "schema": [
+                       {"name": "Employee", "primaryKey": "RealmId", "databasePrimaryKey": "id",
+                        "properties": {"RealmId": "string", "id": "int?"}},
+                       {"name": "Route", "primaryKey": "RealmId", "databasePrimaryKey": "id",
+                        "properties": {"RealmId": "string", "id": "int?"}},
+                       {"name": "EmployeeRoute", "primaryKey": "key",
+                        "properties": {"key": "string", "employee": "Employee", "route": "Route"}}],
+                     "mapping": {"compoundPrimaryKeys": {"EmployeeRoute": [
+                       {"property": "employee", "dbColumn": "employee_id", "type": "int"},
+                       {"property": "route", "dbColumn": "route_id", "type": "int"}]}}}
+                    """), environment: [:], connectors: .postgres)
+        let mapping = try Mapping(config)
+        let insert = Instruction.insert(
+            objectType: "EmployeeRoute", identity: "1-2",
+            values: ["key": "1-2", "employee": "rid-tom", "route": "rid-west"])
+        let writes = try mapping.databaseWrites([insert], path: "/j", list: { _, _, _ in [] })
+        guard case .upsert(_, _, let row, _)? = writes.first else {
+            Issue.record("no upsert: \(writes)")
+            return
+        }
+        #expect(row["employee_id"] == .int(1) && row["route_id"] == .int(2))
+        #expect(row.references["employee_id"] == nil && row.references["route_id"] == nil)
+    }
 }

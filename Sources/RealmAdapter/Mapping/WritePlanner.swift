@@ -134,7 +134,12 @@ struct WritePlanner {
         if t.compoundKey == nil {
             row[t.keyColumn] = identity
         } else {
-            for (k, v) in try mapping.keyRow(t, identity).values { row[k] = v }
+            // The key holds its parts' database values (a link part's database key, not the
+            // RealmId its link holds): no look-up by RealmId on those columns.
+            for (k, v) in try mapping.keyRow(t, identity).values {
+                row[k] = v
+                row.references[k] = nil
+            }
         }
     }
 
