@@ -103,7 +103,8 @@ struct SQLServerScenarioDatabase: ScenarioDatabase {
 }
 
 /// The core's scenarios against a real SQL Server: skipped unless `SQLSERVER_URL` is set (no SQL
-/// Server can run on the project's machines; docs/sqlserver.md says how to run one in a container).
+/// Server can run on the project's machines; docs/sqlserver.md says how to run one in a container,
+/// or Babelfish). Every live suite nests in this one, so that they run one at a time.
 @Suite(
     .serialized,
     .enabled(if: SQLServerScenarioDatabase.url != nil, "set SQLSERVER_URL=sqlserver://sa:…@host:1433 to run"))

@@ -19,7 +19,7 @@ extension SQLServerConnector {
         let free = try await lock.session { s in
             try s.query(
                 SQLStatement(
-                    "SELECT APPLOCK_TEST('public', @p1, 'Exclusive', 'Session')", [.string("realm-adapter:" + name)])
+                    "SELECT APPLOCK_TEST('public', @p1, 'Exclusive', 'Session')", [.string(self.lockResource)])
             ).rows.first?.first == .int(1)
         }
         lock.close()

@@ -14,7 +14,7 @@ extension SQLServerConnector {
             try s.execute(SQLServerConnector.sessionSettings)
             let free = try s.query(
                 SQLStatement(
-                    "SELECT APPLOCK_TEST('public', @p1, 'Exclusive', 'Session')", [.string("realm-adapter:" + name)])
+                    "SELECT APPLOCK_TEST('public', @p1, 'Exclusive', 'Session')", [.string(self.lockResource)])
             ).rows.first?.first
             guard free == .int(1) else { throw SQLServerError.daemonRunningAtTeardown(name) }
             var removed: [String] = []

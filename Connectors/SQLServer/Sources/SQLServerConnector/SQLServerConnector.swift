@@ -61,6 +61,9 @@ public final class SQLServerConnector: DatabaseConnector {
     var options: SQLServerOptions { settings.options }
     var dialect: SQLServerDialect { SQLServerDialect(schema: configuration.schema) }
     var context: Data { SQLServerWrites.context(name: options.trackingName) }
+    /// The application lock one daemon per `trackingName` holds: named by database too, as
+    /// Babelfish's locks span every database of the server (SQL Server's are per database).
+    var lockResource: String { String("realm-adapter:\(settings.database ?? ""):\(options.trackingName)".prefix(255)) }
 
     /// What every connection sets first: no row counts as messages, a failed statement rolls its
     /// transaction back, and the ANSI behaviours SQL Server's own tools use (db-lib's defaults differ).
@@ -103,7 +106,7 @@ public final class SQLServerConnector: DatabaseConnector {
         try Self.check(mapping)
         if configuration.createDatabase { try await createDatabaseIfMissing() }  // the lock needs the database
         let lock = try await SQLServerConnection.connect(settings, logger: logger)
-        let name = "realm-adapter:" + options.trackingName
+        let name = lockResource
         let granted = try await lock.session { s in
             try s.query(
                 SQLStatement(
@@ -113,7 +116,7 @@ public final class SQLServerConnector: DatabaseConnector {
         }
         guard case .int(let r)? = granted, r >= 0 else {
             lock.close()
-            throw SQLServerError.daemonRunning(options.trackingName)
+            throw SQLServerError.daemonRunning(options.trackingName, lock: name)
         }
         state.withLock { $0.lock = lock }
         let capture = try await lock.session { s in try self.capture(s) }
@@ -176,8 +179,11 @@ public final class SQLServerConnector: DatabaseConnector {
     /// The tables the poller follows: the mapped ones and their link tables, each by its
     /// primary key, the only columns change tracking reports (a table with `databasePrimaryKey`
     /// by its database key, not by its RealmId).
+    ///
+    /// A round reads them in this order, links' targets first (the loader's order): a parent and
+    /// its child inserted between two rounds reach the Realm parent first, as they must.
     static func followed(_ mapping: Mapping) -> [TrackedTable] {
-        mapping.tables.map {
+        ((try? LoadPlan(mapping).tables) ?? mapping.tables).map {
             TrackedTable(name: $0.table, keyColumns: $0.databaseKey.map { [$0.column] } ?? $0.keyColumns)
         }
             + mapping.tables.flatMap(\.linkLists).map {

@@ -35,11 +35,11 @@ extension SQLServerError {
     }
 
     /// Another daemon holds this tracking name's lock.
-    static func daemonRunning(_ name: String) -> SQLServerError {
+    static func daemonRunning(_ name: String, lock: String) -> SQLServerError {
         SQLServerError(
             .invalidSettings,
-            "Another realm-adapter daemon is running with trackingName \(name) (it holds the application lock "
-                + "realm-adapter:\(name)). Stop it before starting this one.")
+            "Another realm-adapter daemon is running with trackingName \(name) on this database (it holds the "
+                + "application lock \(lock)). Stop it before starting this one.")
     }
 
     /// The database does not match the mapping.

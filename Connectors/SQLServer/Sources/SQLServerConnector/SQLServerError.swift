@@ -55,6 +55,11 @@ public struct SQLServerError: ConnectorError, Sendable, CustomStringConvertible,
         self.message = message
     }
 
+    /// `SET LOCK_TIMEOUT` ran out: SQL Server's 1222, Babelfish's "canceling statement due to lock timeout".
+    var isLockTimeout: Bool {
+        number == 1222 || serverMessages.contains { $0.text.contains("lock timeout") }
+    }
+
     /// The number of the server's message that failed the statement (2627: a duplicate key).
     public var number: Int? { serverMessages.first?.number }
 

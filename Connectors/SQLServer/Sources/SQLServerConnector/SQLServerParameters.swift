@@ -65,13 +65,21 @@ struct SQLServerParameters {
         case .double(let d): ("float", .double(d))
         case .string(let s): ("nvarchar(max)", .text(s))
         case .data(let d): ("varbinary(max)", .binary(d))
-        // datetime2 and datetimeoffset both read this form (UTC; no zone designator).
-        case .date(let t): ("nvarchar(40)", .text(String(t.iso8601.dropLast(t.iso8601.hasSuffix("Z") ? 1 : 0))))
+        // Declared datetime2(7), which every date and time column takes (Babelfish assigns no
+        // nvarchar to a datetimeoffset): UTC, no zone designator, 100 ns (its precision).
+        case .date(let t): ("datetime2(7)", .text(Self.datetime2(t)))
         case .decimal(let d): ("nvarchar(80)", .text(d.description))
         case .uuid(let u): ("nvarchar(36)", .text(u.uuidString))
         case .objectId(let o): ("nvarchar(24)", .text(o.description))
         case .list: throw SQLServerError.unsupportedValue("list")
         }
+    }
+
+    /// `t` as `datetime2(7)` reads it: `2024-05-01T10:20:30.1234567` (fractions past 100 ns cut).
+    static func datetime2(_ t: Timestamp) -> String {
+        let iso = t.iso8601.dropLast(t.iso8601.hasSuffix("Z") ? 1 : 0)
+        guard let dot = iso.firstIndex(of: ".") else { return String(iso) }
+        return String(iso[..<dot]) + String(iso[dot...].prefix(8))
     }
 
     /// Sends the call; the parameters' bytes stay alive until `dbrpcsend` has copied them.

@@ -58,8 +58,18 @@ final class SQLServerTriggerReader: ChangeTrackingReader {
     static func snapshotStart(_ session: SQLServerSession, gate: SQLServerSession, _ d: SQLServerDialect) throws
         -> Int64
     {
-        try gate.execute(SQLServerTriggers.passGate(d))
-        try gate.execute(SQLServerTriggers.holdGate(d))
+        // Usually no transaction holds a gate row for long: the gate is held at once. When one
+        // does, writers would wait behind the reader; it lets go, waits for each row in turn
+        // while holding none, and takes the gate then.
+        try gate.execute("SET LOCK_TIMEOUT \(SQLServerTriggers.holdTimeoutMs);")
+        do {
+            try gate.execute(SQLServerTriggers.holdGate(d))
+            try gate.execute("SET LOCK_TIMEOUT -1;")
+        } catch let e as SQLServerError where e.isLockTimeout {
+            try gate.execute("IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION; SET LOCK_TIMEOUT -1;")
+            try gate.execute(SQLServerTriggers.passGate(d))
+            try gate.execute(SQLServerTriggers.holdGate(d))
+        }
         do {
             try session.execute("SET TRANSACTION ISOLATION LEVEL SNAPSHOT; BEGIN TRANSACTION;")
             // The snapshot begins at this first read, while no transaction can draw a number.

@@ -112,6 +112,9 @@ enum SQLServerTriggers {
         """
     }
 
+    /// How long a reader tries to take the whole gate at once before it waits row by row.
+    static let holdTimeoutMs = 100
+
     /// Locks every gate row until the transaction ends.
     static func holdGate(_ d: SQLServerDialect) -> String {
         "BEGIN TRANSACTION; UPDATE \(d.table(gateTable)) SET n = n;"

@@ -78,8 +78,15 @@ enum SQLServerWrites {
         tag: String
     ) -> SQLStatement {
         let names = row.values.keys.sorted()
-        let values = names.map { row[$0] ?? .null }
-        let markers = names.enumerated().map { d.parameter($0 + 1, referring: row.references[$1]) }
+        // A NULL is written as the literal: a parameter has a type (nvarchar), and Babelfish
+        // refuses to assign an nvarchar, even NULL, to a datetimeoffset column.
+        var values: [Value] = []
+        let markers = names.map { name -> String in
+            let value = row[name] ?? .null
+            guard value != .null || row.references[name] != nil else { return "NULL" }
+            values.append(value)
+            return d.parameter(values.count, referring: row.references[name])
+        }
         let marker = Dictionary(uniqueKeysWithValues: zip(names, markers))
         let key = (keyColumns + scope).map { "\(d.quote($0)) = \(marker[$0] ?? "NULL")" }.joined(separator: " AND ")
         let target = d.table(table)

@@ -1,0 +1,54 @@
+import Foundation
+import RealmAdapter
+import Testing
+
+@testable import SQLServerConnector
+
+/// What a new user's trial of `init → load → run` against Babelfish found, each as the
+/// statement or order that went wrong, so no server is needed (the live suite runs them too).
+@Suite struct SQLServerTrialTests {
+    /// Child tables whose names sort before their parents', as the trial's did.
+    static let mapping: Mapping = {
+        let config = try! Configuration(
+            json: try! JSONValue(
+                parsing: """
+                    {"schema": [
+                      {"name": "Address", "primaryKey": "id", "properties": {"id": "int", "customer": "Customer?"}},
+                      {"name": "OrderProduct", "primaryKey": "id", "properties": {"id": "int", "order": "Orders?"}},
+                      {"name": "Orders", "primaryKey": "id", "properties": {"id": "int", "customer": "Customer?"}},
+                      {"name": "Customer", "primaryKey": "id", "properties": {"id": "int", "name": "string?"}}],
+                     "realm": {"path": "/d"}}
+                    """))
+        return try! Mapping(config)
+    }()
+
+    /// A parent and its child inserted between two rounds stopped the daemon for good: the round
+    /// read tables in name order, so the child's link found no parent.
+    @Test func aRoundReadsLinksTargetsFirst() {
+        let order = SQLServerConnector.followed(Self.mapping).map(\.name)
+        func before(_ a: String, _ b: String) -> Bool { order.firstIndex(of: a)! < order.firstIndex(of: b)! }
+        #expect(before("Customer", "Address") && before("Customer", "Orders") && before("Orders", "OrderProduct"))
+    }
+
+    /// Babelfish assigns no nvarchar, not even NULL, to a datetimeoffset column: a NULL goes as
+    /// the literal, with no parameter.
+    @Test func aNullIsWrittenAsTheLiteral() {
+        let write = DatabaseWrite.upsert(
+            table: "Orders", keyColumns: ["id"], row: DatabaseRow(["id": 1, "placed": .null, "note": "x"]), scope: [])
+        let s = SQLServerWrites.statement(write, dialect: SQLServerDialect(schema: "dbo"), context: nil)
+        #expect(s.values == [1, "x"])
+        #expect(s.text.contains("SET [note] = @p2, [placed] = NULL WHERE [id] = @p1"))
+        #expect(s.text.contains("VALUES (@p1, @p2, NULL)"))
+    }
+
+    /// …and a date travels declared `datetime2(7)` (which every date and time column takes), its
+    /// text cut to 100 ns (SQL Server refuses more digits for datetime2).
+    @Test func aDateTravelsAsDatetime2() throws {
+        let t = try #require(Timestamp(iso8601: "2024-05-01T10:20:30.123456789Z"))
+        let call = try SQLServerParameters(SQLStatement("SELECT @p1", [.date(t)]))
+        #expect(call.declarations == "@p1 datetime2(7)")
+        #expect(call.values == [.text("2024-05-01T10:20:30.1234567")])
+        let whole = try #require(Timestamp(iso8601: "2024-05-01T10:20:30Z"))
+        #expect(SQLServerParameters.datetime2(whole) == "2024-05-01T10:20:30.000")
+    }
+}
