@@ -14,9 +14,10 @@ struct Load: AsyncParsableCommand {
             form cycles are set in a second pass. Rows stream: memory stays flat however large \
             the tables are. Each Realm transaction holds loader.batchSize rows.
 
-            Hand-off: the replication slot is (re)created at the snapshot, so when `realm-adapter \
-            run` starts afterwards, every change committed during or after the load arrives \
-            exactly once. Stop the daemon before loading. A load refuses to start while a Realm \
+            Hand-off: the snapshot is read where the change stream starts (Postgres: the \
+            replication slot is (re)created at it; SQL Server: the change-tracking version or the \
+            trigger log's number read in it), so when `realm-adapter run` starts afterwards, every \
+            change committed during or after the load arrives exactly once. Stop the daemon before loading. A load refuses to start while a Realm \
             has changes the database does not have yet.
 
             Re-runs are safe: loading again (or after an interrupted load) merges rows into what \
@@ -103,7 +104,7 @@ struct Load: AsyncParsableCommand {
                     ?? snapshot.sizeEstimate(step.table).map {
                         "~\(Self.count($0)) (planner, from its size: never analyzed)"
                     }
-                    ?? "unknown (ANALYZE the table for one)"
+                    ?? "unknown (the database has no statistics for it yet)"
                 var target = mapping.path.template
                 if case .objects(let t, _) = step, !mapping.path.isLiteral {
                     target =

@@ -9,12 +9,14 @@ struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the adapter daemon: keep the Realms and the database in sync, both ways.",
         discussion: """
-            Database changes flow into the Realms (Postgres: logical replication), and Realm \
-            transactions flow into the database, each exactly once and never echoed back.
+            Database changes flow into the Realms (Postgres: logical replication; SQL Server: \
+            change tracking, or triggers and a change log where there is none, as on Babelfish), \
+            and Realm transactions flow into the database, each exactly once and never echoed back.
 
-            On start it prepares the database: the state and dead-letter tables, the publication \
-            and the replication slot (created if missing; database.resetReplicationSlot starts \
-            over), and with database.createSchema the mapped tables. It then checks that every \
+            On start it prepares the database: the state and dead-letter tables; for Postgres the \
+            publication and the replication slot (created if missing; database.resetReplicationSlot \
+            starts over), for SQL Server change tracking on the mapped tables or the capture \
+            triggers; and with database.createSchema the mapped tables. It then checks that every \
             mapped table and column exists with a type that can hold its property, and stops \
             with a list of mismatches otherwise. With database.applyRealmSchemaChanges, types and \
             properties that apps add to the Realms become tables and columns, synced both ways.

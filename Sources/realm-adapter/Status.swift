@@ -9,11 +9,13 @@ struct Status: AsyncParsableCommand {
         discussion: """
             Per synced Realm: its version, how many of its transactions the adapter has still to \
             send to the database (the lag; the adapter's own writes, such as loaded rows, are never \
-            sent), the version the database recorded, and the last Postgres position the Realm \
+            sent), the version the database recorded, and the last database position the Realm \
             holds (the daemon records one for all its Realms: a Realm holds every change up to \
-            it). For the slot: its confirmed position, whether a daemon is streaming from it, and \
+            it). Postgres: the slot's confirmed position, whether a daemon is streaming from it, and \
             how much WAL it keeps the server from recycling: an abandoned \
             slot fills the disk, so a warning is printed above database.walWarningBytes (exit code 2). \
+            SQL Server: the capture (change tracking or triggers), how far behind the Realms are, \
+            whether a daemon runs, and the setup problems with the statements that fix them (exit code 2). \
             Changes set aside (ignoreSQLErrors) are counted (exit code 2). A Realm transaction the \
             database rejected, which stopped the daemon, is shown with the database's error and what \
             to do (exit code 3; see `realm-adapter dead-letter`). Each webhook (events.webhooks) \

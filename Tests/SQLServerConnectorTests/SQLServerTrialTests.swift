@@ -51,4 +51,18 @@ import Testing
         let whole = try #require(Timestamp(iso8601: "2024-05-01T10:20:30Z"))
         #expect(SQLServerParameters.datetime2(whole) == "2024-05-01T10:20:30.000")
     }
+
+    /// A login refused over TLS says only "Adaptive Server connection failed" (Babelfish's
+    /// certificate is self-signed): the error names the certificate and the missing password.
+    @Test func aFailedLoginNamesTheCertificateAndAMissingPassword() {
+        var s = SQLServerSettings(host: "db", user: "sa")
+        let text = SQLServerError.cannotConnect(s.displayTarget, Diagnostics(), hints: s.loginHints).message
+        #expect(text.contains("trustServerCertificate") && text.contains("SQLSERVER_PASSWORD"))
+        s.password = Secret("x")
+        s.options.trustServerCertificate = true
+        #expect(s.loginHints.isEmpty)
+        s.options.trustServerCertificate = false
+        s.options.encryption = .off
+        #expect(s.loginHints.isEmpty)
+    }
 }

@@ -94,7 +94,7 @@ enum FreeTDS {
                 named.errors[i].text = named.errors[i].text.replacingOccurrences(
                     of: " (\(settings.freetdsSectionName))", with: "")
             }
-            return SQLServerError.cannotConnect(settings.displayTarget, named)
+            return SQLServerError.cannotConnect(settings.displayTarget, named, hints: settings.loginHints)
         }
     }
 

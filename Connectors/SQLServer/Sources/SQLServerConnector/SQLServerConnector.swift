@@ -457,9 +457,11 @@ public final class SQLServerConnector: DatabaseConnector {
         }
     }
 
-    /// `version 1234`: the change-tracking version.
+    /// `change-tracking version 1234`, or `trigger log number 1234`.
     public func describe(position: String) -> String {
-        ChangeTrackingPoller.version(of: position).map { "change-tracking version \($0)" } ?? position
+        let triggers = options.changeCapture == .triggers || state.withLock({ $0.capture }) == .triggers
+        let what = triggers ? "trigger log number" : "change-tracking version"
+        return ChangeTrackingPoller.version(of: position).map { "\(what) \($0)" } ?? position
     }
 
     /// Deletes the resume point ``prepare(_:)`` wrote if no stream read from it: a start that

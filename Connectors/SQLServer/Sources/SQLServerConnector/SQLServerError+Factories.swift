@@ -1,11 +1,13 @@
 /// The SQL Server connector's errors, one factory each.
 extension SQLServerError {
     /// The login failed; `reasons` are what db-lib and the server said.
-    static func cannotConnect(_ target: String, _ diagnostics: Diagnostics) -> SQLServerError {
+    /// - Parameter hints: what else may be wrong, from the settings (``SQLServerSettings/loginHints``).
+    static func cannotConnect(_ target: String, _ diagnostics: Diagnostics, hints: [String] = []) -> SQLServerError {
         var e = SQLServerError(
             .connectionFailed,
             "Cannot connect to SQL Server at \(target): \(diagnostics.summary(or: "no reason given")). "
-                + "Check database.host/port (or instance), user and password, and that the server accepts TCP/IP.")
+                + "Check database.host/port (or instance), user and password, and that the server accepts TCP/IP."
+                + hints.map { " " + $0 }.joined())
         e.attach(diagnostics)
         return e
     }

@@ -35,6 +35,22 @@ public struct SQLServerSettings: Sendable, Hashable {
             options: c.sqlServer, connectTimeout: c.connectTimeout)
     }
 
+    /// What a failed login may come from besides the address and the credentials: db-lib says
+    /// only "Adaptive Server connection failed" when TLS fails on a certificate it cannot check
+    /// (Babelfish's and SQL Server's own are self-signed), and a login without a password.
+    var loginHints: [String] {
+        var out: [String] = []
+        if password == nil {
+            out.append("No password was given: set the variable database.passwordEnv names (init: SQLSERVER_PASSWORD).")
+        }
+        if options.encryption != .off, !options.trustServerCertificate {
+            out.append(
+                "If the server's certificate is self-signed, TLS fails the same way: set trustServerCertificate "
+                    + "(?trustServerCertificate=true in the URL), or caFile to its authority's certificate.")
+        }
+        return out
+    }
+
     /// `host:port/database` or `host\instance/database`, for messages (no credentials).
     public var displayTarget: String {
         let place = options.instance.map { "\(host)\\\($0)" } ?? "\(host):\(port ?? 1433)"
