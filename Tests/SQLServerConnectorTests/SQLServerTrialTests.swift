@@ -65,4 +65,14 @@ import Testing
         s.options.encryption = .off
         #expect(s.loginHints.isEmpty)
     }
+
+    /// `init` against a server without change tracking writes `changeCapture` `triggers`, so the
+    /// configuration says how changes are captured.
+    @Test func initWritesTheCaptureItFound() {
+        var d = SQLServerFirstContactTests.demo
+        #expect(!SQLServerConnectorFactory().startingSettings(for: d).contains { $0.key == "changeCapture" })
+        d.settings = [.init("changeCapture", .string("triggers"))]
+        let members = SQLServerConnectorFactory().startingSettings(for: d)
+        #expect(members.map(\.key) == ["trackingName", "changeCapture"])
+    }
 }

@@ -82,6 +82,9 @@ public struct DatabaseDescription: Sendable, Hashable {
     public var tables: [Table]
     /// The file, for a database in a file (nil for a server's).
     public var file: String?
+    /// Members of the `database` section the connector chose from what it found (SQL Server's
+    /// `changeCapture` `triggers` on a server without change tracking), for `init` to write.
+    public var settings: [JSONValue.Member] = []
 
     public init(name: String, schema: String, tables: [Table], file: String? = nil) {
         self.name = name

@@ -30,7 +30,9 @@ extension SQLServerConnector {
         if let current = read.current {
             stream = [
                 "\(what) \(current); the Realms hold "
-                    + (read.saved.map { "version \($0) (\(current - $0) behind)" }
+                    + (read.saved.map {
+                        "\(capture == .tracking ? "version" : "number") \($0) (\(current - $0) behind)"
+                    }
                         ?? "nothing yet (run `realm-adapter load`)") + ", " + daemon
             ]
         } else if capture == .tracking {

@@ -58,12 +58,20 @@ public struct SQLServerConnectorFactory: ConnectorFactory {
         let c = try await SQLServerConnection.connect(settings, logger: logger)
         defer { c.close() }
         let name = connection.database ?? "database"
-        return try await c.session { s in try SQLServerIntrospection.describe(s, schema: schema, databaseName: name) }
+        return try await c.session { s in
+            var d = try SQLServerIntrospection.describe(s, schema: schema, databaseName: name)
+            // Said in the configuration, so that the user sees it (and `run` need not guess).
+            if try SQLServerConnector.capture(s, configured: nil) == .triggers {
+                d.settings.append(.init("changeCapture", .string(SQLServerOptions.ChangeCapture.triggers.rawValue)))
+            }
+            return d
+        }
     }
 
     /// The tracking name is the database's own: two configurations on one server do not share it.
+    /// Then what ``describe(_:password:schema:logger:)`` found (`changeCapture`).
     public func startingSettings(for database: DatabaseDescription) -> [JSONValue.Member] {
-        [.init("trackingName", .string("realm_adapter_" + database.name))]
+        [.init("trackingName", .string("realm_adapter_" + database.name))] + database.settings
     }
 }
 
