@@ -159,14 +159,7 @@ import Testing
     /// `init --database 'sqlserver://…?trustServerCertificate=true'` reaches a server with a
     /// self-signed certificate (Babelfish's) and writes that URL: the configuration reads it too.
     @Test func theURLsTLSParametersStandWhereTheMembersAreAbsent() throws {
-        func options(_ database: String) throws -> SQLServerOptions {
-            let c = try Configuration(
-                json: try JSONValue(
-                    parsing: #"{"schema": [{"name": "A", "primaryKey": "id", "properties": {"id": "int"}}], "#
-                        + #""realm": {"path": "/d"}, "database": "# + database + "}"),
-                connectors: .sqlServer)
-            return try #require(c.database).sqlServer
-        }
+        let options = SQLServerOptions.parsed
         let url = try options(
             #"{"type": "sqlserver", "#
                 + #""url": "sqlserver://sa@db:1433/app?trustServerCertificate=true&encryption=require"}"#)
@@ -177,5 +170,17 @@ import Testing
         #expect(!members.trustServerCertificate, "a member wins over the URL")
         let plain = try options(#"{"type": "sqlserver", "url": "sqlserver://sa@db:1433/app"}"#)
         #expect(!plain.trustServerCertificate && plain.encryption == .request)
+    }
+}
+
+extension SQLServerOptions {
+    /// The options of a `database` section given as JSON text, read through a whole configuration.
+    static func parsed(_ database: String) throws -> SQLServerOptions {
+        let c = try Configuration(
+            json: try JSONValue(
+                parsing: #"{"schema": [{"name": "A", "primaryKey": "id", "properties": {"id": "int"}}], "#
+                    + #""realm": {"path": "/d"}, "database": "# + database + "}"),
+            connectors: .sqlServer)
+        return try #require(c.database).sqlServer
     }
 }

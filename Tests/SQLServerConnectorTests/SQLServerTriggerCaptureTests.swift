@@ -8,14 +8,7 @@ import Testing
 /// choice of capture, the statements, and the log read as change tracking would answer it.
 /// The live suite runs them on Babelfish.
 @Suite struct SQLServerTriggerCaptureTests {
-    static func options(_ database: String) throws -> SQLServerOptions {
-        let c = try Configuration(
-            json: try JSONValue(
-                parsing: #"{"schema": [{"name": "A", "primaryKey": "id", "properties": {"id": "int"}}], "#
-                    + #""realm": {"path": "/d"}, "database": "# + database + "}"),
-            connectors: .sqlServer)
-        return try #require(c.database).sqlServer
-    }
+    static func options(_ database: String) throws -> SQLServerOptions { try SQLServerOptions.parsed(database) }
 
     @Test func changeCaptureIsReadAndAWrongModeIsNamed() throws {
         #expect(try Self.options(#"{"type": "sqlserver", "host": "db"}"#).changeCapture == nil)

@@ -10,6 +10,12 @@ struct SQLServerChangeReader: ChangeTrackingReader {
 
     func inSnapshot<T>(_ body: () throws -> T) throws -> T {
         try session.execute("SET TRANSACTION ISOLATION LEVEL SNAPSHOT; BEGIN TRANSACTION;")
+        return try Self.ending(session, body)
+    }
+
+    /// Runs `body` in the SNAPSHOT transaction open on `session`, then commits it, or rolls it
+    /// back if `body` throws; the session reads committed again after.
+    static func ending<T>(_ session: SQLServerSession, _ body: () throws -> T) throws -> T {
         do {
             let result = try body()
             try session.execute("COMMIT TRANSACTION; SET TRANSACTION ISOLATION LEVEL READ COMMITTED;")

@@ -42,15 +42,7 @@ final class SQLServerTriggerReader: ChangeTrackingReader {
         }
         captured = try Self.captured(session, dialect)
         watermark = try Self.snapshotStart(session, gate: gate, dialect)
-        do {
-            let result = try body()
-            try session.execute("COMMIT TRANSACTION; SET TRANSACTION ISOLATION LEVEL READ COMMITTED;")
-            return result
-        } catch {
-            try? session.execute(
-                "IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION; SET TRANSACTION ISOLATION LEVEL READ COMMITTED;")
-            throw error
-        }
+        return try SQLServerChangeReader.ending(session, body)
     }
 
     /// Begins a SNAPSHOT transaction on `session` that holds exactly the log up to the number it
