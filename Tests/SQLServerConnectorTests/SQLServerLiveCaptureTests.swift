@@ -131,6 +131,43 @@ extension SQLServerLiveTests {
             await db.remove()
         }
 
+        /// A Realm transaction of 2,000 objects reaches the database (its batches are far over
+        /// 8,000 bytes: they were cut, "type big does not exist"), and the round that reads it
+        /// back ends (it took minutes on Babelfish while the log's keys were cast in the join).
+        @Test(.timeLimit(.minutes(3))) func aLargeRealmTransactionGoesAndComesBack() async throws {
+            let db = try await SQLServerScenarioDatabase()
+            do {
+                try await ScenarioHarness.run(db) { h in
+                    try await h.withDaemon {
+                        _ = try await db.sql(#"INSERT INTO "Item" (id, n, note) VALUES (0, 0, 'first')"#)
+                        try await eventually("the first row in the Realm") { try h.realmItems().count == 1 }
+                        let long = String(repeating: "Zoë 東京 ", count: 1_000)
+                        try h.realmWrite(
+                            (1...2_000).map {
+                                .insert(
+                                    objectType: "Item", identity: .int($0),
+                                    values: ["id": .int($0), "n": .int($0 * 2), "note": .string($0 == 7 ? long : "r")])
+                            })
+                        try await eventually("2,000 rows in the database", timeout: .seconds(60)) {
+                            try await db.sql(#"SELECT COUNT(*), SUM(n) FROM "Item""#) == [["2001", "4002000"]]
+                        }
+                        let note = try await db.sql(#"SELECT note FROM "Item" WHERE id = 7"#)
+                        try require(note == [[long]], "the long note whole")
+                        guard db.capture == .triggers else { return }
+                        try await eventually("the round read back", timeout: .seconds(60)) {
+                            try await db.sql(
+                                "SELECT CASE WHEN (SELECT version FROM realm_adapter_poller) >= "
+                                    + "(SELECT MAX(seq) FROM realm_adapter_log) THEN 1 ELSE 0 END") == [["1"]]
+                        }
+                    }
+                }
+            } catch {
+                await db.remove()
+                throw error
+            }
+            await db.remove()
+        }
+
         static let shop = """
             [{"name": "Orders", "primaryKey": "id", "properties": {"id": "int", "customer": "Customer?", "placed": "date?"}},
              {"name": "Customer", "primaryKey": "id", "properties": {"id": "int", "name": "string?"}}]

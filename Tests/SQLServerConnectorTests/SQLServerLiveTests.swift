@@ -135,6 +135,27 @@ struct SQLServerLiveTests {
         }
     }
 
+    /// A statement, its declarations and its values longer than 8,000 bytes travel whole (a
+    /// Realm transaction of 500 objects was refused: "type big does not exist", its
+    /// declarations cut).
+    @Test func longStatementsDeclarationsAndValuesTravelWhole() async throws {
+        let db = try await SQLServerScenarioDatabase()
+        defer { Task { await db.remove() } }
+        let text = String(repeating: "Zoë 東京 ", count: 3_000)
+        let bytes = Data((0..<20_000).map { UInt8($0 % 256) })
+        let many = (1...1_500).map { Value.int(Int64($0)) }
+        let sum = (1...1_500).map { "@p\($0 + 2)" }.joined(separator: " + ")
+        let padding = "/* " + String(repeating: "x", count: 10_000) + " */"
+        let rows = try await db.app.session { s in
+            try s.query(
+                SQLStatement(
+                    "\(padding) SELECT LEN(@p1 + N'.') - 1, DATALENGTH(@p2), \(sum), CASE WHEN @p1 = N'\(text)' THEN 1 ELSE 0 END",
+                    [.string(text), .data(bytes)] + many)
+            ).rows
+        }
+        #expect(rows == [[.int(Int64(text.unicodeScalars.count)), .int(20_000), .int(1_500 * 1_501 / 2), .int(1)]])
+    }
+
     @Test func emptyStringsAndBinariesRoundTripAndNullStaysNull() async throws {
         let db = try await SQLServerScenarioDatabase()
         defer { Task { await db.remove() } }

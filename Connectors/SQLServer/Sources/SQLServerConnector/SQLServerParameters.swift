@@ -82,6 +82,13 @@ struct SQLServerParameters {
         return String(iso[..<dot]) + String(iso[dot...].prefix(8))
     }
 
+    /// The wire type of text of `bytes` UTF-8 bytes. db-lib sends `SYBVARCHAR` as `nvarchar`,
+    /// which holds 8,000 bytes: longer text was cut there (a multi-byte character cut in two
+    /// failed the call; ASCII was cut silently). Longer text goes as `SYBNTEXT`, which FreeTDS
+    /// sends as `nvarchar(max)`. UTF-8 never has fewer bytes than UTF-16 has code units, so
+    /// 4,000 UTF-8 bytes always fit.
+    static func textType(_ bytes: Int) -> Int32 { Int32(bytes > 4_000 ? SYBNTEXT : SYBVARCHAR) }
+
     /// Sends the call; the parameters' bytes stay alive until `dbrpcsend` has copied them.
     func send(_ process: OpaquePointer) throws -> Bool {
         var buffers: [[UInt8]] = [Array(text.utf8), Array(declarations.utf8)]
@@ -100,8 +107,8 @@ struct SQLServerParameters {
             dbrpcparam(process, name, 0, type, -1, length, bytes) == SUCCEED
         }
         return withPointers(to: buffers) { pointers in
-            guard parameter("@stmt", Int32(SYBVARCHAR), Int32(buffers[0].count), pointers[0]),
-                parameter("@params", Int32(SYBVARCHAR), Int32(buffers[1].count), pointers[1])
+            guard parameter("@stmt", Self.textType(buffers[0].count), Int32(buffers[0].count), pointers[0]),
+                parameter("@params", Self.textType(buffers[1].count), Int32(buffers[1].count), pointers[1])
             else { return false }
             for (i, v) in values.enumerated() {
                 let p = pointers[i + 2]
@@ -112,8 +119,8 @@ struct SQLServerParameters {
                     case .int: parameter("@p\(i + 1)", Int32(SYBINT8), -1, p)
                     case .double: parameter("@p\(i + 1)", Int32(SYBFLT8), -1, p)
                     case .bit: parameter("@p\(i + 1)", Int32(SYBBITN), 1, p)
-                    case .text: parameter("@p\(i + 1)", Int32(SYBVARCHAR), n, p)
-                    case .binary: parameter("@p\(i + 1)", Int32(SYBVARBINARY), n, p)
+                    case .text: parameter("@p\(i + 1)", Self.textType(Int(n)), n, p)
+                    case .binary: parameter("@p\(i + 1)", Int32(n > 8_000 ? SYBIMAGE : SYBVARBINARY), n, p)
                     }
                 guard ok else { return false }
             }

@@ -127,17 +127,23 @@ enum SQLServerTriggers {
         _ table: TrackedTable, keyTypes: [String], columns: [String], expressions: [String], after: Int64,
         upTo: Int64, _ d: SQLServerDialect
     ) -> SQLStatement {
-        let parts = zip(table.keyColumns.indices, keyTypes).map { i, type in "CAST(l.k\(i + 1) AS \(type))" }
-        let on = zip(table.keyColumns, parts).map { "t.\(d.quote($0)) = \($1)" }.joined(separator: " AND ")
+        // The parts are cast in a derived table, not in the join: with the cast in the join,
+        // Babelfish compared every log row with every row of the table (169 s for 4,000 changes
+        // of a 4,000-row table; 0.45 s so).
+        let parts = keyTypes.indices.map { "k\($0 + 1)" }
+        let cast = zip(parts, keyTypes).map { "CAST(\($0) AS \($1)) AS \($0)" }.joined(separator: ", ")
+        let on = zip(table.keyColumns, parts).map { "t.\(d.quote($0)) = l.\($1)" }.joined(separator: " AND ")
         let exists = "CASE WHEN t.\(d.quote(table.keyColumns[0])) IS NULL THEN 0 ELSE 1 END"
         let values = zip(columns, expressions).map { c, e in
             e.replacingOccurrences(of: d.quote(c), with: "t.\(d.quote(c))")
         }
-        let selected = (["l.seq", "l.op", "l.ctx"] + parts + [exists] + values).joined(separator: ", ")
+        let selected = (["l.seq", "l.op", "l.ctx"] + parts.map { "l.\($0)" } + [exists] + values).joined(
+            separator: ", ")
         return d.statement(
             """
-            SELECT \(raw: selected) FROM \(table: logTable) AS l LEFT JOIN \(table: table.name) AS t ON \(raw: on) \
-            WHERE l.table_name = \(table.name) AND l.seq > \(after) AND l.seq <= \(upTo) ORDER BY l.seq
+            SELECT \(raw: selected) FROM (SELECT seq, op, ctx, \(raw: cast) FROM \(table: logTable) \
+            WHERE table_name = \(table.name) AND seq > \(after) AND seq <= \(upTo)) AS l \
+            LEFT JOIN \(table: table.name) AS t ON \(raw: on) ORDER BY l.seq
             """)
     }
 
