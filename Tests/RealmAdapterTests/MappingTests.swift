@@ -335,6 +335,14 @@ extension MappingTests {
             [.insert(table: "post_tag", row: DatabaseRow(["post": .uuid(u), "tag": "b"]))], paths: { [] })
         let key: Value = "aaaaaaaa-2222-4333-8444-0000000000ff-b"
         #expect(joined.first?.changes.first.map { if case .upsert(_, key, _) = $0 { true } else { false } } == true)
+        // SQL Server prints a uniqueidentifier in upper case: the same key, not a second object.
+        let upper = try byUUID.objectChanges(
+            [
+                .insert(
+                    table: "post_tag", row: DatabaseRow(["post": "AAAAAAAA-2222-4333-8444-0000000000FF", "tag": "b"]))
+            ],
+            paths: { [] })
+        #expect(upper.first?.changes.first.map { if case .upsert(_, key, _) = $0 { true } else { false } } == true)
         let table = try #require(byUUID.table(forType: "PostTag"))
         #expect(try byUUID.keyRow(table, key) == DatabaseRow(["post": .uuid(u), "tag": "b"]))
         #expect(throws: RealmAdapterError.self) { try byUUID.keyRow(table, "aaaaaaaa-2222-4333-8444-b") }

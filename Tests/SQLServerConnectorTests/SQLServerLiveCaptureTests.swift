@@ -168,6 +168,37 @@ extension SQLServerLiveTests {
             await db.remove()
         }
 
+        /// A capture trigger dropped while the daemon was stopped: `run` refuses (the writes in
+        /// between were not recorded), and a full `load` heals it (it refused too, before).
+        @Test(.timeLimit(.minutes(2))) func aFullLoadHealsADroppedTrigger() async throws {
+            let db = try await SQLServerScenarioDatabase()
+            do {
+                try await ScenarioHarness.run(db) { h in
+                    guard db.capture == .triggers else { return }
+                    try await h.withDaemon {
+                        _ = try await db.sql(#"INSERT INTO "Item" (id, n) VALUES (1, 1)"#)
+                        try await eventually("row 1 in the Realm") { try h.realmItems().count == 1 }
+                    }
+                    let names = try await db.sql(
+                        "SELECT name FROM sys.triggers WHERE LOWER(OBJECT_NAME(parent_id)) = 'item'")
+                    for case let name? in names.map(\.first).compactMap({ $0 }) {
+                        _ = try await db.sql("DROP TRIGGER [\(name)]")
+                    }
+                    _ = try await db.sql(#"INSERT INTO "Item" (id, n) VALUES (2, 2)"#)
+                    await #expect(throws: SQLServerError.self) { try await h.withDaemon {} }
+                    _ = try await h.load()
+                    try await h.withDaemon {
+                        _ = try await db.sql(#"INSERT INTO "Item" (id, n) VALUES (3, 3)"#)
+                        try await eventually("rows 1 to 3 in the Realm") { try h.realmItems().count == 3 }
+                    }
+                }
+            } catch {
+                await db.remove()
+                throw error
+            }
+            await db.remove()
+        }
+
         static let shop = """
             [{"name": "Orders", "primaryKey": "id", "properties": {"id": "int", "customer": "Customer?", "placed": "date?"}},
              {"name": "Customer", "primaryKey": "id", "properties": {"id": "int", "name": "string?"}}]

@@ -242,11 +242,16 @@ extension Mapping {
                     throw RealmAdapterError.noKeyValue(table: t.table, column: part.dbColumn)
                 }
                 // ("a-b", "c") and ("a", "b-c") would be one object, the later overwriting the other.
-                // A uuid part is told by its shape (8-4-4-4-12 hex digits), so its own "-" are no harm.
-                guard
-                    part.type == .uuid
-                        ? UUID(uuidString: text) != nil : !text.contains(TableMapping.compoundKeySeparator)
-                else {
+                // A uuid part is told by its shape (8-4-4-4-12 hex digits), so its own "-" are no
+                // harm; it is spelt one way (lower case), however the database prints it (SQL
+                // Server: upper case), or the Realm's "…-b0ee…" and the row's "…-B0EE…" were two objects.
+                if part.type == .uuid {
+                    guard let u = UUID(uuidString: text) else {
+                        throw RealmAdapterError.separatorInKeyPart(table: t.table, column: part.dbColumn)
+                    }
+                    return u.text
+                }
+                guard !text.contains(TableMapping.compoundKeySeparator) else {
                     throw RealmAdapterError.separatorInKeyPart(table: t.table, column: part.dbColumn)
                 }
                 return text

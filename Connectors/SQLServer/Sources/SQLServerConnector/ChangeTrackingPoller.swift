@@ -144,8 +144,9 @@ extension SQLServerError {
         SQLServerError(
             .queryFailed,
             "Table \(table) has no enabled capture trigger (realm_adapter_capture_…), so its changes cannot be "
-                + "followed: it was dropped or disabled. Run `realm-adapter load` again: it installs the trigger, "
-                + "and changes made without it are not in the Realms.")
+                + "followed: it is new, or its trigger was dropped or disabled. Run `realm-adapter load` (all tables): "
+                + "it installs the trigger and reads the table again, as changes made without it are not in the Realms."
+        )
     }
 
     /// Change tracking is off for a followed table.

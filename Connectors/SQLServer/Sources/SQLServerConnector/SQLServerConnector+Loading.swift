@@ -3,6 +3,7 @@ import RealmAdapter
 /// The loader's snapshots.
 extension SQLServerConnector {
     public func loadSnapshot(_ mapping: Mapping, partial: Bool) async throws -> LoadSnapshot {
+        state.withLock { $0.fullLoad = !partial }
         try await prepare(mapping)
         let (types, triggers) = state.withLock { ($0.columnTypes, $0.capture == .triggers) }
         let (snapshot, version) = try SQLServerLoadSnapshot.open(

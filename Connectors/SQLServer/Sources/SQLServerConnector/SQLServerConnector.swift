@@ -47,6 +47,9 @@ public final class SQLServerConnector: DatabaseConnector {
         /// ``prepare(_:)`` wrote the resume point (from now), and no stream read from it yet.
         var createdStart = false
         var streamStarted = false
+        /// A full load prepares: it reads every table again, so a table without a capture
+        /// trigger (new, or its trigger dropped) is no gap; it gets one.
+        var fullLoad = false
     }
     let state = Mutex(State())
 
@@ -140,7 +143,7 @@ public final class SQLServerConnector: DatabaseConnector {
             let row = try s.query(
                 d.statement("SELECT version FROM \(table: SQLServerSQL.pollerTable) WHERE adapter = \(tracking)"))
             let version: Int64? = if case .int(let v)? = row.rows.first?.first { v } else { nil }
-            try self.startCapture(s, mapping, resuming: version != nil)
+            try self.startCapture(s, mapping, resuming: version != nil && !self.state.withLock { $0.fullLoad })
             return (types, version)
         }
         state.withLock {
