@@ -29,15 +29,10 @@ extension SQLServerLiveTests.LegacyExamples {
         schema: String, members: String = "", setup: String,
         _ body: (Harness, SQLServerScenarioDatabase) async throws -> Void
     ) async throws {
-        let db = try await SQLServerScenarioDatabase()
-        do {
+        try await SQLServerScenarioDatabase.using { db in
             _ = try await db.sql(setup)
             try await ScenarioHarness.run(db, schema: schema, members: members) { h in try await body(h, db) }
-        } catch {
-            await db.remove()
-            throw error
         }
-        await db.remove()
     }
 
     /// A value as the database's text shows it: ints, strings, decimals as written, lists

@@ -16,8 +16,7 @@ extension SQLServerLiveTests {
         /// A trigger of the app's that stamps rows: what it does to a row the daemon wrote comes back
         /// to the Realm (as change tracking reports the row as it is), and nothing else does.
         @Test(.timeLimit(.minutes(2))) func whatTheAppsOwnTriggerDoesComesBack() async throws {
-            let db = try await SQLServerScenarioDatabase()
-            do {
+            try await SQLServerScenarioDatabase.using { db in
                 try await ScenarioHarness.run(db) { h in
                     try await h.withDaemon {}  // createSchema makes the table
                     _ = try await db.sql(
@@ -43,18 +42,13 @@ extension SQLServerLiveTests {
                     let origins = try h.history().map(\.origin)
                     try require(origins.filter { $0 == "app" }.count == 1, "one app transaction: \(origins)")
                 }
-            } catch {
-                await db.remove()
-                throw error
             }
-            await db.remove()
         }
 
         /// 10,000 rows loaded while the app writes, then the daemon: every row once, each as the
         /// database holds it, and the trigger log trimmed to what no daemon still needs.
         @Test(.timeLimit(.minutes(4))) func tenThousandRowsLoadAndHandOff() async throws {
-            let db = try await SQLServerScenarioDatabase()
-            do {
+            try await SQLServerScenarioDatabase.using { db in
                 try await ScenarioHarness.run(db) { h in
                     try await h.withDaemon {}
                     for start in stride(from: 1, through: 10_000, by: 1_000) {
@@ -83,18 +77,13 @@ extension SQLServerLiveTests {
                         try require(left == [["1"]], "the log trimmed to its last row: \(left)")
                     }
                 }
-            } catch {
-                await db.remove()
-                throw error
             }
-            await db.remove()
         }
 
         /// `teardown` removes what the daemon made (under triggers: the triggers first, then the log
         /// and the gate), refuses while a daemon runs, and the app's writes go on working after it.
         @Test(.timeLimit(.minutes(2))) func teardownRemovesWhatTheDaemonMade() async throws {
-            let db = try await SQLServerScenarioDatabase()
-            do {
+            try await SQLServerScenarioDatabase.using { db in
                 try await ScenarioHarness.run(db) { h in
                     try await h.withDaemon {
                         _ = try await db.sql(#"INSERT INTO "Item" (id, n) VALUES (1, 1)"#)
@@ -124,19 +113,14 @@ extension SQLServerLiveTests {
                     try require(
                         try await h.connector().teardown(adapter: "scenario", dryRun: false).isEmpty, "nothing left")
                 }
-            } catch {
-                await db.remove()
-                throw error
             }
-            await db.remove()
         }
 
         /// A Realm transaction of 2,000 objects reaches the database (its batches are far over
         /// 8,000 bytes: they were cut, "type big does not exist"), and the round that reads it
         /// back ends (it took minutes on Babelfish while the log's keys were cast in the join).
         @Test(.timeLimit(.minutes(3))) func aLargeRealmTransactionGoesAndComesBack() async throws {
-            let db = try await SQLServerScenarioDatabase()
-            do {
+            try await SQLServerScenarioDatabase.using { db in
                 try await ScenarioHarness.run(db) { h in
                     try await h.withDaemon {
                         _ = try await db.sql(#"INSERT INTO "Item" (id, n, note) VALUES (0, 0, 'first')"#)
@@ -161,18 +145,13 @@ extension SQLServerLiveTests {
                         }
                     }
                 }
-            } catch {
-                await db.remove()
-                throw error
             }
-            await db.remove()
         }
 
         /// A capture trigger dropped while the daemon was stopped: `run` refuses (the writes in
         /// between were not recorded), and a full `load` heals it (it refused too, before).
         @Test(.timeLimit(.minutes(2))) func aFullLoadHealsADroppedTrigger() async throws {
-            let db = try await SQLServerScenarioDatabase()
-            do {
+            try await SQLServerScenarioDatabase.using { db in
                 try await ScenarioHarness.run(db) { h in
                     guard db.capture == .triggers else { return }
                     try await h.withDaemon {
@@ -192,11 +171,7 @@ extension SQLServerLiveTests {
                         try await eventually("rows 1 to 3 in the Realm") { try h.realmItems().count == 3 }
                     }
                 }
-            } catch {
-                await db.remove()
-                throw error
             }
-            await db.remove()
         }
 
         static let shop = """
@@ -217,8 +192,7 @@ extension SQLServerLiveTests {
         /// trial stopped there for good: tables were read in name order), and a Realm write to
         /// a `datetimeoffset` column, a date or NULL, is taken (Babelfish refused both).
         @Test(.timeLimit(.minutes(2))) func parentsFirstAndDatetimeoffsetBothWays() async throws {
-            let db = try await SQLServerScenarioDatabase()
-            do {
+            try await SQLServerScenarioDatabase.using { db in
                 _ = try await db.sql(
                     """
                     CREATE TABLE Customer (id bigint PRIMARY KEY, name nvarchar(100) NULL);
@@ -267,11 +241,7 @@ extension SQLServerLiveTests {
                         try await eventually("the database's change in the Realm") { try orders(h)[0][1] == "2" }
                     }
                 }
-            } catch {
-                await db.remove()
-                throw error
             }
-            await db.remove()
         }
     }
 }

@@ -87,6 +87,18 @@ struct SQLServerScenarioDatabase: ScenarioDatabase {
         }
     }
 
+    /// Runs `body` over a fresh database, and drops it after, whether `body` throws or not.
+    static func using(_ body: (SQLServerScenarioDatabase) async throws -> Void) async throws {
+        let db = try await SQLServerScenarioDatabase()
+        do {
+            try await body(db)
+        } catch {
+            await db.remove()
+            throw error
+        }
+        await db.remove()
+    }
+
     func remove() async {
         app.close()
         var admin = server
@@ -111,15 +123,8 @@ struct SQLServerScenarioDatabase: ScenarioDatabase {
 struct SQLServerLiveTests {
     @Test(.timeLimit(.minutes(2)), arguments: Scenarios.all(SQLServerScenarioDatabase.self).map(\.0))
     func scenario(_ name: String) async throws {
-        let db = try await SQLServerScenarioDatabase()
         let run = Scenarios.all(SQLServerScenarioDatabase.self).first { $0.0 == name }!.1
-        do {
-            try await run(db)
-        } catch {
-            await db.remove()
-            throw error
-        }
-        await db.remove()
+        try await SQLServerScenarioDatabase.using(run)
     }
 
     @Test func aStatementErrorCarriesTheServersNumberSeverityAndLine() async throws {
