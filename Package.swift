@@ -31,6 +31,8 @@ let package = Package(
         // GraphQL subscriptions over WebSocket.
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // `server.email`: the SMTP client's STARTTLS and SMTPS (the same TLS as Hummingbird's).
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.2"),
         // HTTP parts as swift-http-types has them, for the server's own channel handlers.
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.34.1"),
         // `swift package generate-documentation`: the DocC catalogue, built by scripts/test.sh.
@@ -121,6 +123,12 @@ let package = Package(
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                // Mail (`server.email`): SMTP replies line by line, over TLS when configured; one-time
+                // tokens kept as SHA-256 hashes.
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 // Slow work off the task threads (bcrypt at /auth).
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -239,8 +247,10 @@ let package = Package(
         ),
         .testTarget(
             name: "SQLiteConnectorTests",
-            dependencies: ["SQLiteConnector", "ConnectorScenarios", "RealmAdapter",
-                           .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "SQLiteConnector", "ConnectorScenarios", "RealmAdapter",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             path: "examples/sqlite-connector/Tests/SQLiteConnectorTests"
         ),
         .testTarget(

@@ -30,6 +30,14 @@ if ! python3 -c 'import jwt, cryptography' 2>/dev/null; then
     || python3 -m pip install -q --break-system-packages 'pyjwt[crypto]==2.10.1'
 fi
 
+# aiosmtpd (PyPI): the real SMTP server the server's mail tests send password resets and
+# confirmations to (Tests/Support/smtp-server/sink.py).
+if ! python3 -c 'import aiosmtpd' 2>/dev/null; then
+  echo "install-deps: installing aiosmtpd (PyPI) for $(command -v python3)"
+  python3 -m pip install -q 'aiosmtpd==1.4.6' 2>/dev/null \
+    || python3 -m pip install -q --break-system-packages 'aiosmtpd==1.4.6'
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

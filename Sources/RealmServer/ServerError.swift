@@ -1,3 +1,6 @@
+import Foundation
+import RealmAdapter
+
 /// An error the server answers with: its HTTP status, and a message that says what to do.
 public struct ServerError: Error, CustomStringConvertible, Sendable {
     public var status: Int
@@ -131,5 +134,94 @@ public struct ServerError: Error, CustomStringConvertible, Sendable {
     static func headTooLarge(_ limit: Int) -> ServerError {
         ServerError(
             431, "The request's header fields are larger than \(limit) bytes in all: send fewer or shorter ones.")
+    }
+}
+
+extension ServerError {
+    static func tokenRevoked() -> ServerError {
+        ServerError(401, "The token was revoked (its user logged out, or an admin ended it): log in again.")
+    }
+
+    static func tokenWithoutId() -> ServerError {
+        ServerError(
+            400,
+            "This token was issued by an earlier release and cannot be revoked by itself: a new password "
+                + "(PUT /auth/password, or `realm-adapter user passwd`) ends it.")
+    }
+
+    static func adminTokenExists(_ name: String) -> ServerError {
+        ServerError(409, "An admin token named '\(name)' exists already: revoke it first, or choose another name.")
+    }
+
+    static func adminTokenRevoked() -> ServerError {
+        ServerError(401, "The admin token was revoked (`realm-adapter user admin-token revoke`).")
+    }
+
+    static func providerOff(_ provider: String, setting: String) -> ServerError {
+        ServerError(
+            403, "Provider \(provider) is off on this server: its operator turns it on with server.\(setting): true.")
+    }
+
+    static func emailNotConfirmed() -> ServerError {
+        ServerError(
+            403,
+            "Confirm your email address first (server.requireEmailConfirmation): follow the link mailed to you, "
+                + "or ask for a new one (POST /auth/password/updateAccount, action request_email_confirmation).")
+    }
+
+    static func notYours(_ what: String) -> ServerError {
+        ServerError(403, "Only its user or an admin may \(what).")
+    }
+
+    static func adminsOnly(_ what: String) -> ServerError {
+        ServerError(403, "Only admins may \(what).")
+    }
+}
+
+extension ServerError {
+    static func accountTokenUnknown(_ purpose: UserDirectory.AccountTokenPurpose) -> ServerError {
+        ServerError(400, "This \(purpose.noun) link is not valid (mistyped or cut?): ask for a new one.")
+    }
+
+    static func accountTokenUsed(_ purpose: UserDirectory.AccountTokenPurpose) -> ServerError {
+        ServerError(400, "This \(purpose.noun) link was used already; each works once: ask for a new one.")
+    }
+
+    static func accountTokenExpired(_ purpose: UserDirectory.AccountTokenPurpose) -> ServerError {
+        ServerError(400, "This \(purpose.noun) link has expired: ask for a new one.")
+    }
+}
+
+extension UserDirectory.AccountTokenPurpose {
+    var noun: String { self == .passwordReset ? "password reset" : "confirmation" }
+}
+
+extension ServerError {
+    static func mailOff() -> ServerError {
+        ServerError(
+            404,
+            "This server sends no mail (server.email is not set): ask its operator to reset your password "
+                + "(`realm-adapter user passwd`).")
+    }
+
+    static func noSuchUserId(_ id: String) -> ServerError { ServerError(404, "There is no user with id '\(id)'.") }
+}
+
+extension ServerError {
+    static func noSuchOffer() -> ServerError {
+        ServerError(404, "There is no such permission offer (check the token: it is 64 hexadecimal digits).")
+    }
+
+    static func offerWithdrawn() -> ServerError {
+        ServerError(410, "This permission offer was withdrawn by its creator: ask them for a new one.")
+    }
+
+    static func offerExpired(_ at: Date) -> ServerError {
+        ServerError(410, "This permission offer expired at \(Timestamp(at).iso8601): ask its creator for a new one.")
+    }
+
+    static func offerCreatorLostAccess(_ path: String) -> ServerError {
+        ServerError(
+            403, "The creator of this offer no longer manages \(path) at the level offered: ask them for a new one.")
     }
 }

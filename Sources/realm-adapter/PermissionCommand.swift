@@ -16,8 +16,9 @@ struct PermissionCommand: AsyncParsableCommand {
               realm-adapter permission grant write /shared/catalog --user bob --config adapter.json
               realm-adapter permission revoke /shared/catalog --user bob --config adapter.json
               realm-adapter permission list --config adapter.json
+              realm-adapter permission offer create /shared/catalog read --config adapter.json
             """,
-        subcommands: [Grant.self, Revoke.self, List.self])
+        subcommands: [Grant.self, Revoke.self, List.self, Offer.self])
 
     struct Who: ParsableArguments {
         @Option(help: "The user's name.") var user: String?

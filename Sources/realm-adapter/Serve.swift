@@ -79,12 +79,22 @@ extension Serve {
         }
         var external: ExternalTokens?
         if let jwt = c.server.jwt { external = try await ExternalTokens(jwt) }
+        if c.server.allowNickname {
+            logger.warning(
+                """
+                Provider nickname is on (server.allowNickname): anyone who reaches the port can log in as any \
+                nickname user, admins included. For development only.
+                """)
+        }
+        let providers =
+            ["password"] + (external == nil ? [] : ["jwt"]) + (c.server.allowAnonymous ? ["anonymous"] : [])
+            + (c.server.allowNickname ? ["nickname"] : [])
         let scheme = c.server.tls == nil ? "http" : "https"
         logger.info(
             "Serving the Realms",
             metadata: [
                 "address": "\(scheme)://\(c.server.host):\(c.server.port)", "realm.store": "\(c.realm.store)",
-                "providers": "\((["password"] + (external == nil ? [] : ["jwt"])).joined(separator: ","))",
+                "providers": "\(providers.joined(separator: ","))", "email": "\(c.server.email == nil ? "off" : "on")",
             ])
         return try RealmHTTPServer(
             store: store, users: users, tokens: tokens, external: external, configuration: c.server

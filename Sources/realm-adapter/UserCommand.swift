@@ -15,9 +15,10 @@ struct UserCommand: AsyncParsableCommand {
             Examples:
               echo "$PASSWORD" | realm-adapter user add alice --admin --config adapter.json
               realm-adapter user list --config adapter.json
-              realm-adapter user token backend --config adapter.json   # an admin's refresh token
+              realm-adapter user token alice --config adapter.json      # a user's refresh token
+              realm-adapter user admin-token create backend --config adapter.json   # a backend's key
             """,
-        subcommands: [Add.self, List.self, Remove.self, Passwd.self, Token.self])
+        subcommands: [Add.self, List.self, Remove.self, Passwd.self, Token.self, AdminToken.self])
 
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a user.")

@@ -137,6 +137,35 @@ import Testing
         #expect(signUp.status == 403 && signUp.body.contains("realm-adapter user add"), "\(signUp.body)")
     }
 
+    /// `server.jwt.isAdminValue`: the claim's value that makes an admin, a string here (one of
+    /// an array of roles works too); any other value, or none, makes a plain user.
+    @Test func isAdminValueNamesTheClaimValueOfAdmins() async throws {
+        let keys = NSTemporaryDirectory() + "realm-adapter-jwt-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: keys) }
+        let (app, appPublic) = try await Self.keyPair(keys, "app")
+        let s = try await Server(
+            server: #", "jwt": {"publicKeyFile": "\#(appPublic)", "isAdminFieldName": "role", "isAdminValue": "admin"}"#
+        )
+        try await s.start()
+        for (user, role, admin) in [
+            ("gus", #""admin""#, true), ("hal", #"["reader", "admin"]"#, true), ("ida", #""reader""#, false),
+            ("jo", "true", false),
+        ] {
+            let token = try await Self.sign(app, "RS256", #"{"userId": "\#(user)", "role": \#(role), "exp": "+300"}"#)
+            let r = try await Self.jwtLogin(s, token)
+            #expect(r.body.contains(#""is_admin":\#(admin)"#), "\(user): \(r.body)")
+        }
+        let config = keys + "/object.json"
+        try #"{"realm": {"store": "\#(keys)/store", "path": "/x"}, "schema": [], "#
+            .appending(#""server": {"jwt": {"publicKeyFile": "x", "isAdminValue": {"x": 1}}}}"#)
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        let refused = try await CLI.run(["user", "list", "--config", config])
+        #expect(
+            refused.status != 0 && refused.stderr.contains("server.jwt.isAdminValue: expected true, a string"),
+            "\(refused.stderr)")
+    }
+
     @Test func ecKeysAndMisconfigurationsSayWhatToFix() async throws {
         let keys = NSTemporaryDirectory() + "realm-adapter-jwt-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: true)

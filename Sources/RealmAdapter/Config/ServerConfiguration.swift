@@ -31,6 +31,15 @@ public struct ServerConfiguration: Sendable {
     /// How long a new connection may take to send its first request's header section before it
     /// is closed (default 10 seconds): a client that connects and says nothing holds a socket.
     public var requestHeaderTimeout: Duration = .seconds(10)
+    /// Provider `anonymous`: each login makes a new user, who owns `/~/` and nothing else (default false).
+    public var allowAnonymous = false
+    /// Provider `nickname`: a name is enough to log in, as anyone, admins included. For
+    /// development only (warned about at start; default false).
+    public var allowNickname = false
+    /// `server.email`: how the server mails password resets and address confirmations.
+    public var email: EmailConfiguration?
+    /// Password users who signed up log in only once they confirmed their address (default false).
+    public var requireEmailConfirmation = false
 
     public init() {}
 
@@ -47,6 +56,17 @@ public struct ServerConfiguration: Sendable {
         presentIntsAsFloatsInSchema = try r.bool("presentIntsAsFloatsInSchema") ?? false
         allowSignUp = try r.bool("allowSignUp") ?? true
         requestHeaderTimeout = .seconds(try r.int("requestHeaderTimeout", in: 1...3600) ?? 10)
+        allowAnonymous = try r.bool("allowAnonymous") ?? false
+        allowNickname = try r.bool("allowNickname") ?? false
+        if var e = try r.object("email") {
+            email = try EmailConfiguration(&e)
+            try e.finish()
+        }
+        requireEmailConfirmation = try r.bool("requireEmailConfirmation") ?? false
+        if requireEmailConfirmation && email == nil {
+            throw r.error(
+                "requireEmailConfirmation", "needs server.email: confirmations are mailed (host, from, publicURL).")
+        }
         if var j = try r.object("jwt") {
             jwt = try JWTProviderConfiguration(&j)
             try j.finish()
@@ -80,8 +100,11 @@ public struct JWTProviderConfiguration: Sendable {
     public var algorithm = "RS256"
     /// The claim naming the user (default `userId`, as in the legacy provider).
     public var userIdFieldName = "userId"
-    /// The claim that, when true, makes the user an admin (default `isAdmin`).
+    /// The claim that, when it equals ``isAdminValue``, makes the user an admin (default `isAdmin`).
     public var isAdminFieldName = "isAdmin"
+    /// The value of that claim that makes an admin (default `true`; a string or a number also works,
+    /// as in the legacy provider: `"role": "admin"`).
+    public var isAdminValue: JSONValue = .bool(true)
     /// When set, a token's `iss` must be this.
     public var issuer: String?
     /// When set, a token's `aud` must be (or contain) this.
@@ -102,6 +125,12 @@ public struct JWTProviderConfiguration: Sendable {
         }
         userIdFieldName = try r.string("userIdFieldName") ?? userIdFieldName
         isAdminFieldName = try r.string("isAdminFieldName") ?? isAdminFieldName
+        if let v = r.value("isAdminValue") {
+            switch v {
+            case .bool, .string, .int, .number, .double: isAdminValue = v
+            default: throw r.error("isAdminValue", "expected true, a string or a number, found \(v.kindName).")
+            }
+        }
         issuer = try r.string("issuer")
         audience = try r.string("audience")
     }

@@ -193,6 +193,18 @@ public final class RealmStore: Sendable {
         try read { db in try String.fetchAll(db, sql: "SELECT path FROM realm ORDER BY path") }
     }
 
+    /// The paths of the Realms under `directory` (`/<user id>`), sorted: a range of the path
+    /// index, not a scan of every Realm.
+    public func realmPaths(under directory: String) throws -> [String] {
+        let base = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
+        // Paths under base/ sort from base + "/" up to, not including, base + "0" ("/" + 1).
+        return try read { db in
+            try String.fetchAll(
+                db, sql: "SELECT path FROM realm WHERE path > ? AND path < ? ORDER BY path",
+                arguments: [base + "/", base + "0"])
+        }
+    }
+
     /// Whether a Realm exists at `path`.
     public func contains(_ path: String) throws -> Bool {
         try read { db in try Self.realmRow(db, path) != nil }

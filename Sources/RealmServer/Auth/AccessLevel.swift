@@ -13,10 +13,15 @@ public enum AccessLevel: Int, Sendable, Comparable, CaseIterable, CustomStringCo
 
     public var description: String { ["none", "read", "write", "manage"][rawValue] }
 
+    /// A level by name; the legacy clients' `admin` is `manage`.
     public init?(name: String) {
-        guard let level = Self.allCases.first(where: { $0.description == name.lowercased() }) else { return nil }
+        let name = name.lowercased() == "admin" ? "manage" : name.lowercased()
+        guard let level = Self.allCases.first(where: { $0.description == name }) else { return nil }
         self = level
     }
+
+    /// The legacy clients' name of the level (`admin` for manage).
+    public var legacyName: String { self == .manage ? "admin" : description }
 
     /// The legacy names of what the level allows, as access tokens list them.
     public var legacyAccess: [String] { Array(["download", "upload", "manage"].prefix(rawValue)) }

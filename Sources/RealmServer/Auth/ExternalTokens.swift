@@ -65,7 +65,7 @@ public struct ExternalTokens: Sendable {
             throw ServerError(
                 401, "The jwt token has no \(c.userIdFieldName) claim (server.jwt.userIdFieldName): it names the user.")
         }
-        return (id, claims.values[c.isAdminFieldName]?.bool ?? false)
+        return (id, claims.values[c.isAdminFieldName]?.equals(c.isAdminValue) ?? false)
     }
 }
 
@@ -94,6 +94,17 @@ struct ExternalClaims: JWTPayload {
         }
 
         var string: String? { if case .string(let s) = self { s } else { nil } }
+        /// Whether the claim is `value` (`server.jwt.isAdminValue`: a boolean, a string or a
+        /// number), or an array of strings that holds it (`roles: ["admin", …]`).
+        func equals(_ value: JSONValue) -> Bool {
+            switch (self, value) {
+            case (.bool(let a), .bool(let b)): a == b
+            case (.string(let a), .string(let b)): a == b
+            case (.strings(let a), .string(let b)): a.contains(b)
+            case (.number(let a), _): value.numberValue == a
+            default: false
+            }
+        }
         var bool: Bool? { if case .bool(let b) = self { b } else { nil } }
         var number: Double? { if case .number(let n) = self { n } else { nil } }
         /// A string, or an array of them (`aud` may be either).

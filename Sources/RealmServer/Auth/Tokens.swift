@@ -15,6 +15,14 @@ public struct TokenClaims: JWTPayload, Sendable {
     public var access: [String]?
     /// The user's password generation when it was signed (``User/generation``).
     public var generation: Int?
+    /// The token's own id: a refresh token's ends it and every access token made from it
+    /// (`POST /auth/revoke`); an admin token's is its row in the directory.
+    public var jti: String?
+    /// An access token's refresh token (its `jti`).
+    public var rid: String?
+
+    /// A token that logs someone in: a refresh token, or an admin token (`user admin-token`).
+    var isLogin: Bool { kind == "refresh" || kind == "admin" }
 
     public func verify(using algorithm: some JWTAlgorithm) async throws { try exp.verifyNotExpired() }
 
@@ -37,18 +45,29 @@ public struct Tokens: Sendable {
     public func refreshToken(for user: User, now: Date = Date()) async throws -> (token: String, claims: TokenClaims) {
         let claims = TokenClaims(
             sub: .init(value: user.id), exp: .init(value: now + configuration.refreshTokenLifetime.seconds),
-            iat: .init(value: now), kind: "refresh", admin: user.isAdmin, generation: user.generation)
+            iat: .init(value: now), kind: "refresh", admin: user.isAdmin, generation: user.generation,
+            jti: UserDirectory.newId())
         return (try await keys.sign(claims), claims)
     }
 
+    /// A named admin token (`user admin-token create`): an admin's key to every Realm that does
+    /// not expire, and ends when its row in the directory is removed.
+    public func adminToken(name: String, id: String, now: Date = Date()) async throws -> String {
+        let claims = TokenClaims(
+            sub: .init(value: name), exp: .init(value: now + 100 * 365 * 86_400), iat: .init(value: now),
+            kind: "admin", admin: true, jti: id)
+        return try await keys.sign(claims)
+    }
+
     /// Access to the Realm at `path` at `level`, for a short while.
-    public func accessToken(for user: User, path: String, level: AccessLevel, now: Date = Date()) async throws -> (
-        token: String, claims: TokenClaims
-    ) {
+    /// It ends with `refresh`, the login it was made from.
+    public func accessToken(
+        for user: User, path: String, level: AccessLevel, from refresh: TokenClaims, now: Date = Date()
+    ) async throws -> (token: String, claims: TokenClaims) {
         let claims = TokenClaims(
             sub: .init(value: user.id), exp: .init(value: now + configuration.accessTokenLifetime.seconds),
             iat: .init(value: now), kind: "access", admin: user.isAdmin, path: path, access: level.legacyAccess,
-            generation: user.generation)
+            generation: user.generation, jti: UserDirectory.newId(), rid: refresh.jti)
         return (try await keys.sign(claims), claims)
     }
 

@@ -9,15 +9,23 @@ public struct User: Sendable, Hashable {
     public var isAdmin: Bool
     /// Which password the user is at: tokens carry it, and a new password ends the earlier ones.
     public var generation: Int
-    /// How the user logs in: `password`, or `jwt` (their app's auth service vouches for them).
+    /// How the user logs in: `password`, `jwt` (their app's auth service vouches for them),
+    /// `anonymous`, `nickname`, or `admin-token` (a backend's named token).
     public var provider: String
+    /// Whether the user confirmed their address (their name), or needs not: users an operator
+    /// added and those of other providers have nothing to confirm.
+    public var emailConfirmed: Bool
 
-    public init(id: String, name: String, isAdmin: Bool, generation: Int = 0, provider: String = "password") {
+    public init(
+        id: String, name: String, isAdmin: Bool, generation: Int = 0, provider: String = "password",
+        emailConfirmed: Bool = true
+    ) {
         self.id = id
         self.name = name
         self.isAdmin = isAdmin
         self.generation = generation
         self.provider = provider
+        self.emailConfirmed = emailConfirmed
     }
 
     /// `path` with a leading `/~/` read as this user's own directory.

@@ -39,19 +39,38 @@ public final class UserDirectory: Sendable {
                 CREATE TABLE IF NOT EXISTS permission (path TEXT NOT NULL, user_id TEXT NOT NULL,
                     level INTEGER NOT NULL, PRIMARY KEY (path, user_id)) WITHOUT ROWID;
                 """)
-        // Users of provider jwt (added later: a directory made before has only password users).
-        if try !db.columns(in: "user").contains(where: { $0.name == "provider" }) {
+        // Added later (a directory made before has only password users, all of them confirmed).
+        let columns = try db.columns(in: "user").map(\.name)
+        if !columns.contains("provider") {
             try db.execute(sql: "ALTER TABLE user ADD COLUMN provider TEXT NOT NULL DEFAULT 'password'")
         }
+        if !columns.contains("email_confirmed") {
+            try db.execute(sql: "ALTER TABLE user ADD COLUMN email_confirmed INTEGER NOT NULL DEFAULT 1")
+        }
+        // Tokens ended before they expire (kept until then), admin tokens by name, permission offers
+        // and one-time tokens mailed to users (both by the SHA-256 of the token: never the token).
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS revoked_token (id TEXT PRIMARY KEY, expires INTEGER NOT NULL) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS admin_token (name TEXT PRIMARY KEY COLLATE NOCASE, id TEXT NOT NULL UNIQUE,
+                    created TEXT NOT NULL) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS offer (id TEXT PRIMARY KEY, path TEXT NOT NULL, level INTEGER NOT NULL,
+                    creator_id TEXT NOT NULL, created INTEGER NOT NULL, expires INTEGER,
+                    invalidated INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS account_token (id TEXT PRIMARY KEY, user_id TEXT NOT NULL,
+                    purpose TEXT NOT NULL, created INTEGER NOT NULL, expires INTEGER NOT NULL,
+                    used INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+                """)
     }
 
     static let cost: UInt8 = 10
 
-    /// Adds a user; the name must be new.
+    /// Adds a user; the name must be new. One who signs up (`confirmed` false) has an address
+    /// to confirm, where `server.requireEmailConfirmation` asks for it; an operator's are confirmed.
     @discardableResult
-    public func add(name: String, password: String, admin: Bool = false) throws -> User {
+    public func add(name: String, password: String, admin: Bool = false, confirmed: Bool = true) throws -> User {
         try Self.check(name: name, password: password)
-        let user = User(id: Self.newId(), name: name, isAdmin: admin)
+        let user = User(id: Self.newId(), name: name, isAdmin: admin, emailConfirmed: confirmed)
         let hash = Bcrypt.hash(password, cost: Self.cost)
         try db.write { db in
             guard
@@ -60,8 +79,11 @@ public final class UserDirectory: Sendable {
                 throw ServerError.userExists(name)
             }
             try db.execute(
-                sql: "INSERT INTO user (id, name, password_hash, is_admin, created) VALUES (?, ?, ?, ?, ?)",
-                arguments: [user.id, name, hash, admin, Timestamp(Date()).iso8601])
+                sql: """
+                    INSERT INTO user (id, name, password_hash, is_admin, created, email_confirmed)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [user.id, name, hash, admin, Timestamp(Date()).iso8601, confirmed])
         }
         return user
     }
@@ -72,8 +94,7 @@ public final class UserDirectory: Sendable {
             try Row.fetchOne(
                 db,
                 sql:
-                    "SELECT id, name, is_admin, password_hash, generation FROM user "
-                    + "WHERE name = ? AND provider = 'password'",
+                    "SELECT \(User.columns), password_hash FROM user WHERE name = ? AND provider = 'password'",
                 arguments: [name])
         }
         guard let row else {
@@ -81,10 +102,10 @@ public final class UserDirectory: Sendable {
             _ = Bcrypt.verify(password, hash: Self.decoy)
             return nil
         }
-        guard (try? Self.check(name: name, password: password)) != nil, Bcrypt.verify(password, hash: row[3]) else {
+        guard (try? Self.check(name: name, password: password)) != nil, Bcrypt.verify(password, hash: row[6]) else {
             return nil
         }
-        return User(id: row[0], name: row[1], isAdmin: row[2], generation: row[4])
+        return User(row: row)
     }
 
     static let decoy = Bcrypt.hash("realm-adapter decoy", cost: cost)
@@ -126,22 +147,29 @@ public final class UserDirectory: Sendable {
     }
 
     public func setPassword(name: String, password: String) throws {
-        try Self.check(name: name, password: password)
+        guard let user = try user(named: name) else { throw ServerError.noSuchUser(name) }
+        try setPassword(of: user, password: password)
+    }
+
+    /// A new password for `user` (of provider password): every token issued before it ends.
+    public func setPassword(of user: User, password: String) throws {
+        try Self.check(name: user.name, password: password)
+        guard user.provider == "password" else { throw ServerError.nameTaken(user.name, by: user.provider) }
         let hash = Bcrypt.hash(password, cost: Self.cost)
         try db.write { db in
-            guard
-                let provider = try String.fetchOne(
-                    db, sql: "SELECT provider FROM user WHERE name = ?", arguments: [name])
-            else { throw ServerError.noSuchUser(name) }
-            guard provider == "password" else { throw ServerError.nameTaken(name, by: provider) }
             try db.execute(
-                sql: "UPDATE user SET password_hash = ?, generation = generation + 1 WHERE name = ?",
-                arguments: [hash, name])
+                sql: "UPDATE user SET password_hash = ?, generation = generation + 1 WHERE id = ?",
+                arguments: [hash, user.id])
+            guard db.changesCount == 1 else { throw ServerError.userGone() }
         }
     }
 
     static func check(name: String, password: String) throws {
         try check(name: name)
+        try check(password: password)
+    }
+
+    static func check(password: String) throws {
         // bcrypt reads at most 72 bytes and stops at a NUL: anything past either would not count.
         guard password.count >= 8 else { throw ServerError.passwordTooShort() }
         guard password.utf8.count <= 72, !password.utf8.contains(0) else { throw ServerError.passwordUnusable() }
@@ -157,14 +185,20 @@ public final class UserDirectory: Sendable {
         }
     }
 
-    /// The user a token names, as long as it was signed for their current password.
+    /// The user a token names, as long as it was signed for their current password and was not
+    /// revoked (nor the login it was made from); an admin token's admin, while it exists.
     public func current(_ claims: TokenClaims) throws -> User {
-        let row = try db.read { db in
-            try Row.fetchOne(
-                db, sql: "SELECT \(User.columns) FROM user WHERE id = ?", arguments: [claims.sub.value])
+        if claims.kind == "admin" { return try adminTokenUser(claims) }
+        let (row, revoked) = try db.read { db in
+            (
+                try Row.fetchOne(
+                    db, sql: "SELECT \(User.columns) FROM user WHERE id = ?", arguments: [claims.sub.value]),
+                try Self.isRevoked(db, claims)
+            )
         }
         guard let row else { throw ServerError.userGone() }
         guard (claims.generation ?? 0) == row[3] else { throw ServerError.passwordChanged() }
+        guard !revoked else { throw ServerError.tokenRevoked() }
         return User(row: row)
     }
 
@@ -197,13 +231,31 @@ public final class UserDirectory: Sendable {
         }
     }
 
+    /// A new user of provider anonymous: each login is another user, who owns `/~/` and nothing else.
+    public func anonymousUser() throws -> User {
+        let id = Self.newId()
+        let user = User(id: id, name: "anonymous-" + id, isAdmin: false, provider: "anonymous")
+        try db.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO user (id, name, password_hash, is_admin, created, provider)
+                    VALUES (?, ?, '', 0, ?, ?)
+                    """,
+                arguments: [id, user.name, Timestamp(Date()).iso8601, user.provider])
+        }
+        return user
+    }
+
     static func newId() -> String { UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased() }
 }
 
 extension User {
     /// The columns ``init(row:)`` reads.
-    static let columns = "id, name, is_admin, generation, provider"
+    static let columns = "id, name, is_admin, generation, provider, email_confirmed"
 
     /// A user from a row of ``columns``.
-    init(row: Row) { self.init(id: row[0], name: row[1], isAdmin: row[2], generation: row[3], provider: row[4]) }
+    init(row: Row) {
+        self.init(
+            id: row[0], name: row[1], isAdmin: row[2], generation: row[3], provider: row[4], emailConfirmed: row[5])
+    }
 }

@@ -10,14 +10,19 @@ import RealmAdapter
 ///   `{"access_token": {"token", "token_data": {"identity", "path", "access", "expires"}}}` for
 ///   that Realm, at the user's level there (`/~/` is their own directory);
 /// - `{"provider": "jwt", "data": "<token of the app's auth service>"}` (with `server.jwt`) logs
-///   in the user the token names, added at first sight, and answers as `password` does.
+///   in the user the token names, added at first sight, and answers as `password` does;
+/// - `{"provider": "anonymous"}` (with `server.allowAnonymous`) logs in a new user each time;
+/// - `{"provider": "nickname", "data": "<name>", "user_info": {"is_admin": false}}` (with
+///   `server.allowNickname`, for development) logs in whoever gives the name.
 struct AuthEndpoint: Sendable {
     let users: UserDirectory
     let tokens: Tokens?
     /// Provider `jwt`, when `server.jwt` is set.
     let external: ExternalTokens?
-    /// `server.allowSignUp`.
-    let allowSignUp: Bool
+    /// `allowSignUp`, `allowAnonymous`, `allowNickname`, `requireEmailConfirmation`.
+    let configuration: ServerConfiguration
+    /// Confirmations of new users' addresses (`server.email`).
+    let mail: AccountMail?
 
     func answer(_ body: Data) async throws -> Response {
         guard let tokens else {
@@ -41,16 +46,41 @@ struct AuthEndpoint: Sendable {
                 )
             }
             let register = info.first(where: { $0.key == "register" })?.value == .bool(true)
-            if register && !allowSignUp { throw ServerError.signUpOff() }
+            if register && !configuration.allowSignUp { throw ServerError.signUpOff() }
             // Bcrypt is slow by design (tens of ms a password): off Swift's few task threads, so
             // that a burst of logins (or of guesses) does not stall every other request.
+            let confirmed = mail == nil
             let user = try await NIOThreadPool.singleton.runIfActive { [users] in
                 register
-                    ? try users.add(name: name, password: password) : try users.verify(name: name, password: password)
+                    ? try users.add(name: name, password: password, confirmed: confirmed)
+                    : try users.verify(name: name, password: password)
             }
             ServerMetrics.login("password", succeeded: user != nil)
             guard let user else { throw ServerError.badCredentials() }
+            if configuration.requireEmailConfirmation && !user.emailConfirmed {
+                if register { mail?.request(.emailConfirmation, for: user.name) }
+                throw ServerError.emailNotConfirmed()
+            }
             return try await Self.refresh(user, tokens)
+        case "anonymous":
+            guard configuration.allowAnonymous else {
+                throw ServerError.providerOff("anonymous", setting: "allowAnonymous")
+            }
+            ServerMetrics.login("anonymous", succeeded: true)
+            return try await Self.refresh(try users.anonymousUser(), tokens)
+        case "nickname":
+            guard configuration.allowNickname else {
+                throw ServerError.providerOff("nickname", setting: "allowNickname")
+            }
+            guard let name = string("data", in: members) else {
+                throw ServerError.badRequest("provider nickname needs data: the nickname.")
+            }
+            var isAdmin = false
+            if case .object(let info)? = members.first(where: { $0.key == "user_info" })?.value {
+                isAdmin = info.first(where: { $0.key == "is_admin" })?.value == .bool(true)
+            }
+            ServerMetrics.login("nickname", succeeded: true)
+            return try await Self.refresh(try users.externalUser(name, isAdmin: isAdmin, provider: "nickname"), tokens)
         case "jwt":
             guard let external else {
                 throw ServerError.badRequest(
@@ -74,13 +104,13 @@ struct AuthEndpoint: Sendable {
             do { claims = try await tokens.verify(refresh) } catch let e as ServerError where e.status == 401 {
                 throw e.message == ServerError.tokenExpired().message ? ServerError.refreshExpired() : e
             }
-            guard claims.kind == "refresh" else { throw ServerError.wrongToken("a refresh token in data") }
+            guard claims.isLogin else { throw ServerError.wrongToken("a refresh token in data") }
             let user = try users.current(claims)
             let path = user.resolve(asked)
             do { try RealmPath.validate(path) } catch { throw ServerError.badRequest("\(asked) is not a Realm path.") }
             let level = try users.level(of: user, at: path)
             guard level > .none else { throw ServerError.forbidden(path, need: .read, have: level) }
-            let (token, access) = try await tokens.accessToken(for: user, path: path, level: level)
+            let (token, access) = try await tokens.accessToken(for: user, path: path, level: level, from: claims)
             return Self.json([
                 .init(
                     "access_token",
@@ -98,7 +128,8 @@ struct AuthEndpoint: Sendable {
         case let other:
             throw ServerError.badRequest(
                 "Unknown provider \(other.map { "'\($0)'" } ?? "(none)"): use password (log in), jwt (a token "
-                    + "of your auth service, with server.jwt) or realm (an access token).")
+                    + "of your auth service, with server.jwt), anonymous or nickname (when the server allows them) "
+                    + "or realm (an access token).")
         }
     }
 

@@ -5,7 +5,10 @@ import RealmAdapter
 /// `/permissions`: what `realm-adapter permission` does, over HTTP, for users who manage a path.
 /// - `POST /permissions {"path", "user"?, "level"}` grants `level` (read, write, manage, or
 ///   none to take a grant back) on `path` to the user named `user`, or to everyone without it.
-/// - `GET /permissions?path=…` lists the grants on a path.
+/// - `GET /permissions?path=…` lists the grants on a path;
+/// - `GET /permissions` lists what the caller may reach (the legacy granted permissions: their
+///   own Realms and every path granted to them or to everyone, with its level); an admin adds
+///   `?user=<name>` for another user's.
 ///
 /// The token is the caller's refresh token (or an access token for that path). Only a user who
 /// manages the path (its owner, an admin, or one granted manage) may, and never above their own
@@ -13,6 +16,7 @@ import RealmAdapter
 struct PermissionsEndpoint: Sendable {
     let users: UserDirectory
     let tokens: Tokens?
+    let store: RealmStore
 
     /// The caller, the path (resolved) and their level on it; 403 below manage.
     func manager(_ header: String?, _ asked: String) async throws -> (User, String, AccessLevel) {
@@ -54,8 +58,8 @@ struct PermissionsEndpoint: Sendable {
         ])
     }
 
-    func list(_ header: String?, _ asked: String?) async throws -> Response {
-        guard let asked else { throw ServerError.badRequest("GET /permissions takes ?path=…") }
+    func list(_ header: String?, _ query: [String: String]) async throws -> Response {
+        guard let asked = query["path"] else { return try await reachable(header, query) }
         let (_, path, _) = try await manager(header, asked)
         let names = Dictionary(uniqueKeysWithValues: try users.users().map { ($0.id, $0.name) })
         let grants = try users.permissions(on: path).map { g -> JSONValue in
@@ -65,5 +69,39 @@ struct PermissionsEndpoint: Sendable {
             ])
         }
         return AuthEndpoint.json([.init("path", .string(path)), .init("grants", .array(grants))])
+    }
+}
+
+extension PermissionsEndpoint {
+    /// `GET /permissions` without a path: what the caller (or, for an admin, `?user=`) may reach.
+    func reachable(_ header: String?, _ query: [String: String]) async throws -> Response {
+        guard let tokens else {
+            throw ServerError(404, "Authentication is disabled (server.disableAuthentication): there are no users.")
+        }
+        switch query["recipient"] {
+        case nil, "currentUser", "any": break
+        case let other?:
+            throw ServerError.badRequest(
+                "recipient '\(other)' is not supported: GET /permissions lists what you may reach; the grants on "
+                    + "a path you manage are at GET /permissions?path=….")
+        }
+        var (user, _) = try await tokens.caller(header, in: users)
+        if let name = query["user"] {
+            guard user.isAdmin else { throw ServerError.adminsOnly("list what another user may reach") }
+            guard let other = try users.user(named: name) else { throw ServerError.noSuchUser(name) }
+            user = other
+        }
+        let own = try store.realmPaths(under: "/\(user.id)")
+        let permissions = try users.reachable(by: user, ownRealms: own).map { path, level -> JSONValue in
+            .object([
+                .init("path", .string(path)), .init("accessLevel", .string(level.legacyName)),
+                .init("userId", .string(user.id)), .init("mayRead", .bool(level >= .read)),
+                .init("mayWrite", .bool(level >= .write)), .init("mayManage", .bool(level >= .manage)),
+            ])
+        }
+        return AuthEndpoint.json([
+            .init("userId", .string(user.id)), .init("isAdmin", .bool(user.isAdmin)),
+            .init("permissions", .array(permissions)),
+        ])
     }
 }

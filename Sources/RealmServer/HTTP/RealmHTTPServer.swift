@@ -50,12 +50,13 @@ public struct RealmHTTPServer: Sendable {
     public func service(logger: Logger) throws -> some Service {
         let router = Router()
         router.add(middleware: MetricsMiddleware())
+        let mail = try configuration.email.map { try AccountMail(users: users, configuration: $0, logger: logger) }
         let auth = AuthEndpoint(
-            users: users, tokens: tokens, external: external, allowSignUp: configuration.allowSignUp)
+            users: users, tokens: tokens, external: external, configuration: configuration, mail: mail)
         router.post("auth") { request, _ -> Response in
             await Self.answering { try await auth.answer(try await Self.body(request)) }
         }
-        let permissions = PermissionsEndpoint(users: users, tokens: tokens)
+        let permissions = PermissionsEndpoint(users: users, tokens: tokens, store: store)
         router.post("permissions") { request, _ -> Response in
             await Self.answering {
                 try await permissions.grant(request.headers[.authorization], try await Self.body(request))
@@ -64,9 +65,10 @@ public struct RealmHTTPServer: Sendable {
         router.get("permissions") { request, _ -> Response in
             await Self.answering {
                 try await permissions.list(
-                    request.headers[.authorization], Self.formParameters(request.uri.query ?? "")["path"])
+                    request.headers[.authorization], Self.formParameters(request.uri.query ?? ""))
             }
         }
+        addAccountRoutes(to: router, mail: mail, permissions: permissions)
         router.get("graphql/schema/**") { request, context -> Response in
             await Self.answering {
                 let path = try Self.path(context)
@@ -259,7 +261,7 @@ public struct RealmHTTPServer: Sendable {
             guard claims.path == path else { throw ServerError.tokenForOtherPath(claims.path ?? "?", path) }
             // What the token carries, as far as the user still has it.
             have = min(claims.level, try users.level(of: user, at: path))
-        case "refresh" where user.isAdmin:
+        case "refresh" where user.isAdmin, "admin" where user.isAdmin:
             have = .manage
         default:
             throw ServerError.wrongToken(
@@ -320,7 +322,9 @@ public struct RealmHTTPServer: Sendable {
             let status =
                 switch e.code {
                 case .realmNotFound: 404
-                case .invalidValue, .invalidPath, .schemaViolation, .duplicatePrimaryKey: 400
+                case .invalidValue, .invalidPath, .schemaViolation, .duplicatePrimaryKey, .invalidSchema,
+                    .invalidInstruction:
+                    400
                 default: 500
                 }
             return Self.error(status, e.message)

@@ -1,0 +1,81 @@
+import Foundation
+import GRDB
+import RealmAdapter
+
+/// Ending tokens before they expire: a user logging out (`POST /auth/revoke`), and the named,
+/// non-expiring admin tokens of backends (`realm-adapter user admin-token`).
+extension UserDirectory {
+    /// Ends the login `claims` belong to (a refresh token, with every access token made from it),
+    /// or one access token; an admin token is removed. The directory keeps a revoked id only until
+    /// the token would have expired anyway.
+    public func revoke(_ claims: TokenClaims, now: Date = Date()) throws {
+        try db.write { db in
+            if claims.kind == "admin" {
+                try db.execute(sql: "DELETE FROM admin_token WHERE id = ?", arguments: [claims.jti])
+                return
+            }
+            guard let id = claims.jti else { throw ServerError.tokenWithoutId() }
+            let seconds = Int64(now.timeIntervalSince1970)
+            try db.execute(sql: "DELETE FROM revoked_token WHERE expires < ?", arguments: [seconds])
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO revoked_token (id, expires) VALUES (?, ?)",
+                arguments: [id, Int64(claims.exp.value.timeIntervalSince1970)])
+        }
+    }
+
+    /// Whether the token, or the login it was made from, was revoked.
+    static func isRevoked(_ db: Database, _ claims: TokenClaims) throws -> Bool {
+        let ids = [claims.jti, claims.rid].compactMap { $0 }
+        guard !ids.isEmpty else { return false }
+        return try Bool.fetchOne(
+            db, sql: "SELECT EXISTS (SELECT 1 FROM revoked_token WHERE id IN (?, ?))",
+            arguments: [ids[0], ids.last]) ?? false
+    }
+
+    /// An admin token: its name and when it was made.
+    public struct AdminToken: Sendable, Hashable {
+        public var name: String
+        public var created: String
+    }
+
+    /// Records a new admin token named `name` (new) and returns its id, which the token carries.
+    public func addAdminToken(name: String) throws -> String {
+        try Self.check(name: name)
+        let id = Self.newId()
+        try db.write { db in
+            guard try Int.fetchOne(db, sql: "SELECT 1 FROM admin_token WHERE name = ?", arguments: [name]) == nil else {
+                throw ServerError.adminTokenExists(name)
+            }
+            try db.execute(
+                sql: "INSERT INTO admin_token (name, id, created) VALUES (?, ?, ?)",
+                arguments: [name, id, Timestamp(Date()).iso8601])
+        }
+        return id
+    }
+
+    /// The admin tokens, by name.
+    public func adminTokens() throws -> [AdminToken] {
+        try db.read { db in
+            try Row.fetchAll(db, sql: "SELECT name, created FROM admin_token ORDER BY name").map {
+                AdminToken(name: $0[0], created: $0[1])
+            }
+        }
+    }
+
+    /// Ends the admin token named `name`; false if there is none.
+    public func removeAdminToken(name: String) throws -> Bool {
+        try db.write { db in
+            try db.execute(sql: "DELETE FROM admin_token WHERE name = ?", arguments: [name])
+            return db.changesCount > 0
+        }
+    }
+
+    /// The admin an admin token stands for, while its row exists.
+    func adminTokenUser(_ claims: TokenClaims) throws -> User {
+        let name = try db.read { db in
+            try String.fetchOne(db, sql: "SELECT name FROM admin_token WHERE id = ?", arguments: [claims.jti])
+        }
+        guard let name else { throw ServerError.adminTokenRevoked() }
+        return User(id: "admin-token." + name, name: name, isAdmin: true, provider: "admin-token")
+    }
+}
