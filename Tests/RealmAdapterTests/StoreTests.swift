@@ -25,6 +25,19 @@ import Testing
         #expect(try s.history(of: "/all", after: 10).map(\.version) == Array(11...Int64(everyInstruction.count)))
     }
 
+    /// The Realms under a directory, by a range of the path index: not its neighbours whose
+    /// names start the same (`/abcd`, `/abc0`), nor the directory itself.
+    @Test func realmPathsUnderADirectory() throws {
+        let t = try TemporaryStore()
+        for path in ["/abc", "/abc/x", "/abc/y/z", "/abc0/x", "/abcd/x", "/ab/x", "/abc-/x"] {
+            try t.store.apply([], to: path, origin: "test")
+            try t.store.write(to: path, origin: "test") { _ in }
+        }
+        #expect(try t.store.realmPaths(under: "/abc") == ["/abc/x", "/abc/y/z"])
+        #expect(try t.store.realmPaths(under: "/abc/") == ["/abc/x", "/abc/y/z"])
+        #expect(try t.store.realmPaths(under: "/none").isEmpty)
+    }
+
     @Test func storesEveryValueKindLosslessly() throws {
         let t = try TemporaryStore()
         try t.store.addTaskSchema("/v")

@@ -107,10 +107,14 @@ import Testing
             Issue.record("an admin's revocation did not end bob's other login")
             return
         }
-        // A fresh login works.
+        // A fresh login works; no token is in either server's log.
         #expect(
             try await s.graphQL("/shop", try await s.access(try await s.login("bob"), "/shop").get(), query)
                 .contains(#""id": 3"#))
+        for log in ["serve.log", "replica.log"] {
+            let text = (try? String(contentsOfFile: s.dir + "/" + log, encoding: .utf8)) ?? ""
+            for token in [bob, other, access, carol, alice] { #expect(!text.contains(token), "\(log)") }
+        }
     }
 
     /// A user changes their own password with a token of theirs, or with the old password; an
