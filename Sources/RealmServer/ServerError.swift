@@ -204,6 +204,17 @@ extension ServerError {
                 + "(`realm-adapter user passwd`).")
     }
 
+    static func noPassword(_ user: User) -> ServerError {
+        ServerError(
+            400,
+            "'\(user.name)' logs in with provider \(user.provider) and has no password here"
+                + (user.provider == "jwt" ? ": their auth service vouches for them." : "."))
+    }
+
+    static func noHomeDirectory() -> ServerError {
+        ServerError(400, "An admin token has no directory of its own (/~/): name the Realm by its path.")
+    }
+
     static func noSuchUserId(_ id: String) -> ServerError { ServerError(404, "There is no user with id '\(id)'.") }
 }
 

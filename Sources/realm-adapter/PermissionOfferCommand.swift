@@ -35,8 +35,8 @@ extension PermissionCommand {
                     guard let l = AccessLevel(name: level), l != .none else {
                         throw ValidationError("The level is read, write or manage.")
                     }
-                    if let expiresIn, expiresIn <= 0 {
-                        throw ValidationError("--expires-in is a number of seconds > 0.")
+                    if let expiresIn, !(1...315_360_000).contains(expiresIn) {
+                        throw ValidationError("--expires-in is a number of seconds, from 1 to 315360000 (ten years).")
                     }
                     let users = try UserDirectory(storeDirectory: try options.load(needsSchema: false).0.realm.store)
                     let (token, offer) = try users.addOffer(

@@ -161,6 +161,25 @@ import Testing
         #expect(byAdmin.status == 200, "\(byAdmin.body)")
         _ = try await s.login("carol", password: "carol-by-alice")
 
+        // Refused, changing nothing (a probe changed the caller's own password with each): a user_id
+        // that is not a string, a provider_id naming someone else, an old password that is not
+        // theirs, and a Realm's access token instead of a login.
+        let aliceRefresh = try await s.login("alice")
+        for body in [
+            #"{"data": {"new_password": "alice-changed-password", "user_id": 12345}}"#,
+            #"{"data": {"new_password": "alice-changed-password", "user_id": null}}"#,
+            #"{"provider_id": "bob", "data": {"old_password": "x", "new_password": "alice-changed-password"}}"#,
+            #"{"data": {"old_password": "not-alices", "new_password": "alice-changed-password"}}"#,
+        ] {
+            let r = try await s.curl("PUT", "/auth/password", body, token: aliceRefresh)
+            #expect(r.status == 400 || r.status == 401, "\(body): \(r.body)")
+        }
+        let shopAccess = try await s.access(aliceRefresh, "/shop").get()
+        let byAccess = try await s.curl(
+            "PUT", "/auth/password", #"{"data": {"new_password": "alice-changed-password"}}"#, token: shopAccess)
+        #expect(byAccess.status == 401 && byAccess.body.contains("not an access token"), "\(byAccess.body)")
+        _ = try await s.login("alice")
+
         // Refused, changing nothing: too short, and no token nor old password.
         let short = try await s.curl(
             "PUT", "/auth/password", #"{"data": {"new_password": "short"}}"#, token: bobRefresh)
@@ -205,6 +224,9 @@ import Testing
         #expect(
             try Server.field(nick.body, "refresh_token", "token_data", "identity")
                 == Server.field(again.body, "refresh_token", "token_data", "identity"))
+        let noPassword = try await s.curl(
+            "PUT", "/auth/password", #"{"data": {"new_password": "a-long-password"}}"#, token: anonymous)
+        #expect(noPassword.status == 400 && noPassword.body.contains("has no password"), "\(noPassword.body)")
         let takeover = try await s.curl("POST", "/auth", #"{"provider": "nickname", "data": "alice"}"#)
         #expect(takeover.status == 409, "\(takeover.body)")
         let log = (try? String(contentsOfFile: s.dir + "/serve.log", encoding: .utf8)) ?? ""
@@ -227,14 +249,24 @@ import Testing
         #expect(listed.stdout.hasPrefix("billing\tcreated "), "\(listed.stdout)")
         #expect(!listed.stdout.contains(token))
 
-        // An access token through it, and a grant made with it.
-        guard case .success = try await s.access(token, "/shop") else {
-            Issue.record("an admin token got no access token")
-            return
-        }
+        // An access token through it (a probe found it refused), a grant and an offer made with it
+        // (the offer was refused at accept), and no /~/ of its own.
+        let access = try await s.access(token, "/shop").get()
+        #expect(try await s.graphQL("/shop", access, "{ stops { id } }").contains(#""id": 3"#))
         let grant = try await s.curl(
             "POST", "/permissions", #"{"path": "/shop", "user": "bob", "level": "read"}"#, token: token)
         #expect(grant.status == 200, "\(grant.body)")
+        let offer = try await s.curl(
+            "POST", "/permissions/offers", #"{"realmPath": "/shop", "accessLevel": "write"}"#, token: token)
+        let carol = try await s.login("carol")
+        let accepted = try await s.curl(
+            "POST", "/permissions/offers/\(try Server.field(offer.body, "token"))/accept", token: carol)
+        #expect(accepted.status == 200, "\(accepted.body)")
+        let home = try await s.curl("POST", "/realms/~/x", ServeSharingTests.notes, token: token)
+        #expect(home.status == 400 && home.body.contains("no directory of its own"), "\(home.body)")
+        let password = try await s.curl(
+            "PUT", "/auth/password", #"{"data": {"new_password": "a-long-password"}}"#, token: token)
+        #expect(password.status == 400 && password.body.contains("has no password"), "\(password.body)")
 
         #expect(try await s.cli(["user", "admin-token", "revoke", "billing", "--config", s.config]).status == 0)
         for url in [s.url, replica.url] {
@@ -246,6 +278,8 @@ import Testing
                 ])
             #expect(r.stdout.contains("admin token was revoked"), "\(url): \(r.stdout)")
         }
+        let afterRevoke = try await s.curl("POST", "/graphql/shop", #"{"query": "{ stops { id } }"}"#, token: access)
+        #expect(afterRevoke.status == 401 && afterRevoke.body.contains("revoked"), "\(afterRevoke.body)")
         let missing = try await s.cli(["user", "admin-token", "revoke", "billing", "--config", s.config])
         #expect(missing.status != 0 && missing.stderr.contains("no admin token named billing"), "\(missing.stderr)")
     }

@@ -113,7 +113,8 @@ import Testing
         // Opening the link changes nothing (mail scanners open links); its form's button confirms.
         let page = try await Self.get(confirmLink)
         #expect(page.headers.contains("Content-Security-Policy: default-src 'none'"), "\(page.headers)")
-        #expect(page.body.contains(#"<form method="post" action="/auth/confirm">"#), "\(page.body)")
+        // A relative action: the form works behind a proxy that serves the server under a path.
+        #expect(page.body.contains(#"<form method="post" action="confirm">"#), "\(page.body)")
         #expect(try await s.curl("POST", "/auth", login).status == 403)
         let confirmed = try await Self.post(s.url + "/auth/confirm", [("token", confirmToken)])
         #expect(confirmed.status == 200 && confirmed.body.contains("Address confirmed"), "\(confirmed.body)")
@@ -122,6 +123,13 @@ import Testing
         let daveRefresh = try Server.field(dave.body, "refresh_token", "token")
         let twice = try await Self.post(s.url + "/auth/confirm", [("token", confirmToken)])
         #expect(twice.status == 400 && twice.body.contains("used already"), "\(twice.body)")
+
+        // Under requireEmailConfirmation, a sign-up's name is the address a link goes to.
+        let noAddress = try await s.curl(
+            "POST", "/auth",
+            #"{"provider": "password", "data": "nomail", "#
+                + #""user_info": {"password": "nomail-password", "register": true}}"#)
+        #expect(noAddress.status == 400 && noAddress.body.contains("email address as the name"), "\(noAddress.body)")
 
         // A reset: the same answer, byte for byte and in about the same time, for a known and an
         // unknown address; a mail only for the known one.
@@ -150,12 +158,17 @@ import Testing
         #expect(reset.contains("To: <dave@example.com>") && reset.contains("Subject: Reset your password"))
         let resetLink = try #require(Sink.link(reset, s.url + "/auth/password/reset?token="))
         let resetToken = String(resetLink.split(separator: "=").last ?? "")
+        let laterReset = try await sink.message(3)
+        let otherResetToken = String(
+            try #require(Sink.link(laterReset, s.url + "/auth/password/reset?token=")).split(separator: "=").last ?? "")
 
         // A confirmation token is not a reset token; a password too short changes nothing.
         let wrongKind = try await Self.post(
             s.url + "/auth/password/reset", [("token", confirmToken), ("new_password", "dave-new-password")])
         #expect(wrongKind.status == 400 && wrongKind.body.contains("not valid"), "\(wrongKind.body)")
         #expect(try await Self.get(resetLink).body.contains(#"name="new_password""#))
+        let none = try await Self.post(s.url + "/auth/password/reset", [("token", resetToken)])
+        #expect(none.status == 400 && none.body.contains("No password given"), "\(none.body)")
         let short = try await Self.post(s.url + "/auth/password/reset", [("token", resetToken), ("new_password", "x")])
         #expect(short.status == 400 && short.body.contains("at least 8"), "\(short.body)")
         let done = try await Self.post(
@@ -164,6 +177,10 @@ import Testing
         let again = try await Self.post(
             s.url + "/auth/password/reset", [("token", resetToken), ("new_password", "dave-other-password")])
         #expect(again.status == 400 && again.body.contains("used already"), "\(again.body)")
+        // A reset ends the user's other reset links (a probe changed the password again with one).
+        let other = try await Self.post(
+            s.url + "/auth/password/reset", [("token", otherResetToken), ("new_password", "dave-third-password")])
+        #expect(other.status == 400 && other.body.contains("used already"), "\(other.body)")
         _ = try await s.login("dave@example.com", password: "dave-new-password")
         guard case .failure(let stale) = try await s.access(daveRefresh, "/~/x") else {
             Issue.record("a token from before the reset still works")
@@ -185,6 +202,19 @@ import Testing
         #expect(complete.status == 200, "\(complete.body)")
         _ = try await s.login("erin@example.com", password: "erin-new-password")
 
+        // A mailbox the SMTP server refuses: logged with its reason, not its address (a probe found
+        // the server's answer, naming it, in the log).
+        #expect(
+            try await s.cli(["user", "add", "refused-ivy@example.com", "--config", s.config], stdin: "ivy-password\n")
+                .status == 0)
+        _ = try await ask("refused-ivy@example.com")
+        var logged = ""
+        for _ in 0..<250 where !logged.contains("Could not mail") {
+            try await Task.sleep(for: .milliseconds(20))
+            logged = (try? String(contentsOfFile: s.dir + "/serve.log", encoding: .utf8)) ?? ""
+        }
+        #expect(logged.contains("answered 550 to RCPT TO: 5.1.1 <recipient>"), "\(logged)")
+
         // Nobody mailed the unknown address; dave got no more than the hourly limit; and no
         // address, password or token is in the server's log.
         let recipients = try (1...sink.count).map {
@@ -193,7 +223,9 @@ import Testing
         #expect(!recipients.contains { $0.contains("nobody") })
         #expect(recipients.filter { $0.contains("dave") }.count == 1 + UserDirectory.tokensPerHour, "\(recipients)")
         let log = try String(contentsOfFile: s.dir + "/serve.log", encoding: .utf8)
-        for secret in ["@example.com", "dave-password", "dave-new-password", confirmToken, resetToken, daveRefresh] {
+        for secret in [
+            "@example.com", "refused-ivy", "dave-password", "dave-new-password", confirmToken, resetToken, daveRefresh,
+        ] {
             #expect(!log.contains(secret), "the log has \(secret.prefix(12))")
         }
         #expect(log.contains("Mailed a password reset link"), "\(log)")

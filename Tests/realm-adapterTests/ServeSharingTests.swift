@@ -39,6 +39,12 @@ import Testing
             #"{"schema": [{"type": "ADD_PROPERTIES", "object_type": "Note", "properties": {"done": "bool?"}}]}"#,
             token: bob)
         #expect(added.status == 200 && added.body.contains(#""created":false"#), "\(added.body)")
+        // The same schema again (as a client gives it at every launch) commits nothing.
+        let same = try await s.curl("POST", "/realms/~/notes", Self.notes, token: bob)
+        #expect(same.body.contains(#""version":2,"created":false,"changed":false"#), "\(same.body)")
+        // Who may is decided before the body is read.
+        let anonymous = try await s.curl("POST", "/realms/~/notes", "{not json")
+        #expect(anonymous.status == 401, "\(anonymous.body)")
         let elsewhere = try await s.curl("POST", "/realms/shared/notes", Self.notes, token: bob)
         #expect(elsewhere.status == 403 && elsewhere.body.contains("only under their own path"), "\(elsewhere.body)")
         let objects = try await s.curl(
@@ -124,6 +130,14 @@ import Testing
         #expect(cliAccept.status == 0 && cliAccept.stdout.contains("dave has read"), "\(cliAccept.stderr)")
         #expect((try? await s.access(daveToken, "/shop").get()) != nil)
         let all = try await s.cli(["permission", "offer", "list", "--config", s.config]).stdout
+        // A lifetime past any date crashed the command; an operator has no /~/.
+        let huge = try await s.cli([
+            "permission", "offer", "create", "/shop", "read", "--expires-in", "9223372036854775807", "--config",
+            s.config,
+        ])
+        #expect(huge.status != 0 && huge.stderr.contains("ten years"), "\(huge.stderr)")
+        let tilde = try await s.cli(["permission", "offer", "create", "/~/x", "read", "--config", s.config])
+        #expect(tilde.status != 0 && tilde.stderr.contains("own directory"), "\(tilde.stderr)")
         #expect(all.contains("withdrawn") && all.contains("expired") && all.contains("open"), "\(all)")
 
         // What each user may reach: bob his Realm (admin), dave /shop; an admin asks for anyone.

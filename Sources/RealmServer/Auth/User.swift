@@ -28,10 +28,17 @@ public struct User: Sendable, Hashable {
         self.emailConfirmed = emailConfirmed
     }
 
-    /// `path` with a leading `/~/` read as this user's own directory.
-    public func resolve(_ path: String) -> String {
-        path == "/~" ? "/\(id)" : path.hasPrefix("/~/") ? "/\(id)/" + path.dropFirst(3) : path
+    /// `path` with a leading `/~/` read as this user's own directory. An admin token has none:
+    /// it names Realms by their paths.
+    public func resolve(_ path: String) throws -> String {
+        guard path == "/~" || path.hasPrefix("/~/") else { return path }
+        guard provider != User.adminTokenProvider else { throw ServerError.noHomeDirectory() }
+        return path == "/~" ? "/\(id)" : "/\(id)/" + path.dropFirst(3)
     }
+
+    /// The provider of the admins that admin tokens stand for; their ids start `admin-token.`.
+    public static let adminTokenProvider = "admin-token"
+    static let adminTokenPrefix = adminTokenProvider + "."
 
     /// Whether `path` (resolved) is under the user's own directory.
     public func owns(_ path: String) -> Bool { path.hasPrefix("/\(id)/") }

@@ -71,8 +71,16 @@ extension UserDirectory {
             try db.execute(
                 sql: "UPDATE user SET password_hash = ?, generation = generation + 1 WHERE id = ?",
                 arguments: [hash, user.id])
+            try Self.spendResetTokens(db, of: user.id)
             return user
         }
+    }
+
+    /// Ends the user's other reset links: a password set, by a reset or otherwise, leaves none open.
+    static func spendResetTokens(_ db: Database, of userId: String) throws {
+        try db.execute(
+            sql: "UPDATE account_token SET used = 1 WHERE user_id = ? AND purpose = ?",
+            arguments: [userId, AccountTokenPurpose.passwordReset.rawValue])
     }
 
     /// Confirms the address of the token's user.

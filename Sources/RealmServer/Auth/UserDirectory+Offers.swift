@@ -25,6 +25,9 @@ extension UserDirectory {
         path: String, level: AccessLevel, creatorId: String, expires: Date?, now: Date = Date()
     ) throws -> (token: String, offer: PermissionOffer) {
         try RealmPath.validate(path)
+        guard path != "/~", !path.hasPrefix("/~/") else {
+            throw ServerError.badRequest("/~/ is each user's own directory: an offer names a Realm by its path.")
+        }
         guard level > .none else { throw ServerError.badRequest("An offer grants read, write or admin (manage).") }
         if let expires, expires <= now { throw ServerError.badRequest("expiresAt is in the past.") }
         let token = Self.secretToken()
@@ -95,7 +98,7 @@ extension UserDirectory {
         guard !offer.invalidated else { throw ServerError.offerWithdrawn() }
         if let expires = offer.expires, expires <= now { throw ServerError.offerExpired(expires) }
         if offer.creatorId != Self.operatorCreator {
-            guard let creator = try self.user(id: offer.creatorId),
+            guard let creator = try userOrAdminToken(id: offer.creatorId),
                 try level(of: creator, at: offer.path) >= offer.level
             else { throw ServerError.offerCreatorLostAccess(offer.path) }
         }

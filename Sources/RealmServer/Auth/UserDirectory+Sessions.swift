@@ -70,12 +70,26 @@ extension UserDirectory {
         }
     }
 
-    /// The admin an admin token stands for, while its row exists.
-    func adminTokenUser(_ claims: TokenClaims) throws -> User {
+    /// The admin an admin token (its id) stands for, while its row exists.
+    func adminTokenUser(id: String?) throws -> User {
         let name = try db.read { db in
-            try String.fetchOne(db, sql: "SELECT name FROM admin_token WHERE id = ?", arguments: [claims.jti])
+            try String.fetchOne(db, sql: "SELECT name FROM admin_token WHERE id = ?", arguments: [id])
         }
         guard let name else { throw ServerError.adminTokenRevoked() }
-        return User(id: "admin-token." + name, name: name, isAdmin: true, provider: "admin-token")
+        return Self.adminTokenUser(named: name)
+    }
+
+    static func adminTokenUser(named name: String) -> User {
+        User(id: User.adminTokenPrefix + name, name: name, isAdmin: true, provider: User.adminTokenProvider)
+    }
+
+    /// A user by id, or the admin of an admin token that still exists.
+    func userOrAdminToken(id: String) throws -> User? {
+        guard id.hasPrefix(User.adminTokenPrefix) else { return try user(id: id) }
+        let name = String(id.dropFirst(User.adminTokenPrefix.count))
+        let exists = try db.read { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM admin_token WHERE name = ?)", arguments: [name])
+        }
+        return exists == true ? Self.adminTokenUser(named: name) : nil
     }
 }

@@ -154,13 +154,14 @@ public final class UserDirectory: Sendable {
     /// A new password for `user` (of provider password): every token issued before it ends.
     public func setPassword(of user: User, password: String) throws {
         try Self.check(name: user.name, password: password)
-        guard user.provider == "password" else { throw ServerError.nameTaken(user.name, by: user.provider) }
+        guard user.provider == "password" else { throw ServerError.noPassword(user) }
         let hash = Bcrypt.hash(password, cost: Self.cost)
         try db.write { db in
             try db.execute(
                 sql: "UPDATE user SET password_hash = ?, generation = generation + 1 WHERE id = ?",
                 arguments: [hash, user.id])
             guard db.changesCount == 1 else { throw ServerError.userGone() }
+            try Self.spendResetTokens(db, of: user.id)
         }
     }
 
@@ -188,7 +189,9 @@ public final class UserDirectory: Sendable {
     /// The user a token names, as long as it was signed for their current password and was not
     /// revoked (nor the login it was made from); an admin token's admin, while it exists.
     public func current(_ claims: TokenClaims) throws -> User {
-        if claims.kind == "admin" { return try adminTokenUser(claims) }
+        if claims.kind == "admin" { return try adminTokenUser(id: claims.jti) }
+        // An access token made from an admin token lasts as long as that token.
+        if claims.sub.value.hasPrefix(User.adminTokenPrefix) { return try adminTokenUser(id: claims.rid) }
         let (row, revoked) = try db.read { db in
             (
                 try Row.fetchOne(

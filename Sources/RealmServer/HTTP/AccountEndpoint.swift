@@ -15,6 +15,8 @@ struct AccountEndpoint: Sendable {
     let users: UserDirectory
     let tokens: Tokens
     let mail: AccountMail?
+    /// `server.requireEmailConfirmation`.
+    let requireConfirmation: Bool
 
     func revoke(_ header: String?, _ body: Data) async throws -> Response {
         let json = try Self.object(body, "POST /auth/revoke takes a JSON object: token (the token to end).")
@@ -46,13 +48,35 @@ struct AccountEndpoint: Sendable {
         }
         let user: User
         if let header {
-            let (caller, _) = try await tokens.caller(header, in: users)
-            if case .string(let id)? = json["data"]?["user_id"], id != caller.id {
+            // A login's token (not a Realm's short access token), and a body that names no one
+            // else: a request for another user is never applied to the caller.
+            let (caller, claims) = try await tokens.caller(header, in: users)
+            guard claims.isLogin else { throw ServerError.wrongToken("a refresh token (a login), not an access token") }
+            switch json["data"]?["user_id"] {
+            case nil:
+                user = caller
+            case .string(let id)? where id == caller.id:
+                user = caller
+            case .string(let id)?:
                 guard caller.isAdmin else { throw ServerError.adminsOnly("change another user's password") }
                 guard let other = try users.user(id: id) else { throw ServerError.noSuchUserId(id) }
                 user = other
-            } else {
-                user = caller
+            default:
+                throw ServerError.badRequest("data.user_id is a user's id (a string), or absent for your own.")
+            }
+            if let named = json["provider_id"] {
+                guard case .string(let name) = named, name.lowercased() == user.name.lowercased() else {
+                    throw ServerError.badRequest(
+                        "provider_id names another user than the one whose password this changes: an admin gives "
+                            + "data.user_id; without a token, provider_id and data.old_password.")
+                }
+            }
+            if let old = json["data"]?["old_password"] {
+                guard case .string(let old) = old,
+                    try await NIOThreadPool.singleton.runIfActive({ [users] in
+                        try users.verify(name: user.name, password: old)
+                    }) != nil
+                else { throw ServerError.badCredentials() }
             }
         } else {
             guard case .string(let name)? = json["provider_id"], case .string(let old)? = json["data"]?["old_password"]
@@ -64,6 +88,7 @@ struct AccountEndpoint: Sendable {
                 try users.verify(name: name, password: old)
             }
             guard let verified else { throw ServerError.badCredentials() }
+            if mail != nil, !verified.emailConfirmed, requireConfirmation { throw ServerError.emailNotConfirmed() }
             user = verified
         }
         try await NIOThreadPool.singleton.runIfActive { [users] in try users.setPassword(of: user, password: password) }
@@ -143,7 +168,12 @@ extension Tokens {
     /// The user an `Authorization` header's token (any of theirs) names, and its claims.
     func caller(_ header: String?, in users: UserDirectory) async throws -> (User, TokenClaims) {
         guard let header else { throw ServerError.tokenMissing() }
-        let claims = try await verify(Tokens.token(fromHeader: header))
+        let claims: TokenClaims
+        do { claims = try await verify(Tokens.token(fromHeader: header)) } catch let e as ServerError
+            where e.message == ServerError.tokenExpired().message
+        {
+            throw ServerError(401, "The token has expired: log in again (POST /auth) for a new one.")
+        }
         return (try users.current(claims), claims)
     }
 }

@@ -4,7 +4,8 @@ import NIOPosix
 
 /// The pages the links of ``AccountMail`` open: a form to choose a new password, and one to
 /// confirm an address. Opening a link changes nothing (mail scanners open links); the form's
-/// button does, once.
+/// button does, once. The forms post to a relative address, so that they work behind a proxy
+/// that serves the server under a path (`publicURL` `https://example.com/realms`).
 struct AccountPages: Sendable {
     let users: UserDirectory
 
@@ -14,7 +15,7 @@ struct AccountPages: Sendable {
         return HTMLPage.response(
             title: "Choose a new password",
             """
-            <form method="post" action="/auth/password/reset">
+            <form method="post" action="reset">
             <input type="hidden" name="token" value="\(HTMLPage.escape(token))">
             <label>New password (8 to 72 bytes) <input type="password" name="new_password" minlength="8" required \
             autocomplete="new-password"></label>
@@ -26,7 +27,12 @@ struct AccountPages: Sendable {
     /// `POST /auth/password/reset` (a form: token, new_password).
     func reset(_ body: Data) async -> Response {
         let form = RealmHTTPServer.formParameters(String(decoding: body, as: UTF8.self))
-        guard let token = form["token"], let password = form["new_password"] else { return Self.missingToken() }
+        guard let token = form["token"] else { return Self.missingToken() }
+        guard let password = form["new_password"], !password.isEmpty else {
+            return HTMLPage.response(
+                .badRequest, title: "No password given",
+                HTMLPage.paragraph("Go back to the link's page and type a new password (8 to 72 bytes)."))
+        }
         do {
             _ = try await NIOThreadPool.singleton.runIfActive { [users] in
                 try users.resetPassword(token: token, password: password)
@@ -45,7 +51,7 @@ struct AccountPages: Sendable {
         return HTMLPage.response(
             title: "Confirm your email address",
             """
-            <form method="post" action="/auth/confirm">
+            <form method="post" action="confirm">
             <input type="hidden" name="token" value="\(HTMLPage.escape(token))">
             <button type="submit">Confirm</button>
             </form>

@@ -47,6 +47,11 @@ struct AuthEndpoint: Sendable {
             }
             let register = info.first(where: { $0.key == "register" })?.value == .bool(true)
             if register && !configuration.allowSignUp { throw ServerError.signUpOff() }
+            if register && configuration.requireEmailConfirmation && !name.contains("@") {
+                throw ServerError.badRequest(
+                    "Sign up with your email address as the name (server.requireEmailConfirmation): a link to confirm "
+                        + "it is mailed there.")
+            }
             // Bcrypt is slow by design (tens of ms a password): off Swift's few task threads, so
             // that a burst of logins (or of guesses) does not stall every other request.
             let confirmed = mail == nil
@@ -106,7 +111,7 @@ struct AuthEndpoint: Sendable {
             }
             guard claims.isLogin else { throw ServerError.wrongToken("a refresh token in data") }
             let user = try users.current(claims)
-            let path = user.resolve(asked)
+            let path = try user.resolve(asked)
             do { try RealmPath.validate(path) } catch { throw ServerError.badRequest("\(asked) is not a Realm path.") }
             let level = try users.level(of: user, at: path)
             guard level > .none else { throw ServerError.forbidden(path, need: .read, have: level) }

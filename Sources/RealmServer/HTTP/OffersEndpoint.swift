@@ -44,7 +44,8 @@ struct OffersEndpoint: Sendable {
     }
 
     func accept(_ header: String?, _ token: String) async throws -> Response {
-        let (user, _) = try await tokens.caller(header, in: users)
+        let (user, claims) = try await tokens.caller(header, in: users)
+        guard claims.isLogin else { throw ServerError.wrongToken("a refresh token (a login), not an access token") }
         let offer = try users.acceptOffer(token, by: user)
         return AuthEndpoint.json([
             .init("path", .string(offer.path)), .init("accessLevel", .string(offer.level.legacyName)),

@@ -26,7 +26,7 @@ struct PermissionsEndpoint: Sendable {
         guard let header else { throw ServerError.tokenMissing() }
         let claims = try await tokens.verify(Tokens.token(fromHeader: header))
         let user = try users.current(claims)
-        let path = user.resolve(asked)
+        let path = try user.resolve(asked)
         do { try RealmPath.validate(path) } catch { throw ServerError.badRequest("'\(asked)' is not a Realm path.") }
         if claims.kind == "access", claims.path != path {
             throw ServerError.tokenForOtherPath(claims.path ?? "?", path)

@@ -8,7 +8,10 @@ extension RealmHTTPServer {
     /// another method answers 405 saying which it takes.
     func addAccountRoutes(to router: Router<BasicRequestContext>, mail: AccountMail?, permissions: PermissionsEndpoint)
     {
-        let account = tokens.map { AccountEndpoint(users: users, tokens: $0, mail: mail) }
+        let account = tokens.map {
+            AccountEndpoint(
+                users: users, tokens: $0, mail: mail, requireConfirmation: configuration.requireEmailConfirmation)
+        }
         let offers = tokens.map { OffersEndpoint(users: users, tokens: $0, permissions: permissions) }
         let pages = AccountPages(users: users)
         let realms = RealmsEndpoint(server: self)

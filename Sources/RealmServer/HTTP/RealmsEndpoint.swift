@@ -11,6 +11,7 @@ struct RealmsEndpoint: Sendable {
     let server: RealmHTTPServer
 
     func create(_ request: Request, segments: [String], _ body: Data) async throws -> Response {
+        let (user, path) = try await manager(request, segments)
         let json = try AccountEndpoint.object(
             body, "POST /realms/<path> takes a JSON object: schema, an array of ADD_TYPE and ADD_PROPERTIES.")
         guard case .array(let items)? = json["schema"] else {
@@ -25,12 +26,34 @@ struct RealmsEndpoint: Sendable {
             }
             instructions.append(instruction)
         }
-        let (user, path) = try await manager(request, segments)
-        let existed = try server.store.contains(path)
-        let version = try await server.store.apply(
-            instructions, to: path, origin: user.map { "user:\($0.id)" } ?? "graphql")
-        return AuthEndpoint.json([
-            .init("path", .string(path)), .init("version", .int(version)), .init("created", .bool(!existed)),
+        let store = server.store
+        let existing = try store.contains(path) ? try store.schema(of: path) : nil
+        // A client that gives the schema it has at every launch (as opening a synced Realm did)
+        // commits nothing when the Realm has it already.
+        if let existing, try Self.schema(existing, after: instructions) == existing {
+            return Self.answer(path, version: try store.version(of: path), created: false, changed: false)
+        }
+        let version = try await store.apply(instructions, to: path, origin: user.map { "user:\($0.id)" } ?? "graphql")
+        return Self.answer(path, version: version, created: existing == nil, changed: true)
+    }
+
+    /// `schema` with the schema instructions applied, as the store would (additive, checked).
+    static func schema(_ schema: Schema, after instructions: [Instruction]) throws -> Schema {
+        var result = schema
+        for instruction in instructions {
+            switch instruction {
+            case .addType(let type): result = try result.adding(type)
+            case .addProperties(let name, let properties): result = try result.adding(properties: properties, to: name)
+            default: break
+            }
+        }
+        return result
+    }
+
+    static func answer(_ path: String, version: Int64, created: Bool, changed: Bool) -> Response {
+        AuthEndpoint.json([
+            .init("path", .string(path)), .init("version", .int(version)), .init("created", .bool(created)),
+            .init("changed", .bool(changed)),
         ])
     }
 
@@ -39,7 +62,7 @@ struct RealmsEndpoint: Sendable {
     func manager(_ request: Request, _ segments: [String]) async throws -> (User?, String) {
         guard let tokens = server.tokens else { return (nil, try RealmHTTPServer.path(segments)) }
         let (user, claims) = try await tokens.caller(request.headers[.authorization], in: server.users)
-        let path = user.resolve(try RealmHTTPServer.path(segments))
+        let path = try user.resolve(try RealmHTTPServer.path(segments))
         if claims.kind == "access", claims.path != path {
             throw ServerError.tokenForOtherPath(claims.path ?? "?", path)
         }

@@ -82,8 +82,11 @@ struct SMTPClient: Sendable {
                 if let command { try await outbound.write(ByteBuffer(string: command + "\r\n")) }
                 let (code, lines) = try await Self.reply(&replies)
                 guard codes.contains(code) else {
-                    let said = command.map { $0.hasPrefix("AUTH") ? "AUTH" : $0.prefix(40).description } ?? "connecting"
-                    throw MailError("\(c.host) answered \(code) to \(said): \(lines.joined(separator: " "))")
+                    // Only the command's verb, and the reply without the recipient: logs never hold an address.
+                    let said = command.map(Self.verb) ?? "connecting"
+                    let reply = lines.joined(separator: " ").replacingOccurrences(
+                        of: mail.to, with: "recipient", options: .caseInsensitive)
+                    throw MailError("\(c.host) answered \(code) to \(said): \(reply)")
                 }
                 return lines
             }
@@ -120,6 +123,12 @@ struct SMTPClient: Sendable {
             _ = try await expect(200...299, after: message(mail) + "\r\n.")
             _ = try? await expect(200...299, after: "QUIT")
         }
+    }
+
+    /// What a log may say of a command: `MAIL FROM`, `RCPT TO`, `AUTH`, `DATA`… without its argument.
+    static func verb(_ command: String) -> String {
+        for verb in ["MAIL FROM", "RCPT TO"] where command.hasPrefix(verb) { return verb }
+        return command.hasPrefix("From:") ? "the message" : String(command.prefix { $0 != " " })
     }
 
     /// The message: headers and the body, dot-stuffed, lines ending in CRLF.

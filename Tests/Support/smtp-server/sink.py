@@ -5,7 +5,8 @@
 Listens on 127.0.0.1:PORT and writes each message it accepts to DIR/<n>.eml (the envelope's
 recipients in DIR/<n>.rcpt), then prints "ready" once listening. With CERT and KEY (PEM files),
 it offers STARTTLS and requires it before AUTH. Any AUTH PLAIN login whose password is
-"smtp-secret" is accepted; AUTH is optional. Runs until killed.
+"smtp-secret" is accepted; AUTH is optional. Recipients whose address starts with "refused"
+are refused (550, naming the address). Runs until killed.
 """
 import asyncio
 import os
@@ -30,6 +31,13 @@ os.makedirs(directory, exist_ok=True)
 class Sink:
     def __init__(self):
         self.count = 0
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
+        # A mailbox that does not exist, as a real server answers it (naming the address).
+        if address.startswith("refused"):
+            return f"550 5.1.1 <{address}>: Recipient address rejected: User unknown"
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
 
     async def handle_DATA(self, server, session, envelope):
         self.count += 1
