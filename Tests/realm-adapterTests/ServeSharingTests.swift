@@ -42,6 +42,19 @@ import Testing
         // The same schema again (as a client gives it at every launch) commits nothing.
         let same = try await s.curl("POST", "/realms/~/notes", Self.notes, token: bob)
         #expect(same.body.contains(#""version":2,"created":false,"changed":false"#), "\(same.body)")
+        // Twenty requests racing to create one Realm: one says it created it (a probe saw two).
+        let (url, notes) = (s.url + "/realms/~/race", Self.notes)
+        let answers = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<20 {
+                group.addTask {
+                    try await ChildProcess.run(
+                        "/usr/bin/curl", ["-s", "-X", "POST", url, "-H", "Authorization: \(bob)", "-d", notes]
+                    ).stdout
+                }
+            }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(answers.filter { $0.contains(#""created":true"#) }.count == 1, "\(answers)")
         // Who may is decided before the body is read.
         let anonymous = try await s.curl("POST", "/realms/~/notes", "{not json")
         #expect(anonymous.status == 401, "\(anonymous.body)")

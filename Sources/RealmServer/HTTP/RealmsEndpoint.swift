@@ -34,7 +34,9 @@ struct RealmsEndpoint: Sendable {
             return Self.answer(path, version: try store.version(of: path), created: false, changed: false)
         }
         let version = try await store.apply(instructions, to: path, origin: user.map { "user:\($0.id)" } ?? "graphql")
-        return Self.answer(path, version: version, created: existing == nil, changed: true)
+        // A Realm's first transaction is its version 1: whoever commits it created the Realm (of two
+        // requests that race to create one, only one says so).
+        return Self.answer(path, version: version, created: version == 1, changed: true)
     }
 
     /// `schema` with the schema instructions applied, as the store would (additive, checked).
