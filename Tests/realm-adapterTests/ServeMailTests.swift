@@ -237,20 +237,13 @@ import Testing
         let parent = NSTemporaryDirectory() + "realm-adapter-mail-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: parent) }
-        let made = try await ChildProcess.run(
-            "/usr/bin/openssl",
-            [
-                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", parent + "/key.pem", "-out",
-                parent + "/cert.pem", "-days", "1", "-subj", "/CN=localhost", "-addext",
-                "subjectAltName=IP:127.0.0.1,DNS:localhost",
-            ])
-        try #require(made.status == 0, "\(made.stderr)")
-        let sink = try await Sink(in: parent, tls: (parent + "/cert.pem", parent + "/key.pem"))
+        let (certificate, key) = try await selfSignedCertificate(in: parent)
+        let sink = try await Sink(in: parent, tls: (certificate, key))
         let configuration = EmailConfiguration(
             host: "localhost", port: sink.port, security: .starttls, from: "no-reply@shop.test",
             publicURL: "https://shop.test")
         var withCA = configuration
-        withCA.caFile = parent + "/cert.pem"
+        withCA.caFile = certificate
         withCA.user = "realm"
         let mail = SMTPClient.Mail(to: "frank@example.com", subject: "Hello", body: ".a line with a dot\nünïcode")
         try await SMTPClient(configuration: withCA, password: .init("smtp-secret")).send(mail)

@@ -11,14 +11,7 @@ import Testing
         let certs = NSTemporaryDirectory() + "realm-adapter-tls-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: certs, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: certs) }
-        let made = try await ChildProcess.run(
-            "/usr/bin/openssl",
-            [
-                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", certs + "/key.pem", "-out",
-                certs + "/cert.pem", "-days", "1", "-subj", "/CN=localhost", "-addext",
-                "subjectAltName=IP:127.0.0.1,DNS:localhost",
-            ])
-        try #require(made.status == 0, "\(made.stderr)")
+        _ = try await selfSignedCertificate(in: certs)
         let s = try await Server(
             server: #", "tls": {"certificateFile": "\#(certs)/cert.pem", "keyFile": "\#(certs)/key.pem"}"#)
         s.caFile = certs + "/cert.pem"
