@@ -184,7 +184,11 @@ extension ServerError {
     }
 
     static func accountTokenUsed(_ purpose: UserDirectory.AccountTokenPurpose) -> ServerError {
-        ServerError(400, "This \(purpose.noun) link was used already; each works once: ask for a new one.")
+        ServerError(
+            400,
+            "This \(purpose.noun) link was used already"
+                + (purpose == .passwordReset ? " (or a newer password ended it)" : "")
+                + "; each works once: ask for a new one.")
     }
 
     static func accountTokenExpired(_ purpose: UserDirectory.AccountTokenPurpose) -> ServerError {

@@ -324,6 +324,10 @@ import Testing
             #expect(wrong.status == 405 && wrong.body.contains("takes \(method)"), "\(path): \(wrong.body)")
         }
         #expect(try await s.curl("PATCH", "/permissions/offers/abc", token: bob).status == 405)
+        // The older routes too (they answered 404 with an empty body).
+        let permissions = try await s.curl("DELETE", "/permissions", token: bob)
+        #expect(permissions.status == 405 && permissions.body.contains("takes POST or GET"), "\(permissions.body)")
+        #expect(try await s.curl("GET", "/auth").body.contains("takes POST"))
         // Nothing changed: bob's token and password still work, and no Realm was made.
         #expect((try? await s.access(bob, "/~/notes").get()) != nil)
         _ = try await s.login("bob")

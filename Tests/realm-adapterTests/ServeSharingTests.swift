@@ -102,6 +102,9 @@ import Testing
         #expect(shop.status == 403, "\(shop.body)")
         let mine = try await s.curl("GET", "/permissions/offers", token: bob)
         #expect(mine.body.contains(path) && !mine.body.contains(token), "\(mine.body)")
+        // An offer's creation time reads the same in every answer (the list had cut it to seconds).
+        let createdAt = try Server.field(offered.body, "createdAt")
+        #expect(mine.body.contains(#""createdAt":"\#(createdAt)""#), "\(createdAt) \(mine.body)")
         #expect(try await s.curl("GET", "/permissions/offers", token: carol).body.contains(#""offers":[]"#))
 
         // Withdrawn: refused to whoever comes next, and only its creator withdraws it.

@@ -4,7 +4,8 @@ import RealmAdapter
 
 /// A permission offer: a manager of a path offers a level on it to whoever they give its token.
 public struct PermissionOffer: Sendable, Hashable {
-    /// The SHA-256 of the token: names the offer in listings without giving it away.
+    /// The SHA-256 of the token's text, in hexadecimal: names the offer in listings without giving
+    /// it away.
     public var id: String
     public var path: String
     public var level: AccessLevel
@@ -31,14 +32,15 @@ extension UserDirectory {
         guard level > .none else { throw ServerError.badRequest("An offer grants read, write or admin (manage).") }
         if let expires, expires <= now { throw ServerError.badRequest("expiresAt is in the past.") }
         let token = Self.secretToken()
+        let millis = Int64((now.timeIntervalSince1970 * 1000).rounded(.down))
         let offer = PermissionOffer(
-            id: Self.digest(token), path: path, level: level, creatorId: creatorId, created: now, expires: expires,
-            invalidated: false)
+            id: Self.digest(token), path: path, level: level, creatorId: creatorId,
+            created: Date(timeIntervalSince1970: Double(millis) / 1000), expires: expires, invalidated: false)
         try db.write { db in
             try db.execute(
                 sql: "INSERT INTO offer (id, path, level, creator_id, created, expires) VALUES (?, ?, ?, ?, ?, ?)",
                 arguments: [
-                    offer.id, path, level.rawValue, creatorId, Int64(now.timeIntervalSince1970),
+                    offer.id, path, level.rawValue, creatorId, millis,
                     expires.map { Int64($0.timeIntervalSince1970) },
                 ])
         }
@@ -71,7 +73,7 @@ extension UserDirectory {
         return try Row.fetchAll(db, sql: sql, arguments: arguments).map { r in
             PermissionOffer(
                 id: r[0], path: r[1], level: AccessLevel(rawValue: r[2]) ?? .none, creatorId: r[3],
-                created: Date(timeIntervalSince1970: Double(r[4] as Int64)),
+                created: Date(timeIntervalSince1970: Double(r[4] as Int64) / 1000),
                 expires: (r[5] as Int64?).map { Date(timeIntervalSince1970: Double($0)) }, invalidated: r[6])
         }
     }

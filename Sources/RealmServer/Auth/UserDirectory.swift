@@ -48,7 +48,8 @@ public final class UserDirectory: Sendable {
             try db.execute(sql: "ALTER TABLE user ADD COLUMN email_confirmed INTEGER NOT NULL DEFAULT 1")
         }
         // Tokens ended before they expire (kept until then), admin tokens by name, permission offers
-        // and one-time tokens mailed to users (both by the SHA-256 of the token: never the token).
+        // (created in milliseconds, expires in seconds) and one-time tokens mailed to users (both by
+        // the SHA-256 of the token: never the token).
         try db.execute(
             sql: """
                 CREATE TABLE IF NOT EXISTS revoked_token (id TEXT PRIMARY KEY, expires INTEGER NOT NULL) WITHOUT ROWID;

@@ -81,7 +81,9 @@ extension RealmHTTPServer {
             }
         }
         // Wrong methods: a 405 that says which the route takes, rather than a bare 404.
-        let allowed = Dictionary(grouping: routes, by: \.0).mapValues { $0.map(\.1) }
+        var allowed = Dictionary(grouping: routes, by: \.0).mapValues { $0.map(\.1) }
+        allowed["auth"] = [.post]
+        allowed["permissions"] = [.post, .get]
         for (path, methods) in allowed {
             for method in [HTTPRequest.Method.get, .post, .put, .delete, .patch] where !methods.contains(method) {
                 let names = methods.map(\.rawValue).joined(separator: " or ")
