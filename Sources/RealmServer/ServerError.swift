@@ -74,6 +74,9 @@ public struct ServerError: Error, CustomStringConvertible, Sendable {
         ServerError(401, "The token is not valid here (forged, malformed, or signed with another key): log in again.")
     }
 
+    /// Whether this is ``tokenExpired()``: the caller says what to do for its kind of token.
+    var isTokenExpiry: Bool { message == Self.tokenExpired().message }
+
     static func tokenExpired() -> ServerError {
         ServerError(
             401, "The token has expired: get a new one through POST /auth (provider realm for an access token).")

@@ -46,7 +46,7 @@ extension UserCommand {
 
             func run() async throws {
                 try await reportingErrors {
-                    let users = try UserDirectory(storeDirectory: try options.load(needsSchema: false).0.realm.store)
+                    let users = try options.userDirectory()
                     let tokens = try users.adminTokens()
                     if tokens.isEmpty {
                         print("No admin tokens: `realm-adapter user admin-token create NAME` makes one.")
@@ -63,7 +63,7 @@ extension UserCommand {
 
             func run() async throws {
                 try await reportingErrors {
-                    let users = try UserDirectory(storeDirectory: try options.load(needsSchema: false).0.realm.store)
+                    let users = try options.userDirectory()
                     guard try users.removeAdminToken(name: name) else {
                         throw RealmAdapterError(.invalidValue, "There is no admin token named \(name).")
                     }

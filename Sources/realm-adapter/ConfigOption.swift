@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import RealmAdapter
+import RealmServer
 
 /// `--config FILE` and the global options, for commands that work from a configuration.
 struct ConfigOptions: ParsableArguments {
@@ -15,5 +16,12 @@ struct ConfigOptions: ParsableArguments {
         LoggingBootstrap.early(global.logFormat.flatMap(LogFormat.init))
         let c = try Configuration.load(file: config, connectors: connectors, needsSchema: needsSchema)
         return (c, global.bootstrap(config: c))
+    }
+}
+
+extension ConfigOptions {
+    /// The server's users and grants, in the store of the configuration (`user`, `permission`).
+    func userDirectory() throws -> UserDirectory {
+        try UserDirectory(storeDirectory: try load(needsSchema: false).0.realm.store)
     }
 }

@@ -49,7 +49,7 @@ struct PermissionCommand: AsyncParsableCommand {
                 guard let l = AccessLevel(name: level), l != .none else {
                     throw ValidationError("The level is read, write or manage (revoke takes one back).")
                 }
-                let users = try UserDirectory(storeDirectory: try options.load(needsSchema: false).0.realm.store)
+                let users = try options.userDirectory()
                 try users.grant(l, on: path, to: try who.userId(users))
                 print("Granted \(l) on \(path) to \(who.user ?? "everyone")")
             }
@@ -64,7 +64,7 @@ struct PermissionCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let users = try UserDirectory(storeDirectory: try options.load(needsSchema: false).0.realm.store)
+                let users = try options.userDirectory()
                 try users.grant(.none, on: path, to: try who.userId(users))
                 print("Revoked what \(who.user ?? "everyone") had on \(path)")
             }
@@ -78,7 +78,7 @@ struct PermissionCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let users = try UserDirectory(storeDirectory: try options.load(needsSchema: false).0.realm.store)
+                let users = try options.userDirectory()
                 let names = Dictionary(uniqueKeysWithValues: try users.users().map { ($0.id, $0.name) })
                 let grants = try users.permissions(on: path)
                 if grants.isEmpty { print("No grants\(path.map { " on \($0)" } ?? "").") }

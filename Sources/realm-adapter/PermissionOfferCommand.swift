@@ -38,7 +38,7 @@ extension PermissionCommand {
                     if let expiresIn, !(1...315_360_000).contains(expiresIn) {
                         throw ValidationError("--expires-in is a number of seconds, from 1 to 315360000 (ten years).")
                     }
-                    let users = try UserDirectory(storeDirectory: try options.load(needsSchema: false).0.realm.store)
+                    let users = try options.userDirectory()
                     let (token, offer) = try users.addOffer(
                         path: path, level: l, creatorId: UserDirectory.operatorCreator,
                         expires: expiresIn.map { Date() + Double($0) })
@@ -56,7 +56,7 @@ extension PermissionCommand {
 
             func run() async throws {
                 try await reportingErrors {
-                    let users = try UserDirectory(storeDirectory: try options.load(needsSchema: false).0.realm.store)
+                    let users = try options.userDirectory()
                     let offers = try users.offers(by: nil)
                     if offers.isEmpty { print("No offers.") }
                     let now = Date()
@@ -79,7 +79,7 @@ extension PermissionCommand {
 
             func run() async throws {
                 try await reportingErrors {
-                    let users = try UserDirectory(storeDirectory: try options.load(needsSchema: false).0.realm.store)
+                    let users = try options.userDirectory()
                     guard let u = try users.user(named: user) else {
                         throw RealmAdapterError(.invalidValue, "There is no user named \(user).")
                     }
@@ -97,7 +97,7 @@ extension PermissionCommand {
 
             func run() async throws {
                 try await reportingErrors {
-                    let users = try UserDirectory(storeDirectory: try options.load(needsSchema: false).0.realm.store)
+                    let users = try options.userDirectory()
                     let o = try users.invalidateOffer(offer, by: nil)
                     print("Withdrew the offer of \(o.level) on \(o.path)")
                 }

@@ -29,7 +29,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let users = try UserDirectory(storeDirectory: try options.load(needsSchema: false).0.realm.store)
+                let users = try options.userDirectory()
                 let user = try users.add(name: name, password: try password.read(), admin: admin)
                 print("Added \(admin ? "admin " : "")\(name) (id \(user.id); /~/ is /\(user.id)/ for them)")
             }
@@ -42,7 +42,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let users = try UserDirectory(storeDirectory: try options.load(needsSchema: false).0.realm.store)
+                let users = try options.userDirectory()
                     .users()
                 if users.isEmpty { print("No users yet: `realm-adapter user add NAME` adds one.") }
                 for u in users {
@@ -61,7 +61,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let users = try UserDirectory(storeDirectory: try options.load(needsSchema: false).0.realm.store)
+                let users = try options.userDirectory()
                 guard try users.remove(name: name) else {
                     throw RealmAdapterError(.invalidValue, "There is no user named \(name).")
                 }
@@ -78,7 +78,7 @@ struct UserCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                let users = try UserDirectory(storeDirectory: try options.load(needsSchema: false).0.realm.store)
+                let users = try options.userDirectory()
                 try users.setPassword(name: name, password: try password.read())
                 print("Set the password of \(name)")
             }

@@ -88,6 +88,20 @@ public struct Tokens: Sendable {
     }
 }
 
+extension Tokens {
+    /// The user an `Authorization` header's token (any of theirs) names, and its claims.
+    func caller(_ header: String?, in users: UserDirectory) async throws -> (User, TokenClaims) {
+        guard let header else { throw ServerError.tokenMissing() }
+        let claims: TokenClaims
+        do { claims = try await verify(Tokens.token(fromHeader: header)) } catch let e as ServerError
+            where e.isTokenExpiry
+        {
+            throw ServerError(401, "The token has expired: log in again (POST /auth) for a new one.")
+        }
+        return (try users.current(claims), claims)
+    }
+}
+
 extension Duration {
     var seconds: TimeInterval { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -40,6 +40,12 @@ public struct User: Sendable, Hashable {
     public static let adminTokenProvider = "admin-token"
     static let adminTokenPrefix = adminTokenProvider + "."
 
+    /// Refuses a login while the user's address waits for confirmation, where the server
+    /// requires it (`server.requireEmailConfirmation`).
+    public func checkConfirmed(required: Bool) throws {
+        if required && !emailConfirmed { throw ServerError.emailNotConfirmed() }
+    }
+
     /// Whether `path` (resolved) is under the user's own directory.
     public func owns(_ path: String) -> Bool { path.hasPrefix("/\(id)/") }
 }

@@ -25,11 +25,10 @@ extension UserDirectory {
 
     /// Whether the token, or the login it was made from, was revoked.
     static func isRevoked(_ db: Database, _ claims: TokenClaims) throws -> Bool {
-        let ids = [claims.jti, claims.rid].compactMap { $0 }
-        guard !ids.isEmpty else { return false }
+        guard claims.jti != nil || claims.rid != nil else { return false }
         return try Bool.fetchOne(
             db, sql: "SELECT EXISTS (SELECT 1 FROM revoked_token WHERE id IN (?, ?))",
-            arguments: [ids[0], ids.last]) ?? false
+            arguments: [claims.jti, claims.rid]) ?? false
     }
 
     /// An admin token: its name and when it was made.

@@ -19,14 +19,12 @@ struct AccountEndpoint: Sendable {
     let requireConfirmation: Bool
 
     func revoke(_ header: String?, _ body: Data) async throws -> Response {
-        let json = try Self.object(body, "POST /auth/revoke takes a JSON object: token (the token to end).")
+        let json = try RealmHTTPServer.object(body, "POST /auth/revoke takes a JSON object: token (the token to end).")
         guard case .string(let token)? = json["token"] else {
             throw ServerError.badRequest("POST /auth/revoke needs token: the refresh (or access) token to end.")
         }
         let claims: TokenClaims
-        do { claims = try await tokens.verify(token) } catch let e as ServerError
-            where e.message == ServerError.tokenExpired().message
-        {
+        do { claims = try await tokens.verify(token) } catch let e as ServerError where e.isTokenExpiry {
             return AuthEndpoint.json([.init("revoked", .bool(false)), .init("reason", .string("already expired"))])
         }
         // Logging out needs no more than the token itself; ending another's takes an admin.
@@ -41,7 +39,7 @@ struct AccountEndpoint: Sendable {
     }
 
     func changePassword(_ header: String?, _ body: Data) async throws -> Response {
-        let json = try Self.object(
+        let json = try RealmHTTPServer.object(
             body, "PUT /auth/password takes a JSON object: data with new_password (and user_id or old_password).")
         guard case .object? = json["data"], case .string(let password)? = json["data"]?["new_password"] else {
             throw ServerError.badRequest("PUT /auth/password needs data.new_password.")
@@ -88,7 +86,7 @@ struct AccountEndpoint: Sendable {
                 try users.verify(name: name, password: old)
             }
             guard let verified else { throw ServerError.badCredentials() }
-            if mail != nil, !verified.emailConfirmed, requireConfirmation { throw ServerError.emailNotConfirmed() }
+            try verified.checkConfirmed(required: requireConfirmation)
             user = verified
         }
         try await NIOThreadPool.singleton.runIfActive { [users] in try users.setPassword(of: user, password: password) }
@@ -99,7 +97,8 @@ struct AccountEndpoint: Sendable {
     /// `provider_id`, the address) answer the same whoever asks; `complete_reset` (token,
     /// new_password) and `confirm_email` (token) spend a mailed token.
     func updateAccount(_ body: Data) async throws -> Response {
-        let json = try Self.object(body, "POST /auth/password/updateAccount takes a JSON object: data.action, …")
+        let json = try RealmHTTPServer.object(
+            body, "POST /auth/password/updateAccount takes a JSON object: data.action, …")
         guard case .string(let action)? = json["data"]?["action"] else {
             throw ServerError.badRequest(
                 "data.action is required: reset_password, complete_reset, request_email_confirmation or confirm_email.")
@@ -156,24 +155,5 @@ struct AccountEndpoint: Sendable {
                 ])
             ),
         ])
-    }
-
-    static func object(_ body: Data, _ shape: String) throws -> JSONValue {
-        guard let json = try? JSONValue(parsing: body), case .object = json else { throw ServerError.badRequest(shape) }
-        return json
-    }
-}
-
-extension Tokens {
-    /// The user an `Authorization` header's token (any of theirs) names, and its claims.
-    func caller(_ header: String?, in users: UserDirectory) async throws -> (User, TokenClaims) {
-        guard let header else { throw ServerError.tokenMissing() }
-        let claims: TokenClaims
-        do { claims = try await verify(Tokens.token(fromHeader: header)) } catch let e as ServerError
-            where e.message == ServerError.tokenExpired().message
-        {
-            throw ServerError(401, "The token has expired: log in again (POST /auth) for a new one.")
-        }
-        return (try users.current(claims), claims)
     }
 }

@@ -62,10 +62,9 @@ struct AuthEndpoint: Sendable {
             }
             ServerMetrics.login("password", succeeded: user != nil)
             guard let user else { throw ServerError.badCredentials() }
-            if configuration.requireEmailConfirmation && !user.emailConfirmed {
-                if register { mail?.request(.emailConfirmation, for: user.name) }
-                throw ServerError.emailNotConfirmed()
-            }
+            let confirming = configuration.requireEmailConfirmation
+            if register && confirming && !user.emailConfirmed { mail?.request(.emailConfirmation, for: user.name) }
+            try user.checkConfirmed(required: confirming)
             return try await Self.refresh(user, tokens)
         case "anonymous":
             guard configuration.allowAnonymous else {
@@ -107,7 +106,7 @@ struct AuthEndpoint: Sendable {
             }
             let claims: TokenClaims
             do { claims = try await tokens.verify(refresh) } catch let e as ServerError where e.status == 401 {
-                throw e.message == ServerError.tokenExpired().message ? ServerError.refreshExpired() : e
+                throw e.isTokenExpiry ? ServerError.refreshExpired() : e
             }
             guard claims.isLogin else { throw ServerError.wrongToken("a refresh token in data") }
             let user = try users.current(claims)

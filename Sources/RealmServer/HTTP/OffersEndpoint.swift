@@ -14,7 +14,7 @@ struct OffersEndpoint: Sendable {
     let permissions: PermissionsEndpoint
 
     func create(_ header: String?, _ body: Data) async throws -> Response {
-        let json = try AccountEndpoint.object(
+        let json = try RealmHTTPServer.object(
             body, "POST /permissions/offers takes a JSON object: realmPath, accessLevel, and expiresAt (or none).")
         guard case .string(let asked)? = json["realmPath"], case .string(let name)? = json["accessLevel"],
             let level = AccessLevel(name: name), level > .none

@@ -20,26 +20,29 @@ struct PermissionsEndpoint: Sendable {
 
     /// The caller, the path (resolved) and their level on it; 403 below manage.
     func manager(_ header: String?, _ asked: String) async throws -> (User, String, AccessLevel) {
+        let (user, path, have) = try await access(header, asked)
+        guard have == .manage else { throw ServerError.forbidden(path, need: .manage, have: have) }
+        return (user, path, have)
+    }
+
+    /// The caller, the path their `/~/` resolves to, and their level there (an access token
+    /// only for its own path).
+    func access(_ header: String?, _ asked: String) async throws -> (User, String, AccessLevel) {
         guard let tokens else {
             throw ServerError(404, "Authentication is disabled (server.disableAuthentication): there are no users.")
         }
-        guard let header else { throw ServerError.tokenMissing() }
-        let claims = try await tokens.verify(Tokens.token(fromHeader: header))
-        let user = try users.current(claims)
+        let (user, claims) = try await tokens.caller(header, in: users)
         let path = try user.resolve(asked)
         do { try RealmPath.validate(path) } catch { throw ServerError.badRequest("'\(asked)' is not a Realm path.") }
         if claims.kind == "access", claims.path != path {
             throw ServerError.tokenForOtherPath(claims.path ?? "?", path)
         }
-        let have = try users.level(of: user, at: path)
-        guard have == .manage else { throw ServerError.forbidden(path, need: .manage, have: have) }
-        return (user, path, have)
+        return (user, path, try users.level(of: user, at: path))
     }
 
     func grant(_ header: String?, _ body: Data) async throws -> Response {
-        guard let json = try? JSONValue(parsing: body), case .object = json else {
-            throw ServerError.badRequest("POST /permissions takes a JSON object: path, level, and user (or none).")
-        }
+        let json = try RealmHTTPServer.object(
+            body, "POST /permissions takes a JSON object: path, level, and user (or none).")
         func string(_ key: String) -> String? { if case .string(let s)? = json[key] { s } else { nil } }
         guard let asked = string("path"), let name = string("level"), let level = AccessLevel(name: name) else {
             throw ServerError.badRequest("path and level (read, write, manage or none) are required.")

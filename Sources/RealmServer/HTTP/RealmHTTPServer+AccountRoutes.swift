@@ -14,7 +14,7 @@ extension RealmHTTPServer {
         }
         let offers = tokens.map { OffersEndpoint(users: users, tokens: $0, permissions: permissions) }
         let pages = AccountPages(users: users)
-        let realms = RealmsEndpoint(server: self)
+        let realms = RealmsEndpoint(server: self, permissions: permissions)
         let routes: [(String, HTTPRequest.Method, @Sendable (Request, BasicRequestContext) async throws -> Response)] =
             [
                 (

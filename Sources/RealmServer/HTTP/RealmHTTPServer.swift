@@ -304,6 +304,12 @@ public struct RealmHTTPServer: Sendable {
         }
     }
 
+    /// A request body that must be a JSON object; otherwise a 400 that says what `shape` it takes.
+    static func object(_ body: Data, _ shape: String) throws -> JSONValue {
+        guard let json = try? JSONValue(parsing: body), case .object = json else { throw ServerError.badRequest(shape) }
+        return json
+    }
+
     static func body(_ request: Request) async throws -> Data {
         do {
             return Data(buffer: try await request.body.collect(upTo: maxBody))

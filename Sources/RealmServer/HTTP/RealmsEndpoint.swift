@@ -9,10 +9,11 @@ import RealmAdapter
 /// allows. One Realm transaction, with the user as its origin.
 struct RealmsEndpoint: Sendable {
     let server: RealmHTTPServer
+    let permissions: PermissionsEndpoint
 
     func create(_ request: Request, segments: [String], _ body: Data) async throws -> Response {
         let (user, path) = try await manager(request, segments)
-        let json = try AccountEndpoint.object(
+        let json = try RealmHTTPServer.object(
             body, "POST /realms/<path> takes a JSON object: schema, an array of ADD_TYPE and ADD_PROPERTIES.")
         guard case .array(let items)? = json["schema"] else {
             throw ServerError.badRequest("schema is required: an array of ADD_TYPE and ADD_PROPERTIES instructions.")
@@ -62,13 +63,9 @@ struct RealmsEndpoint: Sendable {
     /// The caller and the path (`/~/` resolved); the caller must manage it (a new Realm: be its
     /// owner or an admin).
     func manager(_ request: Request, _ segments: [String]) async throws -> (User?, String) {
-        guard let tokens = server.tokens else { return (nil, try RealmHTTPServer.path(segments)) }
-        let (user, claims) = try await tokens.caller(request.headers[.authorization], in: server.users)
-        let path = try user.resolve(try RealmHTTPServer.path(segments))
-        if claims.kind == "access", claims.path != path {
-            throw ServerError.tokenForOtherPath(claims.path ?? "?", path)
-        }
-        let have = try server.users.level(of: user, at: path)
+        let asked = try RealmHTTPServer.path(segments)
+        guard server.tokens != nil else { return (nil, asked) }
+        let (user, path, have) = try await permissions.access(request.headers[.authorization], asked)
         guard have == .manage else {
             if try !server.store.contains(path) { throw ServerError.cannotCreate(path) }
             throw ServerError.forbidden(path, need: .manage, have: have)

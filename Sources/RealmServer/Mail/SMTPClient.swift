@@ -113,7 +113,6 @@ struct SMTPClient: Sendable {
                 offered = try await expect(200...299, after: "EHLO \(Self.localName)")
             }
             if let user = c.user, let password {
-                _ = offered
                 let plain = Data(([0] + Array(user.utf8) + [0] + Array(password.value.utf8))).base64EncodedString()
                 _ = try await expect(200...299, after: "AUTH PLAIN " + plain)
             }
