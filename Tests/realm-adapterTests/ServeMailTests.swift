@@ -143,17 +143,12 @@ import Testing
                 #"{"provider_id": "\#(address)", "data": {"action": "reset_password"}}"#)
             return (r.status, r.body, clock.now - start)
         }
-        var times: (known: [Duration], unknown: [Duration]) = ([], [])
         let known = try await ask("dave@example.com")
         for _ in 0..<4 {
             let u = try await ask("nobody@example.com")
             #expect(u.0 == known.0 && u.1 == known.1, "\(u.1) vs \(known.1)")
-            times.unknown.append(u.2)
-            times.known.append(try await ask("Dave@Example.com").2)
+            _ = try await ask("Dave@Example.com")
         }
-        let median = { (d: [Duration]) in d.sorted()[d.count / 2] }
-        let gap = median(times.known) - median(times.unknown)
-        #expect(gap < .milliseconds(50) && gap > .milliseconds(-50), "known \(times.known), unknown \(times.unknown)")
         let reset = try await sink.message(2)
         #expect(reset.contains("To: <dave@example.com>") && reset.contains("Subject: Reset your password"))
         let resetLink = try #require(Sink.link(reset, s.url + "/auth/password/reset?token="))
@@ -202,6 +197,22 @@ import Testing
         #expect(complete.status == 200, "\(complete.body)")
         _ = try await s.login("erin@example.com", password: "erin-new-password")
 
+        // The time: the SMTP server takes 1.5 s over a mail to slow-kim, so an answer that waited for
+        // the mail would show it; the answers for her and for an unknown address are alike within
+        // the noise of a busy machine (a full test run spreads single requests by 300 ms).
+        let kim = try await s.cli(
+            ["user", "add", "slow-kim@example.com", "--config", s.config], stdin: "kim-password\n")
+        #expect(kim.status == 0)
+        var times: (known: [Duration], unknown: [Duration]) = ([], [])
+        for _ in 0..<4 {
+            times.known.append(try await ask("slow-kim@example.com").2)
+            times.unknown.append(try await ask("nobody@example.com").2)
+        }
+        let median = { (d: [Duration]) in d.sorted()[d.count / 2] }
+        let gap = median(times.known) - median(times.unknown)
+        #expect(median(times.known) < .seconds(1), "known \(times.known), unknown \(times.unknown)")
+        #expect(gap < .milliseconds(500) && gap > .milliseconds(-500), "known \(times.known), unknown \(times.unknown)")
+
         // A mailbox the SMTP server refuses: logged with its reason, not its address (a probe found
         // the server's answer, naming it, in the log).
         #expect(
@@ -224,7 +235,8 @@ import Testing
         #expect(recipients.filter { $0.contains("dave") }.count == 1 + UserDirectory.tokensPerHour, "\(recipients)")
         let log = try String(contentsOfFile: s.dir + "/serve.log", encoding: .utf8)
         for secret in [
-            "@example.com", "refused-ivy", "dave-password", "dave-new-password", confirmToken, resetToken, daveRefresh,
+            "@example.com", "refused-ivy", "slow-kim", "dave-password", "dave-new-password", confirmToken, resetToken,
+            daveRefresh,
         ] {
             #expect(!log.contains(secret), "the log has \(secret.prefix(12))")
         }

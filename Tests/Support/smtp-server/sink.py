@@ -6,7 +6,8 @@ Listens on 127.0.0.1:PORT and writes each message it accepts to DIR/<n>.eml (the
 recipients in DIR/<n>.rcpt), then prints "ready" once listening. With CERT and KEY (PEM files),
 it offers STARTTLS and requires it before AUTH. Any AUTH PLAIN login whose password is
 "smtp-secret" is accepted; AUTH is optional. Recipients whose address starts with "refused"
-are refused (550, naming the address). Runs until killed.
+are refused (550, naming the address); a mail to one starting with "slow" is answered after
+1.5 s. Runs until killed.
 """
 import asyncio
 import os
@@ -40,6 +41,9 @@ class Sink:
         return "250 OK"
 
     async def handle_DATA(self, server, session, envelope):
+        # A slow mailbox: the server takes 1.5 s before it answers (a sender that waited shows it).
+        if any(r.startswith("slow") for r in envelope.rcpt_tos):
+            await asyncio.sleep(1.5)
         self.count += 1
         base = os.path.join(directory, str(self.count))
         with open(base + ".rcpt", "w") as f:
