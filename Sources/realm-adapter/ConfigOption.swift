@@ -25,3 +25,14 @@ extension ConfigOptions {
         try UserDirectory(storeDirectory: try load(needsSchema: false).0.realm.store)
     }
 }
+
+extension ConfigOptions {
+    /// The store of the configuration, which must hold a Realm at `path`.
+    func store(holding path: String) throws -> RealmStore {
+        let (c, logger) = try load(needsSchema: false)
+        guard RealmStore.exists(in: c.realm.store) else { throw RealmAdapterError.noStore(c.realm.store) }
+        let store = try RealmStore(directory: c.realm.store, logger: logger)
+        guard try store.contains(path) else { throw RealmAdapterError.realmNotFound(path) }
+        return store
+    }
+}

@@ -24,7 +24,7 @@ struct RealmAdapterCommand: AsyncParsableCommand {
         subcommands: [
             Init.self, Validate.self, Load.self, Run.self, Events.self, Serve.self, Status.self, DeadLetter.self,
             Teardown.self,
-            RealmCommand.self, UserCommand.self, PermissionCommand.self,
+            RealmCommand.self, UserCommand.self, PermissionCommand.self, RoleCommand.self,
         ]
     )
 }

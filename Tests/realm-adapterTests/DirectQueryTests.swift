@@ -78,14 +78,16 @@ import Testing
         }
         if !then.isEmpty { try await store.apply(then, to: "/t", origin: "test") }
         let entry = try GraphQLSchemaCache(intsAsFloats: floats).schema(of: "/t", in: store)
-        func context() -> GraphQLContext {
-            GraphQLContext(store: store, path: "/t", schema: entry.schema, origin: "test", budget: ObjectBudget())
+        func context() throws -> GraphQLContext {
+            try GraphQLContext(
+                store: store, path: "/t", schema: entry.schema, viewer: Viewer(nil), level: .manage,
+                budget: ObjectBudget())
         }
         let direct = DirectQuery.answer(
             try parse(source: Source(body: query)), text: query, entry, variables: variables, operation: operation,
-            context: context())
+            context: try context())
         let result = try await graphql(
-            schema: entry.graphQL, request: query, context: context(),
+            schema: entry.graphQL, request: query, context: try context(),
             variableValues: variables.mapValues(GraphQLValues.map), operationName: operation)
         return (
             direct.map { String(decoding: $0, as: UTF8.self) },

@@ -46,6 +46,8 @@ public struct RealmAdapterError: Error, Sendable, Equatable, CustomStringConvert
         public static let danglingForeignKey = Code("danglingForeignKey")
         /// A webhook endpoint did not take a change event (no answer, or not a 2xx); retried.
         public static let webhookFailed = Code("webhookFailed")
+        /// The Realm's fine-grained permissions do not allow what was asked; nothing was written.
+        public static let permissionDenied = Code("permissionDenied")
         /// A test made a failpoint fail (debug builds only; see ``Failpoint``).
         public static let failpoint = Code("failpoint")
     }

@@ -17,6 +17,22 @@ public struct ObjectQuery: Sendable, Hashable {
     /// the objects a `linkingObjects` property computes.
     public var linkingTo: Backlink?
 
+    /// Only the objects whose ACL grants `privilege` to one of `roles` (fine-grained
+    /// permissions: ``RealmAccess/filter(_:on:)``), all when nil.
+    public var acl: ACLFilter?
+
+    /// The objects whose ACL (the list of `__Permission` `property`) grants `privilege` to one of `roles`.
+    public struct ACLFilter: Sendable, Hashable {
+        public var property: String
+        public var roles: [String]
+        public var privilege: Privileges
+        public init(property: String, roles: [String], privilege: Privileges) {
+            self.property = property
+            self.roles = roles
+            self.privilege = privilege
+        }
+    }
+
     /// The objects whose `property` links to the object `identity`.
     public struct Backlink: Sendable, Hashable {
         public var property: String
@@ -29,8 +45,9 @@ public struct ObjectQuery: Sendable, Hashable {
 
     public init(
         sortBy: String? = nil, descending: Bool = false, offset: Int = 0, limit: Int? = nil, filter: String? = nil,
-        linkingTo: Backlink? = nil
+        linkingTo: Backlink? = nil, acl: ACLFilter? = nil
     ) {
+        self.acl = acl
         self.filter = filter
         self.linkingTo = linkingTo
         self.sortBy = sortBy
@@ -127,6 +144,10 @@ extension RealmReader {
         }
         if let link = query.linkingTo {
             let (c, a) = try linking(link, t, tt)
+            (condition, arguments) = ("(\(condition)) AND \(c)", arguments + a)
+        }
+        if let acl = query.acl {
+            let (c, a) = try aclCondition(acl, t, tt)
             (condition, arguments) = ("(\(condition)) AND \(c)", arguments + a)
         }
         return (condition, arguments)

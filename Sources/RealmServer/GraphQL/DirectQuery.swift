@@ -207,6 +207,7 @@ enum DirectQuery {
             case .plural(let type):
                 // The executor's own reading of the arguments (an error in them leaves it to the executor).
                 let q = try RealmGraphQLSchema.page(GraphQLValues.map(.object(args.map { .init($0.key, $0.value) })))
+                guard let q = c.readable(type, q, root: true) else { return .array([]) }
                 if let rows = try projected(type, q, selection) { return rows }
                 let objects = try c.store.objects(of: type, in: c.path, q)
                 try c.budget.spend(objects.count)
@@ -214,7 +215,7 @@ enum DirectQuery {
             case .singular(let type, let key):
                 guard let id = args[key], id != .null else { throw NotPlain() }
                 try c.budget.spend(1)
-                return try c.store.object(of: type, identity: try RealmAdapter.Value(json: id), in: c.path)
+                return try c.object(type, try RealmAdapter.Value(json: id), root: true)
                     .map { try object($0, selection) } ?? .null
             }
         }
@@ -292,7 +293,7 @@ enum DirectQuery {
                         }
                         try c.budget.spend(1)
                         value =
-                            try c.store.object(of: target, identity: id, in: c.path).map { try object($0, nested) }
+                            try c.object(target, id).map { try object($0, nested) }
                             ?? .null
                     case .links(let target):
                         guard let nested = field.selectionSet else { throw NotPlain() }
@@ -302,12 +303,12 @@ enum DirectQuery {
                         }
                         try c.budget.spend(ids.count)
                         value = .array(
-                            try ids.compactMap { try c.store.object(of: target, identity: $0, in: c.path) }
+                            try ids.compactMap { try c.object(target, $0) }
                                 .map { try object($0, nested) })
                     case .linking(let origin, let property):
                         guard let nested = field.selectionSet else { throw NotPlain() }
                         let q = ObjectQuery(linkingTo: .init(property: property, identity: o.identity))
-                        let objects = try c.store.objects(of: origin, in: c.path, q)
+                        let objects = try c.objects(origin, q)
                         try c.budget.spend(objects.count)
                         value = .array(try objects.map { try object($0, nested) })
                     }

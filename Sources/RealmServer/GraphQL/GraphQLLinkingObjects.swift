@@ -74,7 +74,7 @@ enum GraphQLLinkingObjects {
                         message: "\(origin).\(property) is not a link or list of links to \(t.name) in this Realm.")
                 }
                 let q = try RealmGraphQLSchema.page(args, linkingTo: property, source)
-                let (items, count) = try GraphQLMutations.resolving { try c.store.page(of: origin, in: c.path, q) }
+                let (items, count) = try c.page(origin, q)
                 try c.budget.spend(items.count)
                 return Collection(objectType: origin, count: count, items: items)
             })
@@ -88,7 +88,7 @@ enum GraphQLLinkingObjects {
             resolve: { source, _, context, _ in
                 let c = context as! GraphQLContext
                 let q = ObjectQuery(linkingTo: .init(property: property, identity: (source as! RealmObject).identity))
-                let objects = try GraphQLMutations.resolving { try c.store.objects(of: origin, in: c.path, q) }
+                let objects = try c.objects(origin, q)
                 try c.budget.spend(objects.count)
                 return objects
             })

@@ -13,7 +13,9 @@ enum GraphQLMutations {
         let policy = policy ?? "NONE"
         let (ids, _) = try resolving {
             try c.store.write(to: c.path, origin: c.origin) { tx -> [RealmAdapter.Value] in
-                try inputs.map { input in
+                let access = try c.viewer.access(in: tx)
+                var created: Set<RealmAdapter.Value> = []
+                return try inputs.map { input in
                     var values = try Self.values(t, input, c.schema)
                     guard let key = values[pk], !key.isNull else {
                         throw GraphQLError(message: "\(t.name)Input needs \(pk), the primary key.")
@@ -25,10 +27,20 @@ enum GraphQLMutations {
                                 "A \(t.name) with \(pk) \(key) exists already: updatePolicy MODIFIED or ALL updates it."
                         )
                     }
+                    let k = try key.coercedKey(of: t.name, in: tx.schema)
+                    if !exists {
+                        try require(.create, access.privileges(ofType: t.name), "creating a", .type(t.name))
+                        try require(.update, access.realm, "creating a \(t.name) in", .realm)
+                        created.insert(k)
+                    } else if !created.contains(k) {
+                        // A creator may go on changing what it created in the same transaction.
+                        let have = try tx.privileges(of: t.name, k, access) ?? []
+                        try require(.update, have, "updating", .object(t.name, k))
+                    }
                     if policy == "ALL" {
-                        // Only what GraphQL shows: properties it cannot name keep their values.
+                        // Only what GraphQL shows: properties it cannot name (and ACLs) keep their values.
                         for p in t.properties
-                        where p.type.isStored && RealmGraphQLSchema.isName(p.name) && values[p.name] == nil {
+                        where p.type.isStored && RealmGraphQLSchema.isShown(p) && values[p.name] == nil {
                             if p.type.isList {
                                 values.append(p.name, .list([]))
                             } else if p.isOptional {
@@ -41,24 +53,38 @@ enum GraphQLMutations {
                 }
             }
         }
-        return try ids.compactMap { try c.store.object(of: t.name, identity: $0, in: c.path) }
+        return try ids.compactMap { try c.object(t.name, $0) }
     }
 
-    /// Deletes the objects `filter` selects (read first, then deleted in one transaction if
-    /// they are still there); how many.
+    /// Deletes the objects `filter` selects that the caller may read and delete (read first,
+    /// then deleted in one transaction if they are still there and still theirs to delete); how many.
     static func delete(_ t: ObjectSchema, matching filter: String, _ c: GraphQLContext) throws -> Int {
-        let keys = try resolving { try c.store.objects(of: t.name, in: c.path, ObjectQuery(filter: filter)) }
-            .map(\.identity)
+        let keys = try c.objects(t.name, ObjectQuery(filter: filter)).map(\.identity)
         guard !keys.isEmpty else { return 0 }
-        let (deleted, _) = try c.store.write(to: c.path, origin: c.origin) { tx -> Int in
-            var n = 0
-            for key in keys where try tx.object(t.name, key) != nil {
-                try tx.delete(t.name, key)
-                n += 1
+        let (deleted, _) = try resolving {
+            try c.store.write(to: c.path, origin: c.origin) { tx -> Int in
+                let access = try c.viewer.access(in: tx)
+                try require(.update, access.realm, "deleting a \(t.name) in", .realm)
+                try require(.delete, access.privileges(ofType: t.name), "deleting a", .type(t.name))
+                var n = 0
+                for key in keys where try tx.privileges(of: t.name, key, access)?.contains(.delete) == true {
+                    try tx.delete(t.name, key)
+                    n += 1
+                }
+                return n
             }
-            return n
         }
         return deleted
+    }
+
+    /// Fails with a GraphQL error naming what is missing unless `have` holds `need`.
+    static func require(_ need: Privileges, _ have: Privileges, _ action: String, _ target: PermissionTarget)
+        throws
+    {
+        let missing = need.subtracting(have)
+        guard missing.isEmpty else {
+            throw GraphQLError(message: RealmAdapterError.permissionDenied(action, target, missing: missing).message)
+        }
     }
 
     /// `body`, its store errors as GraphQL errors with their message alone (no log context).
@@ -75,7 +101,10 @@ enum GraphQLMutations {
         let (deleted, _) = try resolving {
             try c.store.write(to: c.path, origin: c.origin) { tx -> Bool in
                 let key = try key.coercedKey(of: t.name, in: c.schema)
-                guard try tx.object(t.name, key) != nil else { return false }
+                let access = try c.viewer.access(in: tx)
+                guard let have = try tx.privileges(of: t.name, key, access) else { return false }
+                try require(.update, access.realm, "deleting a \(t.name) in", .realm)
+                try require(.delete, have, "deleting", .object(t.name, key))
                 try tx.delete(t.name, key)
                 return true
             }

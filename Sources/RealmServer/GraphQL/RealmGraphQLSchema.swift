@@ -62,7 +62,7 @@ enum RealmGraphQLSchema {
                     resolve: { _, args, context, _ in
                         let c = context as! GraphQLContext
                         let q = try page(args)
-                        let objects = try GraphQLMutations.resolving { try c.store.objects(of: t.name, in: c.path, q) }
+                        let objects = try c.objects(t.name, q, root: true)
                         try c.budget.spend(objects.count)
                         return objects
                     })
@@ -109,9 +109,8 @@ enum RealmGraphQLSchema {
                     resolve: { _, args, context, _ in
                         let c = context as! GraphQLContext
                         try c.budget.spend(1)
-                        return try c.store.object(
-                            of: t.name, identity: try RealmAdapter.Value(json: GraphQLValues.json(args[pk])), in: c.path
-                        )
+                        return try c.object(
+                            t.name, try RealmAdapter.Value(json: GraphQLValues.json(args[pk])), root: true)
                     })
             }
             define(&mutation, "delete" + t.name + "s") {
@@ -134,6 +133,7 @@ enum RealmGraphQLSchema {
                     })
             }
         }
+        try GraphQLPermissions.add(query: &query, mutation: &mutation)
         let graphQL = try GraphQLSchema(
             query: try GraphQLObjectType(name: "Query", fields: query),
             mutation: mutation.isEmpty ? nil : try GraphQLObjectType(name: "Mutation", fields: mutation),
@@ -179,7 +179,7 @@ enum RealmGraphQLSchema {
                         let c = context as! GraphQLContext
                         guard let id = (source as! RealmObject).values[name], !id.isNull else { return nil }
                         try c.budget.spend(1)
-                        return try c.store.object(of: target, identity: id, in: c.path)
+                        return try c.object(target, id)
                     })
             case .list(.link(let target)):
                 box.plan.fields[t.name, default: [:]][name] = .links(target)
@@ -191,7 +191,7 @@ enum RealmGraphQLSchema {
                             return [RealmObject]()
                         }
                         try c.budget.spend(ids.count)
-                        return try ids.compactMap { try c.store.object(of: target, identity: $0, in: c.path) }
+                        return try ids.compactMap { try c.object(target, $0) }
                     })
             case .linkingObjects(let origin, let property):
                 box.plan.fields[t.name, default: [:]][name] = .linking(origin, property: property)
@@ -271,6 +271,12 @@ enum RealmGraphQLSchema {
 
     /// `Item` → `item`, `URLRecord` → `uRLRecord`.
     static func singular(_ name: String) -> String { name.prefix(1).lowercased() + name.dropFirst() }
+
+    /// Whether a stored property is one GraphQL shows: its name is one GraphQL carries, and so
+    /// is its link target's (an ACL, a list of `__Permission`, is not shown).
+    static func isShown(_ p: Property) -> Bool {
+        isName(p.name) && (p.type.linkTarget.map(isName) ?? true)
+    }
 
     /// Whether GraphQL can carry the name (`[_A-Za-z][_0-9A-Za-z]*`, not starting with `__`).
     static func isName(_ name: String) -> Bool {

@@ -209,16 +209,16 @@ public struct RealmHTTPServer: Sendable {
         if isMutation && readOnly {
             throw ServerError(405, "Mutations come through POST, not GET.")
         }
-        let user = try await authorize(request, path: path, need: isMutation ? .write : .read)
+        let (user, level) = try await authorized(
+            header: request.headers[.authorization], path: path, need: isMutation ? .write : .read)
         let realm = try schemas.schema(of: path, in: store)
         // Inputs of the wrong type, said with where they are, before anything runs.
         let problems =
             GraphQLInputCheck.literals(document, realm.graphQL)
             + GraphQLInputCheck.variables(document, operation: operation, json, realm.graphQL)
         if !problems.isEmpty { return try Self.graphQLAnswer(GraphQLResult(errors: problems)) }
-        let context = GraphQLContext(
-            store: store, path: path, schema: realm.schema, origin: user.map { "user:\($0.id)" } ?? "graphql",
-            budget: ObjectBudget())
+        let context = try GraphQLContext(
+            store: store, path: path, schema: realm.schema, viewer: Viewer(user), level: level, budget: ObjectBudget())
         // Plain queries are answered directly, the rest (and every error) by GraphQL's executor.
         if !isMutation,
             let data = DirectQuery.answer(
@@ -251,7 +251,15 @@ public struct RealmHTTPServer: Sendable {
 
     /// Checks a token (an `Authorization` header's value) for `need` on `path`.
     func authorize(header: String?, path: String, need: AccessLevel) async throws -> User? {
-        guard let tokens else { return nil }
+        try await authorized(header: header, path: path, need: need).user
+    }
+
+    /// Checks a token for `need` on `path`: the user (nil when authentication is disabled) and
+    /// the level they have there.
+    func authorized(header: String?, path: String, need: AccessLevel) async throws -> (
+        user: User?, level: AccessLevel
+    ) {
+        guard let tokens else { return (nil, .manage) }
         guard let header else { throw ServerError.tokenMissing() }
         let claims = try await tokens.verify(Tokens.token(fromHeader: header))
         let user = try users.current(claims)
@@ -268,7 +276,7 @@ public struct RealmHTTPServer: Sendable {
                 "an access token for \(path) (POST /auth with provider realm), not a refresh token")
         }
         guard have >= need else { throw ServerError.forbidden(path, need: need, have: have) }
-        return user
+        return (user, have)
     }
 
     /// The Realm path of a `/graphql/**` route, its segments percent-decoded (`/a%20b` is `/a b`).

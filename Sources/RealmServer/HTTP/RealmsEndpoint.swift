@@ -34,6 +34,10 @@ struct RealmsEndpoint: Sendable {
         if let existing, try Self.schema(existing, after: instructions) == existing {
             return Self.answer(path, version: try store.version(of: path), created: false, changed: false)
         }
+        if let existing, existing.hasPermissions {
+            let access = try Viewer(user).access(to: path, in: store, schema: existing)
+            try Self.checkSchemaChange(instructions, existing, access)
+        }
         let version = try await store.apply(instructions, to: path, origin: user.map { "user:\($0.id)" } ?? "graphql")
         // A Realm's first transaction is its version 1: whoever commits it created the Realm (of two
         // requests that race to create one, only one says so).
@@ -51,6 +55,26 @@ struct RealmsEndpoint: Sendable {
             }
         }
         return result
+    }
+
+    /// Refuses a change the Realm's fine-grained permissions do not allow: a new type needs
+    /// modifySchema at the Realm level, new properties modifySchema on their type.
+    static func checkSchemaChange(_ instructions: [Instruction], _ schema: Schema, _ access: RealmAccess) throws {
+        for instruction in instructions {
+            let (target, have): (PermissionTarget, Privileges)
+            switch instruction {
+            case .addType(let t) where schema[type: t.name] == nil: (target, have) = (.realm, access.realm)
+            case .addType(let t):
+                if (try? schema.adding(t)) == schema { continue }
+                (target, have) = (.type(t.name), access.privileges(ofType: t.name))
+            case .addProperties(let t, _): (target, have) = (.type(t), access.privileges(ofType: t))
+            default: continue
+            }
+            guard have.contains(.modifySchema) else {
+                let e = RealmAdapterError.permissionDenied("changing the schema of", target, missing: .modifySchema)
+                throw ServerError(403, e.message)
+            }
+        }
     }
 
     static func answer(_ path: String, version: Int64, created: Bool, changed: Bool) -> Response {

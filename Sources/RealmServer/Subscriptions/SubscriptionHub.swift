@@ -37,6 +37,16 @@ final class SubscriptionHub: Sendable {
             var members: [ObjectIdentifier: SubscriptionMember] = [:]
         }
 
+        /// The group's members by viewer, each as a group of its own: in a Realm with
+        /// fine-grained permissions, each viewer's answer is their own.
+        func byViewer() -> [Viewer: Group] {
+            var out: [Viewer: Group] = [:]
+            for (_, loop) in loops {
+                for (_, m) in loop.members { out[m.viewer, default: Group(request: request)].add(m) }
+            }
+            return out
+        }
+
         mutating func add(_ m: SubscriptionMember) {
             let loop = m.eventLoop
             loops[ObjectIdentifier(loop), default: Loop(loop: loop)].members[ObjectIdentifier(m)] = m
@@ -92,8 +102,10 @@ final class SubscriptionHub: Sendable {
             s.groups[member.path, default: [:]][member.key, default: Group(request: member.request)].add(member)
         }
         let version = try store.version(of: member.path)
-        let data = try await firstAnswers.answer(path: member.path, version: version, request: member.key) {
-            try await self.answer(member.request, path: member.path)
+        let personal = try schemas.schema(of: member.path, in: store).schema.hasPermissions
+        let key = personal ? member.key + "\u{0}" + Self.key(member.viewer) : member.key
+        let data = try await firstAnswers.answer(path: member.path, version: version, request: key) {
+            try await self.answer(member.request, path: member.path, viewer: member.viewer)
         }
         var one = Group(request: member.request)
         one.add(member)
@@ -125,12 +137,29 @@ final class SubscriptionHub: Sendable {
     private func deliver(_ change: RealmChange) async -> Int64 {
         let version = max(change.version, (try? store.version(of: change.path)) ?? change.version)
         let groups = state.withLock { Array(($0.groups[change.path] ?? [:]).values) }
+        // In a Realm with fine-grained permissions, each subscriber's answer is read as they may
+        // see it (a change of permissions re-answers them too); otherwise one answer serves all.
+        let personal = (try? schemas.schema(of: change.path, in: store).schema.hasPermissions) ?? true
         for group in groups {
-            guard let data = try? await answer(group.request, path: change.path) else { continue }
+            if personal {
+                for (viewer, own) in group.byViewer() {
+                    guard let data = try? await answer(group.request, path: change.path, viewer: viewer) else {
+                        continue
+                    }
+                    Self.offer(data, version: version, to: own)
+                }
+                continue
+            }
+            guard let data = try? await answer(group.request, path: change.path, viewer: Viewer(nil)) else {
+                continue
+            }
             Self.offer(data, version: version, to: group)
         }
         return version
     }
+
+    /// A viewer as part of a shared answer's key.
+    static func key(_ viewer: Viewer) -> String { (viewer.isAdmin ? "admin:" : "user:") + (viewer.id ?? "") }
 
     /// Offers `data` to the members of `group`, on their connections' event loops: one hop to
     /// each loop for all its members, where each writes to its socket directly.
@@ -148,10 +177,11 @@ final class SubscriptionHub: Sendable {
     }
 
     /// The answer to `request` on the Realm at `path` as it is now: a GraphQL response.
-    func answer(_ request: Request, path: String) async throws -> Data {
+    func answer(_ request: Request, path: String, viewer: Viewer) async throws -> Data {
         let realm = try schemas.schema(of: path, in: store)
-        let context = GraphQLContext(
-            store: store, path: path, schema: realm.schema, origin: "graphql", budget: ObjectBudget())
+        // Subscriptions only read: their level is what reading needs.
+        let context = try GraphQLContext(
+            store: store, path: path, schema: realm.schema, viewer: viewer, level: .read, budget: ObjectBudget())
         if let document = try? parse(source: Source(body: request.query)),
             let data = DirectQuery.answer(
                 document, text: request.query, realm, variables: request.variables.mapValues(GraphQLValues.json),

@@ -13,6 +13,8 @@ final class SubscriptionMember: Sendable {
     let key: String
     /// The legacy protocol (`data` messages) rather than `graphql-transport-ws` (`next`).
     let legacy: Bool
+    /// Who subscribed: in a Realm with fine-grained permissions, answers are theirs alone.
+    let viewer: Viewer
     /// Which message carries an answer to this subscription: members that share it (the same
     /// id and protocol, on other connections) share one frame of each answer.
     let frameKey: String
@@ -25,9 +27,10 @@ final class SubscriptionMember: Sendable {
     private let sent = Mutex<(version: Int64, answer: Data?)>((-1, nil))
 
     init(
-        id: String, path: String, request: SubscriptionHub.Request, legacy: Bool,
+        id: String, path: String, request: SubscriptionHub.Request, legacy: Bool, viewer: Viewer,
         outbox: NIOLoopBound<SubscriptionOutbox>
     ) {
+        self.viewer = viewer
         self.id = id
         self.path = path
         self.request = request

@@ -54,8 +54,11 @@ struct SubscriptionSession: Sendable {
         }.first
         // Whose subscriptions these are, for the quota (everyone's, with authentication disabled).
         let owner: String
+        let viewer: Viewer
         do {
-            owner = try await server.authorize(header: token, path: path, need: .read)?.id ?? ""
+            let user = try await server.authorize(header: token, path: path, need: .read)
+            owner = user?.id ?? ""
+            viewer = Viewer(user)
             _ = try server.schemas.schema(of: path, in: server.store)
         } catch let e as ServerError {
             return try await refuse(outbound, e)
@@ -161,7 +164,7 @@ struct SubscriptionSession: Sendable {
                     }
                     let member = SubscriptionMember(
                         id: id, path: path, request: .init(query: query, variables: variables, operation: operation),
-                        legacy: legacy, outbox: outbox)
+                        legacy: legacy, viewer: viewer, outbox: outbox)
                     active[id] = member
                     ServerMetrics.subscriptions.increment()
                     try await server.hub.add(member)

@@ -1,0 +1,118 @@
+import ArgumentParser
+import RealmAdapter
+import RealmServer
+
+/// `role`: the roles of a Realm's fine-grained permissions, and their members.
+struct RoleCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "role",
+        abstract: "Add, remove and list the roles of a Realm's fine-grained permissions, and their members.",
+        discussion: """
+            Privileges are granted to roles (realm-adapter permission grant --role), and users are \
+            members of roles. Every user is in `everyone` and in their personal role \
+            __User:<user id>. Each change is one Realm transaction; a Realm without fine-grained \
+            permissions gets them with its first role (everyone keeps every privilege until lowered).
+
+            Examples:
+              realm-adapter role add /shared/docs editors --config adapter.json
+              realm-adapter role add-member /shared/docs editors --user alice --config adapter.json
+              realm-adapter role members /shared/docs --config adapter.json
+              realm-adapter role remove-member /shared/docs editors --user alice --config adapter.json
+              realm-adapter role remove /shared/docs editors --config adapter.json
+            """,
+        subcommands: [Add.self, Remove.self, Members.self, AddMember.self, RemoveMember.self])
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a role (without members).")
+        @Argument(help: "The Realm's path.") var path: String
+        @Argument(help: "The role's name.") var role: String
+        @OptionGroup var options: ConfigOptions
+
+        func run() async throws {
+            try await reportingErrors {
+                try options.store(holding: path).write(to: path, origin: "cli") { try $0.addRole(role, by: .unrestricted) }
+                print("Added the role \(role) to \(path)")
+            }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove a role; what it was granted goes with it.")
+        @Argument(help: "The Realm's path.") var path: String
+        @Argument(help: "The role's name.") var role: String
+        @OptionGroup var options: ConfigOptions
+
+        func run() async throws {
+            try await reportingErrors {
+                try options.store(holding: path).write(to: path, origin: "cli") {
+                    try $0.removeRole(role, by: .unrestricted)
+                }
+                print("Removed the role \(role) from \(path)")
+            }
+        }
+    }
+
+    struct Members: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the roles and their members (user names).")
+        @Argument(help: "The Realm's path.") var path: String
+        @Argument(help: "Only this role.") var role: String?
+        @OptionGroup var options: ConfigOptions
+
+        func run() async throws {
+            try await reportingErrors {
+                let roles = try options.store(holding: path).roles(in: path).filter { role == nil || $0.name == role }
+                if let role, roles.isEmpty { throw ValidationError("\(path) has no role \(role).") }
+                if roles.isEmpty { print("\(path) has no fine-grained permissions (no roles).") }
+                let names = Dictionary(uniqueKeysWithValues: try options.userDirectory().users().map { ($0.id, $0.name) })
+                for r in roles {
+                    print("\(r.name)\t\(r.members.map { names[$0] ?? $0 }.joined(separator: ", "))")
+                }
+            }
+        }
+    }
+
+    struct Member: ParsableArguments {
+        @Argument(help: "The Realm's path.") var path: String
+        @Argument(help: "The role's name.") var role: String
+        @Option(help: "The user's name.") var user: String
+
+        func userId(_ options: ConfigOptions) throws -> String {
+            guard let u = try options.userDirectory().user(named: user) else {
+                throw ValidationError("There is no user named \(user).")
+            }
+            return u.id
+        }
+    }
+
+    struct AddMember: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Make a user a member of a role.")
+        @OptionGroup var member: Member
+        @OptionGroup var options: ConfigOptions
+
+        func run() async throws {
+            try await reportingErrors {
+                let id = try member.userId(options)
+                try options.store(holding: member.path).write(to: member.path, origin: "cli") {
+                    try $0.addMember(id, to: member.role, by: .unrestricted)
+                }
+                print("\(member.user) is a member of \(member.role) in \(member.path)")
+            }
+        }
+    }
+
+    struct RemoveMember: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Take a user out of a role.")
+        @OptionGroup var member: Member
+        @OptionGroup var options: ConfigOptions
+
+        func run() async throws {
+            try await reportingErrors {
+                let id = try member.userId(options)
+                try options.store(holding: member.path).write(to: member.path, origin: "cli") {
+                    try $0.removeMember(id, from: member.role, by: .unrestricted)
+                }
+                print("\(member.user) is not a member of \(member.role) in \(member.path)")
+            }
+        }
+    }
+}
