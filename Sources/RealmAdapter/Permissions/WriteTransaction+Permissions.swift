@@ -30,11 +30,15 @@ extension WriteTransaction {
     /// needs setPermissions there (for the Realm level, on the class `__Realm`; for a class
     /// level, on the class and on `__Class`, as the legacy model has it), and grants only what
     /// they hold there themselves. A Realm without metadata gets it first (``enablePermissions()``).
+    /// - Parameter creator: the user created the object (`target`) in this transaction, and so
+    ///   sets its ACL with what they hold on its type (the legacy model's creator rule).
     public mutating func setPrivileges(
-        _ privileges: Privileges, granted: Bool, role: String, on target: PermissionTarget, by access: RealmAccess
+        _ privileges: Privileges, granted: Bool, role: String, on target: PermissionTarget, by access: RealmAccess,
+        creator: Bool = false
     ) throws {
         try enablePermissions()
-        let held = try holderPrivileges(target, access)
+        var held = try holderPrivileges(target, access)
+        if creator, case .object(let t, _) = target { held = access.privileges(ofType: t) }
         let guardian: Privileges =
             switch target {
             case .realm: access.privileges(ofType: PermissionTypes.realm)

@@ -4,8 +4,10 @@ import RealmAdapter
 /// The mutations of ``RealmGraphQLSchema``: each is one Realm transaction with the caller's origin.
 enum GraphQLMutations {
     /// Creates or updates one object per input, as `policy` says, and returns them as stored.
-    static func create(_ t: ObjectSchema, _ inputs: [Map], policy: String?, _ c: GraphQLContext) throws
-        -> [RealmObject]
+    /// - Parameter acl: the ACL of each new object (`[{role, privileges}]`); undefined or null:
+    ///   the creator's personal role gets what they hold of read, update, delete and setPermissions.
+    static func create(_ t: ObjectSchema, _ inputs: [Map], policy: String?, acl: Map = .undefined, _ c: GraphQLContext)
+        throws -> [RealmObject]
     {
         guard let pk = t.primaryKey else {
             throw GraphQLError(message: "\(t.name) has no primary key: its objects cannot be created through GraphQL.")
@@ -15,7 +17,8 @@ enum GraphQLMutations {
             try c.store.write(to: c.path, origin: c.origin) { tx -> [RealmAdapter.Value] in
                 let access = try c.viewer.access(in: tx)
                 var created: Set<RealmAdapter.Value> = []
-                return try inputs.map { input in
+                var newObjects: [RealmAdapter.Value] = []
+                let ids = try inputs.map { input in
                     var values = try Self.values(t, input, c.schema)
                     guard let key = values[pk], !key.isNull else {
                         throw GraphQLError(message: "\(t.name)Input needs \(pk), the primary key.")
@@ -29,9 +32,10 @@ enum GraphQLMutations {
                     }
                     let k = try key.coercedKey(of: t.name, in: tx.schema)
                     if !exists {
-                        try require(.create, access.privileges(ofType: t.name), "creating a", .type(t.name))
                         try require(.update, access.realm, "creating a \(t.name) in", .realm)
+                        try require(.create, access.privileges(ofType: t.name), "creating a", .type(t.name))
                         created.insert(k)
+                        newObjects.append(k)
                     } else if !created.contains(k) {
                         // A creator may go on changing what it created in the same transaction.
                         let have = try tx.privileges(of: t.name, k, access) ?? []
@@ -51,6 +55,16 @@ enum GraphQLMutations {
                     if exists { try tx.upsert(t.name, key, values) } else { _ = try tx.create(t.name, values) }
                     return key
                 }
+                if tx.schema.aclProperty(of: t.name) != nil {
+                    for k in newObjects {
+                        for e in try entries(acl, t, access, c) {
+                            try tx.setPrivileges(
+                                e.privileges, granted: true, role: e.role, on: .object(t.name, k), by: access,
+                                creator: true)
+                        }
+                    }
+                }
+                return ids
             }
         }
         return try ids.compactMap { try c.object(t.name, $0) }
@@ -75,6 +89,21 @@ enum GraphQLMutations {
             }
         }
         return deleted
+    }
+
+    /// The ACL entries a create gives its new objects: `acl` as given, or the creator's own.
+    static func entries(_ acl: Map, _ t: ObjectSchema, _ access: RealmAccess, _ c: GraphQLContext) throws
+        -> [RolePrivileges]
+    {
+        guard let given = acl.array else {
+            let own = access.privileges(ofType: t.name).intersection([.read, .update, .delete, .setPermissions])
+            guard let id = c.viewer.id, !access.isUnrestricted, !own.isEmpty else { return [] }
+            return [RolePrivileges(role: PermissionTypes.personalRole(of: id), privileges: own)]
+        }
+        return try given.map { e in
+            let names = (e["privileges"].array ?? []).compactMap(\.string).joined(separator: ",")
+            return RolePrivileges(role: e["role"].string ?? "", privileges: try Privileges(names: names))
+        }
     }
 
     /// Fails with a GraphQL error naming what is missing unless `have` holds `need`.

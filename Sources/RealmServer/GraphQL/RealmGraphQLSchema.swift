@@ -51,6 +51,17 @@ enum RealmGraphQLSchema {
             ])
         var query: GraphQLFieldMap = [:]
         var mutation: GraphQLFieldMap = [:]
+        let aclInput = try GraphQLInputObjectType(
+            name: "_PermissionInput", description: "A role's privileges on a new object.",
+            fields: [
+                "role": InputObjectField(type: GraphQLNonNull(GraphQLString)),
+                "privileges": InputObjectField(type: GraphQLNonNull(GraphQLList(GraphQLNonNull(GraphQLString)))),
+            ])
+        let aclArgument = GraphQLArgument(
+            type: GraphQLList(GraphQLNonNull(aclInput)),
+            description: "The ACL of each object created (only what the caller holds on the type). Without it, the "
+                + "creator's own role gets what they hold of read, update, delete and setPermissions; [] leaves "
+                + "the object to admins.")
         for t in types {
             let object = objects[t.name]!
             if query[plural(t.name)] == nil { box.plan.roots[plural(t.name)] = .plural(t.name) }
@@ -70,32 +81,38 @@ enum RealmGraphQLSchema {
             guard t.primaryKey != nil else { continue }  // objects without a key cannot be named to update
             let inputs = try inputFields(t, shown(t), realm, box)
             let input = try GraphQLInputObjectType(name: t.name + "Input", fields: { inputs })
+            let hasACL = realm.aclProperty(of: t.name) != nil
             define(&mutation, "create" + t.name) {
-                GraphQLField(
+                var args: GraphQLArgumentConfigMap = [
+                    "input": GraphQLArgument(type: GraphQLNonNull(input)),
+                    "updatePolicy": GraphQLArgument(type: updatePolicy, defaultValue: .string("NONE")),
+                ]
+                if hasACL { args["acl"] = aclArgument }
+                return GraphQLField(
                     type: object,
                     description: "Creates (or, by updatePolicy, updates) one \(t.name) in one Realm transaction.",
-                    args: [
-                        "input": GraphQLArgument(type: GraphQLNonNull(input)),
-                        "updatePolicy": GraphQLArgument(type: updatePolicy, defaultValue: .string("NONE")),
-                    ],
+                    args: args,
                     resolve: { _, args, context, _ in
                         let c = context as! GraphQLContext
-                        return try GraphQLMutations.create(t, [args["input"]], policy: args["updatePolicy"].string, c)[
-                            0]
+                        let policy = args["updatePolicy"].string
+                        return try GraphQLMutations.create(t, [args["input"]], policy: policy, acl: args["acl"], c)
+                            .first
                     })
             }
             define(&mutation, "create" + t.name + "s") {
-                GraphQLField(
+                var args: GraphQLArgumentConfigMap = [
+                    "input": GraphQLArgument(type: GraphQLNonNull(GraphQLList(GraphQLNonNull(input)))),
+                    "updatePolicy": GraphQLArgument(type: updatePolicy, defaultValue: .string("NONE")),
+                ]
+                if hasACL { args["acl"] = aclArgument }
+                return GraphQLField(
                     type: GraphQLNonNull(GraphQLList(GraphQLNonNull(object))),
                     description: "Creates (or updates) several \(t.name) objects in one Realm transaction.",
-                    args: [
-                        "input": GraphQLArgument(type: GraphQLNonNull(GraphQLList(GraphQLNonNull(input)))),
-                        "updatePolicy": GraphQLArgument(type: updatePolicy, defaultValue: .string("NONE")),
-                    ],
+                    args: args,
                     resolve: { _, args, context, _ in
                         let c = context as! GraphQLContext
                         return try GraphQLMutations.create(
-                            t, args["input"].array ?? [], policy: args["updatePolicy"].string, c)
+                            t, args["input"].array ?? [], policy: args["updatePolicy"].string, acl: args["acl"], c)
                     })
             }
             guard let pk = t.primaryKey, let key = t.properties.first(where: { $0.name == pk }), isName(pk),

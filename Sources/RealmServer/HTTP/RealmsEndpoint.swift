@@ -31,14 +31,29 @@ struct RealmsEndpoint: Sendable {
         let existing = try store.contains(path) ? try store.schema(of: path) : nil
         // A client that gives the schema it has at every launch (as opening a synced Realm did)
         // commits nothing when the Realm has it already.
-        if let existing, try Self.schema(existing, after: instructions) == existing {
+        if let existing, (try? Self.schema(existing, after: instructions)) == existing {
             return Self.answer(path, version: try store.version(of: path), created: false, changed: false)
         }
         if let existing, existing.hasPermissions {
             let access = try Viewer(user).access(to: path, in: store, schema: existing)
             try Self.checkSchemaChange(instructions, existing, access)
         }
-        let version = try await store.apply(instructions, to: path, origin: user.map { "user:\($0.id)" } ?? "graphql")
+        // A type with an ACL (a list of __Permission) needs the metadata types: a Realm without
+        // them gets them in the same transaction, everyone keeping every privilege.
+        let acl = instructions.contains { i in
+            switch i {
+            case .addType(let t): t.properties.contains { $0.type.linkTarget == PermissionTypes.permission }
+            case .addProperties(_, let ps): ps.contains { $0.type.linkTarget == PermissionTypes.permission }
+            default: false
+            }
+        }
+        let (origin, batch) = (user.map { "user:\($0.id)" } ?? "graphql", instructions)
+        let version = try await store.perform {
+            try store.write(to: path, origin: origin) { tx in
+                if acl { try tx.enablePermissions() }
+                try tx.apply(batch)
+            }.version
+        }
         // A Realm's first transaction is its version 1: whoever commits it created the Realm (of two
         // requests that race to create one, only one says so).
         return Self.answer(path, version: version, created: version == 1, changed: true)
