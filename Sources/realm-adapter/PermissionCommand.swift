@@ -60,7 +60,10 @@ struct PermissionCommand: AsyncParsableCommand {
 
     /// A fine-grained grant's privileges and where they apply.
     struct Fine: ParsableArguments {
-        @Option(help: "Fine-grained privileges (comma-separated): read, update, delete, setPermissions, query, create, modifySchema, all.")
+        @Option(
+            help: ArgumentHelp(
+                "Fine-grained privileges (comma-separated): read, update, delete, setPermissions, query, create, "
+                    + "modifySchema, all."))
         var privileges: String?
         @Option(help: "A type: its class level (with --privileges).") var type: String?
         @Option(help: "An object's primary key: its ACL (with --type and --privileges).") var key: String?

@@ -88,7 +88,12 @@ extension RealmCommand {
                     print(schema.json.serialized(pretty: true))
                     return
                 }
-                for t in schema.types {
+                // The permission metadata's types come last, said to be the system's.
+                let system = schema.types.filter { PermissionTypes.isSystemType($0.name) }
+                for t in schema.types.filter({ !PermissionTypes.isSystemType($0.name) }) + system {
+                    if t.name == system.first?.name {
+                        print("System types (fine-grained permissions: realm-adapter role, permission --privileges):")
+                    }
                     print("\(t.name)" + (t.primaryKey.map { " (primary key \($0))" } ?? " (no primary key)"))
                     for p in t.properties {
                         var extras: [String] = []

@@ -30,7 +30,9 @@ struct RoleCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reportingErrors {
-                try options.store(holding: path).write(to: path, origin: "cli") { try $0.addRole(role, by: .unrestricted) }
+                try options.store(holding: path).write(to: path, origin: "cli") {
+                    try $0.addRole(role, by: .unrestricted)
+                }
                 print("Added the role \(role) to \(path)")
             }
         }
@@ -63,7 +65,8 @@ struct RoleCommand: AsyncParsableCommand {
                 let roles = try options.store(holding: path).roles(in: path).filter { role == nil || $0.name == role }
                 if let role, roles.isEmpty { throw ValidationError("\(path) has no role \(role).") }
                 if roles.isEmpty { print("\(path) has no fine-grained permissions (no roles).") }
-                let names = Dictionary(uniqueKeysWithValues: try options.userDirectory().users().map { ($0.id, $0.name) })
+                let names = Dictionary(
+                    uniqueKeysWithValues: try options.userDirectory().users().map { ($0.id, $0.name) })
                 for r in roles {
                     print("\(r.name)\t\(r.members.map { names[$0] ?? $0 }.joined(separator: ", "))")
                 }

@@ -173,6 +173,31 @@ import Testing
         #expect(changes[0].changes == [.clear(type: "Task")])
     }
 
+    /// Fine-grained permissions are Realm data the database never gets: the metadata types and
+    /// a mapped type's ACL property are not mapped, so their instructions write nothing.
+    @Test func permissionMetadataNeverReachesTheDatabase() throws {
+        let mapping = try Self.routed(
+            "/{owner}/todos", "Todo", table: "todo", properties: #"{"id": "string", "title": "string"}"#)
+        let acl = Property(name: "permissions", type: .list(.link(PermissionTypes.permission)))
+        let writes = try mapping.databaseWrites(
+            PermissionTypes.types.map(Instruction.addType) + [
+                .addProperties(objectType: "Todo", properties: [acl]),
+                .insert(objectType: PermissionTypes.role, identity: "everyone", values: ["name": "everyone"]),
+                .insert(objectType: PermissionTypes.permission, identity: 1, values: ["role": "everyone"]),
+                .insert(objectType: PermissionTypes.realm, identity: 0, values: ["id": 0, "permissions": [1]]),
+                .listInsert(objectType: "Todo", identity: "t1", property: "permissions", index: 0, value: 1),
+                .set(objectType: "Todo", identity: "t1", values: ["title": "kept", "permissions": [1]]),
+                .listClear(objectType: "Todo", identity: "t1", property: "permissions"),
+                .delete(objectType: PermissionTypes.role, identity: "everyone"),
+            ], path: "/u1/todos", list: { _, _, _ in [] })
+        #expect(
+            writes == [
+                .update(
+                    table: "todo", key: DatabaseRow(["id": "t1", "owner": "u1"]), values: DatabaseRow(["title": "kept"])
+                )
+            ])
+    }
+
     /// A routing column that is also a property scopes a Realm's writes as one that is not: a
     /// probe's app, writing in /u1/todos, updated and deleted u2's row by its key (and with a
     /// database key of (owner, id), every user's row of that id); an object created without the

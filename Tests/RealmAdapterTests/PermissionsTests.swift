@@ -33,7 +33,8 @@ import Testing
     @Test func aRealmWithoutMetadataIsUnrestrictedAndANewOneOpenToEveryone() throws {
         let s = try Self.docs()
         try s.store.write(to: "/plain", origin: "test") { tx in
-            try tx.addType(ObjectSchema(name: "Tag", primaryKey: "id", properties: [Property(name: "id", type: .scalar(.int))]))
+            try tx.addType(
+                ObjectSchema(name: "Tag", primaryKey: "id", properties: [Property(name: "id", type: .scalar(.int))]))
             #expect(try tx.access(user: "u1", isAdmin: false).isUnrestricted)
             #expect(try tx.enablePermissions())
             #expect(try !tx.enablePermissions())

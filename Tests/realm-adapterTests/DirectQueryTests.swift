@@ -64,7 +64,7 @@ import Testing
 
     func answers(
         _ query: String, variables: [String: JSONValue] = [:], operation: String? = nil, floats: Bool = false,
-        extra: String? = nil, then: [Instruction] = []
+        extra: String? = nil, then: [Instruction] = [], restricted: Bool = false
     ) async throws -> (direct: String?, executor: String) {
         let dir = NSTemporaryDirectory() + "direct-query-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -77,10 +77,12 @@ import Testing
             try await store.apply(more, to: "/t", origin: "test")
         }
         if !then.isEmpty { try await store.apply(then, to: "/t", origin: "test") }
+        if restricted { try Self.restrict(store) }
         let entry = try GraphQLSchemaCache(intsAsFloats: floats).schema(of: "/t", in: store)
         func context() throws -> GraphQLContext {
             try GraphQLContext(
-                store: store, path: "/t", schema: entry.schema, viewer: Viewer(nil), level: .manage,
+                store: store, path: "/t", schema: entry.schema,
+                viewer: restricted ? Viewer(id: "u1", isAdmin: false) : Viewer(nil), level: .manage,
                 budget: ObjectBudget())
         }
         let direct = DirectQuery.answer(
@@ -101,6 +103,35 @@ import Testing
             query, variables: ["q": .string("name BEGINSWITH 'o' OR name == ''")], operation: operation)
         #expect(!executor.contains("\"errors\""), "\(executor)")
         #expect(direct == executor)
+    }
+
+    /// Things get an ACL that lets u1 read 1 and 3 (not 2), and nobody may query Kind (its
+    /// objects still read through links).
+    static func restrict(_ store: RealmStore) throws {
+        try store.write(to: "/t", origin: "test") { tx in
+            try tx.enablePermissions()
+            let acl = Property(name: "permissions", type: .list(.link(PermissionTypes.permission)))
+            try tx.addProperties([acl], to: "Thing")
+            for id in [1, 3] {
+                try tx.setPrivileges(
+                    [.read], granted: true, role: "__User:u1", on: .object("Thing", .int(Int64(id))), by: .unrestricted)
+            }
+            try tx.setPrivileges([.query], granted: false, role: "everyone", on: .type("Kind"), by: .unrestricted)
+        }
+    }
+
+    /// Under fine-grained permissions, the direct answers are still the executor's: both hide
+    /// what the viewer may not read, at every depth.
+    @Test(arguments: plain) func plainQueriesUnderPermissionsAreAnsweredAsTheExecutorWould(_ query: String)
+        async throws
+    {
+        let operation = query.hasPrefix("query One") ? "Two" : nil
+        let (direct, executor) = try await answers(
+            query, variables: ["q": .string("name BEGINSWITH 'o' OR name == ''")], operation: operation,
+            restricted: true)
+        #expect(!executor.contains("\"errors\""), "\(executor)")
+        #expect(direct == executor)
+        #expect(!executor.contains("\"id\":2") && !executor.contains(#""name":"""#), "\(executor)")
     }
 
     @Test func intsAsFloatsAndVariablesOfEveryKind() async throws {

@@ -134,7 +134,9 @@ extension RealmStore {
             let r = try reader(db, path)
             guard r.schema.hasPermissions else { return [] }
             return try r.objects(PermissionTypes.role, ObjectQuery()).compactMap { o in
-                guard case .string(let name) = o.identity, case .list(let ids)? = o.values["members"] else { return nil }
+                guard case .string(let name) = o.identity, case .list(let ids)? = o.values["members"] else {
+                    return nil
+                }
                 return (name, ids.compactMap { if case .string(let s) = $0 { s } else { nil } })
             }
         }

@@ -78,6 +78,11 @@ struct Viewer: Sendable, Hashable {
         isAdmin = user?.isAdmin ?? true
     }
 
+    init(id: String?, isAdmin: Bool) {
+        self.id = id
+        self.isAdmin = isAdmin
+    }
+
     /// What the viewer may do in the Realm at `path` (unrestricted without metadata).
     func access(to path: String, in store: RealmStore, schema: Schema) throws -> RealmAccess {
         guard schema.hasPermissions, !isAdmin else { return .unrestricted }

@@ -161,7 +161,9 @@ enum GraphQLPermissions {
     /// The target the `type` and `key` arguments name; a key is read as the type's primary key.
     static func target(_ args: Map, _ schema: Schema) throws -> PermissionTarget {
         guard let type = args["type"].string else {
-            if args["key"].string != nil { throw GraphQLError(message: "key names an object of a type: give type too.") }
+            if args["key"].string != nil {
+                throw GraphQLError(message: "key names an object of a type: give type too.")
+            }
             return .realm
         }
         guard let t = schema[type: type] else { throw GraphQLError(message: "The Realm has no type \(type).") }
