@@ -10,7 +10,7 @@ struct Bench: AsyncParsableCommand {
         abstract: "Benchmarks, each reported as a ratio against the physical limit measured in the same run.",
         subcommands: [
             StoreBenchmark.self, PostgresBenchmark.self, LoadBenchmark.self, PerUserBenchmark.self,
-            EventsBenchmark.self, ServeBenchmark.self, SummaryBenchmark.self,
+            EventsBenchmark.self, ServeBenchmark.self, PermissionsBenchmark.self, SummaryBenchmark.self,
         ],
         defaultSubcommand: StoreBenchmark.self
     )

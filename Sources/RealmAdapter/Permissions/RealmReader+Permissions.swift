@@ -8,9 +8,10 @@ extension RealmReader {
         var roles: Set<String> = [PermissionTypes.everyone]
         if let user {
             roles.insert(PermissionTypes.personalRole(of: user))
+            // Names only: a role's members may be thousands.
             let q = ObjectQuery(linkingTo: .init(property: "members", identity: .string(user)))
-            for r in try objects(PermissionTypes.role, q) {
-                if case .string(let name) = r.identity { roles.insert(name) }
+            try forEachRow(PermissionTypes.role, q, properties: ["name"]) { row in
+                if case .string(let name) = row[0] { roles.insert(name) }
             }
         }
         var levels = RealmAccess.Levels(realm: [], classes: [:], acl: [:])
@@ -78,7 +79,8 @@ extension RealmReader {
     }
 
     /// The SQL condition on `t`'s rows (alias `o`) that their ACL grants the filter's privilege
-    /// to one of its roles: one indexed lookup per row, in the store's SQL.
+    /// to one of its roles, in the store's SQL: a few indexed lookups per row (its ACL's entries,
+    /// each permission by its key), stopping at the first that grants it.
     func aclCondition(_ f: ObjectQuery.ACLFilter, _ t: ObjectSchema, _ tt: TypeTables) throws -> (
         String, [DatabaseValue]
     ) {

@@ -207,7 +207,7 @@ enum DirectQuery {
             case .plural(let type):
                 // The executor's own reading of the arguments (an error in them leaves it to the executor).
                 let q = try RealmGraphQLSchema.page(GraphQLValues.map(.object(args.map { .init($0.key, $0.value) })))
-                guard let q = c.readable(type, q, root: true) else { return .array([]) }
+                guard let q = try c.readable(type, q, root: true) else { return .array([]) }
                 if let rows = try projected(type, q, selection) { return rows }
                 let objects = try c.store.objects(of: type, in: c.path, q)
                 try c.budget.spend(objects.count)

@@ -1,4 +1,5 @@
 import RealmAdapter
+import Synchronization
 
 /// What a GraphQL request's resolvers work with: the Realm, and what its caller may do.
 ///
@@ -17,8 +18,9 @@ struct GraphQLContext: Sendable {
     let budget: ObjectBudget
     /// Who asks.
     let viewer: Viewer
-    /// What the caller may do in the Realm (fine-grained permissions), as of the request's start.
-    let access: RealmAccess
+    /// What the caller may do in the Realm (fine-grained permissions): read when first needed, or
+    /// taken from a mutation's transaction (``GraphQLContext/known(_:)``).
+    private let accessBox = AccessBox()
     /// The caller's level on the path (path permissions).
     let level: AccessLevel
 
@@ -32,38 +34,57 @@ struct GraphQLContext: Sendable {
         self.level = level
         self.budget = budget
         origin = viewer.id.map { "user:\($0)" } ?? "graphql"
-        access = try viewer.access(to: path, in: store, schema: schema)
+    }
+
+    /// What the caller may do in the Realm, read once per request.
+    func access() throws -> RealmAccess {
+        try accessBox.value.withLock { a in
+            if let a { return a }
+            let read = try viewer.access(to: path, in: store, schema: schema)
+            a = read
+            return read
+        }
+    }
+
+    /// Keeps the access a mutation read in its transaction for the rest of the request (the
+    /// objects it answers with), unless the request read it already.
+    func known(_ access: RealmAccess) {
+        accessBox.value.withLock { if $0 == nil { $0 = access } }
+    }
+
+    final class AccessBox: Sendable {
+        let value = Mutex<RealmAccess?>(nil)
     }
 
     /// What a query of `type` needs: read, and query for a root field (a server-side query).
-    private func canRead(_ type: String, root: Bool) -> Bool {
-        access.privileges(ofType: type).isSuperset(of: root ? [.read, .query] : .read)
+    private func canRead(_ type: String, root: Bool) throws -> Bool {
+        try access().privileges(ofType: type).isSuperset(of: root ? [.read, .query] : .read)
     }
 
     /// `q`, narrowed to the objects the caller may read; nil when they may read none.
-    func readable(_ type: String, _ q: ObjectQuery, root: Bool = false) -> ObjectQuery? {
-        guard canRead(type, root: root) else { return nil }
+    func readable(_ type: String, _ q: ObjectQuery, root: Bool = false) throws -> ObjectQuery? {
+        guard try canRead(type, root: root) else { return nil }
         var q = q
-        q.acl = access.filter(.read, on: type)
+        q.acl = try access().filter(.read, on: type)
         return q
     }
 
     /// The objects of `type` that `q` selects and the caller may read.
     func objects(_ type: String, _ q: ObjectQuery, root: Bool = false) throws -> [RealmObject] {
-        guard let q = readable(type, q, root: root) else { return [] }
+        guard let q = try readable(type, q, root: root) else { return [] }
         return try GraphQLMutations.resolving { try store.objects(of: type, in: path, q) }
     }
 
     /// One page of the objects of `type` that `q` selects and the caller may read, and how many in all.
     func page(_ type: String, _ q: ObjectQuery) throws -> (objects: [RealmObject], count: Int) {
-        guard let q = readable(type, q) else { return ([], 0) }
+        guard let q = try readable(type, q) else { return ([], 0) }
         return try GraphQLMutations.resolving { try store.page(of: type, in: path, q) }
     }
 
     /// The object of `type` with `identity`, if there is one and the caller may read it.
     func object(_ type: String, _ identity: Value, root: Bool = false) throws -> RealmObject? {
-        guard canRead(type, root: root) else { return nil }
-        return try store.object(of: type, identity: identity, in: path, readableBy: access)
+        guard try canRead(type, root: root) else { return nil }
+        return try store.object(of: type, identity: identity, in: path, readableBy: try access())
     }
 }
 

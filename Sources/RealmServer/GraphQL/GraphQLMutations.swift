@@ -16,6 +16,7 @@ enum GraphQLMutations {
         let (ids, _) = try resolving {
             try c.store.write(to: c.path, origin: c.origin) { tx -> [RealmAdapter.Value] in
                 let access = try c.viewer.access(in: tx)
+                c.known(access)
                 var created: Set<RealmAdapter.Value> = []
                 var newObjects: [RealmAdapter.Value] = []
                 let ids = try inputs.map { input in

@@ -52,7 +52,7 @@ enum GraphQLPermissions {
             type: GraphQLNonNull(GraphQLList(GraphQLNonNull(role))), description: "The Realm's roles.",
             resolve: { _, _, context, _ in
                 let c = context as! GraphQLContext
-                guard c.access.canRead(PermissionTypes.role) else { return [Role]() }
+                guard try c.access().canRead(PermissionTypes.role) else { return [Role]() }
                 return try GraphQLMutations.resolving { try c.store.roles(in: c.path).map(Role.init) }
             })
         query["_permissions"] = GraphQLField(
@@ -63,7 +63,7 @@ enum GraphQLPermissions {
             resolve: { _, args, context, _ in
                 let c = context as! GraphQLContext
                 let t = try Self.target(args, c.schema)
-                guard c.access.canRead(PermissionTypes.permission) else { return nil }
+                guard try c.access().canRead(PermissionTypes.permission) else { return nil }
                 if case .object(let type, let key) = t, try c.object(type, key) == nil { return nil }
                 return try GraphQLMutations.resolving { try c.store.permissions(on: t, in: c.path) }
             })
@@ -149,11 +149,13 @@ enum GraphQLPermissions {
 
     static func privileges(_ args: Map, _ c: GraphQLContext) throws -> Privileges {
         switch try target(args, c.schema) {
-        case .realm: return c.access.realm
-        case .type(let t): return c.access.privileges(ofType: t)
+        case .realm: return try c.access().realm
+        case .type(let t): return try c.access().privileges(ofType: t)
         case .object(let t, let key):
-            guard c.access.canRead(t) else { return [] }
-            return try GraphQLMutations.resolving { try c.store.privileges(of: t, identity: key, in: c.path, c.access) }
+            guard try c.access().canRead(t) else { return [] }
+            return try GraphQLMutations.resolving {
+                try c.store.privileges(of: t, identity: key, in: c.path, try c.access())
+            }
                 ?? []
         }
     }
