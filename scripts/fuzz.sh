@@ -10,7 +10,8 @@
 # fuzzer finds on top goes to .build-fuzz/corpus/<target>/. A crash stops the script with exit
 # status 1 and leaves the input in .build-fuzz/crashes/: copy it into Fuzz/corpus/<target>/ so
 # that it becomes a regression test, then fix the crash. The build is kept apart from the
-# normal one (.build-fuzz), and takes a few minutes the first time on the 2-core machine.
+# normal one (.build-fuzz), and takes a few minutes the first time on the 2-core machine. Leaks
+# inside the toolchain's libraries are suppressed by Fuzz/lsan-suppressions.txt (each says why).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,7 +37,7 @@ for t in "${targets[@]}"; do
   [ -d "Fuzz/corpus/$t" ] || { echo "fuzz.sh: no target $t (Fuzz/corpus/$t)" >&2; exit 2; }
   mkdir -p ".build-fuzz/corpus/$t"
   echo "==> $t for $seconds s"
-  if ! REALM_ADAPTER_FUZZ_TARGET="$t" "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
+  if ! LSAN_OPTIONS="suppressions=$PWD/Fuzz/lsan-suppressions.txt" REALM_ADAPTER_FUZZ_TARGET="$t" "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
       -artifact_prefix=".build-fuzz/crashes/$t-" -print_final_stats=1 ".build-fuzz/corpus/$t" "Fuzz/corpus/$t" \
       > ".build-fuzz/$t.log" 2>&1; then
     tail -n 40 ".build-fuzz/$t.log" >&2

@@ -1,4 +1,5 @@
 import Foundation
+import RealmAdapter
 import TestSupport
 import Testing
 
@@ -121,6 +122,55 @@ import Testing
         #expect(forged.contains("role the server keeps"), "\(forged)")
         let ghost = try await t.gql(t.alice, #"mutation { _grant(role: "ghosts", privileges: ["read"]) { role } }"#)
         #expect(ghost.contains("has no role 'ghosts'"), "\(ghost)")
+    }
+
+    /// Each privilege taken from everyone at each level (Realm, class, object), against each
+    /// operation a user may try: what is refused is exactly what the levels, each narrowing the
+    /// one above it, no longer allow. One Realm per case, all through gql (`matrix.py`).
+    @Test func thePrivilegeMatrix() async throws {
+        let s = try await Server()
+        try await s.start()
+        let (admin, carol) = (try await s.login("alice"), try await s.login("carol"))
+        let levels = ["realm", "class", "object"]
+        let cases = levels.flatMap { level in
+            Privileges.named.map {
+                #"{"path": "/matrix/\#(level)-\#($0.name)", "level": "\#(level)", "privilege": "\#($0.name)"}"#
+            }
+        }
+        let r = try await ChildProcess.run(
+            "/usr/bin/env", ["python3", Server.script("matrix.py"), s.url, admin, carol, "carol"],
+            input: "[" + cases.joined(separator: ",") + "]")
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n")
+        #expect(lines.count == levels.count * Privileges.named.count, "\(r.stdout)\(r.stderr)")
+        for line in lines {
+            let json = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any]
+            let c = json["case"] as! [String: String]
+            let ops = json["ops"] as! [String: [String: Any]]
+            let taken = try Privileges(names: c["privilege"]!)
+            // What remains at each level, each within the one above it.
+            let realm = c["level"] == "realm" ? Privileges.all.subtracting(taken) : .all
+            let type = realm.intersection(c["level"] == "class" ? Privileges.all.subtracting(taken) : .all)
+            let object = type.intersection(c["level"] == "object" ? Privileges.all.subtracting(taken) : .all)
+            let expected: [String: Bool] = [
+                "query": object.contains(.read) && type.contains(.query),
+                "create": realm.contains(.update) && type.contains(.create),
+                "update": object.contains(.update),
+                "setPermissions": object.contains(.setPermissions),
+                "schema": type.contains(.modifySchema),
+                "delete": realm.contains(.update) && object.contains(.delete),
+            ]
+            for (op, want) in expected {
+                let answer = ops[op]!
+                let got =
+                    op == "query"
+                    ? "\(answer["answer"]!)".contains("d1") : (answer["ok"] as! Bool)
+                #expect(got == want, "\(c) \(op): \(answer)")
+                if !got && op != "query" && op != "schema" {
+                    #expect("\(answer["answer"]!)".contains("Permission denied"), "\(c) \(op): \(answer)")
+                }
+            }
+        }
     }
 
     @Test func hiddenObjectsStayHiddenAtEveryDepth() async throws {

@@ -31,7 +31,8 @@ extension WriteTransaction {
     /// level, on the class and on `__Class`, as the legacy model has it), and grants only what
     /// they hold there themselves. A Realm without metadata gets it first (``enablePermissions()``).
     /// - Parameter creator: the user created the object (`target`) in this transaction, and so
-    ///   sets its ACL with what they hold on its type (the legacy model's creator rule).
+    ///   sets its ACL with what they hold on its type, setPermissions or not (the legacy model's
+    ///   creator rule: a creator may change what it created in the same transaction).
     public mutating func setPrivileges(
         _ privileges: Privileges, granted: Bool, role: String, on target: PermissionTarget, by access: RealmAccess,
         creator: Bool = false
@@ -45,7 +46,7 @@ extension WriteTransaction {
             case .type: held.intersection(access.privileges(ofType: PermissionTypes.class))
             case .object: held
             }
-        guard guardian.contains(.setPermissions) else {
+        guard creator || guardian.contains(.setPermissions) else {
             throw RealmAdapterError.permissionDenied("changing the permissions of", target, missing: .setPermissions)
         }
         if granted, !held.isSuperset(of: privileges) {
