@@ -135,7 +135,13 @@ struct PermissionCommand: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the grants (on one path, or all).")
+        static let configuration = CommandConfiguration(
+            abstract: "List the grants (on one path, or all).",
+            discussion: """
+                With a path whose Realm has fine-grained permissions, also lists them: each role's \
+                privileges at the Realm level and on each type that has its own (objects' ACLs are \
+                read through GraphQL's _permissions).
+                """)
         @Argument(help: "A Realm's path.") var path: String?
         @OptionGroup var options: ConfigOptions
 
@@ -147,6 +153,16 @@ struct PermissionCommand: AsyncParsableCommand {
                 if grants.isEmpty { print("No grants\(path.map { " on \($0)" } ?? "").") }
                 for g in grants {
                     print("\(g.path)\t\(g.userId.map { names[$0] ?? $0 } ?? "everyone")\t\(g.level)")
+                }
+                guard let path, let store = try? options.store(holding: path) else { return }
+                let schema = try store.schema(of: path)
+                guard schema.hasPermissions else { return }
+                print("Fine-grained permissions in \(path) (role, privileges, where):")
+                let targets = [PermissionTarget.realm] + schema.types.map { .type($0.name) }
+                for target in targets {
+                    for p in try store.permissions(on: target, in: path) ?? [] {
+                        print("\(p.role)\t\(p.privileges)\t\(target)")
+                    }
                 }
             }
         }

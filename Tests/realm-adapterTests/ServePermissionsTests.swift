@@ -273,6 +273,12 @@ import Testing
             ["permission", "grant", path, "--user", "bob", "--privileges", "read", "--type", "Doc", "--key", "d9"])
         #expect(shared.status == 0, "\(shared.stderr)")
         #expect(try await t.gql(t.bob.token, "{ docs { id } }") == #"{"data": {"docs": [{"id": "d9"}]}}"#)
+        // What is granted, and that each change was a Realm transaction like any other.
+        let listed = try await cli(["permission", "list", path])
+        #expect(listed.stdout.contains("everyone\tall\tthe Realm"), "\(listed.stdout)")
+        #expect(listed.stdout.contains("editors\tall\tDoc"), "\(listed.stdout)")
+        let history = try await t.s.cli(["realm", "history", path, "--config", t.s.config])
+        #expect(history.stdout.split(separator: "\n").filter { $0.contains(#""origin":"cli""#) }.count == 5)
         // Mistakes say what to do.
         let typo = try await cli(["permission", "grant", path, "--role", "editors", "--privileges", "reed"])
         #expect(typo.status != 0 && typo.stderr.contains("'reed' is not a privilege"), "\(typo.stderr)")

@@ -43,5 +43,5 @@ public struct Privileges: OptionSet, Sendable, Hashable, CustomStringConvertible
     /// The short names of the privileges held, in the legacy order.
     public var names: [String] { Self.named.filter { contains($0.privilege) }.map(\.name) }
 
-    public var description: String { isEmpty ? "none" : names.joined(separator: ",") }
+    public var description: String { isEmpty ? "none" : self == .all ? "all" : names.joined(separator: ",") }
 }
