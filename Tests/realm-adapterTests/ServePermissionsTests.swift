@@ -14,7 +14,7 @@ import Testing
     static let docs = #"""
         {"schema": [
           {"type": "ADD_TYPE", "object_type": "Doc", "primary_key": "id",
-           "properties": {"id": "string", "title": "string", "permissions": "__Permission[]"}},
+           "properties": {"id": "string", "title": "string", "next": "Doc", "permissions": "__Permission[]"}},
           {"type": "ADD_TYPE", "object_type": "Note", "primary_key": "id",
            "properties": {"id": "int", "text": "string", "doc": "Doc"}}]}
         """#
@@ -204,6 +204,20 @@ import Testing
             bob, #"mutation { createDoc(input: {id: "d2", title: "open!"}, updatePolicy: ALL) { id } }"#)
         #expect(!all.contains("errors"), "\(all)")
         #expect(try await t.gql(carol, "{ docs { title } }") == #"{"data": {"docs": [{"title": "open!"}]}}"#)
+        // A cycle through a hidden object: d1 -> d2 -> d1. carol's walk stops at d1, however deep.
+        for m in [
+            #"mutation { createDoc(input: {id: "d1", next: "d2"}, updatePolicy: MODIFIED) { id } }"#,
+            #"mutation { createDoc(input: {id: "d2", next: "d1"}, updatePolicy: MODIFIED) { id } }"#,
+        ] {
+            let r = try await t.gql(bob, m)
+            #expect(!r.contains("errors"), "\(m): \(r)")
+        }
+        #expect(
+            try await t.gql(carol, #"{ doc(id: "d2") { next { id } } docs { id next { id next { id } } } }"#)
+                == #"{"data": {"doc": {"next": null}, "docs": [{"id": "d2", "next": null}]}}"#)
+        #expect(
+            try await t.gql(bob, #"{ doc(id: "d2") { next { next { next { id } } } } }"#)
+                == #"{"data": {"doc": {"next": {"next": {"next": {"id": "d1"}}}}}}"#)
         // deleteDocs deletes only what the user may delete, and says how many.
         #expect(
             try await t.gql(carol, #"mutation { deleteDocs(query: "TRUEPREDICATE") }"#)
