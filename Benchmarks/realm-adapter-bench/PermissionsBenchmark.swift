@@ -18,7 +18,8 @@ struct PermissionsBenchmark: AsyncParsableCommand {
             Two Realms of the same 1,000 objects (id, title): /open without permission metadata, and \
             /acl with an ACL on every object (five roles, each with read and update; --users users, \
             each with their personal role, spread over the five roles). A user who is not an admin, \
-            a member of one of the roles, sends over HTTP, one request at a time, alternating between the two Realms request by request:
+            a member of one of the roles, sends over HTTP, one request at a time, alternating \
+            between the two Realms request by request:
               query     { docs(take: 1000) { id title } }: the rate on /acl against /open (target ≥ 0.5)
               mutation  createDoc(updatePolicy: MODIFIED) of one object (the ACL checked in the \
             transaction): the checks' share of the mutation, 1 - open ÷ acl time (target < 0.2)

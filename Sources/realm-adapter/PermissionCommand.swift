@@ -52,8 +52,12 @@ struct PermissionCommand: AsyncParsableCommand {
         func roleName(_ users: UserDirectory) throws -> String {
             if let role {
                 guard user == nil, !everyone else { throw ValidationError("Give one of --role, --user or --everyone.") }
+                guard !role.hasPrefix(PermissionTypes.personalRolePrefix) else {
+                    throw ValidationError("A user's personal role is given by the user's name: --user NAME.")
+                }
                 return role
             }
+            guard user != nil || everyone else { throw ValidationError("Give one of --role, --user or --everyone.") }
             return try userId(users).map(PermissionTypes.personalRole(of:)) ?? PermissionTypes.everyone
         }
     }
@@ -67,6 +71,14 @@ struct PermissionCommand: AsyncParsableCommand {
         var privileges: String?
         @Option(help: "A type: its class level (with --privileges).") var type: String?
         @Option(help: "An object's primary key: its ACL (with --type and --privileges).") var key: String?
+
+        /// Refuses --type and --key without --privileges: path permissions have neither.
+        func checkPathLevel() throws {
+            guard privileges == nil, type != nil || key != nil else { return }
+            throw ValidationError(
+                "--type and --key are for fine-grained privileges: give --privileges too (path permissions apply to "
+                    + "the whole Realm).")
+        }
 
         /// Changes the role's privileges in the Realm at `path` (as the operator, unchecked).
         func apply(granted: Bool, path: String, _ who: Who, _ options: ConfigOptions) throws {
@@ -106,6 +118,7 @@ struct PermissionCommand: AsyncParsableCommand {
                     guard path == nil else { throw ValidationError("With --privileges, give the path alone.") }
                     return try fine.apply(granted: true, path: level, who, options)
                 }
+                try fine.checkPathLevel()
                 guard let path else { throw ValidationError("Give a level and a path (or --privileges).") }
                 guard let l = AccessLevel(name: level), l != .none else {
                     throw ValidationError("The level is read, write or manage (revoke takes one back).")
@@ -127,6 +140,7 @@ struct PermissionCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingErrors {
                 if fine.privileges != nil { return try fine.apply(granted: false, path: path, who, options) }
+                try fine.checkPathLevel()
                 let users = try options.userDirectory()
                 try users.grant(.none, on: path, to: try who.userId(users))
                 print("Revoked what \(who.user ?? "everyone") had on \(path)")

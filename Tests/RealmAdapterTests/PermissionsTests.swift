@@ -25,7 +25,7 @@ import Testing
     }
 
     static func ids(_ s: TemporaryStore, _ access: RealmAccess, _ type: String = "Doc") throws -> [String] {
-        try s.store.objects(of: type, in: "/docs", ObjectQuery(acl: access.filter(.read, on: type))).map {
+        try s.store.objects(of: type, in: "/docs", ObjectQuery(visibleTo: access.isUnrestricted ? nil : access)).map {
             $0.identity.description
         }
     }
@@ -133,6 +133,16 @@ import Testing
         #expect(unknown?.message.contains("has no role 'ghosts'") == true)
         // A refusal writes nothing: d1's ACL is what it was.
         #expect(try s.store.permissions(on: d1, in: "/docs")?.map(\.role).sorted() == ["__User:u1", "__User:u2"])
+        // Taking back all a role had leaves no empty entry (nor its __Permission) behind.
+        let before = try s.store.count(of: PermissionTypes.permission, in: "/docs")
+        #expect(try attempt { try $0.setPrivileges(.all, granted: false, role: "__User:u2", on: d1, by: $1) } == nil)
+        #expect(try s.store.permissions(on: d1, in: "/docs")?.map(\.role) == ["__User:u1"])
+        #expect(try s.store.count(of: PermissionTypes.permission, in: "/docs") == before - 1)
+        // Names the metadata could not show as they are: control characters, padding, no user.
+        for bad in ["a\nb", " x", "__User:", String(repeating: "r", count: 201)] {
+            let e = try attempt { tx, _ in try tx.setPrivileges([.read], granted: true, role: bad, on: d1, by: op) }
+            #expect(e?.message.contains("A role's name is 1 to 200 characters") == true, "\(bad)")
+        }
     }
 
     @Test func changingAPermissionThatTwoHoldersShareChangesOneOnly() throws {

@@ -16,7 +16,7 @@ import Testing
           {"type": "ADD_TYPE", "object_type": "Doc", "primary_key": "id",
            "properties": {"id": "string", "title": "string", "next": "Doc", "permissions": "__Permission[]"}},
           {"type": "ADD_TYPE", "object_type": "Note", "primary_key": "id",
-           "properties": {"id": "int", "text": "string", "doc": "Doc"}}]}
+           "properties": {"id": "int", "text": "string", "doc": "Doc", "related": "Doc[]"}}]}
         """#
 
     /// A server with /shared/docs (made by alice, an admin; write for everyone on the path),
@@ -117,7 +117,15 @@ import Testing
         let back = try await t.gql(carol, #"mutation { _grant(role: "everyone", privileges: ["update"]) { role } }"#)
         #expect(back.contains("Permission denied"), "\(back)")
         #expect(try await t.gql(t.alice, "{ _roles { name members } }").contains(#""members": ["\#(t.bob.id)"]"#))
-        // Forged and unknown role names are refused, even for an admin.
+        // Forged and unknown role names are refused, even for an admin: a personal role names a
+        // user who exists, and a role's members are users' ids.
+        let ghostUser = try await t.gql(
+            bob, #"mutation { _grant(role: "__User:deadbeef", type: "Doc", key: "d1", privileges: ["read"]) { role } }"#
+        )
+        #expect(ghostUser.contains("There is no user with id 'deadbeef'"), "\(ghostUser)")
+        let byName = try await t.gql(t.alice, #"mutation { _addRoleMember(role: "admins", userId: "carol") }"#)
+        #expect(byName.contains("There is no user with id 'carol'"), "\(byName)")
+        #expect(try await t.gql(t.alice, "{ _roles { name } }").contains("deadbeef") == false)
         let forged = try await t.gql(t.alice, #"mutation { _addRole(name: "__User:\#(t.carol.id)") }"#)
         #expect(forged.contains("role the server keeps"), "\(forged)")
         let ghost = try await t.gql(t.alice, #"mutation { _grant(role: "ghosts", privileges: ["read"]) { role } }"#)
@@ -181,7 +189,8 @@ import Testing
             #"mutation { createDoc(input: {id: "d1", title: "secret"}) { id } }"#,
             #"mutation { createDoc(input: {id: "d2", title: "open"}, acl: [{role: "everyone", "#
                 + #"privileges: ["read"]}, {role: "__User:\#(t.bob.id)", privileges: ["read", "update"]}]) { id } }"#,
-            #"mutation { createNotes(input: [{id: 1, text: "a", doc: "d1"}, {id: 2, text: "b", doc: "d2"}]) { id } }"#,
+            #"mutation { createNotes(input: [{id: 1, text: "a", doc: "d1", related: ["d1"]}, "#
+                + #"{id: 2, text: "b", doc: "d2", related: ["d2"]}]) { id } }"#,
         ] {
             let r = try await t.gql(bob, m)
             #expect(!r.contains("errors"), "\(m): \(r)")
@@ -193,6 +202,17 @@ import Testing
         #expect(
             try await t.gql(carol, #"{ docs(query: "title CONTAINS 'e'") { id } }"#)
                 == #"{"data": {"docs": [{"id": "d2"}]}}"#)
+        // A filter that follows a link (or a list) tests nothing the user may not read: the hidden
+        // d1 is as missing (a probe read its title a letter at a time through `doc.title`).
+        for filter in ["doc.title BEGINSWITH 's'", "doc.id == 'd1'", "related.title == 'secret'"] {
+            let q = #"{ notes(query: "\#(filter)") { id } }"#
+            let seen = try await t.gql(carol, q)
+            #expect(seen.contains(#"{"notes": []"#), "\(filter) \(seen)")
+            #expect(try await t.gql(bob, q).contains(#"{"notes": [{"id": 1}]"#), "\(filter)")
+        }
+        #expect(
+            try await t.gql(carol, #"{ notes(query: "NOT doc.title BEGINSWITH 's'", sortBy: "id") { id } }"#)
+                == #"{"data": {"notes": [{"id": 1}, {"id": 2}]}}"#)
         // The executor's path (a fragment on a union) as well as the direct one.
         let linking =
             #"{ note(id: 1) { doc { id } } notes(query: "id = 2") { doc { "#
@@ -293,7 +313,17 @@ import Testing
         #expect(listed.stdout.contains("editors\tall\tDoc"), "\(listed.stdout)")
         let history = try await t.s.cli(["realm", "history", path, "--config", t.s.config])
         #expect(history.stdout.split(separator: "\n").filter { $0.contains(#""origin":"cli""#) }.count == 5)
-        // Mistakes say what to do.
+        // Mistakes say what to do; --type without --privileges changes no path permission.
+        let pathLevel = try await cli(["permission", "revoke", path, "--everyone", "--type", "Doc"])
+        #expect(pathLevel.status != 0 && pathLevel.stderr.contains("give --privileges too"), "\(pathLevel.stderr)")
+        #expect(try await cli(["permission", "list", path]).stdout.contains("\(path)\teveryone\twrite"))
+        let forged = try await cli(["permission", "grant", path, "--role", "__User:x", "--privileges", "read"])
+        #expect(forged.stderr.contains("--user NAME"), "\(forged.stderr)")
+        let system = try await t.s.curl(
+            "POST", "/realms" + path,
+            #"{"schema": [{"type": "ADD_PROPERTIES", "object_type": "__Permission", "properties": {"x": "string?"}}]}"#,
+            token: try await t.s.login("alice"))
+        #expect(system.status == 400 && system.body.contains("system type"), "\(system.body)")
         let typo = try await cli(["permission", "grant", path, "--role", "editors", "--privileges", "reed"])
         #expect(typo.status != 0 && typo.stderr.contains("'reed' is not a privilege"), "\(typo.stderr)")
         let noACL = try await cli(

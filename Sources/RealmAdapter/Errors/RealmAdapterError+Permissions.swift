@@ -8,7 +8,13 @@ extension RealmAdapterError {
     }
 
     static func noACLProperty(_ type: String) -> RealmAdapterError {
-        RealmAdapterError(
+        if PermissionTypes.isSystemType(type) {
+            return RealmAdapterError(
+                .invalidValue,
+                "\(type) is a system type: its objects have no permissions of their own (its class level governs them)",
+                context: ["type": type])
+        }
+        return RealmAdapterError(
             .invalidValue,
             "\(type) has no ACL property, so its objects have no permissions of their own: add a list of "
                 + "\(PermissionTypes.permission) to it (e.g. \"permissions\": \"\(PermissionTypes.permission)[]\")",
@@ -53,6 +59,9 @@ extension RealmAdapterError {
     }
 
     static func invalidRoleName(_ name: String) -> RealmAdapterError {
-        RealmAdapterError(.invalidValue, "A role's name is 1 to 200 characters without control characters")
+        RealmAdapterError(
+            .invalidValue,
+            "A role's name is 1 to 200 characters, without control characters or spaces at either end (a personal "
+                + "role names its user: __User:<user id>)")
     }
 }

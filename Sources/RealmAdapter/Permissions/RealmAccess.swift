@@ -36,14 +36,8 @@ public struct RealmAccess: Sendable, Hashable {
     /// The ACL property of `type` when its objects have object-level permissions for this user.
     public func aclProperty(of type: String) -> String? { levels?.acl[type] }
 
-    /// The condition a read of `type`'s objects takes so that only those whose ACL grants
-    /// `privilege` to one of the user's roles are selected; nil when the type has no ACL.
-    public func filter(_ privilege: Privileges, on type: String) -> ObjectQuery.ACLFilter? {
-        aclProperty(of: type).map { ObjectQuery.ACLFilter(property: $0, roles: roles.sorted(), privilege: privilege) }
-    }
-
-    /// What the user may do with the objects of `type` that they may read at all: the
-    /// privileges a read of them needs to check (its class level, when it has no ACL).
+    /// Whether the user may read objects of `type` at all (its Realm and class levels; an ACL
+    /// then decides per object).
     public func canRead(_ type: String) -> Bool { privileges(ofType: type).contains(.read) }
 }
 

@@ -78,26 +78,39 @@ extension RealmReader {
         }
     }
 
-    /// The SQL condition on `t`'s rows (alias `o`) that their ACL grants the filter's privilege
-    /// to one of its roles, in the store's SQL: a few indexed lookups per row (its ACL's entries,
-    /// each permission by its key), stopping at the first that grants it.
-    func aclCondition(_ f: ObjectQuery.ACLFilter, _ t: ObjectSchema, _ tt: TypeTables) throws -> (
+    /// The SQL condition that `access` may read `t`'s rows (under `alias`): false for a type it
+    /// may not read, the ACL's for a type with one, true otherwise.
+    func visibility(_ access: RealmAccess, _ t: ObjectSchema, _ tt: TypeTables, alias: String) throws -> (
         String, [DatabaseValue]
     ) {
-        guard let j = t.properties.firstIndex(where: { $0.name == f.property }), let list = tt.listTables[j],
-            let n = Privileges.named.first(where: { $0.privilege == f.privilege })
-        else { throw RealmAdapterError.notALink(type: t.name, property: f.property) }
+        guard access.canRead(t.name) else { return ("0", []) }
+        guard let acl = access.aclProperty(of: t.name) else { return ("1", []) }
+        return try aclCondition(acl, .read, access.roles.sorted(), t, tt, alias: alias)
+    }
+
+    /// The SQL condition on `t`'s rows (under `alias`) that their ACL (`property`) grants
+    /// `privilege` to one of `roles`, in the store's SQL: a few indexed lookups per row (its
+    /// ACL's entries, each permission by its key), stopping at the first that grants it.
+    func aclCondition(
+        _ property: String, _ privilege: Privileges, _ roles: [String], _ t: ObjectSchema, _ tt: TypeTables,
+        alias: String
+    ) throws -> (String, [DatabaseValue]) {
+        guard let j = t.properties.firstIndex(where: { $0.name == property }), let list = tt.listTables[j],
+            let n = Privileges.named.first(where: { $0.privilege == privilege })
+        else { throw RealmAdapterError.notALink(type: t.name, property: property) }
         let (p, ptt) = try located(PermissionTypes.permission)
         guard let role = p.properties.firstIndex(where: { $0.name == "role" }).flatMap({ ptt.columns[$0] }),
             let bit = p.properties.firstIndex(where: { $0.name == n.property }).flatMap({ ptt.columns[$0] })
         else { throw RealmAdapterError.unknownProperty(type: p.name, property: n.property) }
-        guard !f.roles.isEmpty else { return ("0", []) }
-        let marks = Array(repeating: "?", count: f.roles.count).joined(separator: ", ")
+        guard !roles.isEmpty else { return ("0", []) }
+        let marks = Array(repeating: "?", count: roles.count).joined(separator: ", ")
+        let (l, g) = (alias + "_acl", alias + "_perm")
         let sql = """
-            EXISTS (SELECT 1 FROM \(list) l JOIN \(ptt.table) p ON p.realm = l.realm AND p.key = l.value \
-            WHERE l.realm = ? AND l.owner = o.\(TypeTables.key) AND p.\(bit) = 1 AND p.\(role) IN (\(marks)))
+            EXISTS (SELECT 1 FROM \(list) \(l) JOIN \(ptt.table) \(g) ON \(g).realm = \(l).realm \
+            AND \(g).key = \(l).value WHERE \(l).realm = ? AND \(l).owner = \(alias).\(TypeTables.key) \
+            AND \(g).\(bit) = 1 AND \(g).\(role) IN (\(marks)))
             """
-        return (sql, [tables.realmId.databaseValue] + (try f.roles.map { try RealmTables.encode(.string($0)) }))
+        return (sql, [tables.realmId.databaseValue] + (try roles.map { try RealmTables.encode(.string($0)) }))
     }
 }
 

@@ -52,6 +52,7 @@ extension WriteTransaction {
         if granted, !held.isSuperset(of: privileges) {
             throw RealmAdapterError.grantAboveOwn(target, privileges.subtracting(held))
         }
+        try Self.checkRoleName(role)
         try requireRole(role)
         let list = try holder(target)
         if let i = list.keys.firstIndex(where: { roleName(of: $0) == role }) {
@@ -68,7 +69,13 @@ extension WriteTransaction {
             for n in Privileges.named where now.contains(n.privilege) != next.contains(n.privilege) {
                 values.append(n.property, .bool(next.contains(n.privilege)))
             }
-            if !values.isEmpty { try update(PermissionTypes.permission, key, values) }
+            if next.isEmpty {
+                // Nothing left to grant: the entry goes (and its __Permission, unless another holds it).
+                try listErase(list.type, list.identity, list.property, at: i)
+                if try !isShared(key) { try delete(PermissionTypes.permission, key) }
+            } else if !values.isEmpty {
+                try update(PermissionTypes.permission, key, values)
+            }
         } else if granted {
             let key = try newPermission(role, privileges)
             try listAppend(list.type, list.identity, list.property, key)
@@ -96,6 +103,7 @@ extension WriteTransaction {
         try enablePermissions()
         try checkRoleChange(role, access)
         try requireRole(role)
+        try Self.checkRoleName(PermissionTypes.personalRole(of: user))
         try requireUser(user)
         if try !list(PermissionTypes.role, .string(role), "members").contains(.string(user)) {
             try listAppend(PermissionTypes.role, .string(role), "members", .string(user))
@@ -118,10 +126,20 @@ extension WriteTransaction {
         if role == PermissionTypes.everyone || role.hasPrefix(PermissionTypes.personalRolePrefix) {
             throw RealmAdapterError.reservedRole(role)
         }
-        let control = role.unicodeScalars.contains { $0.properties.generalCategory == .control }
-        guard !role.isEmpty, role.count <= 200, !control else { throw RealmAdapterError.invalidRoleName(role) }
+        try Self.checkRoleName(role)
         guard access.privileges(ofType: PermissionTypes.role).contains(.setPermissions) else {
             throw RealmAdapterError.permissionDenied("changing", .type(PermissionTypes.role), missing: .setPermissions)
+        }
+    }
+
+    /// A role's name (a personal role's too): 1 to 200 characters, none of them a control
+    /// character, and not starting or ending with a space.
+    static func checkRoleName(_ role: String) throws {
+        let control = role.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        let padded = role.first?.isWhitespace == true || role.last?.isWhitespace == true
+        let personal = role.hasPrefix(PermissionTypes.personalRolePrefix) && role == PermissionTypes.personalRolePrefix
+        guard !role.isEmpty, role.count <= 200, !control, !padded, !personal else {
+            throw RealmAdapterError.invalidRoleName(role)
         }
     }
 

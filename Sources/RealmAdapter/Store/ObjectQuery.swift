@@ -17,21 +17,10 @@ public struct ObjectQuery: Sendable, Hashable {
     /// the objects a `linkingObjects` property computes.
     public var linkingTo: Backlink?
 
-    /// Only the objects whose ACL grants `privilege` to one of `roles` (fine-grained
-    /// permissions: ``RealmAccess/filter(_:on:)``), all when nil.
-    public var acl: ACLFilter?
-
-    /// The objects whose ACL (the list of `__Permission` `property`) grants `privilege` to one of `roles`.
-    public struct ACLFilter: Sendable, Hashable {
-        public var property: String
-        public var roles: [String]
-        public var privilege: Privileges
-        public init(property: String, roles: [String], privilege: Privileges) {
-            self.property = property
-            self.roles = roles
-            self.privilege = privilege
-        }
-    }
+    /// Only what this access may read (fine-grained permissions), all when nil: the objects
+    /// selected, and every object the filter reaches through links (a hidden target is as
+    /// missing, so that no filter tests what its reader may not see).
+    public var visibleTo: RealmAccess?
 
     /// The objects whose `property` links to the object `identity`.
     public struct Backlink: Sendable, Hashable {
@@ -45,9 +34,9 @@ public struct ObjectQuery: Sendable, Hashable {
 
     public init(
         sortBy: String? = nil, descending: Bool = false, offset: Int = 0, limit: Int? = nil, filter: String? = nil,
-        linkingTo: Backlink? = nil, acl: ACLFilter? = nil
+        linkingTo: Backlink? = nil, visibleTo: RealmAccess? = nil
     ) {
-        self.acl = acl
+        self.visibleTo = visibleTo
         self.filter = filter
         self.linkingTo = linkingTo
         self.sortBy = sortBy
@@ -140,14 +129,15 @@ extension RealmReader {
     ) {
         var (condition, arguments) = ("1", [DatabaseValue]())
         if let filter = query.filter {
-            (condition, arguments) = try self.condition(RealmQuery(filter, type: t, schema: schema), t, alias: "o")
+            (condition, arguments) = try self.condition(
+                RealmQuery(filter, type: t, schema: schema), t, alias: "o", visibleTo: query.visibleTo)
         }
         if let link = query.linkingTo {
             let (c, a) = try linking(link, t, tt)
             (condition, arguments) = ("(\(condition)) AND \(c)", arguments + a)
         }
-        if let acl = query.acl {
-            let (c, a) = try aclCondition(acl, t, tt)
+        if let access = query.visibleTo {
+            let (c, a) = try visibility(access, t, tt, alias: "o")
             (condition, arguments) = ("(\(condition)) AND \(c)", arguments + a)
         }
         return (condition, arguments)

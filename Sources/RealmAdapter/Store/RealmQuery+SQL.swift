@@ -3,12 +3,15 @@ import GRDB
 extension RealmReader {
     /// `query` as an SQL condition on the rows of `t`'s table under `alias`, and its arguments.
     /// Every comparison is two-valued (a missing value is false, and its `NOT` true), as in Realm.
-    func condition(_ query: RealmQuery, _ t: ObjectSchema, alias: String) throws -> (String, [DatabaseValue]) {
+    /// - Parameter visibleTo: what the reader may see: a link's hidden target satisfies nothing.
+    func condition(_ query: RealmQuery, _ t: ObjectSchema, alias: String, visibleTo: RealmAccess? = nil) throws
+        -> (String, [DatabaseValue])
+    {
         switch query {
         case .always(let b):
             return (b ? "1" : "0", [])
         case .not(let q):
-            let (c, a) = try condition(q, t, alias: alias)
+            let (c, a) = try condition(q, t, alias: alias, visibleTo: visibleTo)
             return ("NOT (\(c))", a)
         case .and, .or:
             // A run of one operator is one flat list (a chain of 500 `||` would otherwise nest 500
@@ -24,19 +27,19 @@ extension RealmReader {
             }
             var (parts, arguments) = ([String](), [DatabaseValue]())
             for o in operands {
-                let (c, a) = try condition(o, t, alias: alias)
+                let (c, a) = try condition(o, t, alias: alias, visibleTo: visibleTo)
                 parts.append("(\(c))")
                 arguments += a
             }
             return (parts.joined(separator: isAnd ? " AND " : " OR "), arguments)
         case .compare(let path, let op, let value, let ci):
-            return try compare(path[...], op, value, ci, t, alias: alias)
+            return try compare(path[...], op, value, ci, t, alias: alias, visibleTo)
         }
     }
 
     private func compare(
         _ path: ArraySlice<String>, _ op: RealmQuery.Operator, _ value: Value, _ ci: Bool, _ t: ObjectSchema,
-        alias: String
+        alias: String, _ visibleTo: RealmAccess?
     ) throws -> (String, [DatabaseValue]) {
         let tt = try tables.of(t, db: db)
         guard let j = t.properties.firstIndex(where: { $0.name == path.first }) else {
@@ -48,7 +51,11 @@ extension RealmReader {
             // Through a link: the rows whose link's target satisfies the rest.
             let ut = try tables.of(u, db: db)
             let inner = alias + "_" + String(j)
-            let (c, a) = try compare(path.dropFirst(), op, value, ci, u, alias: inner)
+            var (c, a) = try compare(path.dropFirst(), op, value, ci, u, alias: inner, visibleTo)
+            if let visibleTo {
+                let (v, va) = try visibility(visibleTo, u, ut, alias: inner)
+                (c, a) = ("\(v) AND \(c)", va + a)
+            }
             if p.type.isList, let list = tt.listTables[j] {
                 let l = inner + "l"
                 return (

@@ -23,10 +23,14 @@ struct GraphQLContext: Sendable {
     private let accessBox = AccessBox()
     /// The caller's level on the path (path permissions).
     let level: AccessLevel
+    /// The server's users: a role's members and personal roles name users that exist.
+    let users: UserDirectory?
 
     init(
-        store: RealmStore, path: String, schema: Schema, viewer: Viewer, level: AccessLevel, budget: ObjectBudget
+        store: RealmStore, path: String, schema: Schema, viewer: Viewer, level: AccessLevel, budget: ObjectBudget,
+        users: UserDirectory? = nil
     ) throws {
+        self.users = users
         self.store = store
         self.path = path
         self.schema = schema
@@ -65,7 +69,8 @@ struct GraphQLContext: Sendable {
     func readable(_ type: String, _ q: ObjectQuery, root: Bool = false) throws -> ObjectQuery? {
         guard try canRead(type, root: root) else { return nil }
         var q = q
-        q.acl = try access().filter(.read, on: type)
+        let access = try access()
+        if !access.isUnrestricted { q.visibleTo = access }
         return q
     }
 

@@ -34,13 +34,13 @@ enum GraphQLMutations {
                     let k = try key.coercedKey(of: t.name, in: tx.schema)
                     if !exists {
                         try require(.update, access.realm, "creating a \(t.name) in", .realm)
+                        try require(.create, access.realm, "creating a \(t.name) in", .realm)
                         try require(.create, access.privileges(ofType: t.name), "creating a", .type(t.name))
                         created.insert(k)
                         newObjects.append(k)
                     } else if !created.contains(k) {
                         // A creator may go on changing what it created in the same transaction.
-                        let have = try tx.privileges(of: t.name, k, access) ?? []
-                        try require(.update, have, "updating", .object(t.name, k))
+                        try require(.update, t.name, k, access, tx, "updating")
                     }
                     if policy == "ALL" {
                         // Only what GraphQL shows: properties it cannot name (and ACLs) keep their values.
@@ -80,6 +80,7 @@ enum GraphQLMutations {
             try c.store.write(to: c.path, origin: c.origin) { tx -> Int in
                 let access = try c.viewer.access(in: tx)
                 try require(.update, access.realm, "deleting a \(t.name) in", .realm)
+                try require(.delete, access.realm, "deleting a \(t.name) in", .realm)
                 try require(.delete, access.privileges(ofType: t.name), "deleting a", .type(t.name))
                 var n = 0
                 for key in keys where try tx.privileges(of: t.name, key, access)?.contains(.delete) == true {
@@ -92,6 +93,9 @@ enum GraphQLMutations {
         return deleted
     }
 
+    /// The most entries an `acl` argument takes.
+    static let maxACL = 100
+
     /// The ACL entries a create gives its new objects: `acl` as given, or the creator's own.
     static func entries(_ acl: Map, _ t: ObjectSchema, _ access: RealmAccess, _ c: GraphQLContext) throws
         -> [RolePrivileges]
@@ -101,10 +105,25 @@ enum GraphQLMutations {
             guard let id = c.viewer.id, !access.isUnrestricted, !own.isEmpty else { return [] }
             return [RolePrivileges(role: PermissionTypes.personalRole(of: id), privileges: own)]
         }
+        guard given.count <= maxACL else {
+            throw GraphQLError(
+                message: "acl lists at most \(maxACL) roles (one entry per role); it has \(given.count).")
+        }
         return try given.map { e in
             let names = (e["privileges"].array ?? []).compactMap(\.string).joined(separator: ",")
             return RolePrivileges(role: e["role"].string ?? "", privileges: try Privileges(names: names))
         }
+    }
+
+    /// Fails with a GraphQL error naming the level (the Realm, the type or the object) where
+    /// `need` is missing for the object of `type` with `key`.
+    static func require(
+        _ need: Privileges, _ type: String, _ key: RealmAdapter.Value, _ access: RealmAccess, _ tx: WriteTransaction,
+        _ action: String
+    ) throws {
+        try require(need, access.realm, "\(action) a \(type) in", .realm)
+        try require(need, access.privileges(ofType: type), "\(action) a", .type(type))
+        try require(need, try tx.privileges(of: type, key, access) ?? [], action, .object(type, key))
     }
 
     /// Fails with a GraphQL error naming what is missing unless `have` holds `need`.
@@ -132,9 +151,9 @@ enum GraphQLMutations {
             try c.store.write(to: c.path, origin: c.origin) { tx -> Bool in
                 let key = try key.coercedKey(of: t.name, in: c.schema)
                 let access = try c.viewer.access(in: tx)
-                guard let have = try tx.privileges(of: t.name, key, access) else { return false }
+                guard try tx.object(t.name, key) != nil else { return false }
                 try require(.update, access.realm, "deleting a \(t.name) in", .realm)
-                try require(.delete, have, "deleting", .object(t.name, key))
+                try require(.delete, t.name, key, access, tx, "deleting")
                 try tx.delete(t.name, key)
                 return true
             }

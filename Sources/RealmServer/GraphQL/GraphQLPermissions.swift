@@ -85,6 +85,9 @@ enum GraphQLPermissions {
                     let names = (args["privileges"].array ?? []).compactMap(\.string).joined(separator: ",")
                     let p = try GraphQLMutations.resolving { try Privileges(names: names) }
                     let role = args["role"].string ?? ""
+                    if role.hasPrefix(PermissionTypes.personalRolePrefix) {
+                        try Self.requireUser(String(role.dropFirst(PermissionTypes.personalRolePrefix.count)), c)
+                    }
                     try Self.write(c) { tx, access in
                         try tx.setPrivileges(p, granted: granted, role: role, on: t, by: access)
                     }
@@ -102,9 +105,15 @@ enum GraphQLPermissions {
             "role": GraphQLArgument(type: GraphQLNonNull(GraphQLString)),
             "userId": GraphQLArgument(type: GraphQLNonNull(GraphQLString), description: "The user's id."),
         ]
-        mutation["_addRoleMember"] = roleMutation("Makes a user a member of a role.", member) { tx, args, access in
-            try tx.addMember(args["userId"].string ?? "", to: args["role"].string ?? "", by: access)
-        }
+        mutation["_addRoleMember"] = GraphQLField(
+            type: GraphQLNonNull(GraphQLBoolean), description: "Makes a user a member of a role.", args: member,
+            resolve: { _, args, context, _ in
+                let c = context as! GraphQLContext
+                let user = args["userId"].string ?? ""
+                try Self.requireUser(user, c)
+                try Self.write(c) { tx, access in try tx.addMember(user, to: args["role"].string ?? "", by: access) }
+                return true
+            })
         mutation["_removeRoleMember"] = roleMutation("Takes a user out of a role.", member) { tx, args, access in
             try tx.removeMember(args["userId"].string ?? "", from: args["role"].string ?? "", by: access)
         }
@@ -147,7 +156,22 @@ enum GraphQLPermissions {
         }
     }
 
+    /// Fails unless the server has a user with this id (a role's member, a personal role's user).
+    static func requireUser(_ id: String, _ c: GraphQLContext) throws {
+        guard let users = c.users, try users.user(id: id) == nil else { return }
+        throw GraphQLError(
+            message: "There is no user with id '\(id.prefix(100))': a role's members are users' ids (the identity "
+                + "POST /auth answers with), and a personal role is __User:<user id>.")
+    }
+
+    /// What the caller may do (``privileges(_:_:)`` without the path level): a path the caller
+    /// only reads leaves read and query alone.
     static func privileges(_ args: Map, _ c: GraphQLContext) throws -> Privileges {
+        let p = try levels(args, c)
+        return c.level >= .write ? p : p.intersection([.read, .query])
+    }
+
+    static func levels(_ args: Map, _ c: GraphQLContext) throws -> Privileges {
         switch try target(args, c.schema) {
         case .realm: return try c.access().realm
         case .type(let t): return try c.access().privileges(ofType: t)

@@ -218,7 +218,8 @@ public struct RealmHTTPServer: Sendable {
             + GraphQLInputCheck.variables(document, operation: operation, json, realm.graphQL)
         if !problems.isEmpty { return try Self.graphQLAnswer(GraphQLResult(errors: problems)) }
         let context = try GraphQLContext(
-            store: store, path: path, schema: realm.schema, viewer: Viewer(user), level: level, budget: ObjectBudget())
+            store: store, path: path, schema: realm.schema, viewer: Viewer(user), level: level, budget: ObjectBudget(),
+            users: users)
         // Plain queries are answered directly, the rest (and every error) by GraphQL's executor.
         if !isMutation,
             let data = DirectQuery.answer(

@@ -38,11 +38,21 @@ struct RealmsEndpoint: Sendable {
             let access = try Viewer(user).access(to: path, in: store, schema: existing)
             try Self.checkSchemaChange(instructions, existing, access)
         }
+        // The system types are the server's: a schema may name them as they are (legacy clients
+        // gave them with their own), not change them.
+        for (i, instruction) in instructions.enumerated() where PermissionTypes.isSystemType(instruction.objectType) {
+            if case .addType(let t) = instruction, PermissionTypes.types.contains(t) { continue }
+            throw ServerError.badRequest(
+                "schema[\(i)]: \(instruction.objectType) is a system type (fine-grained permissions): it cannot change."
+            )
+        }
         // A type with an ACL (a list of __Permission) needs the metadata types: a Realm without
         // them gets them in the same transaction, everyone keeping every privilege.
         let acl = instructions.contains { i in
             switch i {
-            case .addType(let t): t.properties.contains { $0.type.linkTarget == PermissionTypes.permission }
+            case .addType(let t):
+                PermissionTypes.isSystemType(t.name)
+                    || t.properties.contains { $0.type.linkTarget == PermissionTypes.permission }
             case .addProperties(_, let ps): ps.contains { $0.type.linkTarget == PermissionTypes.permission }
             default: false
             }
