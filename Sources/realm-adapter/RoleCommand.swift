@@ -22,34 +22,41 @@ struct RoleCommand: AsyncParsableCommand {
             """,
         subcommands: [Add.self, Remove.self, Members.self, AddMember.self, RemoveMember.self])
 
-    struct Add: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a role (without members).")
+    /// One change of the roles, as one Realm transaction of the operator's (origin `cli`), then `done` said.
+    static func change(
+        _ options: ConfigOptions, _ path: String, _ done: String, _ body: (inout WriteTransaction) throws -> Void
+    ) async throws {
+        try await reportingErrors {
+            try options.store(holding: path).write(to: path, origin: "cli") { try body(&$0) }
+            print(done)
+        }
+    }
+
+    struct Named: ParsableArguments {
         @Argument(help: "The Realm's path.") var path: String
         @Argument(help: "The role's name.") var role: String
+    }
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a role (without members).")
+        @OptionGroup var named: Named
         @OptionGroup var options: ConfigOptions
 
         func run() async throws {
-            try await reportingErrors {
-                try options.store(holding: path).write(to: path, origin: "cli") {
-                    try $0.addRole(role, by: .unrestricted)
-                }
-                print("Added the role \(role) to \(path)")
+            try await change(options, named.path, "Added the role \(named.role) to \(named.path)") {
+                try $0.addRole(named.role, by: .unrestricted)
             }
         }
     }
 
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove a role; what it was granted goes with it.")
-        @Argument(help: "The Realm's path.") var path: String
-        @Argument(help: "The role's name.") var role: String
+        @OptionGroup var named: Named
         @OptionGroup var options: ConfigOptions
 
         func run() async throws {
-            try await reportingErrors {
-                try options.store(holding: path).write(to: path, origin: "cli") {
-                    try $0.removeRole(role, by: .unrestricted)
-                }
-                print("Removed the role \(role) from \(path)")
+            try await change(options, named.path, "Removed the role \(named.role) from \(named.path)") {
+                try $0.removeRole(named.role, by: .unrestricted)
             }
         }
     }
@@ -81,7 +88,7 @@ struct RoleCommand: AsyncParsableCommand {
 
         func userId(_ options: ConfigOptions) throws -> String {
             guard let u = try options.userDirectory().user(named: user) else {
-                throw ValidationError("There is no user named \(user).")
+                throw RealmAdapterError(.invalidValue, "There is no user named \(user) (realm-adapter user list).")
             }
             return u.id
         }
@@ -93,12 +100,9 @@ struct RoleCommand: AsyncParsableCommand {
         @OptionGroup var options: ConfigOptions
 
         func run() async throws {
-            try await reportingErrors {
-                let id = try member.userId(options)
-                try options.store(holding: member.path).write(to: member.path, origin: "cli") {
-                    try $0.addMember(id, to: member.role, by: .unrestricted)
-                }
-                print("\(member.user) is a member of \(member.role) in \(member.path)")
+            let done = "\(member.user) is a member of \(member.role) in \(member.path)"
+            try await change(options, member.path, done) {
+                try $0.addMember(try member.userId(options), to: member.role, by: .unrestricted)
             }
         }
     }
@@ -109,12 +113,9 @@ struct RoleCommand: AsyncParsableCommand {
         @OptionGroup var options: ConfigOptions
 
         func run() async throws {
-            try await reportingErrors {
-                let id = try member.userId(options)
-                try options.store(holding: member.path).write(to: member.path, origin: "cli") {
-                    try $0.removeMember(id, from: member.role, by: .unrestricted)
-                }
-                print("\(member.user) is not a member of \(member.role) in \(member.path)")
+            let done = "\(member.user) is not a member of \(member.role) in \(member.path)"
+            try await change(options, member.path, done) {
+                try $0.removeMember(try member.userId(options), from: member.role, by: .unrestricted)
             }
         }
     }

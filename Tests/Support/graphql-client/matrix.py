@@ -6,7 +6,7 @@ Each case {"path", "level", "privilege"} gets its own Realm: the admin creates i
 whose objects have an ACL (d1, d2, everyone holding everything at every level), gives the user
 manage on the path, and takes `privilege` from everyone at `level` (realm, class or object: d1).
 Then the user tries each operation once: query, create, update, setPermissions, schema (add a
-property) and delete, in that order. Prints one JSON line per case: {"case": …, "ops": {op:
+property), newType (add a type) and delete, in that order. Prints one JSON line per case: {"case": …, "ops": {op:
 {"ok": bool, "answer": …}}}. The test computes what each should have done.
 """
 import json
@@ -67,5 +67,8 @@ for case in json.load(sys.stdin):
     r = requests.post(base + "/realms" + path, headers={"Authorization": user_refresh}, json={
         "schema": [{"type": "ADD_PROPERTIES", "object_type": "Doc", "properties": {"note": "string?"}}]})
     ops["schema"] = {"ok": r.status_code == 200, "answer": r.text}
+    r = requests.post(base + "/realms" + path, headers={"Authorization": user_refresh}, json={
+        "schema": [{"type": "ADD_TYPE", "object_type": "Extra", "primary_key": "id", "properties": {"id": "int"}}]})
+    ops["newType"] = {"ok": r.status_code == 200, "answer": r.text}
     ops["delete"] = run(path, user, 'mutation { deleteDoc(id: "d1") }')
     print(json.dumps({"case": case, "ops": ops}, sort_keys=True), flush=True)
