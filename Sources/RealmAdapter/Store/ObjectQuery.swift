@@ -95,12 +95,30 @@ extension RealmReader {
     {
         let direction = query.descending ? " DESC" : ""
         var order = "o." + TypeTables.key + direction
+        var orderArguments: [DatabaseValue] = []
         if let p = query.sortBy {
             guard let j = t.properties.firstIndex(where: { $0.name == p }) else {
                 throw RealmAdapterError.unknownProperty(type: t.name, property: p)
             }
             guard let column = tt.columns[j] else { throw RealmAdapterError.notSortable(type: t.name, property: p) }
-            if column != TypeTables.key { order = "o.\(column)\(direction), o.\(TypeTables.key)" }
+            if column != TypeTables.key {
+                var sorted = "o." + column
+                // By a link: a target the reader may not see sorts as a null link would, so that
+                // the order says nothing of it.
+                if let access = query.visibleTo, let target = t.properties[j].type.linkTarget,
+                    let u = schema[type: target]
+                {
+                    let ut = try tables.of(u, db: db)
+                    let (v, a) = try visibility(access, u, ut, alias: "s")
+                    if v != "1" {
+                        sorted =
+                            "(CASE WHEN EXISTS (SELECT 1 FROM \(ut.table) s WHERE s.realm = ? "
+                            + "AND s.\(TypeTables.key) = o.\(column) AND \(v)) THEN o.\(column) END)"
+                        orderArguments = [tables.realmId.databaseValue] + a
+                    }
+                }
+                order = "\(sorted)\(direction), o.\(TypeTables.key)"
+            }
         }
         let (condition, arguments) = try selection(query, t, tt)
         let sql = """
@@ -110,7 +128,7 @@ extension RealmReader {
         return try Row.fetchCursor(
             db, sql: sql,
             arguments: StatementArguments(
-                [tables.realmId.databaseValue] + arguments
+                [tables.realmId.databaseValue] + arguments + orderArguments
                     + [(query.limit ?? -1).databaseValue, max(0, query.offset).databaseValue]))
     }
 
