@@ -157,21 +157,3 @@ extension RealmStore {
         }
     }
 }
-
-extension RealmStore {
-    /// The object of `type` with `identity` in the Realm at `path` if `access` may read it (its
-    /// ACL checked in the same snapshot); nil otherwise, or when there is none.
-    public func object(of type: String, identity: Value, in path: String, readableBy access: RealmAccess) throws
-        -> RealmObject?
-    {
-        guard identity.isStorableAsIs else { return nil }
-        return try read { db in
-            let r = try reader(db, path)
-            guard let o = try r.object(type, try identity.coercedKey(of: type, in: r.schema)) else { return nil }
-            if access.aclProperty(of: type) != nil, !(try r.privileges(of: type, o.identity, access)).contains(.read) {
-                return nil
-            }
-            return o
-        }
-    }
-}

@@ -56,24 +56,23 @@ extension WriteTransaction {
         try requireRole(role)
         let list = try holder(target)
         if let i = list.keys.firstIndex(where: { roleName(of: $0) == role }) {
-            var key = list.keys[i]
-            if try isShared(key) {
-                // Another holder lists the same __Permission: this one gets its own copy.
-                let copy = try newPermission(role, try reader.permissions(.list([key])).first?.privileges ?? [])
-                try listSet(list.type, list.identity, list.property, at: i, copy)
-                key = copy
-            }
+            let key = list.keys[i]
             let now = try reader.permissions(.list([key])).first?.privileges ?? []
             let next = granted ? now.union(privileges) : now.subtracting(privileges)
-            var values = PropertyValues()
-            for n in Privileges.named where now.contains(n.privilege) != next.contains(n.privilege) {
-                values.append(n.property, .bool(next.contains(n.privilege)))
-            }
+            guard next != now else { return }
+            // A __Permission another holder lists too stays as it is for that holder.
+            let shared = try isShared(key)
             if next.isEmpty {
                 // Nothing left to grant: the entry goes (and its __Permission, unless another holds it).
                 try listErase(list.type, list.identity, list.property, at: i)
-                if try !isShared(key) { try delete(PermissionTypes.permission, key) }
-            } else if !values.isEmpty {
+                if !shared { try delete(PermissionTypes.permission, key) }
+            } else if shared {
+                try listSet(list.type, list.identity, list.property, at: i, try newPermission(role, next))
+            } else {
+                var values = PropertyValues()
+                for n in Privileges.named where now.contains(n.privilege) != next.contains(n.privilege) {
+                    values.append(n.property, .bool(next.contains(n.privilege)))
+                }
                 try update(PermissionTypes.permission, key, values)
             }
         } else if granted {

@@ -147,12 +147,20 @@ extension RealmStore {
     }
 
     /// The object of `type` with `identity` (primary key or row key), or nil.
-    public func object(of type: String, identity: Value, in path: String) throws -> RealmObject? {
+    /// - Parameter access: nil also when its reader may not read it (its ACL checked in the
+    ///   same snapshot; fine-grained permissions).
+    public func object(
+        of type: String, identity: Value, in path: String, readableBy access: RealmAccess = .unrestricted
+    ) throws -> RealmObject? {
         // A key no object can have (a string holding NUL) is simply not there.
         guard identity.isStorableAsIs else { return nil }
         return try read { db in
             let r = try reader(db, path)
-            return try r.object(type, try identity.coercedKey(of: type, in: r.schema))
+            guard let o = try r.object(type, try identity.coercedKey(of: type, in: r.schema)) else { return nil }
+            if access.aclProperty(of: type) != nil, !(try r.privileges(of: type, o.identity, access)).contains(.read) {
+                return nil
+            }
+            return o
         }
     }
 

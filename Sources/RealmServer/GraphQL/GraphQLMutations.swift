@@ -17,8 +17,7 @@ enum GraphQLMutations {
             try c.store.write(to: c.path, origin: c.origin) { tx -> [RealmAdapter.Value] in
                 let access = try c.viewer.access(in: tx)
                 c.known(access)
-                var created: Set<RealmAdapter.Value> = []
-                var newObjects: [RealmAdapter.Value] = []
+                var created: [RealmAdapter.Value] = []
                 let ids = try inputs.map { input in
                     var values = try Self.values(t, input, c.schema)
                     guard let key = values[pk], !key.isNull else {
@@ -33,11 +32,9 @@ enum GraphQLMutations {
                     }
                     let k = try key.coercedKey(of: t.name, in: tx.schema)
                     if !exists {
-                        try require(.update, access.realm, "creating a \(t.name) in", .realm)
-                        try require(.create, access.realm, "creating a \(t.name) in", .realm)
+                        try require([.update, .create], access.realm, "creating a \(t.name) in", .realm)
                         try require(.create, access.privileges(ofType: t.name), "creating a", .type(t.name))
-                        created.insert(k)
-                        newObjects.append(k)
+                        created.append(k)
                     } else if !created.contains(k) {
                         // A creator may go on changing what it created in the same transaction.
                         try require(.update, t.name, k, access, tx, "updating")
@@ -56,9 +53,10 @@ enum GraphQLMutations {
                     if exists { try tx.upsert(t.name, key, values) } else { _ = try tx.create(t.name, values) }
                     return key
                 }
-                if tx.schema.aclProperty(of: t.name) != nil {
-                    for k in newObjects {
-                        for e in try entries(acl, t, access, c) {
+                if tx.schema.aclProperty(of: t.name) != nil, !created.isEmpty {
+                    let entries = try entries(acl, t, access, c)
+                    for k in created {
+                        for e in entries {
                             try tx.setPrivileges(
                                 e.privileges, granted: true, role: e.role, on: .object(t.name, k), by: access,
                                 creator: true)
