@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+import GRDBSQLite
 import Testing
 
 @testable import RealmAdapter
@@ -17,7 +17,7 @@ import Testing
         } throws: { error in
             let e = error as? RealmAdapterError
             return e?.code == .storeUnavailable && e?.context["store"] == directory
-                && (e?.underlying as? DatabaseError)?.resultCode == .SQLITE_NOTADB
+                && (e?.underlying as? StoreError)?.code == "sqlite \(SQLITE_NOTADB)"
         }
     }
 
@@ -34,12 +34,13 @@ import Testing
     }
 
     @Test func locatingAnErrorKeepsItsCodeAndCauseAndSaysWhere() {
-        let cause = RealmAdapterError.storeFailed(DatabaseError(resultCode: .SQLITE_FULL))
-        let e = cause.located("Task.title", ["type": "Task", "sqlite.code": "replaced"])
+        let cause = RealmAdapterError.storeFailed(
+            StoreError(.failed, code: "sqlite \(SQLITE_FULL)", message: "disk full"))
+        let e = cause.located("Task.title", ["type": "Task", "store.code": "replaced"])
         #expect(e.code == .storeUnavailable && e.underlying != nil)
-        #expect(e.context == ["type": "Task", "sqlite.code": "replaced"], "the place's context wins")
+        #expect(e.context == ["type": "Task", "store.code": "replaced"], "the place's context wins")
         #expect(e.message.hasPrefix("Task.title: "))
-        #expect(e != cause && e == cause.located("Task.title", ["type": "Task", "sqlite.code": "replaced"]))
+        #expect(e != cause && e == cause.located("Task.title", ["type": "Task", "store.code": "replaced"]))
     }
 
     @Test func aRowErrorNamesTableColumnAndKeyButNeverATextKey() {

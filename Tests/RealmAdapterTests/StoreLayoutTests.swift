@@ -93,7 +93,7 @@ import Testing
         let before = (try pending(a), try pending(b))
         #expect(before.0 == ["/u3 1"] && before.1 == ["/u1 1", "/u2 1"])
         // Back to the tables before v6, as a store of that release has them (nor v8, then).
-        try t.store.pool.write { db in
+        try (t.store.backend as! SQLiteBackend).pool.write { db in
             try db.execute(
                 sql: """
                     CREATE TABLE old_adapter (name TEXT PRIMARY KEY, path_regex TEXT NOT NULL,
@@ -113,7 +113,9 @@ import Testing
         let b2 = try Adapter(store: upgraded, name: "second", pathRegex: "^/u[12]")
         #expect(try pending(a2) == before.0)
         #expect(try pending(b2) == before.1)
-        let columns = try upgraded.read { db in try db.columns(in: "adapter_cursor").map(\.name) }
+        let columns = try (upgraded.backend as! SQLiteBackend).pool.read { db in
+            try db.columns(in: "adapter_cursor").map(\.name)
+        }
         #expect(columns == ["adapter_id", "realm_id", "version"])
     }
 
@@ -126,7 +128,7 @@ import Testing
             sourcePosition: SourcePosition(source: "postgres:a", position: "0000000A"))
         try t.store.recordSourcePosition(
             SourcePosition(source: "postgres:b", position: "0000000B"), in: ["/u1", "/u2"])
-        try t.store.pool.write { db in
+        try (t.store.backend as! SQLiteBackend).pool.write { db in
             try db.execute(
                 sql: """
                     CREATE TABLE old_position (realm_id INTEGER NOT NULL, source TEXT NOT NULL, position TEXT NOT NULL,

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Logging
 import Synchronization
 
@@ -80,9 +79,9 @@ public final class Adapter: Sendable {
                         INSERT INTO adapter_cursor (adapter_id, realm_id, version) VALUES (?, ?, ?)
                         ON CONFLICT (adapter_id, realm_id) DO UPDATE SET version = max(version, excluded.version)
                         """)
-                for row in try Row.fetchAll(db, sql: "SELECT id, path, version FROM realm WHERE version > 0")
+                for row in try StoreRow.fetchAll(db, sql: "SELECT id, path, version FROM realm WHERE version > 0")
                 where filter.matches(row[1]) && followed?.matches(row[1]) != true {
-                    try start.execute(arguments: [id, row[0], row[2]])
+                    try start.execute(arguments: [id, row[0] as Int64, row[2] as Int64])
                 }
             }
             return id
@@ -134,7 +133,7 @@ public final class Adapter: Sendable {
 
     /// The version before the first transaction after `version` that is not this adapter's own
     /// (the Realm's version if there is none): how far the cursor may pass own transactions.
-    private func lastOwn(_ db: Database, _ r: RealmStore.RealmRow, after version: Int64) throws -> Int64 {
+    private func lastOwn(_ db: any StoreConnection, _ r: RealmStore.RealmRow, after version: Int64) throws -> Int64 {
         let next = try Int64.fetchOne(
             db.cachedStatement(
                 sql: "SELECT min(version) FROM history WHERE realm_id = ? AND version > ? AND origin <> ?"),
@@ -212,7 +211,7 @@ public final class Adapter: Sendable {
     /// Realm whose cursor is at its version without reading its history.
     public func pendingCounts() throws -> [(path: String, count: Int)] {
         let rows = try store.read { db in
-            try Row.fetchAll(
+            try StoreRow.fetchAll(
                 db,
                 sql: """
                     SELECT path, n FROM (
@@ -257,7 +256,7 @@ public final class Adapter: Sendable {
                 throw RealmAdapterError.adapterBehindCompaction(
                     adapter: name, path: path, cursor: cursor, compactedThrough: r.compactedThrough)
             }
-            let rows = try Row.fetchCursor(
+            let rows = try StoreRow.fetchCursor(
                 db.cachedStatement(
                     sql: """
                         SELECT \(RealmStore.historyColumns) FROM history
@@ -286,7 +285,7 @@ public final class Adapter: Sendable {
         try compactIfDue(path)
     }
 
-    private func setCursor(_ db: Database, _ realmId: Int64, _ version: Int64) throws {
+    private func setCursor(_ db: any StoreConnection, _ realmId: Int64, _ version: Int64) throws {
         try db.cachedStatement(
             sql: """
                 INSERT INTO adapter_cursor (adapter_id, realm_id, version) VALUES (?, ?, ?)
@@ -304,7 +303,7 @@ public final class Adapter: Sendable {
             // One statement for all of them, as a JSON array of [path, version] (each element finds
             // its Realm by the path index).
             let pairs = RealmStore.jsonArray(asks.map { ($0.path, $0.foreignAfter) })
-            let rows = try Row.fetchCursor(
+            let rows = try StoreRow.fetchCursor(
                 db.cachedStatement(
                     sql: """
                         SELECT p.key, r.version, r.compacted_through, coalesce(c.version, 0),
@@ -358,7 +357,7 @@ public final class Adapter: Sendable {
     /// own ``current(_:)`` never returns them (other adapters do see them).
     public func realm(at path: String) -> AdapterRealm { AdapterRealm(adapter: self, path: path) }
 
-    private func cursorVersion(_ db: Database, _ realmId: Int64) throws -> Int64 {
+    private func cursorVersion(_ db: any StoreConnection, _ realmId: Int64) throws -> Int64 {
         let sql = "SELECT version FROM adapter_cursor WHERE adapter_id = ? AND realm_id = ?"
         return try Int64.fetchOne(db.cachedStatement(sql: sql), arguments: [id, realmId]) ?? 0
     }
@@ -399,19 +398,9 @@ extension RealmStore {
     /// With `durable: false` the commit is not flushed to disk on its own (a later durable
     /// commit flushes it): for state that another record can restore after a power loss, such
     /// as an adapter cursor whose target system records what it applied.
-    func writeMeta<T>(durable: Bool = true, _ body: (Database) throws -> T) throws -> T {
-        do {
-            if durable || !options.durable { return try pool.write(body) }
-            return try pool.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA synchronous = NORMAL")
-                defer { try? db.execute(sql: "PRAGMA synchronous = FULL") }
-                var result: T?
-                try db.inTransaction(.immediate) {
-                    result = try body(db)
-                    return .commit
-                }
-                return result!
-            }
-        } catch let e as DatabaseError { throw Self.wrap(e) }
+    func writeMeta<T>(durable: Bool = true, _ body: (any StoreConnection) throws -> T) throws -> T {
+        do { return try backend.write(durable ? .asOpened : .deferred, body) } catch let e as StoreError {
+            throw Self.wrap(e)
+        }
     }
 }

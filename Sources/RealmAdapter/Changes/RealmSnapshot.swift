@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// A Realm as it was at the end of one version, read from the store as it is now and the
 /// objects' before-images recorded since (see ``RealmStore/changeSet(of:in:)``).
@@ -34,7 +33,7 @@ public struct RealmSnapshot: Sendable {
         try read { reader in
             guard reader.schema[type: type] != nil else { throw RealmAdapterError.unknownType(type) }
             // Each object changed after `version`, as its first change after it found it.
-            let rows = try Row.fetchAll(
+            let rows = try StoreRow.fetchAll(
                 reader.db,
                 sql: """
                     SELECT key, before FROM object_change o WHERE realm_id = ?1 AND type = ?2 AND version = (
@@ -42,7 +41,7 @@ public struct RealmSnapshot: Sendable {
                         AND version > ?3)
                     ORDER BY key
                     """, arguments: [reader.tables.realmId, type, version])
-            var changed = Set<DatabaseValue>()
+            var changed = Set<StoredValue>()
             var restored: [RealmObject] = []
             for row in rows {
                 changed.insert(row[0])

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 extension RealmStore {
     /// What `transaction` (from the history of the Realm at `path`) changed: see ``ChangeSet``.
@@ -38,7 +37,7 @@ extension RealmStore {
             path: path, version: transaction.version, origin: transaction.origin,
             committedAt: transaction.committedAt,
             schemaChanges: transaction.instructions.filter(\.isSchemaChange))
-        let rows = try Row.fetchCursor(
+        let rows = try StoreRow.fetchCursor(
             reader.db.cachedStatement(
                 // By the version's index: ordered by (type, key) SQLite would walk the primary
                 // key through every row of the Realm.
@@ -74,10 +73,10 @@ extension RealmStore {
 
     /// The object `key` of `type` at the end of `version`: the first before-image recorded
     /// after it, or, if none, the object as it is now (nil: it did not exist).
-    static func state(_ type: String, _ key: DatabaseValue, at version: Int64, _ reader: RealmReader) throws
+    static func state(_ type: String, _ key: StoredValue, at version: Int64, _ reader: RealmReader) throws
         -> RealmObject?
     {
-        let later = try Row.fetchOne(
+        let later = try StoreRow.fetchOne(
             reader.db.cachedStatement(
                 sql: """
                     SELECT before FROM object_change WHERE realm_id = ? AND type = ? AND key = ? AND version > ?

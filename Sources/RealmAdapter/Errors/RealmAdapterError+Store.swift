@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// Errors of the store: its files, its Realms, its history, and rejected transactions.
 extension RealmAdapterError {
@@ -13,17 +12,16 @@ extension RealmAdapterError {
     }
 
     /// The store's database file could not be opened or migrated.
-    static func storeOpen(_ file: String, directory: String, _ e: DatabaseError) -> RealmAdapterError {
+    static func storeOpen(_ file: String, directory: String, _ e: StoreError) -> RealmAdapterError {
         RealmAdapterError(
-            .storeUnavailable, "Cannot open the Realm store at '\(file)': \(e.message ?? e.description).",
-            context: ["store": directory, "sqlite.code": "\(e.resultCode.rawValue)"], underlying: e)
+            .storeUnavailable, "Cannot open the Realm store at '\(file)': \(e.message).",
+            context: ["store": directory, "store.code": e.code], underlying: e)
     }
 
     /// SQLite failed under the store.
-    static func storeFailed(_ e: DatabaseError) -> RealmAdapterError {
+    static func storeFailed(_ e: StoreError) -> RealmAdapterError {
         RealmAdapterError(
-            .storeUnavailable, "The Realm store failed: \(e.message ?? "SQLite error \(e.resultCode.rawValue)").",
-            context: ["sqlite.code": "\(e.extendedResultCode.rawValue)"], underlying: e)
+            .storeUnavailable, "The Realm store failed: \(e.message).", context: ["store.code": e.code], underlying: e)
     }
 
     /// A Realm the store does not have.

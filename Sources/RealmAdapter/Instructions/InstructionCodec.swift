@@ -313,7 +313,7 @@ struct ByteCursor {
     }
 }
 
-struct BinaryReader {
+package struct BinaryReader {
     static let corrupt = RealmAdapterError(
         .storeUnavailable, "A history record is corrupt or was written by a newer version of realm-adapter.")
 

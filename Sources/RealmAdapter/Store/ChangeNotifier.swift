@@ -1,5 +1,4 @@
 import Dispatch
-import GRDB
 import Logging
 import Synchronization
 
@@ -28,20 +27,20 @@ final class ChangeNotifier: Sendable {
         var polling = false
         /// Bumped each time polling starts, so a loop left over from an earlier start ends.
         var generation = 0
-        /// A connection of its own, whose `PRAGMA data_version` moves when any other connection,
-        /// in this process or another, commits: a poll that finds it unmoved reads nothing else.
-        var probe: DatabaseQueue?
-        var dataVersion: Int64?
     }
 
-    private let pool: DatabasePool
+    private let backend: any StoreBackend
+    /// Tells whether anything was committed, by any process: a poll that finds nothing reads
+    /// nothing else.
+    private let probe: any StoreCommitProbe
     private let interval: Duration
     private let logger: Logger
     private let queue = DispatchQueue(label: "realm-adapter.store.notifier")
     private let state = Mutex(State())
 
-    init(pool: DatabasePool, interval: Duration, logger: Logger) {
-        self.pool = pool
+    init(backend: any StoreBackend, interval: Duration, logger: Logger) {
+        self.backend = backend
+        probe = backend.makeCommitProbe()
         self.interval = interval
         self.logger = logger
     }
@@ -97,13 +96,13 @@ final class ChangeNotifier: Sendable {
     ///   at once (a commit in this process: the probe would only say so).
     private func check(probing: Bool = true) {
         let last = state.withLock { $0.lastHistoryId }
-        guard last < 0 || !probing || committedSinceLastCheck() else { return }
+        guard last < 0 || !probing || probe.committedSinceLastCheck() else { return }
         do {
-            let (maxId, changes) = try pool.read { db -> (Int64, [RealmChange]) in
+            let (maxId, changes) = try backend.read { db -> (Int64, [RealmChange]) in
                 let maxId = try Int64.fetchOne(db, sql: "SELECT coalesce(max(id), 0) FROM history") ?? 0
                 // The first check only sets the baseline: subscribers ask for what is pending themselves.
                 guard last >= 0, maxId > last else { return (maxId, []) }
-                let rows = try Row.fetchAll(
+                let rows = try StoreRow.fetchAll(
                     db,
                     sql: """
                         SELECT r.path, max(h.version), group_concat(DISTINCT h.origin) FROM history h JOIN realm r ON r.id = h.realm_id
@@ -127,34 +126,6 @@ final class ChangeNotifier: Sendable {
         } catch {
             logger.warning(
                 "Could not check the store for new transactions; will retry", metadata: ["error": "\(error)"])
-        }
-    }
-}
-
-extension ChangeNotifier {
-    /// Whether anything was committed since the last check (`PRAGMA data_version` of the probe
-    /// connection moved), or it cannot tell. Runs on `queue` only.
-    private func committedSinceLastCheck() -> Bool {
-        do {
-            let probe = try state.withLock { s in
-                if let probe = s.probe { return probe }
-                var configuration = GRDB.Configuration()
-                configuration.readonly = true
-                configuration.label = "realm-adapter.store.notifier.probe"
-                let probe = try DatabaseQueue(path: pool.path, configuration: configuration)
-                s.probe = probe
-                return probe
-            }
-            let version = try probe.inDatabase { db in
-                try Int64.fetchOne(db.cachedStatement(sql: "PRAGMA data_version"))
-            }
-            return state.withLock { s in
-                defer { s.dataVersion = version }
-                return s.dataVersion == nil || s.dataVersion != version
-            }
-        } catch {
-            logger.debug("The store's change probe failed; reading history instead", metadata: ["error": "\(error)"])
-            return true
         }
     }
 }

@@ -1,6 +1,4 @@
 import Foundation
-import GRDB
-import GRDBSQLite
 
 /// What change sets are computed from: each object as it was before a transaction touched it.
 ///
@@ -15,27 +13,13 @@ import GRDBSQLite
 /// with history: compaction removes both up to the lowest cursor, so nothing a follower still
 /// needs is removed. Realms no such adapter follows record nothing and pay nothing.
 extension RealmStore {
-    /// Migration v8: the before-images, and which adapters want them.
-    static func addChangeRecording(_ db: Database) throws {
-        try db.execute(
-            sql: """
-                CREATE TABLE IF NOT EXISTS object_change (
-                    realm_id INTEGER NOT NULL, type TEXT NOT NULL, key NOT NULL, version INTEGER NOT NULL, before BLOB,
-                    PRIMARY KEY (realm_id, type, key, version)) WITHOUT ROWID;
-                CREATE INDEX IF NOT EXISTS object_change_by_version ON object_change (realm_id, version);
-                """)
-        if try !db.columns(in: "adapter").contains(where: { $0.name == "records_changes" }) {
-            try db.execute(sql: "ALTER TABLE adapter ADD COLUMN records_changes INTEGER NOT NULL DEFAULT 0")
-        }
-    }
-
     /// Whether an adapter wants changes recorded (an event handler or webhook follows Realms).
     public func recordsChanges() throws -> Bool { try read { db in try !changeRecordingFilters(db).isEmpty } }
 
     /// The path filters of the adapters that want changes recorded, read inside the write
     /// transaction (another process may have registered one since): none, the common case,
     /// costs one query per commit.
-    func changeRecordingFilters(_ db: Database) throws -> [PathFilter] {
+    func changeRecordingFilters(_ db: any StoreConnection) throws -> [PathFilter] {
         let patterns = try String.fetchAll(
             db.cachedStatement(sql: "SELECT DISTINCT path_regex FROM adapter WHERE records_changes"))
         guard !patterns.isEmpty else { return [] }
@@ -87,10 +71,10 @@ extension RealmWriter {
     }
 
     /// ``recordBefore(_:_:)`` for each key that `sql` selects (its first column).
-    func recordBefore(_ t: ObjectSchema, keysFrom sql: String, _ arguments: StatementArguments) throws {
+    func recordBefore(_ t: ObjectSchema, keysFrom sql: String, _ arguments: StoreArguments) throws {
         guard recording != nil else { return }
         let keyType = RealmTables.keyType(of: t)
-        for k in try DatabaseValue.fetchAll(db.cachedStatement(sql: sql), arguments: arguments) {
+        for k in try StoredValue.fetchAll(db.cachedStatement(sql: sql), arguments: arguments) {
             try recordBefore(t, RealmTables.decode(k, as: keyType))
         }
     }
@@ -119,7 +103,7 @@ extension RealmWriter {
 final class ChangeRecorder {
     struct Key: Hashable {
         var type: String
-        var key: DatabaseValue
+        var key: StoredValue
     }
     let version: Int64
     var keys = Set<Key>()

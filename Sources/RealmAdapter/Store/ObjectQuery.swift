@@ -1,5 +1,3 @@
-import GRDB
-
 /// Which objects of a type to read, and in what order: sorted and paged by SQLite (the
 /// server's GraphQL queries), so that a page costs what it holds, not every object of the type.
 public struct ObjectQuery: Sendable, Hashable {
@@ -54,8 +52,8 @@ extension RealmReader {
         let keyType = RealmTables.keyType(of: t)
         var out: [RealmObject] = []
         while let row = try rows.next() {
-            let id = RealmTables.decode(row[0] as DatabaseValue, as: keyType)
-            out.append(try build(t, id) { row[$0 + 1] as DatabaseValue })
+            let id = RealmTables.decode(row[0] as StoredValue, as: keyType)
+            out.append(try build(t, id) { row[$0 + 1] as StoredValue })
         }
         return out
     }
@@ -84,18 +82,18 @@ extension RealmReader {
         let rows = try select(query, t, tt, columns: columns.isEmpty ? [TypeTables.key] : columns)
         var values = [Value](repeating: .null, count: columns.count)
         while let row = try rows.next() {
-            for k in values.indices { values[k] = RealmTables.decode(row[k] as DatabaseValue, as: types[k]) }
+            for k in values.indices { values[k] = RealmTables.decode(row[k] as StoredValue, as: types[k]) }
             try body(values)
         }
     }
 
     /// The rows (`columns` of alias `o`) of the objects `query` selects, in its order.
     private func select(_ query: ObjectQuery, _ t: ObjectSchema, _ tt: TypeTables, columns: [String]) throws
-        -> RowCursor
+        -> StoreCursor
     {
         let direction = query.descending ? " DESC" : ""
         var order = "o." + TypeTables.key + direction
-        var orderArguments: [DatabaseValue] = []
+        var orderArguments: [StoredValue] = []
         if let p = query.sortBy {
             guard let j = t.properties.firstIndex(where: { $0.name == p }) else {
                 throw RealmAdapterError.unknownProperty(type: t.name, property: p)
@@ -114,7 +112,7 @@ extension RealmReader {
                         sorted =
                             "(CASE WHEN EXISTS (SELECT 1 FROM \(ut.table) s WHERE s.realm = ? "
                             + "AND s.\(TypeTables.key) = o.\(column) AND \(v)) THEN o.\(column) END)"
-                        orderArguments = [tables.realmId.databaseValue] + a
+                        orderArguments = [tables.realmId.storedValue] + a
                     }
                 }
                 order = "\(sorted)\(direction), o.\(TypeTables.key)"
@@ -125,11 +123,11 @@ extension RealmReader {
             SELECT \(columns.map { "o." + $0 }.joined(separator: ", ")) FROM \(tt.table) o
             WHERE o.realm = ? AND (\(condition)) ORDER BY \(order) LIMIT ? OFFSET ?
             """
-        return try Row.fetchCursor(
+        return try StoreRow.fetchCursor(
             db, sql: sql,
-            arguments: StatementArguments(
-                [tables.realmId.databaseValue] + arguments + orderArguments
-                    + [(query.limit ?? -1).databaseValue, max(0, query.offset).databaseValue]))
+            arguments: StoreArguments(
+                [tables.realmId.storedValue] + arguments + orderArguments
+                    + [Int64(query.limit ?? -1).storedValue, Int64(max(0, query.offset)).storedValue]))
     }
 
     /// How many objects of the type `query`'s filter and link select (its order and page aside).
@@ -138,14 +136,14 @@ extension RealmReader {
         let (condition, arguments) = try selection(query, t, tt)
         let sql = "SELECT count(*) FROM \(tt.table) o WHERE o.realm = ? AND (\(condition))"
         return try Int.fetchOne(
-            db, sql: sql, arguments: StatementArguments([tables.realmId.databaseValue] + arguments)) ?? 0
+            db, sql: sql, arguments: StoreArguments([tables.realmId.storedValue] + arguments)) ?? 0
     }
 
     /// The SQL condition (on alias `o`) of `query`'s filter and link, and its arguments.
     private func selection(_ query: ObjectQuery, _ t: ObjectSchema, _ tt: TypeTables) throws -> (
-        String, [DatabaseValue]
+        String, [StoredValue]
     ) {
-        var (condition, arguments) = ("1", [DatabaseValue]())
+        var (condition, arguments) = ("1", [StoredValue]())
         if let filter = query.filter {
             (condition, arguments) = try self.condition(
                 RealmQuery(filter, type: t, schema: schema), t, alias: "o", visibleTo: query.visibleTo)
@@ -165,7 +163,7 @@ extension RealmReader {
 extension RealmReader {
     /// The condition on `t`'s rows (alias `o`) that their link `property` points at `identity`.
     fileprivate func linking(_ link: ObjectQuery.Backlink, _ t: ObjectSchema, _ tt: TypeTables) throws -> (
-        String, [DatabaseValue]
+        String, [StoredValue]
     ) {
         guard let j = t.properties.firstIndex(where: { $0.name == link.property }),
             t.properties[j].type.linkTarget != nil
@@ -176,7 +174,7 @@ extension RealmReader {
         if let list = tt.listTables[j] {
             return (
                 "o.\(TypeTables.key) IN (SELECT owner FROM \(list) WHERE realm = ? AND value = ?)",
-                [tables.realmId.databaseValue, key]
+                [tables.realmId.storedValue, key]
             )
         }
         guard let column = tt.columns[j] else {

@@ -1,11 +1,9 @@
-import GRDB
-
 extension RealmReader {
     /// `query` as an SQL condition on the rows of `t`'s table under `alias`, and its arguments.
     /// Every comparison is two-valued (a missing value is false, and its `NOT` true), as in Realm.
     /// - Parameter visibleTo: what the reader may see: a link's hidden target satisfies nothing.
     func condition(_ query: RealmQuery, _ t: ObjectSchema, alias: String, visibleTo: RealmAccess? = nil) throws
-        -> (String, [DatabaseValue])
+        -> (String, [StoredValue])
     {
         switch query {
         case .always(let b):
@@ -25,7 +23,7 @@ extension RealmReader {
                 default: operands.append(q)
                 }
             }
-            var (parts, arguments) = ([String](), [DatabaseValue]())
+            var (parts, arguments) = ([String](), [StoredValue]())
             for o in operands {
                 let (c, a) = try condition(o, t, alias: alias, visibleTo: visibleTo)
                 parts.append("(\(c))")
@@ -40,13 +38,13 @@ extension RealmReader {
     private func compare(
         _ path: ArraySlice<String>, _ op: RealmQuery.Operator, _ value: Value, _ ci: Bool, _ t: ObjectSchema,
         alias: String, _ visibleTo: RealmAccess?
-    ) throws -> (String, [DatabaseValue]) {
+    ) throws -> (String, [StoredValue]) {
         let tt = try tables.of(t, db: db)
         guard let j = t.properties.firstIndex(where: { $0.name == path.first }) else {
             throw RealmAdapterError.unknownProperty(type: t.name, property: path.first ?? "")
         }
         let p = t.properties[j]
-        let realm = tables.realmId.databaseValue
+        let realm = tables.realmId.storedValue
         if path.count > 1, let target = p.type.linkTarget, let u = schema[type: target] {
             // Through a link: the rows whose link's target satisfies the rest.
             let ut = try tables.of(u, db: db)
@@ -97,7 +95,7 @@ extension RealmReader {
         case .like:
             // Realm's * and ? are GLOB's; GLOB's own [ is escaped.
             guard case .string(let pattern) = value else { throw RealmAdapterError.unknownType("LIKE") }
-            args = [pattern.replacingOccurrences(of: "[", with: "[[]").databaseValue]
+            args = [pattern.replacingOccurrences(of: "[", with: "[[]").storedValue]
             sql = "\(x) GLOB \(y)"
         }
         return ("coalesce(\(sql), 0)", args)

@@ -1,6 +1,3 @@
-import GRDB
-import GRDBSQLite
-
 /// An object as read from a Realm: its identity and its stored property values (lists as `.list`).
 public struct RealmObject: Hashable, Sendable {
     public var objectType: String
@@ -21,7 +18,7 @@ public struct RealmObject: Hashable, Sendable {
 
 /// Reads objects and lists of one Realm inside a SQLite transaction (read or write).
 struct RealmReader {
-    let db: Database
+    let db: any StoreConnection
     let tables: RealmTables
     let schema: Schema
 
@@ -32,34 +29,28 @@ struct RealmReader {
         return (t, try tables.of(t, db: db))
     }
 
-    /// Through SQLite's API: a database change reads the object it changes, and GRDB's rows cost
-    /// more than the lookup.
+    /// A database change reads the object it changes: one statement, its columns read in place.
     func object(_ typeName: String, _ identity: Value) throws -> RealmObject? {
         let (t, tt) = try located(typeName)
-        let stmt = try db.cachedStatement(sql: tt.selectObject).sqliteStatement
-        sqlite3_reset(stmt)
-        defer { sqlite3_reset(stmt) }
-        sqlite3_bind_int64(stmt, 1, tables.realmId)
+        let stmt = try db.cachedStatement(sql: tt.selectObject)
+        stmt.reset()
+        defer { stmt.reset() }
+        stmt.bind(tables.realmId, at: 1)
         // Keys are ints, strings, UUIDs or ObjectIds: only a string holding NUL fails to bind,
         // and no object can have that key.
-        guard (try? RealmTables.bind(identity, to: stmt, at: 2, db: db)) != nil else { return nil }
-        switch sqlite3_step(stmt) {
-        case SQLITE_ROW: return try build(t, identity) { DatabaseValue(sqliteStatement: stmt, index: Int32($0)) }
-        case SQLITE_DONE: return nil
-        case let rc:
-            let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
-            throw DatabaseError(resultCode: ResultCode(rawValue: rc), message: message)
-        }
+        guard (try? stmt.bind(identity, at: 2)) != nil else { return nil }
+        guard try stmt.step() else { return nil }
+        return try build(t, identity) { stmt.column(Int32($0)) }
     }
 
     /// Calls `body` with each object of the type in key order, streaming (never all in memory).
     func forEachObject(_ typeName: String, _ body: (RealmObject) throws -> Void) throws {
         let (t, tt) = try located(typeName)
-        let rows = try Row.fetchCursor(db.cachedStatement(sql: tt.selectObjects), arguments: [tables.realmId])
+        let rows = try StoreRow.fetchCursor(db.cachedStatement(sql: tt.selectObjects), arguments: [tables.realmId])
         let keyType = RealmTables.keyType(of: t)
         while let row = try rows.next() {
-            let id = RealmTables.decode(row[0] as DatabaseValue, as: keyType)
-            try body(try build(t, id) { row[$0 + 1] as DatabaseValue })
+            let id = RealmTables.decode(row[0] as StoredValue, as: keyType)
+            try body(try build(t, id) { row[$0 + 1] as StoredValue })
         }
     }
 
@@ -74,10 +65,10 @@ struct RealmReader {
         }
         guard value.isStorableAsIs else { return nil }
         let sql = "SELECT key FROM \(tt.table) WHERE realm = ? AND \(tt.columns[j]!) = ? ORDER BY key LIMIT 1"
-        let arguments: StatementArguments = [
+        let arguments: StoreArguments = [
             tables.realmId, try RealmTables.encode(value.coerced(to: s, optional: false)),
         ]
-        guard let dv = try DatabaseValue.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) else {
+        guard let dv = try StoredValue.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) else {
             return nil
         }
         return RealmTables.decode(dv, as: RealmTables.keyType(of: t))
@@ -103,14 +94,14 @@ struct RealmReader {
             case .link(let target): RealmTables.keyType(of: schema[type: target]!)
             }
         let sql = "SELECT value FROM \(tt.listTables[j]!) WHERE realm = ? AND owner = ? ORDER BY idx"
-        let values = try DatabaseValue.fetchAll(
+        let values = try StoredValue.fetchAll(
             db.cachedStatement(sql: sql), arguments: [tables.realmId, try RealmTables.encode(identity)])
         return values.map { RealmTables.decode($0, as: s) }
     }
 
     /// The object from its single-value columns (`column(0)`, … in schema order, as
     /// ``TypeTables/selectObject`` reads them) and its lists.
-    func build(_ t: ObjectSchema, _ id: Value, column: (Int) -> DatabaseValue) throws -> RealmObject {
+    func build(_ t: ObjectSchema, _ id: Value, column: (Int) -> StoredValue) throws -> RealmObject {
         var values = PropertyValues()
         var c = 0
         for p in t.properties {
@@ -189,7 +180,7 @@ extension RealmStore {
         }
     }
 
-    func reader(_ db: Database, _ path: String) throws -> RealmReader {
+    func reader(_ db: any StoreConnection, _ path: String) throws -> RealmReader {
         let row = try Self.requireRealm(db, path)
         return RealmReader(db: db, tables: RealmTables(realmId: row.id, layout: layout), schema: try schema(db, row))
     }
@@ -214,14 +205,15 @@ extension RealmStore {
     public func summaries() throws -> [RealmSummary] {
         try read { db in
             var counts: [Int64: [String: Int]] = [:]
-            for type in try Row.fetchAll(db, sql: "SELECT id, name FROM object_type") {
+            for type in try StoreRow.fetchAll(db, sql: "SELECT id, name FROM object_type") {
                 let name: String = type[1]
-                let rows = try Row.fetchCursor(
+                let rows = try StoreRow.fetchCursor(
                     db, sql: "SELECT realm, count(*) FROM t\(type[0] as Int64) GROUP BY realm")
                 while let r = try rows.next() { counts[r[0], default: [:]][name] = r[1] }
             }
             var out: [RealmSummary] = []
-            let realms = try Row.fetchCursor(db, sql: "SELECT id, path, version, schema_id FROM realm ORDER BY path")
+            let realms = try StoreRow.fetchCursor(
+                db, sql: "SELECT id, path, version, schema_id FROM realm ORDER BY path")
             while let r = try realms.next() {
                 let have = counts[r[0]] ?? [:]
                 let types = try schema(db, id: r[3]).types

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// One committed transaction of a Realm's history.
 public struct RealmTransaction: Hashable, Sendable {
@@ -35,7 +34,7 @@ extension RealmStore {
             let sql =
                 "SELECT \(Self.historyColumns) FROM history WHERE realm_id = ? AND version > ? AND origin IS "
                 + "NOT ? ORDER BY version LIMIT ?"
-            let rows = try Row.fetchCursor(
+            let rows = try StoreRow.fetchCursor(
                 db.cachedStatement(sql: sql), arguments: [r.id, version, excluded, Int64(clamping: limit)])
             var out: [RealmTransaction] = []
             while let row = try rows.next() { out.append(try Self.transaction(row)) }
@@ -51,7 +50,7 @@ extension RealmStore {
     /// The columns ``transaction(_:)`` reads, in its order.
     static let historyColumns = "version, origin, committed_at, instructions, source, position"
 
-    static func transaction(_ row: Row) throws -> RealmTransaction {
+    static func transaction(_ row: StoreRow) throws -> RealmTransaction {
         let blob: Data = row[3]
         let source: String? = row[4]
         let position: String? = row[5]
@@ -69,7 +68,7 @@ extension RealmStore {
     @discardableResult
     public func compact(_ path: String) throws -> Int {
         do {
-            return try pool.write { db in
+            return try backend.write(.asOpened) { db in
                 let r = try Self.requireRealm(db, path)
                 guard let horizon = try Self.compactionHorizon(db, r), horizon > r.compactedThrough else { return 0 }
                 try db.cachedStatement(sql: "DELETE FROM history WHERE realm_id = ? AND version <= ?").execute(
@@ -82,13 +81,13 @@ extension RealmStore {
                 ])
                 return removed
             }
-        } catch let e as DatabaseError { throw Self.wrap(e) }
+        } catch let e as StoreError { throw Self.wrap(e) }
     }
 
     /// The lowest cursor among registered adapters following the Realm, or nil if none does.
-    static func compactionHorizon(_ db: Database, _ r: RealmRow) throws -> Int64? {
+    static func compactionHorizon(_ db: any StoreConnection, _ r: RealmRow) throws -> Int64? {
         var horizon: Int64?
-        let adapters = try Row.fetchAll(
+        let adapters = try StoreRow.fetchAll(
             db,
             sql: """
                 SELECT a.name, a.path_regex, coalesce(c.version, 0) FROM adapter a

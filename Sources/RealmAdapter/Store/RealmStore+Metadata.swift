@@ -1,5 +1,3 @@
-import GRDB
-
 extension RealmStore {
     /// A value the store keeps for the tools that use it (the loader records whether a load
     /// finished, so the daemon never starts from a half-loaded store), or nil.
@@ -10,7 +8,7 @@ extension RealmStore {
     /// The metadata whose keys start with `prefix`, in key order.
     public func metadata(prefix: String) throws -> [(key: String, value: String)] {
         try read { db in
-            try Row.fetchAll(
+            try StoreRow.fetchAll(
                 db, sql: "SELECT key, value FROM metadata WHERE substr(key, 1, length(?1)) = ?1 ORDER BY key",
                 arguments: [prefix])
         }.map { (key: $0[0], value: $0[1]) }
@@ -21,20 +19,15 @@ extension RealmStore {
     /// committed before it is on disk too (a loader's closing mark covers its whole load).
     public func setMetadata(_ key: String, _ value: String?) throws {
         do {
-            try pool.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA synchronous = FULL")
-                defer { try? db.execute(sql: "PRAGMA synchronous = \(options.durable ? "FULL" : "NORMAL")") }
-                try db.inTransaction {
-                    if let value {
-                        try db.execute(
-                            sql: "INSERT OR REPLACE INTO metadata (key, value) VALUES (?, ?)", arguments: [key, value])
-                    } else {
-                        try db.execute(sql: "DELETE FROM metadata WHERE key = ?", arguments: [key])
-                    }
-                    return .commit
+            try backend.write(.flushed) { db in
+                if let value {
+                    try db.execute(
+                        sql: "INSERT OR REPLACE INTO metadata (key, value) VALUES (?, ?)", arguments: [key, value])
+                } else {
+                    try db.execute(sql: "DELETE FROM metadata WHERE key = ?", arguments: [key])
                 }
             }
-        } catch let e as DatabaseError { throw Self.wrap(e) }
+        } catch let e as StoreError { throw Self.wrap(e) }
     }
 
     /// Runs `body` (a bulk load) with the indexes of links left out of the types it registers,
@@ -53,8 +46,6 @@ extension RealmStore {
     }
 
     func ensureLinkIndexes() throws {
-        do { try pool.write { db in try layout.ensureLinkIndexes(db: db) } } catch let e as DatabaseError {
-            throw Self.wrap(e)
-        }
+        try write { db in try layout.ensureLinkIndexes(db: db) }
     }
 }

@@ -1,5 +1,3 @@
-import GRDB
-
 /// Source positions (``SourcePosition``): how far the store holds each connector's stream.
 ///
 /// A source's positions are recorded in commit order, one ordered stream per writer (an
@@ -38,7 +36,7 @@ extension RealmStore {
         try read { db in
             let floor = try floor(db, source, origin)
             // One statement for all the paths (each finds its Realm by the path index).
-            let rows = try Row.fetchCursor(
+            let rows = try StoreRow.fetchCursor(
                 db.cachedStatement(
                     sql: """
                         SELECT p.key, r.version, s.position FROM json_each(?1) p CROSS JOIN realm r ON r.path = p.value
@@ -70,19 +68,19 @@ extension RealmStore {
         try writeRecordingPosition { db in try Self.recordFloor(db, position, origin: origin) }
     }
 
-    private func writeRecordingPosition(_ body: (Database) throws -> Void) throws {
+    private func writeRecordingPosition(_ body: (any StoreConnection) throws -> Void) throws {
         do {
-            try pool.write(body)
+            try backend.write(.asOpened, body)
         } catch {
             forgetStoredIds()
-            if let e = error as? DatabaseError { throw Self.wrap(e) }
+            if let e = error as? StoreError { throw Self.wrap(e) }
             throw error
         }
     }
 
     /// Records `position` for the whole store, within the caller's transaction (once per store
     /// transaction, however many Realms it writes).
-    static func recordFloor(_ db: Database, _ position: SourcePosition, origin: String) throws {
+    static func recordFloor(_ db: any StoreConnection, _ position: SourcePosition, origin: String) throws {
         try db.cachedStatement(sql: "INSERT OR REPLACE INTO source_floor (source, origin, position) VALUES (?, ?, ?)")
             .execute(arguments: [position.source, origin, position.position])
     }
@@ -115,7 +113,7 @@ extension RealmStore {
 
     /// The position `origin` recorded last for `source` for the whole store (any writer's highest
     /// without it).
-    private func floor(_ db: Database, _ source: String, _ origin: String?) throws -> String? {
+    private func floor(_ db: any StoreConnection, _ source: String, _ origin: String?) throws -> String? {
         guard let origin else {
             return try String.fetchOne(
                 db.cachedStatement(sql: "SELECT max(position) FROM source_floor WHERE source = ?"), arguments: [source])

@@ -1,6 +1,4 @@
 import Foundation
-import GRDB
-import GRDBSQLite
 
 /// A connector's resume point, recorded atomically with a Realm transaction (ARCHITECTURE.md:
 /// Exactly once, and no echoes): for Postgres the commit LSN, for SQL Server the change-tracking
@@ -141,7 +139,7 @@ extension RealmStore {
             }
         } catch let e as RealmAdapterError {
             throw Self.rejected(e, index: firstIndex + typed.count, instruction: instructions[typed.count], path: path)
-        } catch let e as DatabaseError {
+        } catch let e as StoreError {
             throw Self.rejected(
                 Self.wrap(e), index: firstIndex + typed.count, instruction: instructions[typed.count], path: path)
         }
@@ -165,7 +163,7 @@ extension RealmStore {
         var newSchemas: [(Int64, Schema)] = []
         let versions: [Int64]
         do {
-            versions = try pool.write { db in
+            versions = try backend.write(.asOpened) { db in
                 newSchemas = []
                 var versions: [Int64] = []
                 let recording = try changeRecordingFilters(db)
@@ -207,21 +205,19 @@ extension RealmStore {
                         }
                     }
                     if found == nil {
-                        try RealmTables.execute(
-                            db.cachedStatement(
-                                sql: "INSERT INTO realm (id, path, schema_id, version, created_at) "
-                                    + "VALUES (?, ?, ?, ?, ?)"),
-                            [
-                                .int(r.id), .string(path), .int(schemaId), .int(version),
-                                .int(Timestamp(Date()).totalNanoseconds ?? 0),
-                            ], db: db)
+                        try db.cachedStatement(
+                            sql: "INSERT INTO realm (id, path, schema_id, version, created_at) "
+                                + "VALUES (?, ?, ?, ?, ?)"
+                        ).execute(values: [
+                            .int(r.id), .string(path), .int(schemaId), .int(version),
+                            .int(Timestamp(Date()).totalNanoseconds ?? 0),
+                        ])
                     } else if version > r.version {
-                        try RealmTables.execute(
-                            db.cachedStatement(
-                                sql: schemaId == r.schemaId
-                                    ? "UPDATE realm SET version = ?1 WHERE id = ?3"
-                                    : "UPDATE realm SET version = ?1, schema_id = ?2 WHERE id = ?3"),
-                            [.int(version), .int(schemaId), .int(r.id)], db: db)
+                        try db.cachedStatement(
+                            sql: schemaId == r.schemaId
+                                ? "UPDATE realm SET version = ?1 WHERE id = ?3"
+                                : "UPDATE realm SET version = ?1, schema_id = ?2 WHERE id = ?3"
+                        ).execute(values: [.int(version), .int(schemaId), .int(r.id)])
                     }
                     if version > r.version {
                         for c in cursors { try Self.moveCursor(db, c, realm: r.id, from: r.version, to: version) }
@@ -236,7 +232,7 @@ extension RealmStore {
             // What the failed transaction registered was rolled back with it.
             layout.forget()
             forgetStoredIds()
-            if let e = error as? DatabaseError { throw Self.wrap(e) }
+            if let e = error as? StoreError { throw Self.wrap(e) }
             throw error
         }
         for (id, s) in newSchemas {
@@ -254,10 +250,11 @@ extension RealmStore {
         var count: Int { prepared.reduce(instructions.count) { $0 + $1.count } }
     }
 
-    /// Records one Realm's transaction in history, bound through SQLite's C API: a load of
+    /// Records one Realm's transaction in history, its instructions bound in place: a load of
     /// per-user Realms records one for each of them.
     static func insertHistory(
-        _ db: Database, realm: Int64, version: Int64, origin: String, _ recorded: Recorded, _ position: SourcePosition?
+        _ db: any StoreConnection, realm: Int64, version: Int64, origin: String, _ recorded: Recorded,
+        _ position: SourcePosition?
     ) throws {
         let stmt = try db.cachedStatement(
             sql: """
@@ -265,27 +262,28 @@ extension RealmStore {
                                      source, position)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """
-        ).sqliteStatement
-        sqlite3_reset(stmt)
-        defer { sqlite3_clear_bindings(stmt) }
-        sqlite3_bind_int64(stmt, 1, realm)
-        sqlite3_bind_int64(stmt, 2, version)
-        try RealmTables.bind(.string(origin), to: stmt, at: 3, db: db)
-        sqlite3_bind_int64(stmt, 4, Timestamp(Date()).totalNanoseconds ?? 0)
-        sqlite3_bind_int64(stmt, 5, Int64(recorded.count))
-        try RealmTables.bind(position.map { .string($0.source) } ?? .null, to: stmt, at: 7, db: db)
-        try RealmTables.bind(position.map { .string($0.position) } ?? .null, to: stmt, at: 8, db: db)
-        // Bound in place (SQLITE_STATIC): the bytes outlive the step, which runs inside.
+        )
+        stmt.reset()
+        defer { stmt.clearBindings() }
+        stmt.bind(realm, at: 1)
+        stmt.bind(version, at: 2)
+        try stmt.bind(.string(origin), at: 3)
+        stmt.bind(Timestamp(Date()).totalNanoseconds ?? 0, at: 4)
+        stmt.bind(Int64(recorded.count), at: 5)
+        try stmt.bind(position.map { .string($0.source) } ?? .null, at: 7)
+        try stmt.bind(position.map { .string($0.position) } ?? .null, at: 8)
+        // Bound in place: the bytes outlive the statement's run, which is inside.
         try InstructionCodec.encode(recorded.instructions, prepared: recorded.prepared).withUnsafeBytes { bytes in
-            sqlite3_bind_blob(stmt, 6, bytes.baseAddress, Int32(bytes.count), nil)
-            try RealmTables.step(stmt, db: db)
+            try stmt.bind(borrowing: bytes, at: 6)
+            try stmt.run()
         }
     }
 
     /// Moves the cursor of adapter `adapterId` on a Realm to `version` where it stands at `from`
-    /// (no cursor stands at 0). Bound through SQLite's C API: a load of per-user Realms moves two
-    /// for each of them.
-    static func moveCursor(_ db: Database, _ adapterId: Int64, realm: Int64, from: Int64, to version: Int64) throws {
+    /// (no cursor stands at 0). A load of per-user Realms moves two for each of them.
+    static func moveCursor(_ db: any StoreConnection, _ adapterId: Int64, realm: Int64, from: Int64, to version: Int64)
+        throws
+    {
         let sql =
             from == 0
             ? """
@@ -293,16 +291,15 @@ extension RealmStore {
             ON CONFLICT (adapter_id, realm_id) DO UPDATE SET version = excluded.version WHERE version = ?3
             """
             : "UPDATE adapter_cursor SET version = ?4 WHERE adapter_id = ?1 AND realm_id = ?2 AND version = ?3"
-        try RealmTables.execute(
-            db.cachedStatement(sql: sql), [.int(adapterId), .int(realm), .int(from), .int(version)], db: db)
+        try db.cachedStatement(sql: sql).execute(values: [.int(adapterId), .int(realm), .int(from), .int(version)])
     }
 
     /// The id SQLite would give the next Realm created in this transaction: the highest so far
     /// plus one (`last`, the one given before, once the transaction has made one).
-    static func nextRealmId(_ db: Database, after last: inout Int64?) throws -> Int64 {
+    static func nextRealmId(_ db: any StoreConnection, after last: inout Int64?) throws -> Int64 {
         let id =
             try last.map { $0 + 1 }
-            ?? (RealmTables.firstInteger(db.cachedStatement(sql: "SELECT max(id) FROM realm"), [], db: db) ?? 0) + 1
+            ?? (db.cachedStatement(sql: "SELECT max(id) FROM realm").firstInteger([]) ?? 0) + 1
         last = id
         return id
     }

@@ -1,6 +1,4 @@
 import Foundation
-import GRDB
-import GRDBSQLite
 import Logging
 import Synchronization
 
@@ -39,7 +37,7 @@ public final class RealmStore: Sendable {
     /// The store's directory.
     public let directory: String
     public let options: Options
-    let pool: DatabasePool
+    let backend: any StoreBackend
     let logger: Logger
     let notifier: ChangeNotifier
     let layout = StoreLayout()
@@ -70,20 +68,8 @@ public final class RealmStore: Sendable {
         } catch {
             throw RealmAdapterError.storeDirectory(directory, error)
         }
-        var config = GRDB.Configuration()
-        let seconds =
-            Double(options.busyTimeout.components.seconds) + Double(options.busyTimeout.components.attoseconds) / 1e18
-        config.busyMode = .timeout(seconds)
-        let synchronous = options.durable ? "FULL" : "NORMAL"
-        config.prepareDatabase { db in
-            // For a new store (an existing one keeps its own): half the page writes and reads of
-            // SQLite's default 4 KB for bulk loads and history blobs; small commits stay small.
-            try db.execute(sql: "PRAGMA page_size = 8192")
-            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
-        }
-        let file = Self.file(in: directory)
-        pool = try Self.open(file, directory: directory, configuration: config)
-        notifier = ChangeNotifier(pool: pool, interval: options.pollInterval, logger: logger)
+        backend = try SQLiteBackend.open(directory: directory, options: options, logger: logger)
+        notifier = ChangeNotifier(backend: backend, interval: options.pollInterval, logger: logger)
     }
 
     /// The store's database file in `directory`.
@@ -92,98 +78,6 @@ public final class RealmStore: Sendable {
     /// Whether `directory` holds a store (reading commands refuse, or say so, rather than make one).
     public static func exists(in directory: String) -> Bool {
         FileManager.default.fileExists(atPath: file(in: directory))
-    }
-
-    /// Opens the pool and brings the store to the current layout. Processes that open a new
-    /// store at the same instant (two daemons started together) collide while one creates it:
-    /// a lock held past the busy handler's reach, a migration the other recorded first, or one
-    /// that finds the other's half done (each migration is a transaction of its own). Such a
-    /// collision is tried again, briefly, and then finds the store made.
-    static func open(_ file: String, directory: String, configuration: GRDB.Configuration) throws -> DatabasePool {
-        var attempt = 0
-        while true {
-            do {
-                let pool = try DatabasePool(path: file, configuration: configuration)
-                try migrator.migrate(pool)
-                return pool
-            } catch let e as DatabaseError
-                where [.SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_CONSTRAINT, .SQLITE_SCHEMA, .SQLITE_ERROR].contains(
-                    e.resultCode)
-                && attempt < 40
-            {
-                attempt += 1
-                Thread.sleep(forTimeInterval: 0.01 * Double(min(attempt, 10)))
-            } catch let e as DatabaseError {
-                throw RealmAdapterError.storeOpen(file, directory: directory, e)
-            }
-        }
-    }
-
-    static var migrator: DatabaseMigrator {
-        var m = DatabaseMigrator()
-        m.registerMigration("v1") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE IF NOT EXISTS realm (
-                        id INTEGER PRIMARY KEY,
-                        path TEXT NOT NULL UNIQUE,
-                        schema TEXT NOT NULL,
-                        schema_version INTEGER NOT NULL DEFAULT 0,
-                        version INTEGER NOT NULL DEFAULT 0,
-                        compacted_through INTEGER NOT NULL DEFAULT 0,
-                        created_at INTEGER NOT NULL);
-                    CREATE TABLE IF NOT EXISTS history (
-                        id INTEGER PRIMARY KEY AUTOINCREMENT,
-                        realm_id INTEGER NOT NULL,
-                        version INTEGER NOT NULL,
-                        origin TEXT NOT NULL,
-                        committed_at INTEGER NOT NULL,
-                        instruction_count INTEGER NOT NULL,
-                        instructions BLOB NOT NULL,
-                        UNIQUE (realm_id, version));
-                    CREATE TABLE IF NOT EXISTS source_position (
-                        realm_id INTEGER NOT NULL,
-                        source TEXT NOT NULL,
-                        position TEXT NOT NULL,
-                        PRIMARY KEY (realm_id, source)) WITHOUT ROWID;
-                    CREATE TABLE IF NOT EXISTS adapter (
-                        name TEXT PRIMARY KEY,
-                        path_regex TEXT NOT NULL,
-                        registered_at INTEGER NOT NULL) WITHOUT ROWID;
-                    CREATE TABLE IF NOT EXISTS adapter_cursor (
-                        adapter TEXT NOT NULL,
-                        realm_id INTEGER NOT NULL,
-                        version INTEGER NOT NULL,
-                        PRIMARY KEY (adapter, realm_id)) WITHOUT ROWID;
-                    """)
-        }
-        // Migrations are idempotent: two processes opening a new store at the same instant
-        // (two daemons started together) may both run one.
-        m.registerMigration("v2: metadata") { db in
-            try db.execute(
-                sql: "CREATE TABLE IF NOT EXISTS metadata (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
-        }
-        // Each transaction written for a connector keeps the source position it came from, so a
-        // transaction applied twice shows in history (the same position twice), not only in values.
-        m.registerMigration("v3: history source position") { db in
-            let columns = try db.columns(in: "history").map(\.name)
-            if !columns.contains("source") { try db.execute(sql: "ALTER TABLE history ADD COLUMN source TEXT") }
-            if !columns.contains("position") { try db.execute(sql: "ALTER TABLE history ADD COLUMN position TEXT") }
-        }
-        m.registerMigration("v4: tables by type, shared by the Realms") { db in try StoreLayout.upgrade(db) }
-        m.registerMigration("v5: schemas shared by the Realms") { db in try Self.shareSchemas(db) }
-        m.registerMigration("v6: adapter cursors by adapter id") { db in try Self.numberAdapters(db) }
-        m.registerMigration("v7: source positions by source id") { db in try Self.numberSources(db) }
-        m.registerMigration("v8: objects before each change, for change sets") { db in try Self.addChangeRecording(db) }
-        m.registerMigration("v9: source positions for the whole store") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE IF NOT EXISTS source_floor (
-                        source TEXT NOT NULL, origin TEXT NOT NULL, position TEXT NOT NULL,
-                        PRIMARY KEY (source, origin)) WITHOUT ROWID
-                    """)
-        }
-        return m
     }
 
     // MARK: Realms
@@ -231,7 +125,7 @@ public final class RealmStore: Sendable {
 
     /// Removes a Realm with its objects, history and adapter cursors.
     public func deleteRealm(_ path: String) throws {
-        try pool.write { db in
+        try backend.write(.asOpened) { db in
             let r = try Self.requireRealm(db, path)
             for t in try layout.allTables(db: db) {
                 try db.execute(sql: "DELETE FROM \(t) WHERE realm = ?", arguments: [r.id])
@@ -254,29 +148,19 @@ public final class RealmStore: Sendable {
         var compactedThrough: Int64
     }
 
-    /// The Realm's row, read through SQLite's API (every write reads it, once per Realm: GRDB's
-    /// rows cost several times the query).
-    static func realmRow(_ db: Database, _ path: String) throws -> RealmRow? {
-        let sql = "SELECT id, schema_id, version, compacted_through FROM realm WHERE path = ?"
-        let stmt = try db.cachedStatement(sql: sql).sqliteStatement
-        sqlite3_reset(stmt)
-        defer { sqlite3_reset(stmt) }
-        var copy = path
-        let bound = copy.withUTF8 { sqlite3_bind_text(stmt, 1, $0.baseAddress, Int32($0.count), RealmTables.transient) }
-        guard bound == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: bound)) }
-        switch sqlite3_step(stmt) {
-        case SQLITE_ROW:
-            return RealmRow(
-                id: sqlite3_column_int64(stmt, 0), path: path, schemaId: sqlite3_column_int64(stmt, 1),
-                version: sqlite3_column_int64(stmt, 2), compactedThrough: sqlite3_column_int64(stmt, 3))
-        case SQLITE_DONE: return nil
-        case let rc:
-            let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
-            throw DatabaseError(resultCode: ResultCode(rawValue: rc), message: message)
-        }
+    /// The Realm's row (every write reads it, once per Realm).
+    static func realmRow(_ db: any StoreConnection, _ path: String) throws -> RealmRow? {
+        let stmt = try db.cachedStatement(
+            sql: "SELECT id, schema_id, version, compacted_through FROM realm WHERE path = ?")
+        try stmt.bind(arguments: [path])
+        defer { stmt.reset() }
+        guard try stmt.step() else { return nil }
+        return RealmRow(
+            id: stmt.int64(0), path: path, schemaId: stmt.int64(1), version: stmt.int64(2),
+            compactedThrough: stmt.int64(3))
     }
 
-    static func requireRealm(_ db: Database, _ path: String) throws -> RealmRow {
+    static func requireRealm(_ db: any StoreConnection, _ path: String) throws -> RealmRow {
         try RealmPath.validate(path)
         guard let r = try realmRow(db, path) else {
             throw RealmAdapterError.realmNotFound(path)
@@ -285,10 +169,10 @@ public final class RealmStore: Sendable {
     }
 
     /// The parsed schema of a Realm.
-    func schema(_ db: Database, _ r: RealmRow) throws -> Schema { try schema(db, id: r.schemaId) }
+    func schema(_ db: any StoreConnection, _ r: RealmRow) throws -> Schema { try schema(db, id: r.schemaId) }
 
     /// The schema stored as `id` in `realm_schema`, parsed once per store (0 is the empty one).
-    func schema(_ db: Database, id: Int64) throws -> Schema {
+    func schema(_ db: any StoreConnection, id: Int64) throws -> Schema {
         if id == 0 { return .empty }
         if let s = schemas.withLock({ $0[id] }) { return s }
         let sql = "SELECT json FROM realm_schema WHERE id = ?"
@@ -335,19 +219,19 @@ public final class RealmStore: Sendable {
     func knowsSchema(_ json: String) -> Bool { schemaIds.withLock { $0[json] != nil } }
 
     /// The id of a schema's JSON text in `realm_schema`, added if new (inside a write transaction).
-    func schemaId(_ db: Database, json: String) throws -> Int64 {
+    func schemaId(_ db: any StoreConnection, json: String) throws -> Int64 {
         try Self.interned(json, in: "realm_schema", column: "json", cache: schemaIds, db: db)
     }
 
     /// The id of a source's name in `source`, added if new (inside a write transaction).
-    func sourceId(_ db: Database, _ source: String) throws -> Int64 {
+    func sourceId(_ db: any StoreConnection, _ source: String) throws -> Int64 {
         try Self.interned(source, in: "source", column: "name", cache: sourceIds, db: db)
     }
 
     /// The id of `value` in a table that stores each value once (`id`, a unique `column`).
     private static func interned(
         _ value: String, in table: String, column: String,
-        cache: borrowing Mutex<[String: Int64]>, db: Database
+        cache: borrowing Mutex<[String: Int64]>, db: any StoreConnection
     ) throws -> Int64 {
         if let id = cache.withLock({ $0[value] }) { return id }
         let query = "SELECT id FROM \(table) WHERE \(column) = ?"
@@ -363,87 +247,16 @@ public final class RealmStore: Sendable {
         return id!
     }
 
-    /// Migration v7: sources' names are stored once, and each Realm's positions name them by number.
-    static func numberSources(_ db: Database) throws {
-        // Done already (by another process opening the store at the same time).
-        guard try db.columns(in: "source_position").contains(where: { $0.name == "source" }) else { return }
-        try db.execute(
-            sql: """
-                CREATE TABLE IF NOT EXISTS source (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
-                INSERT OR IGNORE INTO source (name) SELECT DISTINCT source FROM source_position;
-                """)
-        try rebuild(
-            "source_position",
-            as: """
-                (realm_id INTEGER NOT NULL, source_id INTEGER NOT NULL, position TEXT NOT NULL,
-                 PRIMARY KEY (realm_id, source_id)) WITHOUT ROWID
-                """,
-            from: "SELECT p.realm_id, s.id, p.position FROM source_position p JOIN source s ON s.name = p.source",
-            db)
+    func read<T>(_ body: (any StoreConnection) throws -> T) throws -> T {
+        do { return try backend.read(body) } catch let e as StoreError { throw Self.wrap(e) }
     }
 
-    /// Migration v6: adapters get a number, and their cursors (one per Realm) name them by it.
-    static func numberAdapters(_ db: Database) throws {
-        // Done already (by another process opening the store at the same time).
-        guard try db.columns(in: "adapter_cursor").contains(where: { $0.name == "adapter" }) else { return }
-        try rebuild(
-            "adapter",
-            as: """
-                (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, path_regex TEXT NOT NULL,
-                 registered_at INTEGER NOT NULL)
-                """, from: "SELECT NULL, name, path_regex, registered_at FROM adapter", db)
-        try rebuild(
-            "adapter_cursor",
-            as: """
-                (adapter_id INTEGER NOT NULL, realm_id INTEGER NOT NULL, version INTEGER NOT NULL,
-                 PRIMARY KEY (adapter_id, realm_id)) WITHOUT ROWID
-                """,
-            from: """
-                SELECT a.id, c.realm_id, c.version FROM adapter_cursor c JOIN adapter a ON a.name = c.adapter
-                """, db)
+    /// A write transaction as the store was opened, its database's errors in the store's terms.
+    func write<T>(_ body: (any StoreConnection) throws -> T) throws -> T {
+        do { return try backend.write(.asOpened, body) } catch let e as StoreError { throw Self.wrap(e) }
     }
 
-    /// Migration v5: each distinct schema stored once, in `realm_schema`, and Realms refer to it
-    /// by id (per-user Realms share one schema: a copy in each of 100,000 rows took 11 MB).
-    static func shareSchemas(_ db: Database) throws {
-        // Done already (by another process opening the store at the same time).
-        guard try db.columns(in: "realm").contains(where: { $0.name == "schema" }) else { return }
-        try db.execute(
-            sql: """
-                CREATE TABLE IF NOT EXISTS realm_schema (id INTEGER PRIMARY KEY, json TEXT NOT NULL UNIQUE);
-                INSERT OR IGNORE INTO realm_schema (json) SELECT DISTINCT schema FROM realm WHERE schema <> '[]';
-                """)
-        try rebuild(
-            "realm",
-            as: """
-                (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, schema_id INTEGER NOT NULL DEFAULT 0,
-                 version INTEGER NOT NULL DEFAULT 0, compacted_through INTEGER NOT NULL DEFAULT 0,
-                 created_at INTEGER NOT NULL)
-                """,
-            from: """
-                SELECT r.id, r.path, coalesce(s.id, 0), r.version, r.compacted_through, r.created_at
-                FROM realm r LEFT JOIN realm_schema s ON s.json = r.schema
-                """, db)
-    }
-
-    /// Replaces `table` by one of `definition` (its columns and keys, and table options) holding
-    /// the rows `select` gives (in the new columns' order): SQLite cannot change a key or drop a
-    /// column in place.
-    private static func rebuild(_ table: String, as definition: String, from select: String, _ db: Database) throws {
-        try db.execute(
-            sql: """
-                CREATE TABLE \(table)_rebuilt \(definition);
-                INSERT INTO \(table)_rebuilt \(select);
-                DROP TABLE \(table);
-                ALTER TABLE \(table)_rebuilt RENAME TO \(table);
-                """)
-    }
-
-    func read<T>(_ body: (Database) throws -> T) throws -> T {
-        do { return try pool.read(body) } catch let e as DatabaseError { throw Self.wrap(e) }
-    }
-
-    static func wrap(_ e: DatabaseError) -> RealmAdapterError {
+    static func wrap(_ e: StoreError) -> RealmAdapterError {
         RealmAdapterError.storeFailed(e)
     }
 }

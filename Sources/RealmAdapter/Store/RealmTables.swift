@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 /// One Realm's view of the store's tables (``StoreLayout``): its id, which is the first column
 /// of every row it has, and the tables and columns of its types' schemas. Also the SQLite form
@@ -9,7 +8,7 @@ struct RealmTables {
     let layout: StoreLayout
 
     /// The tables and columns of type `t` of this Realm's schema.
-    func of(_ t: ObjectSchema, db: Database) throws -> TypeTables { try layout.tables(of: t, db: db) }
+    func of(_ t: ObjectSchema, db: any StoreConnection) throws -> TypeTables { try layout.tables(of: t, db: db) }
 
     static func sqlType(_ s: ScalarType) -> String {
         switch s {
@@ -40,36 +39,37 @@ struct RealmTables {
         d.isNaN ? nanText : (d == 0 && d.sign == .minus ? negativeZeroText : nil)
     }
 
-    /// The SQLite form of a typed value.
-    static func encode(_ v: Value) throws -> DatabaseValue {
+    /// The stored form of a typed value: the value rule every backend binds by
+    /// (``StoreStatement/bind(_:at:)-(Value,_)`` applies it without building the result).
+    static func encode(_ v: Value) throws -> StoredValue {
         switch v {
         case .null: return .null
-        case .bool(let b): return (b ? 1 : 0 as Int64).databaseValue
-        case .int(let i): return i.databaseValue
-        case .float(let f): return realAsText(Double(f))?.databaseValue ?? Double(f).databaseValue
-        case .double(let d): return realAsText(d)?.databaseValue ?? d.databaseValue
+        case .bool(let b): return .integer(b ? 1 : 0)
+        case .int(let i): return .integer(i)
+        case .float(let f): return realAsText(Double(f)).map(StoredValue.text) ?? .real(Double(f))
+        case .double(let d): return realAsText(d).map(StoredValue.text) ?? .real(d)
         case .string(let s):
-            // GRDB binds text as a C string: one holding NUL would be stored cut short.
+            // Text is read back up to a NUL, and Postgres text cannot hold one.
             if Value.containsNUL(s) { throw RealmAdapterError.nulInString() }
-            return s.databaseValue
-        case .data(let d): return d.databaseValue
+            return .text(s)
+        case .data(let d): return .blob(d)
         case .date(let t):
             guard let n = t.totalNanoseconds else {
                 throw RealmAdapterError.dateOutOfRange("date \(t.iso8601)")
             }
-            return n.databaseValue
-        case .decimal(let d): return d.description.databaseValue
-        case .uuid(let u): return withUnsafeBytes(of: u.uuid) { Data($0) }.databaseValue
-        case .objectId(let o): return Data(o.bytes).databaseValue
+            return .integer(n)
+        case .decimal(let d): return .text(d.description)
+        case .uuid(let u): return .blob(withUnsafeBytes(of: u.uuid) { Data($0) })
+        case .objectId(let o): return .blob(Data(o.bytes))
         case .list: throw RealmAdapterError.listInSingleValueColumn()
         }
     }
 
-    /// The typed value of a SQLite column of scalar type `s`.
-    static func decode(_ dv: DatabaseValue, as s: ScalarType) -> Value {
-        switch dv.storage {
+    /// The typed value of a stored column of scalar type `s`.
+    static func decode(_ stored: StoredValue, as s: ScalarType) -> Value {
+        switch stored {
         case .null: return .null
-        case .int64(let i):
+        case .integer(let i):
             switch s {
             case .bool: return .bool(i != 0)
             case .date: return .date(Timestamp(totalNanoseconds: i))
@@ -77,8 +77,8 @@ struct RealmTables {
             case .double: return .double(Double(i))
             default: return .int(i)
             }
-        case .double(let d): return s == .float ? .float(Float(d)) : .double(d)
-        case .string(let str):
+        case .real(let d): return s == .float ? .float(Float(d)) : .double(d)
+        case .text(let str):
             if s == .decimal, let d = DecimalNumber(exactly: str) { return .decimal(d) }
             if s == .float || s == .double, let d = str == nanText ? .nan : str == negativeZeroText ? -0.0 : nil {
                 return s == .float ? .float(Float(d)) : .double(d)

@@ -1,6 +1,3 @@
-import GRDB
-import GRDBSQLite
-
 /// INSERTs stored many rows per statement: each statement run has a fixed cost in SQLite,
 /// about half of a narrow row's, and bulk writes (loads, app backlogs) are mostly INSERTs.
 extension RealmWriter {
@@ -36,13 +33,13 @@ extension RealmWriter {
 
     /// Stores `rows` INSERTs with one run of `stmt`, or one by one if it fails.
     private mutating func insertStatement(
-        _ rows: ArraySlice<Instruction>, _ plan: InsertPlan, _ stmt: OpaquePointer,
+        _ rows: ArraySlice<Instruction>, _ plan: InsertPlan, _ stmt: any StoreStatement,
         into typed: inout [Instruction]
     ) throws {
         let typing = plan.typing
         let width = Int32(plan.columns.count)
         let first = typed.count
-        sqlite3_reset(stmt)
+        stmt.reset()
         // A link to an object of the type counts the rows of this statement up to its own: they
         // are stored in order, as one by one.
         var ids: [Value] = []
@@ -52,19 +49,19 @@ extension RealmWriter {
             let (id, checked, _) = try typing.check(n, rawId, values, schema: schema)
             ids.append(id)
             let base = Int32(j) * width
-            sqlite3_bind_int64(stmt, base + 1, realm)
+            stmt.bind(realm, at: base + 1)
             for k in typing.row.indices {
                 let value = typing.row[k]!
                 if let target = typing.slotTargets[k], !value.isNull, target != n || !ids.contains(value) {
                     try checkTarget(target, value, from: typing.type, typing.slotProperties[k])
                 }
-                try RealmTables.bind(value, to: stmt, at: base + 2 + Int32(k), db: db)
+                try stmt.bind(value, at: base + 2 + Int32(k))
             }
             typed.append(.insert(objectType: n, identity: id, values: checked))
         }
         do {
-            try RealmTables.step(stmt, db: db)
-        } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
+            try stmt.run()
+        } catch let e as StoreError where e.isConstraint {
             typed.removeSubrange(first...)
             for case .insert(let n, let id, let values) in rows { typed.append(try insert(n, id, values)) }
         }
@@ -81,7 +78,7 @@ extension RealmWriter {
         guard let current = schema[type: prepared.type.name], current == prepared.type else { return false }
         let n = prepared.type.name
         let plan = try plan(n)
-        let single = plan.statement.sqliteStatement
+        let single = plan.statement
         let width = prepared.width
         let count = prepared.count
         let db = self.db
@@ -89,28 +86,28 @@ extension RealmWriter {
         let realm = self.realm
         let perStatement = max(1, min(Self.rowsPerStatement, Self.maxParameters / (width + 1)))
         guard try linksFound(prepared, known: known) else { return false }
-        var used: [OpaquePointer] = []
+        var used: [Int: any StoreStatement] = [:]
         try prepared.encoded.bytes.withUnsafeBytes { records in
             // Text and blobs are bound in place: no statement keeps them past this call.
             defer {
-                sqlite3_clear_bindings(single)
-                for stmt in used { sqlite3_clear_bindings(stmt) }
+                single.clearBindings()
+                for stmt in used.values { stmt.clearBindings() }
             }
             var r = BinaryReader(buffer: records)
             /// Binds the Realm and the next record's values from parameter `first` on: every slot, in slot order.
-            func bindRecord(to stmt: OpaquePointer, from first: Int32) throws {
-                sqlite3_bind_int64(stmt, first, realm)
+            func bindRecord(to stmt: any StoreStatement, from first: Int32) throws {
+                stmt.bind(realm, at: first)
                 let named = try Self.recordHead(&r, width: width)
                 for k in 0..<Int32(width) {
                     if named { try r.skipString() }
-                    try RealmTables.bind(&r, to: stmt, at: first + 1 + k, db: db)
+                    try stmt.bind(&r, at: first + 1 + k)
                 }
             }
             func storeOne() throws {
                 let start = r.i
-                sqlite3_reset(single)
+                single.reset()
                 try bindRecord(to: single, from: 1)
-                try Self.step(single, Self.identity(records, at: start), type, db: db)
+                try Self.run(single, Self.identity(records, at: start), type)
             }
             // Full statements, then one for the rest (per-user Realms get a few rows each).
             var row = 0
@@ -122,13 +119,13 @@ extension RealmWriter {
                     continue
                 }
                 let stmt = try plan.statement(rows: rows, db: db)
-                if used.last != stmt { used.append(stmt) }
-                sqlite3_reset(stmt)
+                used[rows] = stmt
+                stmt.reset()
                 let start = r.i
                 for k in 0..<rows { try bindRecord(to: stmt, from: Int32(k * (width + 1) + 1)) }
                 do {
-                    try RealmTables.step(stmt, db: db)
-                } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
+                    try stmt.run()
+                } catch let e as StoreError where e.isConstraint {
                     r.i = start
                     for _ in 0..<rows { try storeOne() }
                 }
@@ -173,7 +170,7 @@ extension RealmWriter {
                     }
                     let v = try r.value()
                     if v.isNull || found[s].contains(v) { continue }
-                    guard try RealmTables.firstInteger(exists[s], [.int(realm), v], db: db) != nil else { return false }
+                    guard try exists[s].firstInteger([.int(realm), v]) != nil else { return false }
                     found[s].insert(v)
                 }
             }

@@ -1,6 +1,3 @@
-import GRDB
-import GRDBSQLite
-
 /// LIST_INSERTs at the ends of lists, many rows per statement: a bulk load fills every list
 /// of a type this way, and one statement run per element cost more than the element.
 extension RealmWriter {
@@ -64,18 +61,18 @@ extension RealmWriter {
         var next = 0
         while next < rows.count {
             let n = min(Self.rowsPerStatement, rows.count - next)
-            let stmt = try db.cachedStatement(sql: Self.listInsertSQL(table, rows: n)).sqliteStatement
-            sqlite3_reset(stmt)
+            let stmt = try db.cachedStatement(sql: Self.listInsertSQL(table, rows: n))
+            stmt.reset()
             for k in 0..<n {
                 let r = rows[next + k]
                 let base = Int32(k * 4)
-                sqlite3_bind_int64(stmt, base + 1, realm)
-                try RealmTables.bind(r.owner, to: stmt, at: base + 2, db: db)
-                sqlite3_bind_int64(stmt, base + 3, r.index)
-                try RealmTables.bind(r.value, to: stmt, at: base + 4, db: db)
+                stmt.bind(realm, at: base + 1)
+                try stmt.bind(r.owner, at: base + 2)
+                stmt.bind(r.index, at: base + 3)
+                try stmt.bind(r.value, at: base + 4)
             }
-            try RealmTables.step(stmt, db: db)
-            sqlite3_clear_bindings(stmt)
+            try stmt.run()
+            stmt.clearBindings()
             next += n
         }
     }

@@ -1,13 +1,10 @@
-import GRDB
-import GRDBSQLite
-
 /// Applies coerced instructions to one Realm's tables inside an open SQLite write transaction.
 ///
 /// Every check that makes a transaction invalid happens here or in coercion, and throws before
 /// the transaction commits, so nothing is ever partly applied. SQL is built once per table and
 /// kept in SQLite's statement cache.
 struct RealmWriter {
-    let db: Database
+    let db: any StoreConnection
     let tables: RealmTables
     private(set) var schema: Schema
     private(set) var schemaChanged = false
@@ -23,7 +20,7 @@ struct RealmWriter {
     /// change sets follows the Realm (``recordBefore(_:_:)``).
     var recording: ChangeRecorder?
 
-    init(db: Database, tables: RealmTables, schema: Schema, baseVersion: Int64 = 0) {
+    init(db: any StoreConnection, tables: RealmTables, schema: Schema, baseVersion: Int64 = 0) {
         self.db = db
         self.baseVersion = baseVersion
         self.tables = tables
@@ -95,9 +92,8 @@ struct RealmWriter {
                 try db.cachedStatement(sql: "UPDATE \(lt) SET idx = idx + 1 WHERE realm = ? AND owner = ? AND idx >= ?")
                     .execute(arguments: [realm, try RealmTables.encode(id), i])
             }
-            try RealmTables.execute(
-                db.cachedStatement(sql: "INSERT INTO \(lt) (realm, owner, idx, value) VALUES (?, ?, ?, ?)"),
-                [.int(realm), id, .int(Int64(i)), v], db: db)
+            try db.cachedStatement(sql: "INSERT INTO \(lt) (realm, owner, idx, value) VALUES (?, ?, ?, ?)").execute(
+                values: [.int(realm), id, .int(Int64(i)), v])
         case .listSet(let n, let id, let p, let i, let v):
             let (t, lt, count) = try list(n, id, p)
             guard i < count else { throw outOfRange(t, p, i, count, inserting: false) }
@@ -178,25 +174,25 @@ struct RealmWriter {
         // @unchecked: used only on the store's writer connection, one transaction at a time.
         let typing: InsertTyping
         /// Held for the whole transaction: looking it up by SQL text per row costs a string hash.
-        let statement: Statement
+        let statement: any StoreStatement
         let table: String
         let columns: [String]
 
-        init(typing: InsertTyping, statement: Statement, table: String, columns: [String]) {
+        init(typing: InsertTyping, statement: any StoreStatement, table: String, columns: [String]) {
             self.typing = typing
             self.statement = statement
             self.table = table
             self.columns = columns
         }
 
-        private var multiRow: [Int: Statement] = [:]
+        private var multiRow: [Int: any StoreStatement] = [:]
 
         /// The INSERT of `rows` rows at once, kept: its SQL text costs more to build than a row to store.
-        func statement(rows: Int, db: Database) throws -> OpaquePointer {
-            if let s = multiRow[rows] { return s.sqliteStatement }
+        func statement(rows: Int, db: any StoreConnection) throws -> any StoreStatement {
+            if let s = multiRow[rows] { return s }
             let s = try db.cachedStatement(sql: Self.sql(table, columns, rows: rows))
             multiRow[rows] = s
-            return s.sqliteStatement
+            return s
         }
 
         static func sql(_ table: String, _ columns: [String], rows: Int) -> String {
@@ -246,23 +242,23 @@ struct RealmWriter {
         let plan = try plan(n)
         let typing = plan.typing
         defer { typing.clearRow() }
-        let stmt = plan.statement.sqliteStatement
+        let stmt = plan.statement
         let id: Value
         let typed: PropertyValues
         let lists: [(Property, [Value])]
         do {
             (id, typed, lists) = try typing.check(n, rawId, values, schema: schema)
-            sqlite3_reset(stmt)
-            sqlite3_bind_int64(stmt, 1, realm)
-            if typing.rowKeyOffset == 1 { try RealmTables.bind(id, to: stmt, at: 2, db: db) }
+            stmt.reset()
+            stmt.bind(realm, at: 1)
+            if typing.rowKeyOffset == 1 { try stmt.bind(id, at: 2) }
             for k in typing.row.indices {
                 let value = typing.row[k]!
                 if let target = typing.slotTargets[k], !value.isNull, target != n || value != id {
                     try checkTarget(target, value, from: typing.type, typing.slotProperties[k])
                 }
-                try RealmTables.bind(value, to: stmt, at: Int32(k + 2 + typing.rowKeyOffset), db: db)
+                try stmt.bind(value, at: Int32(k + 2 + typing.rowKeyOffset))
             }
-            try Self.step(stmt, id, typing.type, db: db)
+            try Self.run(stmt, id, typing.type)
         } catch is RealmAdapterError where ifAbsent {
             return nil
         }
@@ -272,10 +268,10 @@ struct RealmWriter {
     }
 
     /// Runs the bound INSERT; a constraint error is a duplicate key (`id`) of type `t`.
-    static func step(_ stmt: OpaquePointer, _ id: @autoclosure () -> Value, _ t: ObjectSchema, db: Database) throws {
+    static func run(_ stmt: any StoreStatement, _ id: @autoclosure () -> Value, _ t: ObjectSchema) throws {
         do {
-            try RealmTables.step(stmt, db: db)
-        } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
+            try stmt.run()
+        } catch let e as StoreError where e.isConstraint {
             let id = id()
             throw RealmAdapterError.duplicateKey(t, id)
         }
@@ -312,7 +308,7 @@ struct RealmWriter {
             sql: "INSERT INTO \(try listTable(t, p.name)) (realm, owner, idx, value) VALUES (?, ?, ?, ?)")
         for (i, v) in items.enumerated() {
             try checkElement(t, p.name, v)
-            try RealmTables.execute(stmt, [.int(realm), owner, .int(Int64(i)), v], db: db)
+            try stmt.execute(values: [.int(realm), owner, .int(Int64(i)), v])
         }
     }
 
@@ -323,12 +319,12 @@ struct RealmWriter {
         let (t, tt) = try type(n)
         let lt = try listTable(t, p)
         // One statement: a bulk load asks this of every owner.
-        let count = try RealmTables.firstInteger(
-            db.cachedStatement(
-                sql: """
-                    SELECT (SELECT count(*) FROM \(lt) WHERE realm = ?1 AND owner = ?2)
-                    WHERE EXISTS (SELECT 1 FROM \(tt.table) WHERE realm = ?1 AND key = ?2)
-                    """), [.int(realm), id], db: db)
+        let count = try db.cachedStatement(
+            sql: """
+                SELECT (SELECT count(*) FROM \(lt) WHERE realm = ?1 AND owner = ?2)
+                WHERE EXISTS (SELECT 1 FROM \(tt.table) WHERE realm = ?1 AND key = ?2)
+                """
+        ).firstInteger([.int(realm), id])
         guard let count else { throw missing(t, id) }
         try recordBefore(t, id)
         return (t, lt, Int(count))
@@ -352,7 +348,7 @@ struct RealmWriter {
 
     /// Whether the Realm has an object with this key (a primary key or row key) in the type's table.
     func exists(_ tt: TypeTables, _ key: Value) throws -> Bool {
-        try RealmTables.firstInteger(db.cachedStatement(sql: tt.selectExists), [.int(realm), key], db: db) != nil
+        try db.cachedStatement(sql: tt.selectExists).firstInteger([.int(realm), key]) != nil
     }
 
     private func missing(_ t: ObjectSchema, _ id: Value) -> RealmAdapterError {
@@ -415,7 +411,7 @@ struct RealmWriter {
                 return
             }
             // Renumber each affected list: its remaining elements keep their order.
-            let owners = try DatabaseValue.fetchAll(
+            let owners = try StoredValue.fetchAll(
                 db.cachedStatement(sql: "SELECT DISTINCT owner FROM \(table) WHERE realm = ? AND value = ?"),
                 arguments: [realm, k])
             guard !owners.isEmpty else { return }

@@ -1,4 +1,3 @@
-import GRDB
 import Synchronization
 
 /// How the Realms' objects are laid out in SQLite: by object type, never by Realm, so the number
@@ -60,7 +59,7 @@ final class StoreLayout: Sendable {
     }
 
     /// The tables and columns of type `t` as a Realm with that type sees them.
-    func tables(of t: ObjectSchema, db: Database) throws -> TypeTables {
+    func tables(of t: ObjectSchema, db: any StoreConnection) throws -> TypeTables {
         if let cached = resolvedTables(of: t) { return cached }
         var entry = try typeEntry(t.name, db: db, creating: false)
         var columns: [String?] = []
@@ -99,7 +98,7 @@ final class StoreLayout: Sendable {
     /// defaults. Called inside a write transaction.
     func prepare(
         _ t: ObjectSchema, fromProperty first: Int, isNew: Bool, realmId: Int64, schema: Schema,
-        db: Database
+        db: any StoreConnection
     ) throws {
         // A type another Realm already has, exactly so: all it needs exists (per-user Realms).
         if isNew, resolvedTables(of: t) != nil { return }
@@ -134,7 +133,7 @@ final class StoreLayout: Sendable {
             }
             if !isNew, let d = p.defaultValue {
                 // The objects there take the default now; the schema's own check comes at commit.
-                let value: DatabaseValue
+                let value: StoredValue
                 do { value = try RealmTables.encode(d.coerced(to: p, in: schema)) } catch let e as RealmAdapterError {
                     throw Schema.error(t.name, p.name, "the default value does not fit: \(e.message)")
                 }
@@ -161,8 +160,8 @@ final class StoreLayout: Sendable {
     /// Creates the index of every link and list of links of every type that lacks it (after a
     /// bulk load that deferred them, or one interrupted before it built them). Called inside a
     /// write transaction.
-    func ensureLinkIndexes(db: Database) throws {
-        let links = try Row.fetchAll(
+    func ensureLinkIndexes(db: any StoreConnection) throws {
+        let links = try StoreRow.fetchAll(
             db,
             sql: "SELECT type_id, id, kind FROM object_column WHERE kind IN ('LINK', 'LIST LINK') ORDER BY type_id, id")
         for r in links {
@@ -173,7 +172,7 @@ final class StoreLayout: Sendable {
     }
 
     /// Every table holding objects or lists of any Realm (for removing a Realm).
-    func allTables(db: Database) throws -> [String] {
+    func allTables(db: any StoreConnection) throws -> [String] {
         try String.fetchAll(
             db,
             sql: """
@@ -195,7 +194,9 @@ final class StoreLayout: Sendable {
         }
     }
 
-    private func typeEntry(_ name: String, db: Database, creating: Bool, reload: Bool = false) throws -> TypeEntry {
+    private func typeEntry(_ name: String, db: any StoreConnection, creating: Bool, reload: Bool = false) throws
+        -> TypeEntry
+    {
         if !reload, let cached = state.withLock({ $0.types[name] }) { return cached }
         var id = try Int64.fetchOne(
             db.cachedStatement(sql: "SELECT id FROM object_type WHERE name = ?"), arguments: [name])
@@ -210,7 +211,7 @@ final class StoreLayout: Sendable {
             )
         }
         var columns: [ColumnKey: Int64] = [:]
-        let rows = try Row.fetchCursor(
+        let rows = try StoreRow.fetchCursor(
             db.cachedStatement(sql: "SELECT name, kind, id FROM object_column WHERE type_id = ?"), arguments: [id!])
         while let row = try rows.next() { columns[ColumnKey(name: row[0], kind: row[1])] = row[2] }
         let entry = TypeEntry(id: id!, columns: columns)
@@ -218,7 +219,7 @@ final class StoreLayout: Sendable {
         return entry
     }
 
-    private static func addColumn(_ key: ColumnKey, to typeId: Int64, db: Database) throws -> Int64 {
+    private static func addColumn(_ key: ColumnKey, to typeId: Int64, db: any StoreConnection) throws -> Int64 {
         let n =
             try Int64.fetchOne(
                 db, sql: "SELECT coalesce(max(id), 0) + 1 FROM object_column WHERE type_id = ?", arguments: [typeId])
@@ -268,55 +269,4 @@ struct TypeTables: Sendable {
 
     /// The column of the primary key, or of the row key of a type without one.
     static let key = "key"
-}
-
-extension StoreLayout {
-    /// Creates the registry, and moves a store of the layout before it (tables per Realm:
-    /// `r{realm}_t{k}` with a column `p{j}` per property and `_key` for row keys, lists in
-    /// `r{realm}_t{k}_p{j}`) into tables by type. Runs once, as a store migration.
-    static func upgrade(_ db: Database) throws {
-        try db.execute(
-            sql: """
-                CREATE TABLE IF NOT EXISTS object_type (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
-                CREATE TABLE IF NOT EXISTS object_column (type_id INTEGER NOT NULL, name TEXT NOT NULL, kind TEXT NOT NULL,
-                    id INTEGER NOT NULL, PRIMARY KEY (type_id, name, kind)) WITHOUT ROWID
-                """)
-        let layout = StoreLayout()
-        let realms = try Row.fetchAll(db, sql: "SELECT id, schema FROM realm ORDER BY id")
-        for row in realms {
-            let realm: Int64 = row[0]
-            let schema = try Schema(
-                json: try JSONValue(parsing: row[1] as String, errorCode: .storeUnavailable), path: "stored schema")
-            for (k, t) in schema.types.enumerated() {
-                let old = "r\(realm)_t\(k)"
-                guard try db.tableExists(old) else { continue }
-                try layout.prepare(t, fromProperty: 0, isNew: true, realmId: realm, schema: schema, db: db)
-                let tt = try layout.tables(of: t, db: db)
-                var from = [
-                    t.primaryKey.flatMap { pk in t.properties.firstIndex { $0.name == pk } }.map { "p\($0)" } ?? "_key"
-                ]
-                var to = [TypeTables.key]
-                for (j, p) in t.properties.enumerated() where p.name != t.primaryKey {
-                    if let column = tt.columns[j] {
-                        from.append("p\(j)")
-                        to.append(column)
-                    }
-                    if let list = tt.listTables[j] {
-                        try db.execute(
-                            sql:
-                                "INSERT INTO \(list) (realm, owner, idx, value) SELECT ?, owner, idx, value "
-                                + "FROM \(old)_p\(j) ORDER BY rowid",
-                            arguments: [realm])
-                        try db.execute(sql: "DROP TABLE \(old)_p\(j)")
-                    }
-                }
-                try db.execute(
-                    sql:
-                        "INSERT INTO \(tt.table) (realm, \(to.joined(separator: ", "))) SELECT ?, "
-                        + "\(from.joined(separator: ", ")) FROM \(old)",
-                    arguments: [realm])
-                try db.execute(sql: "DROP TABLE \(old)")
-            }
-        }
-    }
 }

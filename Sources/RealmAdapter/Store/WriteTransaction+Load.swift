@@ -1,5 +1,3 @@
-import GRDB
-
 /// What a bulk load needs beyond single instructions: the Realm's schema brought up to the
 /// configured one, lists replaced whole, and a note of every object and list it wrote, so that
 /// a re-run can remove what the database no longer has.
@@ -86,12 +84,12 @@ extension WriteTransaction {
     /// `+o.key`: without the column's affinity, so that the notes' primary key serves the
     /// lookup (an INTEGER column compared with the untyped note key would scan all notes per row).
     private func notLoaded(table: String, key: String, kind: String, after: Value?, limit: Int) throws
-        -> [DatabaseValue]
+        -> [StoredValue]
     {
-        var arguments: StatementArguments = [writer.realm, writer.realm, kind]
-        if let after { _ = arguments.append(contentsOf: [try RealmTables.encode(after)]) }
-        _ = arguments.append(contentsOf: [limit])
-        return try DatabaseValue.fetchAll(
+        var arguments: StoreArguments = [writer.realm, writer.realm, kind]
+        if let after { arguments.append(try RealmTables.encode(after)) }
+        arguments.append(limit)
+        return try StoredValue.fetchAll(
             writer.db,
             sql: """
                 SELECT DISTINCT \(key) FROM \(table) AS o
@@ -106,7 +104,7 @@ extension RealmStore {
     /// both drop what an earlier load of this process noted.
     func resetLoadNotes(starting: Bool) throws {
         do {
-            try pool.writeWithoutTransaction { db in
+            try backend.onWriter { db in
                 try db.execute(sql: "DROP TABLE IF EXISTS temp.load_note")
                 if starting {
                     try db.execute(
@@ -116,7 +114,7 @@ extension RealmStore {
                     )
                 }
             }
-        } catch let e as DatabaseError { throw Self.wrap(e) }
+        } catch let e as StoreError { throw Self.wrap(e) }
     }
 
 }

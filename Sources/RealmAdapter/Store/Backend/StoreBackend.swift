@@ -1,0 +1,37 @@
+/// The database a ``RealmStore`` keeps its Realms in: transactions over ``StoreConnection``s.
+///
+/// A backend owns its driver and dialect; what the tables mean is the store's, written once
+/// above every backend. Errors of the database are thrown as ``StoreError``; errors thrown by a
+/// body pass through unchanged, after its transaction is rolled back.
+package protocol StoreBackend: Sendable {
+    /// Runs `body` in one consistent snapshot of the store.
+    func read<T>(_ body: (any StoreConnection) throws -> T) throws -> T
+    /// Runs `body` in a write transaction, serialized with every other writer of the store in
+    /// any process, and commits it when `body` returns.
+    func write<T>(_ durability: StoreDurability, _ body: (any StoreConnection) throws -> T) throws -> T
+    /// Runs `body` on the connection that writes, outside any transaction: for what lives as
+    /// long as that connection (a load's notes in a temporary table).
+    func onWriter<T>(_ body: (any StoreConnection) throws -> T) throws -> T
+    /// A new probe that tells whether anything was committed since it was last asked.
+    func makeCommitProbe() -> any StoreCommitProbe
+}
+
+/// When a write transaction's commit reaches the disk.
+package enum StoreDurability: Sendable {
+    /// As the store was opened (``RealmStore/Options/durable``).
+    case asOpened
+    /// Before the commit returns, even in a store opened as not durable: every commit before it
+    /// is then on disk too (a loader's closing mark covers its whole load).
+    case flushed
+    /// Not by this commit (a later durable one flushes it): for state another record restores
+    /// after a power loss, such as an adapter's cursor whose target records what it applied.
+    case deferred
+}
+
+/// Whether anything was committed to the store, by any process, since the last time it was
+/// asked: a poll that finds nothing reads nothing else.
+package protocol StoreCommitProbe: Sendable {
+    /// True when something was committed since the last call, on the first call, and when it
+    /// cannot tell.
+    func committedSinceLastCheck() -> Bool
+}

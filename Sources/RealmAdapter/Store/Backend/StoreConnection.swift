@@ -1,0 +1,86 @@
+/// One connection of a store's backend, inside a transaction the backend began (or, for
+/// ``StoreBackend/onWriter(_:)``, outside one).
+///
+/// This is the seam between the store's semantics, written once in core, and a database
+/// engine: a backend owns its SQL dialect and its driver, never what a Realm means. Its shape
+/// is GRDB's (`execute(sql:arguments:)`, cached statements, typed `fetch` helpers), so the
+/// store reads the same on every backend.
+package protocol StoreConnection {
+    /// Runs SQL that returns no row: one statement with arguments, or several without.
+    func execute(sql: String, arguments: StoreArguments) throws
+    /// A prepared statement for `sql`, kept for this connection's next use of the same SQL.
+    func cachedStatement(sql: String) throws -> any StoreStatement
+    /// A prepared statement for `sql` that is not kept (SQL made for one request).
+    func makeStatement(sql: String) throws -> any StoreStatement
+    /// The number of rows the last INSERT, UPDATE or DELETE changed.
+    var changesCount: Int { get }
+    /// The integer key the last INSERT gave its row.
+    var lastInsertedRowID: Int64 { get }
+}
+
+extension StoreConnection {
+    package func execute(sql: String) throws { try execute(sql: sql, arguments: []) }
+}
+
+/// A prepared statement of a ``StoreConnection``: bound, stepped through its rows, reset.
+///
+/// Binding a Realm ``Value`` goes through ``bind(_:at:)-(Value,_)``, which applies the value
+/// rule (``RealmTables/encode(_:)``) without building a ``StoredValue``: the hot path of every
+/// write. Parameters are numbered from 1, columns from 0.
+package protocol StoreStatement {
+    /// Makes the statement ready to run again; its bindings stay until rebound or cleared.
+    func reset()
+    /// Sets every parameter to NULL, releasing what was bound.
+    func clearBindings()
+    func bind(_ value: StoredValue, at index: Int32) throws
+    func bind(_ value: Int64, at index: Int32)
+    /// Binds a Realm value in its stored form (the value rule of ``RealmTables/encode(_:)``).
+    func bind(_ value: Value, at index: Int32) throws
+    /// Binds the next value of a history record as ``bind(_:at:)-(Value,_)`` binds the value it
+    /// encodes, without decoding it: its bytes must stay valid until the statement has run.
+    func bind(_ record: inout BinaryReader, at index: Int32) throws
+    /// Binds bytes as a blob without copying them: they must stay valid until the statement has run.
+    func bind(borrowing bytes: UnsafeRawBufferPointer, at index: Int32) throws
+    /// Runs the statement to its next row: true when it stands on one, false when done.
+    func step() throws -> Bool
+    var columnCount: Int32 { get }
+    /// A column of the row the statement stands on.
+    func column(_ index: Int32) -> StoredValue
+    func int64(_ index: Int32) -> Int64
+}
+
+extension StoreStatement {
+    /// Runs a bound statement once and resets it.
+    package func run() throws {
+        defer { reset() }
+        _ = try step()
+    }
+
+    /// Binds `arguments` from parameter 1 (after a reset).
+    package func bind(arguments: StoreArguments) throws {
+        reset()
+        for (i, v) in arguments.values.enumerated() { try bind(v, at: Int32(i + 1)) }
+    }
+
+    /// Runs the statement once with `arguments`.
+    package func execute(arguments: StoreArguments = []) throws {
+        try bind(arguments: arguments)
+        try run()
+    }
+
+    /// Runs the statement once with Realm values bound in their stored form.
+    package func execute(values: [Value]) throws {
+        reset()
+        for (i, v) in values.enumerated() { try bind(v, at: Int32(i + 1)) }
+        try run()
+    }
+
+    /// The first column of the first row as an integer, with Realm values bound as
+    /// ``execute(values:)`` binds them; nil when there is no row.
+    package func firstInteger(_ values: [Value]) throws -> Int64? {
+        reset()
+        for (i, v) in values.enumerated() { try bind(v, at: Int32(i + 1)) }
+        defer { reset() }
+        return try step() ? int64(0) : nil
+    }
+}
