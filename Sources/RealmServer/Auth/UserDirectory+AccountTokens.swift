@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
-import GRDB
 import HummingbirdBcrypt
+import RealmAdapter
 
 /// One-time tokens mailed to users: a password reset, an address confirmation. The directory
 /// keeps only their SHA-256 (a copy of it gives nobody a token), each is good once and for
@@ -41,11 +41,12 @@ extension UserDirectory {
     /// Spends `token`: the user it was issued to, once, before it expires. `apply` runs in the
     /// same transaction, so a token is spent only if what it was for is done.
     func redeemAccountToken<T>(
-        _ token: String, _ purpose: AccountTokenPurpose, now: Date = Date(), _ apply: (Database, User) throws -> T
+        _ token: String, _ purpose: AccountTokenPurpose, now: Date = Date(),
+        _ apply: (any StoreConnection, User) throws -> T
     ) throws -> T {
         try db.write { db in
             guard
-                let row = try Row.fetchOne(
+                let row = try StoreRow.fetchOne(
                     db, sql: "SELECT user_id, expires, used FROM account_token WHERE id = ? AND purpose = ?",
                     arguments: [Self.digest(token), purpose.rawValue])
             else { throw ServerError.accountTokenUnknown(purpose) }
@@ -54,7 +55,7 @@ extension UserDirectory {
                 throw ServerError.accountTokenExpired(purpose)
             }
             guard
-                let user = try Row.fetchOne(
+                let user = try StoreRow.fetchOne(
                     db, sql: "SELECT \(User.columns) FROM user WHERE id = ?", arguments: [row[0] as String]
                 ).map(User.init(row:))
             else { throw ServerError.userGone() }
@@ -77,7 +78,7 @@ extension UserDirectory {
     }
 
     /// Ends the user's other reset links: a password set, by a reset or otherwise, leaves none open.
-    static func spendResetTokens(_ db: Database, of userId: String) throws {
+    static func spendResetTokens(_ db: any StoreConnection, of userId: String) throws {
         try db.execute(
             sql: "UPDATE account_token SET used = 1 WHERE user_id = ? AND purpose = ?",
             arguments: [userId, AccountTokenPurpose.passwordReset.rawValue])
@@ -94,7 +95,7 @@ extension UserDirectory {
     /// A password user whose name is `address` (names compare without case).
     func passwordUser(address: String) throws -> User? {
         try db.read { db in
-            try Row.fetchOne(
+            try StoreRow.fetchOne(
                 db, sql: "SELECT \(User.columns) FROM user WHERE name = ? AND provider = 'password'",
                 arguments: [address]
             ).map(User.init(row:))

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import RealmAdapter
 
 /// A permission offer: a manager of a path offers a level on it to whoever they give its token.
@@ -63,14 +62,14 @@ extension UserDirectory {
         try db.read { db in try Self.offers(db, where: "id IN (?, ?)", [tokenOrId, Self.digest(tokenOrId)]).first }
     }
 
-    static func offers(_ db: Database, where condition: String, _ arguments: StatementArguments) throws
+    static func offers(_ db: any StoreConnection, where condition: String, _ arguments: StoreArguments) throws
         -> [PermissionOffer]
     {
         let sql = """
             SELECT id, path, level, creator_id, created, expires, invalidated FROM offer WHERE \(condition)
             ORDER BY created DESC, id
             """
-        return try Row.fetchAll(db, sql: sql, arguments: arguments).map { r in
+        return try StoreRow.fetchAll(db, sql: sql, arguments: arguments).map { r in
             PermissionOffer(
                 id: r[0], path: r[1], level: AccessLevel(rawValue: r[2]) ?? .none, creatorId: r[3],
                 created: Date(timeIntervalSince1970: Double(r[4] as Int64) / 1000),
@@ -121,7 +120,7 @@ extension UserDirectory {
         var levels: [String: AccessLevel] = [:]
         for path in ownRealms where user.owns(path) { levels[path] = .manage }
         let granted = try db.read { db in
-            try Row.fetchAll(
+            try StoreRow.fetchAll(
                 db, sql: "SELECT path, max(level) FROM permission WHERE user_id IN (?, '*') GROUP BY path",
                 arguments: [user.id])
         }

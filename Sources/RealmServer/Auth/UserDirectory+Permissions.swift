@@ -1,4 +1,3 @@
-import GRDB
 import RealmAdapter
 
 /// A level granted on a path: to one user, or to everyone (`userId` nil) as the path's default.
@@ -43,11 +42,11 @@ extension UserDirectory {
         try db.read { db in
             let rows =
                 if let path {
-                    try Row.fetchAll(
+                    try StoreRow.fetchAll(
                         db, sql: "SELECT path, user_id, level FROM permission WHERE path = ? ORDER BY user_id",
                         arguments: [path])
                 } else {
-                    try Row.fetchAll(db, sql: "SELECT path, user_id, level FROM permission ORDER BY path, user_id")
+                    try StoreRow.fetchAll(db, sql: "SELECT path, user_id, level FROM permission ORDER BY path, user_id")
                 }
             return rows.map { r in
                 let user: String = r[1]

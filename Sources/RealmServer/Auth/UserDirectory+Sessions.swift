@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import RealmAdapter
 
 /// Ending tokens before they expire: a user logging out (`POST /auth/revoke`), and the named,
@@ -24,7 +23,7 @@ extension UserDirectory {
     }
 
     /// Whether the token, or the login it was made from, was revoked.
-    static func isRevoked(_ db: Database, _ claims: TokenClaims) throws -> Bool {
+    static func isRevoked(_ db: any StoreConnection, _ claims: TokenClaims) throws -> Bool {
         guard claims.jti != nil || claims.rid != nil else { return false }
         return try Bool.fetchOne(
             db, sql: "SELECT EXISTS (SELECT 1 FROM revoked_token WHERE id IN (?, ?))",
@@ -55,7 +54,7 @@ extension UserDirectory {
     /// The admin tokens, by name.
     public func adminTokens() throws -> [AdminToken] {
         try db.read { db in
-            try Row.fetchAll(db, sql: "SELECT name, created FROM admin_token ORDER BY name").map {
+            try StoreRow.fetchAll(db, sql: "SELECT name, created FROM admin_token ORDER BY name").map {
                 AdminToken(name: $0[0], created: $0[1])
             }
         }

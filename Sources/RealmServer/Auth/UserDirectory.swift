@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import HummingbirdBcrypt
 import RealmAdapter
 
@@ -7,29 +6,17 @@ import RealmAdapter
 /// directory: `serve` and the `user` and `permission` commands share it, from any process.
 /// Passwords are kept as bcrypt hashes (cost 10), never in the clear.
 public final class UserDirectory: Sendable {
-    let db: DatabaseQueue
+    let db: any StoreBackend
 
     /// Opens (and creates) the directory of the store at `storeDirectory`.
     public init(storeDirectory: String) throws {
-        try FileManager.default.createDirectory(atPath: storeDirectory, withIntermediateDirectories: true)
-        var config = GRDB.Configuration()
-        config.busyMode = .timeout(10)
-        let file = storeDirectory + "/server.sqlite"
-        db = try DatabaseQueue(path: file, configuration: config)
-        // The password hashes are for this user's eyes only.
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
-        // One process at a time (IMMEDIATE): two opening a directory of an earlier release must not
-        // both add the column.
-        try db.writeWithoutTransaction { db in
-            try db.inTransaction(.immediate) {
-                try Self.create(db)
-                return .commit
-            }
-        }
+        // One process at a time (an IMMEDIATE transaction): two opening a directory of an earlier
+        // release must not both add the column.
+        db = try RealmStore.serverDatabase(in: storeDirectory, create: Self.create)
     }
 
     /// The tables, made or brought up to date.
-    static func create(_ db: Database) throws {
+    static func create(_ db: any StoreConnection) throws {
         // `generation` moves on with each new password: refresh tokens of an earlier one stop working.
         try db.execute(
             sql: """
@@ -40,7 +27,7 @@ public final class UserDirectory: Sendable {
                     level INTEGER NOT NULL, PRIMARY KEY (path, user_id)) WITHOUT ROWID;
                 """)
         // Added later (a directory made before has only password users, all of them confirmed).
-        let columns = try db.columns(in: "user").map(\.name)
+        let columns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info('user')")
         if !columns.contains("provider") {
             try db.execute(sql: "ALTER TABLE user ADD COLUMN provider TEXT NOT NULL DEFAULT 'password'")
         }
@@ -92,7 +79,7 @@ public final class UserDirectory: Sendable {
     /// The user with `name` if `password` is theirs (bcrypt: deliberately slow).
     public func verify(name: String, password: String) throws -> User? {
         let row = try db.read { db in
-            try Row.fetchOne(
+            try StoreRow.fetchOne(
                 db,
                 sql:
                     "SELECT \(User.columns), password_hash FROM user WHERE name = ? AND provider = 'password'",
@@ -113,7 +100,7 @@ public final class UserDirectory: Sendable {
 
     public func user(named name: String) throws -> User? {
         try db.read { db in
-            try Row.fetchOne(
+            try StoreRow.fetchOne(
                 db, sql: "SELECT \(User.columns) FROM user WHERE name = ?", arguments: [name]
             )
             .map(User.init(row:))
@@ -122,7 +109,7 @@ public final class UserDirectory: Sendable {
 
     public func user(id: String) throws -> User? {
         try db.read { db in
-            try Row.fetchOne(db, sql: "SELECT \(User.columns) FROM user WHERE id = ?", arguments: [id])
+            try StoreRow.fetchOne(db, sql: "SELECT \(User.columns) FROM user WHERE id = ?", arguments: [id])
                 .map(User.init(row:))
         }
     }
@@ -130,7 +117,7 @@ public final class UserDirectory: Sendable {
     /// Every user, by name.
     public func users() throws -> [User] {
         try db.read { db in
-            try Row.fetchAll(db, sql: "SELECT \(User.columns) FROM user ORDER BY name")
+            try StoreRow.fetchAll(db, sql: "SELECT \(User.columns) FROM user ORDER BY name")
                 .map(User.init(row:))
         }
     }
@@ -195,7 +182,7 @@ public final class UserDirectory: Sendable {
         if claims.sub.value.hasPrefix(User.adminTokenPrefix) { return try adminTokenUser(id: claims.rid) }
         let (row, revoked) = try db.read { db in
             (
-                try Row.fetchOne(
+                try StoreRow.fetchOne(
                     db, sql: "SELECT \(User.columns) FROM user WHERE id = ?", arguments: [claims.sub.value]),
                 try Self.isRevoked(db, claims)
             )
@@ -212,7 +199,8 @@ public final class UserDirectory: Sendable {
     public func externalUser(_ name: String, isAdmin: Bool, provider: String) throws -> User {
         try Self.check(name: name)
         return try db.write { db in
-            if let row = try Row.fetchOne(db, sql: "SELECT \(User.columns) FROM user WHERE name = ?", arguments: [name])
+            if let row = try StoreRow.fetchOne(
+                db, sql: "SELECT \(User.columns) FROM user WHERE name = ?", arguments: [name])
             {
                 var user = User(row: row)
                 guard user.provider == provider else { throw ServerError.nameTaken(name, by: user.provider) }
@@ -258,7 +246,7 @@ extension User {
     static let columns = "id, name, is_admin, generation, provider, email_confirmed"
 
     /// A user from a row of ``columns``.
-    init(row: Row) {
+    init(row: StoreRow) {
         self.init(
             id: row[0], name: row[1], isAdmin: row[2], generation: row[3], provider: row[4], emailConfirmed: row[5])
     }

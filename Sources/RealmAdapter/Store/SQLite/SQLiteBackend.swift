@@ -3,15 +3,17 @@ import GRDB
 import Logging
 import Synchronization
 
-/// The embedded backend: one SQLite database in WAL mode (`realms.sqlite` in the store's
-/// directory), written by one process at a time, read by any number.
+/// The embedded backend: one SQLite database (the store's `realms.sqlite` in WAL mode, or the
+/// server's `server.sqlite`), written by one process at a time, read by any number.
 final class SQLiteBackend: StoreBackend {
-    let pool: DatabasePool
+    let pool: any DatabaseWriter
+    let path: String
     let durable: Bool
     private let logger: Logger
 
-    init(pool: DatabasePool, durable: Bool, logger: Logger) {
+    init(pool: any DatabaseWriter, path: String, durable: Bool, logger: Logger) {
         self.pool = pool
+        self.path = path
         self.durable = durable
         self.logger = logger
     }
@@ -54,7 +56,7 @@ final class SQLiteBackend: StoreBackend {
         }
     }
 
-    func makeCommitProbe() -> any StoreCommitProbe { DataVersionProbe(path: pool.path, logger: logger) }
+    func makeCommitProbe() -> any StoreCommitProbe { DataVersionProbe(path: path, logger: logger) }
 }
 
 /// A connection of its own, whose `PRAGMA data_version` moves when any other connection, in

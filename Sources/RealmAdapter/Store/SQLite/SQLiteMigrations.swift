@@ -18,8 +18,9 @@ extension SQLiteBackend {
             try db.execute(sql: "PRAGMA page_size = 8192")
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
         }
-        let pool = try open(RealmStore.file(in: directory), directory: directory, configuration: config)
-        return SQLiteBackend(pool: pool, durable: options.durable, logger: logger)
+        let file = RealmStore.file(in: directory)
+        let pool = try open(file, directory: directory, configuration: config)
+        return SQLiteBackend(pool: pool, path: file, durable: options.durable, logger: logger)
     }
 
     /// Opens the pool and brings the store to the current layout. Processes that open a new
