@@ -128,12 +128,18 @@ import Testing
         try t.store.addTaskSchema("/d")
         try t.store.write(to: "/d") { tx in
             for p in ["a", "b", "c"] { try tx.create("Person", ["id": .string(p)]) }
-            try tx.create("Task", ["id": 1, "title": "x", "owner": "b", "watchers": ["a", "b", "c", "b"]])
+            try tx.create(
+                "Task", ["id": 1, "title": "x", "owner": "b", "watchers": ["a", "b", "b", "b", "c", "b", "a"]])
         }
         try t.store.apply([.delete(objectType: "Person", identity: "b")], to: "/d", origin: "t")
         let task = try #require(try t.store.object(of: "Task", identity: 1, in: "/d"))
         #expect(task.values["owner"] == .null)
-        #expect(task.values["watchers"] == ["a", "c"])
+        #expect(task.values["watchers"] == ["a", "c", "a"])
+        // The list is numbered again from 0: its positions are where later edits land.
+        try t.store.apply(
+            [.listSet(objectType: "Task", identity: 1, property: "watchers", index: 2, value: "c")], to: "/d",
+            origin: "t")
+        #expect(try t.store.list("watchers", of: "Task", identity: 1, in: "/d") == ["a", "c", "c"])
         try t.store.apply([.clear(objectType: "Person")], to: "/d", origin: "t")
         #expect(try t.store.object(of: "Task", identity: 1, in: "/d")?.values["watchers"] == [])
     }

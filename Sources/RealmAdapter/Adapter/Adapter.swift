@@ -77,7 +77,7 @@ public final class Adapter: Sendable {
                 let start = try db.cachedStatement(
                     sql: """
                         INSERT INTO adapter_cursor (adapter_id, realm_id, version) VALUES (?, ?, ?)
-                        ON CONFLICT (adapter_id, realm_id) DO UPDATE SET version = max(version, excluded.version)
+                        ON CONFLICT (adapter_id, realm_id) DO UPDATE SET \(db.dialect.cursorNeverBack())
                         """)
                 for row in try StoreRow.fetchAll(db, sql: "SELECT id, path, version FROM realm WHERE version > 0")
                 where filter.matches(row[1]) && followed?.matches(row[1]) != true {
@@ -154,9 +154,9 @@ public final class Adapter: Sendable {
                     INSERT INTO adapter_cursor (adapter_id, realm_id, version)
                     SELECT ?1, r.id, coalesce((SELECT min(h.version) FROM history h WHERE h.realm_id = r.id
                                                AND h.version > coalesce(c.version, 0) AND h.origin <> ?2) - 1, r.version)
-                    FROM json_each(?3) p CROSS JOIN realm r ON r.path = p.value
+                    FROM \(db.dialect.jsonArrayElements("?3", as: "p")) CROSS JOIN realm r ON r.path = p.value
                     LEFT JOIN adapter_cursor c ON c.adapter_id = ?1 AND c.realm_id = r.id
-                    WHERE true ON CONFLICT (adapter_id, realm_id) DO UPDATE SET version = max(version, excluded.version)
+                    WHERE true ON CONFLICT (adapter_id, realm_id) DO UPDATE SET \(db.dialect.cursorNeverBack())
                     """, arguments: [id, origin, RealmStore.jsonArray(paths)])
         }
     }
@@ -168,12 +168,14 @@ public final class Adapter: Sendable {
             // All the Realms in one statement, as a JSON array of [path, version] (`CROSS JOIN`:
             // each element finds its Realm by the path index).
             let pairs = RealmStore.jsonArray(targets.map { ($0.path, $0.version) })
+            let d = db.dialect
             try db.execute(
                 sql: """
                     INSERT INTO adapter_cursor (adapter_id, realm_id, version)
-                    SELECT ?, r.id, min(json_extract(p.value, '$[1]'), r.version)
-                    FROM json_each(?) p CROSS JOIN realm r ON r.path = json_extract(p.value, '$[0]')
-                    WHERE true ON CONFLICT (adapter_id, realm_id) DO UPDATE SET version = max(version, excluded.version)
+                    SELECT ?, r.id, \(d.least(d.jsonElement("p.value", 1, integer: true), "r.version"))
+                    FROM \(d.jsonArrayElements("?", as: "p")) CROSS JOIN realm r
+                    ON r.path = \(d.jsonElement("p.value", 0, integer: false))
+                    WHERE true ON CONFLICT (adapter_id, realm_id) DO UPDATE SET \(d.cursorNeverBack())
                     """, arguments: [id, pairs])
         }
     }
@@ -289,7 +291,7 @@ public final class Adapter: Sendable {
         try db.cachedStatement(
             sql: """
                 INSERT INTO adapter_cursor (adapter_id, realm_id, version) VALUES (?, ?, ?)
-                ON CONFLICT(adapter_id, realm_id) DO UPDATE SET version = max(version, excluded.version)
+                ON CONFLICT(adapter_id, realm_id) DO UPDATE SET \(db.dialect.cursorNeverBack())
                 """
         ).execute(arguments: [id, realmId, version])
     }
@@ -303,13 +305,17 @@ public final class Adapter: Sendable {
             // One statement for all of them, as a JSON array of [path, version] (each element finds
             // its Realm by the path index).
             let pairs = RealmStore.jsonArray(asks.map { ($0.path, $0.foreignAfter) })
+            let d = db.dialect
+            let after = d.greatest(
+                d.jsonElement("p.value", 1, integer: true), "coalesce(c.version, 0)", "r.compacted_through")
             let rows = try StoreRow.fetchCursor(
                 db.cachedStatement(
                     sql: """
                         SELECT p.key, r.version, r.compacted_through, coalesce(c.version, 0),
                                EXISTS (SELECT 1 FROM history h WHERE h.realm_id = r.id AND h.origin <> ?3
-                                       AND h.version > max(p.value ->> 1, coalesce(c.version, 0), r.compacted_through))
-                        FROM json_each(?1) p CROSS JOIN realm r ON r.path = p.value ->> 0
+                                       AND h.version > \(after))
+                        FROM \(d.jsonArrayElements("?1", as: "p")) CROSS JOIN realm r
+                        ON r.path = \(d.jsonElement("p.value", 0, integer: false))
                         LEFT JOIN adapter_cursor c ON c.adapter_id = ?2 AND c.realm_id = r.id
                         """), arguments: [pairs, id, origin])
             var out: [String: RealmStanding] = [:]

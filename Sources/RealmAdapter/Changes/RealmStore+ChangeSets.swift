@@ -42,7 +42,7 @@ extension RealmStore {
                 // By the version's index: ordered by (type, key) SQLite would walk the primary
                 // key through every row of the Realm.
                 sql: """
-                    SELECT type, key, before FROM object_change INDEXED BY object_change_by_version
+                    SELECT type, key, before FROM object_change \(reader.db.dialect.indexHint("object_change_by_version"))
                     WHERE realm_id = ? AND version = ? ORDER BY type, key
                     """),
             arguments: [realmId, transaction.version])

@@ -81,8 +81,8 @@ extension RealmReader {
     func visibility(_ access: RealmAccess, _ t: ObjectSchema, _ tt: TypeTables, alias: String) throws -> (
         String, [StoredValue]
     ) {
-        guard access.canRead(t.name) else { return ("0", []) }
-        guard let acl = access.aclProperty(of: t.name) else { return ("1", []) }
+        guard access.canRead(t.name) else { return (db.dialect.literal(false), []) }
+        guard let acl = access.aclProperty(of: t.name) else { return (db.dialect.literal(true), []) }
         return try aclCondition(acl, .read, access.roles.sorted(), t, tt, alias: alias)
     }
 
@@ -100,7 +100,7 @@ extension RealmReader {
         guard let role = p.properties.firstIndex(where: { $0.name == "role" }).flatMap({ ptt.columns[$0] }),
             let bit = p.properties.firstIndex(where: { $0.name == n.property }).flatMap({ ptt.columns[$0] })
         else { throw RealmAdapterError.unknownProperty(type: p.name, property: n.property) }
-        guard !roles.isEmpty else { return ("0", []) }
+        guard !roles.isEmpty else { return (db.dialect.literal(false), []) }
         let marks = Array(repeating: "?", count: roles.count).joined(separator: ", ")
         let (l, g) = (alias + "_acl", alias + "_perm")
         let sql = """

@@ -102,12 +102,15 @@ final class ChangeNotifier: Sendable {
                 let maxId = try Int64.fetchOne(db, sql: "SELECT coalesce(max(id), 0) FROM history") ?? 0
                 // The first check only sets the baseline: subscribers ask for what is pending themselves.
                 guard last >= 0, maxId > last else { return (maxId, []) }
+                // Grouped without the (realm, version) index, which would scan all history.
+                let d = db.dialect
                 let rows = try StoreRow.fetchAll(
                     db,
                     sql: """
-                        SELECT r.path, max(h.version), group_concat(DISTINCT h.origin) FROM history h JOIN realm r ON r.id = h.realm_id
-                        WHERE h.id > ? GROUP BY +h.realm_id
-                        """, arguments: [last])  // `+`: grouping by the (realm, version) index would scan all history
+                        SELECT r.path, max(h.version), \(d.distinctList("h.origin"))
+                        FROM history h JOIN realm r ON r.id = h.realm_id
+                        WHERE h.id > ? GROUP BY r.path, \(d.unindexed("h.realm_id"))
+                        """, arguments: [last])
                 return (
                     maxId,
                     rows.map { row in

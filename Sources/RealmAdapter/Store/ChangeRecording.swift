@@ -21,7 +21,7 @@ extension RealmStore {
     /// costs one query per commit.
     func changeRecordingFilters(_ db: any StoreConnection) throws -> [PathFilter] {
         let patterns = try String.fetchAll(
-            db.cachedStatement(sql: "SELECT DISTINCT path_regex FROM adapter WHERE records_changes"))
+            db.cachedStatement(sql: "SELECT DISTINCT path_regex FROM adapter WHERE records_changes <> 0"))
         guard !patterns.isEmpty else { return [] }
         return pathFilters.withLock { cache in
             patterns.compactMap { p in
@@ -54,7 +54,10 @@ extension RealmWriter {
     func recordCreated(_ t: ObjectSchema, _ id: Value) throws {
         guard let version = recording?.version else { return }
         try db.cachedStatement(
-            sql: "INSERT OR IGNORE INTO object_change (realm_id, type, key, version, before) VALUES (?, ?, ?, ?, NULL)"
+            sql: """
+                INSERT INTO object_change (realm_id, type, key, version, before) VALUES (?, ?, ?, ?, NULL)
+                ON CONFLICT DO NOTHING
+                """
         ).execute(arguments: [realm, t.name, try RealmTables.encode(id), version])
     }
 
@@ -66,7 +69,10 @@ extension RealmWriter {
         guard recording.keys.insert(ChangeRecorder.Key(type: t.name, key: key)).inserted else { return }
         let object = try RealmReader(db: db, tables: tables, schema: schema).object(t.name, id)
         try db.cachedStatement(
-            sql: "INSERT OR IGNORE INTO object_change (realm_id, type, key, version, before) VALUES (?, ?, ?, ?, ?)"
+            sql: """
+                INSERT INTO object_change (realm_id, type, key, version, before) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT DO NOTHING
+                """
         ).execute(arguments: [realm, t.name, key, recording.version, object.map(RealmStore.image)])
     }
 

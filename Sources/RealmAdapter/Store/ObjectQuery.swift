@@ -108,7 +108,7 @@ extension RealmReader {
                 {
                     let ut = try tables.of(u, db: db)
                     let (v, a) = try visibility(access, u, ut, alias: "s")
-                    if v != "1" {
+                    if v != db.dialect.literal(true) {
                         sorted =
                             "(CASE WHEN EXISTS (SELECT 1 FROM \(ut.table) s WHERE s.realm = ? "
                             + "AND s.\(TypeTables.key) = o.\(column) AND \(v)) THEN o.\(column) END)"
@@ -127,7 +127,10 @@ extension RealmReader {
             db, sql: sql,
             arguments: StoreArguments(
                 [tables.realmId.storedValue] + arguments + orderArguments
-                    + [Int64(query.limit ?? -1).storedValue, Int64(max(0, query.offset)).storedValue]))
+                    + [
+                        query.limit.map { .integer(Int64($0)) } ?? db.dialect.noLimit,
+                        .integer(Int64(max(0, query.offset))),
+                    ]))
     }
 
     /// How many objects of the type `query`'s filter and link select (its order and page aside).
@@ -143,7 +146,7 @@ extension RealmReader {
     private func selection(_ query: ObjectQuery, _ t: ObjectSchema, _ tt: TypeTables) throws -> (
         String, [StoredValue]
     ) {
-        var (condition, arguments) = ("1", [StoredValue]())
+        var (condition, arguments) = (db.dialect.literal(true), [StoredValue]())
         if let filter = query.filter {
             (condition, arguments) = try self.condition(
                 RealmQuery(filter, type: t, schema: schema), t, alias: "o", visibleTo: query.visibleTo)

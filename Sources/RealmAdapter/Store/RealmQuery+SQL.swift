@@ -7,7 +7,7 @@ extension RealmReader {
     {
         switch query {
         case .always(let b):
-            return (b ? "1" : "0", [])
+            return (db.dialect.literal(b), [])
         case .not(let q):
             let (c, a) = try condition(q, t, alias: alias, visibleTo: visibleTo)
             return ("NOT (\(c))", a)
@@ -79,25 +79,25 @@ extension RealmReader {
         if value.isNull { return (op == .equal ? "\(col) IS NULL" : "\(col) IS NOT NULL", []) }
         let v = try RealmTables.encode(value)
         let (x, y) = ci ? ("lower(\(col))", "lower(?)") : (col, "?")
+        let dialect = db.dialect
         let sql: String
         var args = [v]
         switch op {
         case .equal: sql = "\(x) = \(y)"
-        case .notEqual: sql = "\(x) IS NOT \(y)"
+        case .notEqual: sql = dialect.isDistinct(x, from: y)
         case .less, .lessOrEqual, .greater, .greaterOrEqual: sql = "\(col) \(op.rawValue) ?"
         case .beginsWith:
-            sql = "substr(\(x), 1, length(?)) = \(y)"
-            args = [v, v]
+            let (c, n) = dialect.beginsWith(x, y)
+            (sql, args) = (c, Array(repeating: v, count: n))
         case .endsWith:
-            sql = "\(col) IS NOT NULL AND (length(?) = 0 OR substr(\(x), -length(?)) = \(y))"
-            args = [v, v, v]
-        case .contains: sql = "instr(\(x), \(y)) > 0"
+            let (c, n) = dialect.endsWith(x, y, column: col)
+            (sql, args) = (c, Array(repeating: v, count: n))
+        case .contains: sql = dialect.contains(x, y)
         case .like:
-            // Realm's * and ? are GLOB's; GLOB's own [ is escaped.
             guard case .string(let pattern) = value else { throw RealmAdapterError.unknownType("LIKE") }
-            args = [pattern.replacingOccurrences(of: "[", with: "[[]").storedValue]
-            sql = "\(x) GLOB \(y)"
+            args = [.text(dialect.likePattern(pattern))]
+            sql = dialect.like(x, y)
         }
-        return ("coalesce(\(sql), 0)", args)
+        return (dialect.definite(sql), args)
     }
 }

@@ -9,8 +9,8 @@ extension RealmStore {
     public func metadata(prefix: String) throws -> [(key: String, value: String)] {
         try read { db in
             try StoreRow.fetchAll(
-                db, sql: "SELECT key, value FROM metadata WHERE substr(key, 1, length(?1)) = ?1 ORDER BY key",
-                arguments: [prefix])
+                db, sql: "SELECT key, value FROM metadata WHERE substr(key, 1, ?) = ? ORDER BY key",
+                arguments: [prefix.unicodeScalars.count, prefix])
         }.map { (key: $0[0], value: $0[1]) }
     }
 
@@ -22,7 +22,10 @@ extension RealmStore {
             try backend.write(.flushed) { db in
                 if let value {
                     try db.execute(
-                        sql: "INSERT OR REPLACE INTO metadata (key, value) VALUES (?, ?)", arguments: [key, value])
+                        sql: """
+                            INSERT INTO metadata (key, value) VALUES (?, ?)
+                            ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                            """, arguments: [key, value])
                 } else {
                     try db.execute(sql: "DELETE FROM metadata WHERE key = ?", arguments: [key])
                 }

@@ -39,7 +39,8 @@ extension RealmStore {
             let rows = try StoreRow.fetchCursor(
                 db.cachedStatement(
                     sql: """
-                        SELECT p.key, r.version, s.position FROM json_each(?1) p CROSS JOIN realm r ON r.path = p.value
+                        SELECT p.key, r.version, s.position FROM \(db.dialect.jsonArrayElements("?1", as: "p"))
+                        CROSS JOIN realm r ON r.path = p.value
                         LEFT JOIN source_position s
                                ON s.realm_id = r.id AND s.source_id = (SELECT id FROM source WHERE name = ?2)
                         """), arguments: [Self.jsonArray(paths), source])
@@ -55,8 +56,10 @@ extension RealmStore {
         try writeRecordingPosition { db in
             try db.execute(
                 sql: """
-                    INSERT OR REPLACE INTO source_position (realm_id, source_id, position)
-                    SELECT r.id, ?, ? FROM json_each(?) p CROSS JOIN realm r ON r.path = p.value
+                    INSERT INTO source_position (realm_id, source_id, position)
+                    SELECT r.id, ?, ? FROM \(db.dialect.jsonArrayElements("?", as: "p")) CROSS JOIN realm r
+                    ON r.path = p.value WHERE true
+                    ON CONFLICT (realm_id, source_id) DO UPDATE SET position = excluded.position
                     """, arguments: [try sourceId(db, position.source), position.position, Self.jsonArray(paths)])
         }
     }
@@ -81,8 +84,13 @@ extension RealmStore {
     /// Records `position` for the whole store, within the caller's transaction (once per store
     /// transaction, however many Realms it writes).
     static func recordFloor(_ db: any StoreConnection, _ position: SourcePosition, origin: String) throws {
-        try db.cachedStatement(sql: "INSERT OR REPLACE INTO source_floor (source, origin, position) VALUES (?, ?, ?)")
-            .execute(arguments: [position.source, origin, position.position])
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO source_floor (source, origin, position) VALUES (?, ?, ?)
+                ON CONFLICT (source, origin) DO UPDATE SET position = excluded.position
+                """
+        )
+        .execute(arguments: [position.source, origin, position.position])
     }
 
     /// Whether any Realm holds a transaction from `source` (one query, whatever the number of Realms).

@@ -288,7 +288,7 @@ extension RealmStore {
             from == 0
             ? """
             INSERT INTO adapter_cursor (adapter_id, realm_id, version) VALUES (?1, ?2, ?4)
-            ON CONFLICT (adapter_id, realm_id) DO UPDATE SET version = excluded.version WHERE version = ?3
+            ON CONFLICT (adapter_id, realm_id) DO UPDATE SET version = excluded.version WHERE adapter_cursor.version = ?3
             """
             : "UPDATE adapter_cursor SET version = ?4 WHERE adapter_id = ?1 AND realm_id = ?2 AND version = ?3"
         try db.cachedStatement(sql: sql).execute(values: [.int(adapterId), .int(realm), .int(from), .int(version)])

@@ -114,11 +114,11 @@ public final class RealmStore: Sendable {
         try read { db in try schema(db, try Self.requireRealm(db, path)) }
     }
 
-    /// Paths as a JSON array, for statements over many Realms at once (`json_each`).
+    /// Paths as a JSON array, for statements over many Realms at once (``StoreDialect/jsonArrayElements(_:as:)``).
     static func jsonArray(_ paths: [String]) -> String { JSONValue.array(paths.map(JSONValue.string)).serialized() }
 
-    /// Pairs of a path and a number as a JSON array of `[path, number]` (`json_each`, with
-    /// `value ->> 0` and `value ->> 1`).
+    /// Pairs of a path and a number as a JSON array of `[path, number]` (``StoreDialect/jsonElement(_:_:integer:)``:
+    /// element 0 and element 1).
     static func jsonArray(_ pairs: [(path: String, number: Int64)]) -> String {
         JSONValue.array(pairs.map { .array([.string($0.path), .int($0.number)]) }).serialized()
     }

@@ -418,16 +418,16 @@ struct RealmWriter {
             try db.cachedStatement(sql: "DELETE FROM \(table) WHERE realm = ? AND value = ?").execute(arguments: [
                 realm, k,
             ])
-            for o in owners {
-                let rows = try Int64.fetchAll(
-                    db.cachedStatement(sql: "SELECT rowid FROM \(table) WHERE realm = ? AND owner = ? ORDER BY idx"),
-                    arguments: [realm, o])
-                for (i, rowid) in rows.enumerated() {
-                    try db.cachedStatement(sql: "UPDATE \(table) SET idx = ? WHERE rowid = ?").execute(arguments: [
-                        i, rowid,
-                    ])
-                }
-            }
+            // Positions from the list as it stands before the statement (a window's rows are
+            // computed whole, first), so an element renumbered early is not counted again.
+            let renumber = try db.cachedStatement(
+                sql: """
+                    UPDATE \(table) SET idx = n.pos
+                    FROM (SELECT idx AS old, row_number() OVER (ORDER BY idx) - 1 AS pos FROM \(table)
+                          WHERE realm = ?1 AND owner = ?2) AS n
+                    WHERE \(table).realm = ?1 AND \(table).owner = ?2 AND \(table).idx = n.old AND n.pos <> n.old
+                    """)
+            for o in owners { try renumber.execute(arguments: [realm, o]) }
         }
     }
 

@@ -120,10 +120,13 @@ final class StoreLayout: Sendable {
             }
             if p.type.isList {
                 let lt = "\(table)_c\(n)"
-                let valueType = kind == "LIST LINK" ? "" : String(kind.dropFirst(5))
+                let d = db.dialect
+                let valueType = kind == "LIST LINK" ? d.keyColumnType : d.columnType(String(kind.dropFirst(5)))
+                let integer = d.columnType("INTEGER")
                 try db.execute(
                     sql: """
-                        CREATE TABLE IF NOT EXISTS \(lt) (realm INTEGER NOT NULL, owner NOT NULL, idx INTEGER NOT NULL, value \(valueType));
+                        CREATE TABLE IF NOT EXISTS \(lt) (realm \(integer) NOT NULL, owner \(d.keyColumnType) NOT NULL,
+                            idx \(integer) NOT NULL, value \(valueType));
                         CREATE INDEX IF NOT EXISTS \(lt)_owner ON \(lt)(realm, owner, idx)
                         """)
                 if p.type.linkTarget != nil && !linkIndexesDeferred.load(ordering: .relaxed) {
@@ -204,11 +207,12 @@ final class StoreLayout: Sendable {
             guard creating else { throw RealmAdapterError.storeLayoutMissing(type: name) }
             try db.execute(sql: "INSERT INTO object_type (name) VALUES (?)", arguments: [name])
             id = db.lastInsertedRowID
+            let d = db.dialect
             try db.execute(
-                sql:
-                    "CREATE TABLE IF NOT EXISTS t\(id!) (realm INTEGER NOT NULL, key NOT NULL, PRIMARY KEY "
-                    + "(realm, key)) WITHOUT ROWID"
-            )
+                sql: """
+                    CREATE TABLE IF NOT EXISTS t\(id!) (realm \(d.columnType("INTEGER")) NOT NULL, \
+                    key \(d.keyColumnType) NOT NULL, PRIMARY KEY (realm, key))\(d.keyedTableSuffix)
+                    """)
         }
         var columns: [ColumnKey: Int64] = [:]
         let rows = try StoreRow.fetchCursor(
@@ -228,7 +232,8 @@ final class StoreLayout: Sendable {
             sql: "INSERT INTO object_column (type_id, name, kind, id) VALUES (?, ?, ?, ?)",
             arguments: [typeId, key.name, key.kind, n])
         if !key.kind.hasPrefix("LIST ") {
-            try db.execute(sql: "ALTER TABLE t\(typeId) ADD COLUMN c\(n) \(key.kind == "LINK" ? "" : key.kind)")
+            let type = key.kind == "LINK" ? db.dialect.keyColumnType : db.dialect.columnType(key.kind)
+            try db.execute(sql: "ALTER TABLE t\(typeId) ADD COLUMN c\(n) \(type)")
         }
         return n
     }

@@ -45,7 +45,10 @@ extension WriteTransaction {
     @discardableResult
     func noteLoaded(_ kind: String, _ identity: Value) throws -> Bool {
         try writer.db.cachedStatement(
-            sql: "INSERT OR IGNORE INTO temp.load_note (realm_id, kind, key) VALUES (?, ?, ?)"
+            sql: """
+                INSERT INTO \(writer.db.dialect.temporaryTable("load_note")) (realm_id, kind, key) VALUES (?, ?, ?)
+                ON CONFLICT DO NOTHING
+                """
         )
         .execute(arguments: [writer.tables.realmId, kind, try RealmTables.encode(identity)])
         return writer.db.changesCount == 1
@@ -89,11 +92,13 @@ extension WriteTransaction {
         var arguments: StoreArguments = [writer.realm, writer.realm, kind]
         if let after { arguments.append(try RealmTables.encode(after)) }
         arguments.append(limit)
+        let d = writer.db.dialect
         return try StoredValue.fetchAll(
             writer.db,
             sql: """
                 SELECT DISTINCT \(key) FROM \(table) AS o
-                WHERE o.realm = ? AND NOT EXISTS (SELECT 1 FROM temp.load_note n WHERE n.realm_id = ? AND n.kind = ? AND n.key = +o.\(key))
+                WHERE o.realm = ? AND NOT EXISTS (SELECT 1 FROM \(d.temporaryTable("load_note")) n
+                    WHERE n.realm_id = ? AND n.kind = ? AND n.key = \(d.unindexed("o.\(key)")))
                 \(after == nil ? "" : "AND \(key) > ?") ORDER BY \(key) LIMIT ?
                 """, arguments: arguments)
     }
@@ -105,13 +110,14 @@ extension RealmStore {
     func resetLoadNotes(starting: Bool) throws {
         do {
             try backend.onWriter { db in
-                try db.execute(sql: "DROP TABLE IF EXISTS temp.load_note")
+                let d = db.dialect
+                try db.execute(sql: "DROP TABLE IF EXISTS \(d.temporaryTable("load_note"))")
                 if starting {
                     try db.execute(
-                        sql:
-                            "CREATE TEMP TABLE load_note (realm_id INTEGER, kind TEXT, key, PRIMARY KEY "
-                            + "(realm_id, kind, key)) WITHOUT ROWID"
-                    )
+                        sql: """
+                            CREATE TEMP TABLE load_note (realm_id \(d.columnType("INTEGER")), kind \(d.columnType("TEXT")), \
+                            key \(d.keyColumnType), PRIMARY KEY (realm_id, kind, key))\(d.keyedTableSuffix)
+                            """)
                 }
             }
         } catch let e as StoreError { throw Self.wrap(e) }

@@ -6,6 +6,8 @@
 /// is GRDB's (`execute(sql:arguments:)`, cached statements, typed `fetch` helpers), so the
 /// store reads the same on every backend.
 package protocol StoreConnection {
+    /// The SQL of this connection's backend, where it differs.
+    var dialect: any StoreDialect { get }
     /// Runs SQL that returns no row: one statement with arguments, or several without.
     func execute(sql: String, arguments: StoreArguments) throws
     /// A prepared statement for `sql`, kept for this connection's next use of the same SQL.

@@ -6,6 +6,8 @@ import GRDBSQLite
 struct SQLiteConnection: StoreConnection {
     let db: Database
 
+    var dialect: any StoreDialect { SQLiteDialect() }
+
     func execute(sql: String, arguments: StoreArguments) throws {
         do {
             try db.execute(sql: sql, arguments: StatementArguments(arguments.values.map(\.databaseValue)))
