@@ -152,7 +152,8 @@ public final class RealmStore: Sendable {
     static func realmRow(_ db: any StoreConnection, _ path: String) throws -> RealmRow? {
         let stmt = try db.cachedStatement(
             sql: "SELECT id, schema_id, version, compacted_through FROM realm WHERE path = ?")
-        try stmt.bind(arguments: [path])
+        stmt.reset()
+        try stmt.bind(.text(path), at: 1)
         defer { stmt.reset() }
         guard try stmt.step() else { return nil }
         return RealmRow(

@@ -82,8 +82,9 @@ extension StoreRow {
 extension StoredConvertible {
     /// The first column of the first row; nil when there is no row or it is NULL.
     package static func fetchOne(_ statement: any StoreStatement, arguments: StoreArguments = []) throws -> Self? {
-        guard let row = try StoreRow.fetchOne(statement, arguments: arguments) else { return nil }
-        return try converted(row.values[0])
+        try statement.bind(arguments: arguments)
+        defer { statement.reset() }
+        return try statement.step() ? converted(statement.column(0)) : nil
     }
 
     package static func fetchOne(_ db: any StoreConnection, sql: String, arguments: StoreArguments = []) throws
