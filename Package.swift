@@ -59,10 +59,22 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        // libpq's connections, sessions, results and errors, and Postgres's types: what the
+        // connector and the store's Postgres backend (issue 43) share.
+        .target(
+            name: "PostgresWire",
+            dependencies: [
+                "RealmAdapter",
+                "CLibPQ",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Connectors/Postgres/Sources/PostgresWire"
+        ),
         .target(
             name: "PostgresConnector",
             dependencies: [
                 "RealmAdapter",
+                "PostgresWire",
                 "CLibPQ",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

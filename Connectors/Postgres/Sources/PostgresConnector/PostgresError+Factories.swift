@@ -5,34 +5,6 @@ import RealmAdapter
 /// The Postgres connector's errors, one factory each, so one failure reads the same wherever it
 /// happens. An error that reports another (the server's own) keeps it as `underlying`.
 extension PostgresError {
-    /// libpq's last message on a connection, trimmed.
-    static func libpqMessage(_ conn: OpaquePointer?) -> String {
-        String(cString: PQerrorMessage(conn)).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
-    // MARK: Connections
-
-    static func cannotAllocate(_ target: String) -> PostgresError {
-        PostgresError(.connectionFailed, "Could not allocate a connection to \(target).")
-    }
-
-    static func cannotConnect(_ target: String, server: String) -> PostgresError {
-        PostgresError(
-            .connectionFailed,
-            "Cannot connect to Postgres at \(target): \(server). "
-                + "Check database.host/port/user and that the server is running.")
-    }
-
-    /// A statement that got no result or an error result; `lost`: the connection broke.
-    static func statementFailed(
-        _ message: String, lost: Bool, sqlState: SQLState? = nil, detail: String? = nil, hint: String? = nil,
-        query: String
-    ) -> PostgresError {
-        PostgresError(
-            lost ? .connectionLost : .queryFailed, message.isEmpty ? "The statement failed." : message,
-            sqlState: sqlState, detail: detail, hint: hint, query: query)
-    }
-
     /// The replication connection failed; `what` says doing what.
     static func replicationLost(_ what: String, _ conn: OpaquePointer?) -> PostgresError {
         PostgresError(.connectionLost, "\(what): \(libpqMessage(conn))")

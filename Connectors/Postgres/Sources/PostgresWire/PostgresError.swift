@@ -1,13 +1,13 @@
 import RealmAdapter
 
-/// The one error type of the Postgres connector.
+/// The one error type of Postgres connections: the connector's and the store's.
 ///
 /// Carries the server's own fields (SQLSTATE, detail, hint) and the SQL text, never bound
 /// values or the password. `description` is the form for users and logs: the server's message,
 /// SQLSTATE and hint. The server's DETAIL often quotes row values (`Key (id)=(42) already
 /// exists`, `Failing row contains (…)`), so only `debugDescription` has it, with the SQL: the
-/// daemon logs that form at debug level only. Errors are built by the factories in
-/// `PostgresError+Factories.swift`.
+/// daemon logs that form at debug level only. Errors are built by factories:
+/// `PostgresError+Wire.swift` here, the connector's in its `PostgresError+Factories.swift`.
 public struct PostgresError: ConnectorError, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         public let rawValue: String

@@ -18,8 +18,12 @@ public struct PostgresType: Hashable, Sendable {
     public var name: String
     public var kind: Kind
 
+    package init(oid: UInt32, name: String, kind: Kind) {
+        (self.oid, self.name, self.kind) = (oid, name, kind)
+    }
+
     /// The built-in types, by OID (`pg_type.oid`), with their names.
-    static let builtins: [UInt32: (String, Kind)] = {
+    package static let builtins: [UInt32: (String, Kind)] = {
         let scalars: [(UInt32, UInt32, String, ScalarType)] = [
             // oid, array oid, name, Realm type
             (16, 1000, "boolean", .bool),
@@ -210,7 +214,7 @@ public struct PostgresType: Hashable, Sendable {
 
 extension Data {
     /// Bytes from hexadecimal digits, or nil.
-    init?(hex: some StringProtocol) {
+    package init?(hex: some StringProtocol) {
         let u = Array(hex.utf8)
         guard u.count % 2 == 0 else { return nil }
         var out = [UInt8]()
