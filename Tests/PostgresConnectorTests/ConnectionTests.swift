@@ -25,6 +25,68 @@ extension PostgresIntegration {
             #expect(try await pg.session { s in try s.query("SELECT 1").rows } == [["1"]])
         }
 
+        /// Binary parameters carry what text cannot: a NUL byte, and bytes as they are.
+        @Test func binaryParametersCarryBytesTextCannot() async throws {
+            let pg = try await PostgresConnection.connect(TestServer.settings)
+            defer { pg.close() }
+            let bytes = Data([0x00, 0xFF, 0x00, 0x41])
+            let r = try await pg.session { s in
+                try s.query(
+                    "SELECT length($1::bytea), encode($1::bytea, 'hex'), $2::int8 * 2, $3::text IS NULL, length($4::bytea)",
+                    parameters: [.binary(bytes), .text("21"), nil, .binary(Data())])
+            }
+            #expect(r.rows == [["4", "00ff0041", "42", "t", "0"]])
+        }
+
+        /// A result streamed row by row arrives whole and in order; a consumer that stops early
+        /// leaves the connection usable.
+        @Test func rowsStreamOneAtATimeAndStoppingEarlyKeepsTheConnection() async throws {
+            let pg = try await PostgresConnection.connect(TestServer.settings)
+            defer { pg.close() }
+            let (count, sum) = try await pg.session { s in
+                var (count, sum) = (0, 0)
+                try s.forEachRow("SELECT n FROM generate_series(1, $1::int) n", parameters: [.text("100000")]) { row in
+                    count += 1
+                    sum += Int(row[0]!)!
+                }
+                return (count, sum)
+            }
+            #expect(count == 100_000 && sum == 100_000 * 100_001 / 2)
+            struct Enough: Error {}
+            await #expect(throws: Enough.self) {
+                try await pg.session { s in
+                    try s.forEachRow("SELECT n FROM generate_series(1, 10000000) n") { row in
+                        if row[0] == "10" { throw Enough() }
+                    }
+                }
+            }
+            #expect(try await pg.session { s in try s.query("SELECT 1").rows } == [["1"]])
+            await #expect(throws: PostgresError.self) {
+                try await pg.session { s in try s.forEachRow("SELECT * FROM no_such_table") { _ in } }
+            }
+        }
+
+        /// A notification sent on another connection reaches a session listening on its channel;
+        /// with none, the wait ends at its timeout.
+        @Test func notificationsReachAListenerAndAWaitEndsAtItsTimeout() async throws {
+            let listener = try await PostgresConnection.connect(TestServer.settings)
+            let sender = try await PostgresConnection.connect(TestServer.settings)
+            defer {
+                listener.close()
+                sender.close()
+            }
+            try await listener.session { s in try s.listen("realm commits") }
+            let started = ContinuousClock.now
+            #expect(try await listener.session { s in try s.notifications(waitingUpTo: .milliseconds(200)) }.isEmpty)
+            #expect(ContinuousClock.now - started >= .milliseconds(190))
+            try await sender.session { s in
+                try s.query("SELECT pg_notify('realm commits', $1)", ["/u1 7"])
+                try s.query("SELECT pg_notify('elsewhere', 'x')")
+            }
+            let got = try await listener.session { s in try s.notifications(waitingUpTo: .seconds(5)) }
+            #expect(got.map(\.channel) == ["realm commits"] && got.map(\.payload) == ["/u1 7"])
+        }
+
         @Test func connectionErrorsNameTheTargetAndNotThePassword() async throws {
             var s = TestServer.settings
             s.port = 1  // nothing listens there

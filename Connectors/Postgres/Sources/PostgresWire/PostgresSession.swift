@@ -24,16 +24,8 @@ public struct PostgresSession {
     /// its rows as text.
     @discardableResult
     public func query(_ sql: String, _ params: [String?] = []) throws -> PostgresResult {
-        let result: OpaquePointer?
-        if params.isEmpty {
-            result = PQexec(handle, sql)
-        } else {
-            let copies: [UnsafeMutablePointer<CChar>?] = params.map { p in p.flatMap { strdup($0) } }
-            defer { for p in copies { free(p) } }
-            var pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } }
-            result = PQexecParams(handle, sql, Int32(params.count), nil, &pointers, nil, nil, 0)
-        }
-        return try PostgresResult(result, connection: handle, sql: sql)
+        guard !params.isEmpty else { return try PostgresResult(PQexec(handle, sql), connection: handle, sql: sql) }
+        return try query(sql, parameters: params.map { $0.map(PostgresParameter.text) })
     }
 
     /// Runs statements in libpq's pipeline mode: a group of them is sent before any result is

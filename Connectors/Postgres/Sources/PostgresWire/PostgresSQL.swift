@@ -19,7 +19,7 @@ public enum PostgresSQL {
 
     /// A name realm-adapter makes up (an index, a constraint) that fits in 63 bytes: longer ones
     /// keep a prefix and end in a hash of the whole, so the same long name always gives the same one.
-    static func shortened(_ name: String) -> String {
+    package static func shortened(_ name: String) -> String {
         guard name.utf8.count > maxIdentifierBytes else { return name }
         var prefix = ""
         for c in name where prefix.utf8.count + String(c).utf8.count <= maxIdentifierBytes - 9 { prefix.append(c) }
@@ -28,7 +28,7 @@ public enum PostgresSQL {
     }
 
     /// A stable 64-bit hash of a name (FNV-1a), for names and lock keys made from it.
-    static func fnv1a(_ text: String) -> UInt64 {
+    package static func fnv1a(_ text: String) -> UInt64 {
         var hash: UInt64 = 14_695_981_039_346_656_037
         for b in text.utf8 { hash = (hash ^ UInt64(b)) &* 1_099_511_628_211 }
         return hash
@@ -38,14 +38,4 @@ public enum PostgresSQL {
     public static func literal(_ text: String) -> String {
         text.sqlQuoted("'", "'")
     }
-}
-
-/// The Postgres dialect of the statements the core builds (``DatabaseWrite/statement(_:conflictTarget:)``):
-/// tables qualified by the configured schema, parameters `$n`.
-struct PostgresDialect: SQLDialect {
-    let schema: String
-
-    func quote(_ identifier: String) -> String { PostgresSQL.quote(identifier) }
-    func table(_ name: String) -> String { PostgresSQL.qualified(schema, name) }
-    func parameter(_ n: Int) -> String { "$\(n)" }
 }
