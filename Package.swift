@@ -70,6 +70,12 @@ let package = Package(
             ],
             path: "Connectors/Postgres/Sources/PostgresWire"
         ),
+        // The Realm store on Postgres (issue 43, being built: docs/plans/store-on-postgres.md).
+        .target(
+            name: "PostgresStore",
+            dependencies: ["RealmAdapter", "PostgresWire"],
+            path: "Sources/PostgresStore"
+        ),
         .target(
             name: "PostgresConnector",
             dependencies: [
@@ -252,6 +258,9 @@ let package = Package(
             name: "PostgresConnectorTests",
             dependencies: [
                 "PostgresConnector", "RealmAdapter", "CLibPQ", "TestSupport", "FuzzTargets", "ConnectorScenarios",
+                // The store's Postgres backend, tested against both engines (SQLite through GRDB).
+                "PostgresStore", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
                 // The crash and restart tests run the real daemon binary.
                 "realm-adapter",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
