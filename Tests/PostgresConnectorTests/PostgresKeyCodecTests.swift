@@ -7,6 +7,7 @@ import Testing
 
 @testable import PostgresConnector
 @testable import PostgresStore
+@testable import RealmAdapter
 
 extension PostgresIntegration {
     /// The Postgres store's key codec against both real engines: keys of every kind (integers to
@@ -27,7 +28,7 @@ extension PostgresIntegration {
                     let inSQLite = try sqlite.write { db in
                         try db.execute(sql: "DELETE FROM k")
                         for (i, k) in keys.enumerated() {
-                            try db.execute(sql: "INSERT INTO k VALUES (?, ?)", arguments: [i, Self.databaseValue(k)])
+                            try db.execute(sql: "INSERT INTO k VALUES (?, ?)", arguments: [i, k.databaseValue])
                         }
                         return try Int.fetchAll(db, sql: "SELECT i FROM k ORDER BY v, i")
                     }
@@ -68,16 +69,6 @@ extension PostgresIntegration {
                 let n = Int(rng.next() % 5)
                 let bytes: [UInt8] = [0, 1, 0x7F, 0x80, 0xFF]
                 return .blob(Data((0..<n).map { _ in bytes[Int(rng.next() % UInt64(bytes.count))] }))
-            }
-        }
-
-        static func databaseValue(_ k: StoredValue) -> DatabaseValue {
-            switch k {
-            case .null: .null
-            case .integer(let n): n.databaseValue
-            case .real(let d): d.databaseValue
-            case .text(let s): s.databaseValue
-            case .blob(let d): d.databaseValue
             }
         }
     }
