@@ -405,8 +405,6 @@ extension RealmStore {
     /// commit flushes it): for state that another record can restore after a power loss, such
     /// as an adapter cursor whose target system records what it applied.
     func writeMeta<T>(durable: Bool = true, _ body: (any StoreConnection) throws -> T) throws -> T {
-        do { return try backend.write(durable ? .asOpened : .deferred, body) } catch let e as StoreError {
-            throw Self.wrap(e)
-        }
+        try write(durable ? .asOpened : .deferred, body)
     }
 }

@@ -67,21 +67,19 @@ extension RealmStore {
     /// - Returns: the number of transactions removed.
     @discardableResult
     public func compact(_ path: String) throws -> Int {
-        do {
-            return try backend.write(.asOpened) { db in
-                let r = try Self.requireRealm(db, path)
-                guard let horizon = try Self.compactionHorizon(db, r), horizon > r.compactedThrough else { return 0 }
-                try db.cachedStatement(sql: "DELETE FROM history WHERE realm_id = ? AND version <= ?").execute(
-                    arguments: [r.id, horizon])
-                let removed = db.changesCount
-                try db.cachedStatement(sql: "DELETE FROM object_change WHERE realm_id = ? AND version <= ?").execute(
-                    arguments: [r.id, horizon])
-                try db.cachedStatement(sql: "UPDATE realm SET compacted_through = ? WHERE id = ?").execute(arguments: [
-                    horizon, r.id,
-                ])
-                return removed
-            }
-        } catch let e as StoreError { throw Self.wrap(e) }
+        try write { db in
+            let r = try Self.requireRealm(db, path)
+            guard let horizon = try Self.compactionHorizon(db, r), horizon > r.compactedThrough else { return 0 }
+            try db.cachedStatement(sql: "DELETE FROM history WHERE realm_id = ? AND version <= ?").execute(
+                arguments: [r.id, horizon])
+            let removed = db.changesCount
+            try db.cachedStatement(sql: "DELETE FROM object_change WHERE realm_id = ? AND version <= ?").execute(
+                arguments: [r.id, horizon])
+            try db.cachedStatement(sql: "UPDATE realm SET compacted_through = ? WHERE id = ?").execute(arguments: [
+                horizon, r.id,
+            ])
+            return removed
+        }
     }
 
     /// The lowest cursor among registered adapters following the Realm, or nil if none does.

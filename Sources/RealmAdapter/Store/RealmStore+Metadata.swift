@@ -18,19 +18,17 @@ extension RealmStore {
     /// with `durable: false`: the commit syncs the write-ahead log, so every transaction
     /// committed before it is on disk too (a loader's closing mark covers its whole load).
     public func setMetadata(_ key: String, _ value: String?) throws {
-        do {
-            try backend.write(.flushed) { db in
-                if let value {
-                    try db.execute(
-                        sql: """
-                            INSERT INTO metadata (key, value) VALUES (?, ?)
-                            ON CONFLICT (key) DO UPDATE SET value = excluded.value
-                            """, arguments: [key, value])
-                } else {
-                    try db.execute(sql: "DELETE FROM metadata WHERE key = ?", arguments: [key])
-                }
+        try write(.flushed) { db in
+            if let value {
+                try db.execute(
+                    sql: """
+                        INSERT INTO metadata (key, value) VALUES (?, ?)
+                        ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                        """, arguments: [key, value])
+            } else {
+                try db.execute(sql: "DELETE FROM metadata WHERE key = ?", arguments: [key])
             }
-        } catch let e as StoreError { throw Self.wrap(e) }
+        }
     }
 
     /// Runs `body` (a bulk load) with the indexes of links left out of the types it registers,

@@ -72,11 +72,8 @@ extension RealmStore {
     }
 
     private func writeRecordingPosition(_ body: (any StoreConnection) throws -> Void) throws {
-        do {
-            try backend.write(.asOpened, body)
-        } catch {
+        do { try write(.asOpened, body) } catch {
             forgetStoredIds()
-            if let e = error as? StoreError { throw Self.wrap(e) }
             throw error
         }
     }

@@ -125,7 +125,7 @@ public final class RealmStore: Sendable {
 
     /// Removes a Realm with its objects, history and adapter cursors.
     public func deleteRealm(_ path: String) throws {
-        try backend.write(.asOpened) { db in
+        try write { db in
             let r = try Self.requireRealm(db, path)
             for t in try layout.allTables(db: db) {
                 try db.execute(sql: "DELETE FROM \(t) WHERE realm = ?", arguments: [r.id])
@@ -252,9 +252,9 @@ public final class RealmStore: Sendable {
         do { return try backend.read(body) } catch let e as StoreError { throw Self.wrap(e) }
     }
 
-    /// A write transaction as the store was opened, its database's errors in the store's terms.
-    func write<T>(_ body: (any StoreConnection) throws -> T) throws -> T {
-        do { return try backend.write(.asOpened, body) } catch let e as StoreError { throw Self.wrap(e) }
+    /// A write transaction, its database's errors in the store's terms.
+    func write<T>(_ durability: StoreDurability = .asOpened, _ body: (any StoreConnection) throws -> T) throws -> T {
+        do { return try backend.write(durability, body) } catch let e as StoreError { throw Self.wrap(e) }
     }
 
     static func wrap(_ e: StoreError) -> RealmAdapterError {

@@ -16,6 +16,11 @@ package protocol StoreBackend: Sendable {
     func makeCommitProbe() -> any StoreCommitProbe
 }
 
+extension StoreBackend {
+    /// A write transaction as the store was opened.
+    package func write<T>(_ body: (any StoreConnection) throws -> T) throws -> T { try write(.asOpened, body) }
+}
+
 /// When a write transaction's commit reaches the disk.
 package enum StoreDurability: Sendable {
     /// As the store was opened (``RealmStore/Options/durable``).

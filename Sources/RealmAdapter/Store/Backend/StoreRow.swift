@@ -2,8 +2,6 @@
 package struct StoreRow {
     package var values: [StoredValue]
 
-    package init(_ values: [StoredValue]) { self.values = values }
-
     /// The row the statement stands on.
     init(_ statement: any StoreStatement) {
         values = (0..<statement.columnCount).map { statement.column($0) }

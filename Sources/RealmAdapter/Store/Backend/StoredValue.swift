@@ -98,7 +98,5 @@ package struct StoreArguments: ExpressibleByArrayLiteral, Sendable {
         values = elements.map { $0?.storedValue ?? .null }
     }
 
-    package static func += (lhs: inout StoreArguments, rhs: StoreArguments) { lhs.values += rhs.values }
-
     package mutating func append(_ value: (any StoredConvertible)?) { values.append(value?.storedValue ?? .null) }
 }

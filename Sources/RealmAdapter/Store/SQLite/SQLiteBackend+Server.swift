@@ -29,8 +29,3 @@ extension RealmStore {
         return backend
     }
 }
-
-extension StoreBackend {
-    /// A write transaction as the store was opened.
-    package func write<T>(_ body: (any StoreConnection) throws -> T) throws -> T { try write(.asOpened, body) }
-}
