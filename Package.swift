@@ -249,6 +249,8 @@ let package = Package(
             // are parsed with a connector registry (no server is involved).
             dependencies: [
                 "RealmAdapter", "PostgresConnector", "store-writer", "TestSupport",
+                // The store's suites run on both backends (the Postgres one when a server is up).
+                "PostgresStore",
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -15,9 +15,16 @@ package struct PostgresStoreDialect: StoreDialect {
         }
     }
     package var keyColumnType: String { "bytea" }
+    /// The key a column of keys holds (``PostgresKeyCodec``); a column read as anything but its
+    /// bytes is returned as it is.
+    package func storedKey(_ column: StoredValue) -> StoredValue {
+        guard case .blob(let bytes) = column, let key = try? PostgresKeyCodec.decode(bytes) else { return column }
+        return key
+    }
     package var keyedTableSuffix: String { "" }
     package func temporaryTable(_ name: String) -> String { "pg_temp.\(name)" }
 
+    package var orderedJoin: String { "JOIN" }
     package func greatest(_ values: [String]) -> String { "greatest(\(values.joined(separator: ", ")))" }
     package func least(_ values: [String]) -> String { "least(\(values.joined(separator: ", ")))" }
     package func distinctList(_ expression: String) -> String { "string_agg(DISTINCT \(expression), ',')" }

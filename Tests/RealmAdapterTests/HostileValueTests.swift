@@ -58,7 +58,7 @@ import Testing
 
     /// A decimal keeps its scale (apps show money): `1.00` is not `1`, through coercion, the
     /// store, history, the instruction codec and JSON.
-    @Test func decimalsKeepTheirScale() throws {
+    @Test(arguments: StoreKind.all) func decimalsKeepTheirScale(_ kind: StoreKind) throws {
         for (text, expected) in [
             ("1.00", "1.00"), ("12.50", "12.50"), ("-0.00", "0.00"), ("1.50e1", "15.0"),
             ("0.000", "0.000"), ("+007.10", "7.10"), ("1.5E+3", "1500"), ("25e-3", "0.025"),
@@ -70,7 +70,7 @@ import Testing
         #expect(
             try Value.string("1.00").coerced(to: decimal, in: .empty)
                 != Value.string("1").coerced(to: decimal, in: .empty))
-        let t = try TemporaryStore()
+        let t = try TemporaryStore(kind)
         try t.store.apply(
             [
                 .addType(
@@ -111,8 +111,8 @@ import Testing
         #expect(try Value.double(1.5).coerced(to: float, in: .empty) == .float(1.5))
     }
 
-    @Test func aStringWithANulIsRejectedNotCut() throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func aStringWithANulIsRejectedNotCut(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
         try t.store.apply(
             [
                 .addType(
@@ -160,8 +160,8 @@ extension HostileValueTests {
         #expect(throws: RealmAdapterError.self) { try Value.string("nan").coerced(to: double, in: .empty) }
     }
 
-    @Test func notANumberAndTheInfinitiesAreKept() async throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func notANumberAndTheInfinitiesAreKept(_ kind: StoreKind) async throws {
+        let t = try TemporaryStore(kind)
         let type = ObjectSchema(
             name: "M", primaryKey: "id",
             properties: [

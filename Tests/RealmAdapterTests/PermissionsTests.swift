@@ -7,8 +7,8 @@ import Testing
 /// roles and their union, the ACL filter run in SQL, and the rules for changing them.
 @Suite struct PermissionsTests {
     /// A Realm /docs with permission metadata, a type `Doc` with an ACL property and `Tag` without.
-    static func docs() throws -> TemporaryStore {
-        let s = try TemporaryStore()
+    static func docs(_ kind: StoreKind) throws -> TemporaryStore {
+        let s = try TemporaryStore(kind)
         try s.store.write(to: "/docs", origin: "test") { tx in
             try tx.enablePermissions()
             try tx.addType(
@@ -30,8 +30,10 @@ import Testing
         }
     }
 
-    @Test func aRealmWithoutMetadataIsUnrestrictedAndANewOneOpenToEveryone() throws {
-        let s = try Self.docs()
+    @Test(arguments: StoreKind.all) func aRealmWithoutMetadataIsUnrestrictedAndANewOneOpenToEveryone(_ kind: StoreKind)
+        throws
+    {
+        let s = try Self.docs(kind)
         try s.store.write(to: "/plain", origin: "test") { tx in
             try tx.addType(
                 ObjectSchema(name: "Tag", primaryKey: "id", properties: [Property(name: "id", type: .scalar(.int))]))
@@ -57,8 +59,8 @@ import Testing
         #expect(try Self.ids(s, u1, "Tag") == ["1"])
     }
 
-    @Test func eachLevelNarrowsTheOneAboveAndRolesAddUp() throws {
-        let s = try Self.docs()
+    @Test(arguments: StoreKind.all) func eachLevelNarrowsTheOneAboveAndRolesAddUp(_ kind: StoreKind) throws {
+        let s = try Self.docs(kind)
         try s.store.write(to: "/docs", origin: "test") { tx in
             let op = RealmAccess.unrestricted
             for k in ["d1", "d2", "d3"] { try tx.create("Doc", ["id": .string(k)]) }
@@ -92,8 +94,9 @@ import Testing
         #expect(try s.store.permissions(on: .type("Tag"), in: "/docs") == nil)
     }
 
-    @Test func aUserGrantsOnlyWhatTheyHoldWhereTheyMaySetPermissions() throws {
-        let s = try Self.docs()
+    @Test(arguments: StoreKind.all) func aUserGrantsOnlyWhatTheyHoldWhereTheyMaySetPermissions(_ kind: StoreKind) throws
+    {
+        let s = try Self.docs(kind)
         let op = RealmAccess.unrestricted
         try s.store.write(to: "/docs", origin: "test") { tx in
             try tx.create("Doc", ["id": .string("d1")])
@@ -145,8 +148,9 @@ import Testing
         }
     }
 
-    @Test func changingAPermissionThatTwoHoldersShareChangesOneOnly() throws {
-        let s = try Self.docs()
+    @Test(arguments: StoreKind.all) func changingAPermissionThatTwoHoldersShareChangesOneOnly(_ kind: StoreKind) throws
+    {
+        let s = try Self.docs(kind)
         let op = RealmAccess.unrestricted
         // An operator's raw write makes d1's and d2's ACLs list one __Permission.
         try s.store.write(to: "/docs", origin: "test") { tx in

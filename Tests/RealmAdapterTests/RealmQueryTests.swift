@@ -6,8 +6,8 @@ import Testing
 /// The query filter's semantics where SQL and Realm could differ: a missing value under NOT,
 /// empty strings, dates from ISO 8601 text, GLOB's own brackets, and errors that say where.
 @Suite struct RealmQueryTests {
-    func store() throws -> TemporaryStore {
-        let t = try TemporaryStore()
+    func store(_ kind: StoreKind) throws -> TemporaryStore {
+        let t = try TemporaryStore(kind)
         try t.store.apply(
             taskSchema.map(Instruction.addType) + [
                 .insert(objectType: "Person", identity: "ann", values: ["id": "ann", "name": "Ann"]),
@@ -27,8 +27,8 @@ import Testing
         try t.store.objects(of: type, in: "/q", ObjectQuery(filter: filter)).map { "\($0.identity)" }
     }
 
-    @Test func missingValuesAndNegation() throws {
-        let t = try store()
+    @Test(arguments: StoreKind.all) func missingValuesAndNegation(_ kind: StoreKind) throws {
+        let t = try store(kind)
         #expect(try ids(t, "Person", "name BEGINSWITH 'A'") == ["ann"])
         // bo has no name: NOT of a comparison on it holds, as in Realm (not SQL's unknown).
         #expect(try ids(t, "Person", "NOT name BEGINSWITH 'A'") == ["bo"])
@@ -41,8 +41,8 @@ import Testing
 
     /// A query from a client has bounded nesting and size: a probe crashed the server (its stack)
     /// with 20,000 brackets in one 40 KB GraphQL request, and 300,000 `!` did the same.
-    @Test func deepOrLongQueriesAreErrorsNotCrashes() throws {
-        let t = try store()
+    @Test(arguments: StoreKind.all) func deepOrLongQueriesAreErrorsNotCrashes(_ kind: StoreKind) throws {
+        let t = try store(kind)
         let deep = String(repeating: "!(", count: 16) + "id == 2" + String(repeating: ")", count: 16)
         #expect(try ids(t, "Task", deep) == ["2"])
         for (bad, says) in [
@@ -60,8 +60,8 @@ import Testing
         #expect(try ids(t, "Task", (1...500).map { "id == \($0)" }.joined(separator: " || ")) == ["1", "2"])
     }
 
-    @Test func datesBracketsAndErrors() throws {
-        let t = try store()
+    @Test(arguments: StoreKind.all) func datesBracketsAndErrors(_ kind: StoreKind) throws {
+        let t = try store(kind)
         #expect(try ids(t, "Task", "due > '2026-01-01T00:00:00Z'") == ["1"])
         #expect(try ids(t, "Task", "title LIKE '[draft]*'") == ["1"])
         #expect(try ids(t, "Task", "title LIKE[c] '*PLAN'") == ["1"])

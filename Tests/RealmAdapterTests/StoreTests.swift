@@ -4,8 +4,8 @@ import Testing
 @testable import RealmAdapter
 
 @Suite struct StoreTests {
-    @Test func appliesEveryInstructionTypeAndKeepsHistory() throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func appliesEveryInstructionTypeAndKeepsHistory(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
         let s = t.store
         for (i, instruction) in everyInstruction.enumerated() {
             try s.apply([instruction], to: "/all", origin: "test")
@@ -27,8 +27,8 @@ import Testing
 
     /// The Realms under a directory, by a range of the path index: not its neighbours whose
     /// names start the same (`/abcd`, `/abc0`), nor the directory itself.
-    @Test func realmPathsUnderADirectory() throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func realmPathsUnderADirectory(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
         for path in ["/abc", "/abc/x", "/abc/y/z", "/abc0/x", "/abcd/x", "/ab/x", "/abc-/x"] {
             try t.store.apply([], to: path, origin: "test")
             try t.store.write(to: path, origin: "test") { _ in }
@@ -38,8 +38,8 @@ import Testing
         #expect(try t.store.realmPaths(under: "/none").isEmpty)
     }
 
-    @Test func storesEveryValueKindLosslessly() throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func storesEveryValueKindLosslessly(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
         try t.store.addTaskSchema("/v")
         let insert = everyInstruction.first { if case .insert("Task", _, _) = $0 { true } else { false } }!
         try t.store.apply(Array(everyInstruction.prefix(5)), to: "/v2", origin: "test")
@@ -54,8 +54,8 @@ import Testing
         #expect(task.values["done"] == true)
     }
 
-    @Test func writeTransactionRecordsOnlyChangedProperties() throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func writeTransactionRecordsOnlyChangedProperties(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
         try t.store.addTaskSchema("/w")
         let (id, version) = try t.store.write(to: "/w", origin: "app") { tx in
             try tx.create("Person", ["id": "p1", "name": "Ann"])
@@ -88,13 +88,15 @@ import Testing
     /// "café" composed (U+00E9) and decomposed (e + U+0301) are equal to Swift's `String`, but
     /// two texts to SQLite, Postgres and Realm: a value changed from one to the other is a
     /// change, and two keys that differ so are two objects.
-    @Test func stringsThatDifferOnlyInUnicodeNormalizationAreDifferentValues() throws {
+    @Test(arguments: StoreKind.all) func stringsThatDifferOnlyInUnicodeNormalizationAreDifferentValues(
+        _ kind: StoreKind
+    ) throws {
         let composed = "caf\u{E9}"
         let decomposed = "cafe\u{301}"
         #expect(Value.string(composed) != Value.string(decomposed))
         #expect(Set<Value>([.string(composed), .string(decomposed)]).count == 2)
         #expect(Value.list([.string(composed)]) != Value.list([.string(decomposed)]))
-        let t = try TemporaryStore()
+        let t = try TemporaryStore(kind)
         try t.store.addTaskSchema("/n")
         try t.store.write(to: "/n", origin: "app") { tx in
             try tx.create("Person", ["id": .string(composed), "name": .string(composed)])
@@ -109,8 +111,8 @@ import Testing
         #expect(try t.store.count(of: "Person", in: "/n") == 2)
     }
 
-    @Test func objectsWithoutPrimaryKeyGetRowKeys() throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func objectsWithoutPrimaryKeyGetRowKeys(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
         try t.store.addTaskSchema("/n")
         let keys = try t.store.write(to: "/n") { tx in
             [try tx.create("Note", ["text": "a"]), try tx.create("Note", ["text": "b"])]
@@ -123,8 +125,8 @@ import Testing
         }
     }
 
-    @Test func deletingATargetNullsLinksAndLeavesLists() throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func deletingATargetNullsLinksAndLeavesLists(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
         try t.store.addTaskSchema("/d")
         try t.store.write(to: "/d") { tx in
             for p in ["a", "b", "c"] { try tx.create("Person", ["id": .string(p)]) }
@@ -146,8 +148,8 @@ import Testing
 
     /// Appending many items records a LIST_INSERT each, as one by one does; a missing target
     /// names its LIST_INSERT, at its place in the list.
-    @Test func appendingToAListRecordsOneInsertEach() throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func appendingToAListRecordsOneInsertEach(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
         try t.store.addTaskSchema("/l")
         try t.store.write(to: "/l") { tx in
             for p in ["a", "b", "c"] { try tx.create("Person", ["id": .string(p)]) }
@@ -173,8 +175,10 @@ import Testing
     /// An object may link to itself, and to an object of its type inserted before it in the same
     /// transaction: the insert checks such a link against what the transaction has stored so far,
     /// whether it stores rows one by one (a database's upserts) or many per statement (`apply`).
-    @Test func objectsLinkToThemselvesAndToEarlierObjectsOfTheirTransaction() throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func objectsLinkToThemselvesAndToEarlierObjectsOfTheirTransaction(_ kind: StoreKind)
+        throws
+    {
+        let t = try TemporaryStore(kind)
         let node = ObjectSchema(
             name: "Node", primaryKey: "id",
             properties: [
@@ -282,8 +286,8 @@ import Testing
         #expect(try t.store.schema(of: "/x") == (try Schema(taskSchema)))
     }
 
-    @Test func sourcePositionIsRecordedWithTheTransaction() throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func sourcePositionIsRecordedWithTheTransaction(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
         try t.store.addTaskSchema("/a")
         try t.store.addTaskSchema("/b")
         let pos = SourcePosition(source: "postgres", position: "0/16B3748")
@@ -321,8 +325,8 @@ import Testing
     /// A source's positions are one stream: a store transaction records its position once for the
     /// whole store, and every Realm holds the source's transactions up to it (one that touched the
     /// Realm was applied with it; one that did not had nothing for it).
-    @Test func aSourcePositionCountsForEveryRealmOfTheStore() throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func aSourcePositionCountsForEveryRealmOfTheStore(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
         try t.store.addTaskSchema("/a")
         try t.store.addTaskSchema("/b")
         try t.store.apply(
@@ -349,8 +353,8 @@ import Testing
     /// Each writer keeps its own position of a source: two adapters on one store following two
     /// databases whose slots share a name have one source name (a probe's second database had all
     /// its changes skipped as replays, for good, under the other's position).
-    @Test func aSourcePositionIsKeptPerWriter() throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func aSourcePositionIsKeptPerWriter(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
         try t.store.addTaskSchema("/a")
         try t.store.addTaskSchema("/b")
         let insert = Instruction.insert(objectType: "Person", identity: "x", values: ["id": "x"])
@@ -381,7 +385,7 @@ import Testing
         } throws: { ($0 as? RealmAdapterError)?.code == .invalidPath }
     }
 
-    @Test func acceptsDotsInNamesAndTextBeyondASCII() throws {
+    @Test(arguments: StoreKind.all) func acceptsDotsInNamesAndTextBeyondASCII(_ kind: StoreKind) throws {
         // A path is its bytes, as the store and templates see it: a combining mark after '/' does not hide it.
         for path in [
             "/...", "/.a/b.", "/a..b", "/é😀/x", "/\u{301}x", "/caf\u{E9}/x", "/" + String(repeating: "x", count: 1023),
@@ -389,7 +393,7 @@ import Testing
             #expect(throws: Never.self, "\(path)") { try RealmPath.validate(path) }
         }
         // The store lists paths byte by byte (a load reports its Realms in that order).
-        let t = try TemporaryStore()
+        let t = try TemporaryStore(kind)
         let paths = ["/b", "/a", "/é", "/Z", "/a/b", "/ab", "/a-b"]
         for path in paths { try t.store.apply([], to: path, origin: "t") }
         #expect(try t.store.realmPaths() == paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
@@ -408,8 +412,8 @@ import Testing
         #expect(throws: RealmAdapterError.self) { try reopened.version(of: "/u1") }
     }
 
-    @Test func addingPropertiesFillsDefaultsIntoExistingObjects() throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func addingPropertiesFillsDefaultsIntoExistingObjects(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
         try t.store.addTaskSchema("/s")
         try t.store.apply([.insert(objectType: "Person", identity: "a", values: ["id": "a"])], to: "/s", origin: "t")
         try t.store.apply(
@@ -428,8 +432,8 @@ import Testing
 }
 
 extension StoreTests {
-    @Test func historyRecordsTypedValuesAndAppliedDefaults() throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func historyRecordsTypedValuesAndAppliedDefaults(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
         try t.store.addTaskSchema("/h")
         // As a JSON file would give it: the date is a string until the schema types it.
         try t.store.apply(
@@ -447,8 +451,8 @@ extension StoreTests {
 }
 
 extension StoreTests {
-    @Test func typesOfOneTransactionMayReferToEachOtherInAnyOrder() throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func typesOfOneTransactionMayReferToEachOtherInAnyOrder(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
         let task = ObjectSchema(
             name: "Task", primaryKey: "id",
             properties: [Property(name: "id", type: .scalar(.int)), Property(name: "owner", type: .link("Person"))])
@@ -501,8 +505,8 @@ extension StoreTests {
         }
     }
 
-    @Test func preparedInsertsStoreAndRecordWhatOneByOneDoes() throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func preparedInsertsStoreAndRecordWhatOneByOneDoes(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
         let s = t.store
         for path in ["/one", "/prepared"] { try s.write(to: path, origin: "test") { tx in try tx.addType(Self.item) } }
         // More rows than one statement takes (RealmWriter.rowsPerStatement), and fewer.
@@ -573,8 +577,8 @@ extension StoreTests {
     }
 
     /// An object is looked up through SQLite's API: a key no object can have is simply not there.
-    @Test func lookingUpAKeyNoObjectCanHaveFindsNothing() throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func lookingUpAKeyNoObjectCanHaveFindsNothing(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
         try t.store.apply([.addType(Self.item)], to: "/x", origin: "test")
         #expect(try t.store.object(of: "Item", identity: 1, in: "/x") == nil)
         let keyed = ObjectSchema(
@@ -586,8 +590,8 @@ extension StoreTests {
     }
 
     /// Runs of INSERTs are stored many rows per statement: the same objects and history as one by one.
-    @Test func insertRunsStoreWhatOneByOneStores() throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func insertRunsStoreWhatOneByOneStores(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
         let inserts = Self.rows(1...100).map { Instruction.insert(objectType: "Item", identity: $0.0, values: $0.1) }
         let set = Instruction.set(objectType: "Item", identity: 99, values: ["label": "x"])
         try t.store.apply([.addType(Self.item)] + inserts + [set], to: "/run", origin: "test")
@@ -652,9 +656,9 @@ extension StoreTests {
     /// Types with links are prepared too: the links are stored as one by one stores them, and a
     /// batch with a link whose target is missing stores nothing (the loader then takes the rows
     /// one by one, deciding what a missing target means).
-    @Test func preparedLinksAreCheckedBeforeAnyRowIsStored() throws {
+    @Test(arguments: StoreKind.all) func preparedLinksAreCheckedBeforeAnyRowIsStored(_ kind: StoreKind) throws {
         #expect(PreparedInserts.canPrepare(Self.pet))
-        let t = try TemporaryStore()
+        let t = try TemporaryStore(kind)
         for path in ["/one", "/prepared", "/dangling"] { try Self.withOwners(t, path) }
         var good = try PreparedInserts(Self.pet, schema: Self.petSchema)
         for (id, v) in Self.pets(["a", "b", "c"]) { try good.add(id, v) }
@@ -685,8 +689,8 @@ extension StoreTests {
     }
 
     /// A run of INSERTs with links, stored many rows per statement, refuses a missing target.
-    @Test func anInsertRunRefusesALinkToAMissingTarget() throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func anInsertRunRefusesALinkToAMissingTarget(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
         try Self.withOwners(t, "/x")
         var run = Self.pets(["a", "b", "c"]).map { Instruction.insert(objectType: "Pet", identity: $0.0, values: $0.1) }
         run[70] = .insert(objectType: "Pet", identity: 71, values: ["id": 71, "owner": "a", "vet": "nobody"])
@@ -702,12 +706,12 @@ extension StoreTests {
         #expect(try t.store.object(of: "Pet", identity: 71, in: "/x")?.values["vet"] == .null)
     }
 
-    @Test func badRowsAreRejectedAsOneByOne() throws {
+    @Test(arguments: StoreKind.all) func badRowsAreRejectedAsOneByOne(_ kind: StoreKind) throws {
         var p = try PreparedInserts(Self.item, schema: Self.schema)
         #expect(throws: RealmAdapterError.self) { try p.add(.int(1), ["id": .int(1), "label": .int(5)]) }
         #expect(throws: RealmAdapterError.self) { try p.add(.int(1), ["id": .int(1)]) }  // label is required
         try p.add(.int(1), ["id": .int(1), "label": "a"])
-        let t = try TemporaryStore()
+        let t = try TemporaryStore(kind)
         try t.store.write(to: "/x", origin: "test") { tx in
             try tx.addType(Self.item)
             try tx.create("Item", ["id": 1, "label": "already"])
@@ -728,8 +732,8 @@ extension StoreTests {
 
     /// Upserts in a run (after one that created, the next tries its INSERT first) record and
     /// refuse exactly what each records and refuses alone.
-    @Test func upsertsInARunRecordWhatEachDoesAlone() throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func upsertsInARunRecordWhatEachDoesAlone(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
         try t.store.addTaskSchema("/u")
         try t.store.write(to: "/u", origin: "test") { tx in
             try tx.upsert("Person", "p1", ["id": "p1", "name": "Ann"])

@@ -154,7 +154,8 @@ public final class Adapter: Sendable {
                     INSERT INTO adapter_cursor (adapter_id, realm_id, version)
                     SELECT ?1, r.id, coalesce((SELECT min(h.version) FROM history h WHERE h.realm_id = r.id
                                                AND h.version > coalesce(c.version, 0) AND h.origin <> ?2) - 1, r.version)
-                    FROM \(db.dialect.jsonArrayElements("?3", as: "p")) CROSS JOIN realm r ON r.path = p.value
+                    FROM \(db.dialect.jsonArrayElements("?3", as: "p"))
+                    \(db.dialect.orderedJoin) realm r ON r.path = p.value
                     LEFT JOIN adapter_cursor c ON c.adapter_id = ?1 AND c.realm_id = r.id
                     WHERE true ON CONFLICT (adapter_id, realm_id) DO UPDATE SET \(db.dialect.cursorNeverBack())
                     """, arguments: [id, origin, RealmStore.jsonArray(paths)])
@@ -173,7 +174,7 @@ public final class Adapter: Sendable {
                 sql: """
                     INSERT INTO adapter_cursor (adapter_id, realm_id, version)
                     SELECT ?, r.id, \(d.least(d.jsonElement("p.value", 1, integer: true), "r.version"))
-                    FROM \(d.jsonArrayElements("?", as: "p")) CROSS JOIN realm r
+                    FROM \(d.jsonArrayElements("?", as: "p")) \(d.orderedJoin) realm r
                     ON r.path = \(d.jsonElement("p.value", 0, integer: false))
                     WHERE true ON CONFLICT (adapter_id, realm_id) DO UPDATE SET \(d.cursorNeverBack())
                     """, arguments: [id, pairs])
@@ -314,7 +315,7 @@ public final class Adapter: Sendable {
                         SELECT p.key, r.version, r.compacted_through, coalesce(c.version, 0),
                                EXISTS (SELECT 1 FROM history h WHERE h.realm_id = r.id AND h.origin <> ?3
                                        AND h.version > \(after))
-                        FROM \(d.jsonArrayElements("?1", as: "p")) CROSS JOIN realm r
+                        FROM \(d.jsonArrayElements("?1", as: "p")) \(d.orderedJoin) realm r
                         ON r.path = \(d.jsonElement("p.value", 0, integer: false))
                         LEFT JOIN adapter_cursor c ON c.adapter_id = ?2 AND c.realm_id = r.id
                         """), arguments: [pairs, id, origin])

@@ -22,8 +22,7 @@ public struct RealmSnapshot: Sendable {
     public func object(of type: String, identity: Value) throws -> RealmObject? {
         try read { reader in
             guard let t = reader.schema[type: type] else { throw RealmAdapterError.unknownType(type) }
-            let key = try RealmTables.encode(identity.coercedKey(of: type, in: reader.schema))
-            return try RealmStore.state(t.name, key, at: version, reader)
+            return try RealmStore.state(t.name, identity.coercedKey(of: type, in: reader.schema), at: version, reader)
         }
     }
 
@@ -41,15 +40,15 @@ public struct RealmSnapshot: Sendable {
                         AND version > ?3)
                     ORDER BY key
                     """, arguments: [reader.tables.realmId, type, version])
-            var changed = Set<StoredValue>()
+            var changed = Set<Value>()
             var restored: [RealmObject] = []
             for row in rows {
-                changed.insert(row[0])
+                changed.insert(reader.key(row[0], of: type))
                 if let image = row[1] as Data? { restored.append(try RealmStore.object(fromImage: image)) }
             }
             var out: [RealmObject] = []
             try reader.forEachObject(type) { o in
-                let unchanged = try changed.isEmpty || !changed.contains(RealmTables.encode(o.identity))
+                let unchanged = changed.isEmpty || !changed.contains(o.identity)
                 if unchanged { out.append(o) }
             }
             return out + restored

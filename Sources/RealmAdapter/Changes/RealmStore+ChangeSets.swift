@@ -51,7 +51,7 @@ extension RealmStore {
             recorded = true
             let type: String = row[0]
             let before = try (row[2] as Data?).map(Self.object(fromImage:))
-            let after = try Self.state(type, row[1], at: transaction.version, reader)
+            let after = try Self.state(type, reader.key(row[1], of: type), at: transaction.version, reader)
             set.add(type: type, before: before, after: after)
         }
         // Every instruction but CLEAR (of a type without objects) and schema changes records a row.
@@ -73,7 +73,7 @@ extension RealmStore {
 
     /// The object `key` of `type` at the end of `version`: the first before-image recorded
     /// after it, or, if none, the object as it is now (nil: it did not exist).
-    static func state(_ type: String, _ key: StoredValue, at version: Int64, _ reader: RealmReader) throws
+    static func state(_ type: String, _ key: Value, at version: Int64, _ reader: RealmReader) throws
         -> RealmObject?
     {
         let later = try StoreRow.fetchOne(
@@ -81,9 +81,9 @@ extension RealmStore {
                 sql: """
                     SELECT before FROM object_change WHERE realm_id = ? AND type = ? AND key = ? AND version > ?
                     ORDER BY version LIMIT 1
-                    """), arguments: [reader.tables.realmId, type, key, version])
+                    """), arguments: [reader.tables.realmId, type, StoreArgument.key(key), version])
         if let later { return try (later[0] as Data?).map(object(fromImage:)) }
-        guard let t = reader.schema[type: type] else { return nil }
-        return try reader.object(type, RealmTables.decode(key, as: RealmTables.keyType(of: t)))
+        guard reader.schema[type: type] != nil else { return nil }
+        return try reader.object(type, key)
     }
 }

@@ -387,7 +387,7 @@ package struct BinaryReader {
         return T(littleEndian: b.loadUnaligned(as: T.self))
     }
 
-    mutating func value() throws -> Value {
+    package mutating func value() throws -> Value {
         switch try byte() {
         case 0: return .null
         case 1: return .bool(false)

@@ -79,7 +79,7 @@ extension RealmReader {
     /// The SQL condition that `access` may read `t`'s rows (under `alias`): false for a type it
     /// may not read, the ACL's for a type with one, true otherwise.
     func visibility(_ access: RealmAccess, _ t: ObjectSchema, _ tt: TypeTables, alias: String) throws -> (
-        String, [StoredValue]
+        String, [StoreArgument]
     ) {
         guard access.canRead(t.name) else { return (db.dialect.literal(false), []) }
         guard let acl = access.aclProperty(of: t.name) else { return (db.dialect.literal(true), []) }
@@ -92,7 +92,7 @@ extension RealmReader {
     func aclCondition(
         _ property: String, _ privilege: Privileges, _ roles: [String], _ t: ObjectSchema, _ tt: TypeTables,
         alias: String
-    ) throws -> (String, [StoredValue]) {
+    ) throws -> (String, [StoreArgument]) {
         guard let j = t.properties.firstIndex(where: { $0.name == property }), let list = tt.listTables[j],
             let n = Privileges.named.first(where: { $0.privilege == privilege })
         else { throw RealmAdapterError.notALink(type: t.name, property: property) }
@@ -108,7 +108,7 @@ extension RealmReader {
             AND \(g).key = \(l).value WHERE \(l).realm = ? AND \(l).owner = \(alias).\(TypeTables.key) \
             AND \(g).\(bit) = 1 AND \(g).\(role) IN (\(marks)))
             """
-        return (sql, [tables.realmId.storedValue] + (try roles.map { try RealmTables.encode(.string($0)) }))
+        return (sql, [tables.realmId.storeArgument] + roles.map { StoreArgument.key(.string($0)) })
     }
 }
 

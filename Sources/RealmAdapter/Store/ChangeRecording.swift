@@ -58,22 +58,21 @@ extension RealmWriter {
                 INSERT INTO object_change (realm_id, type, key, version, before) VALUES (?, ?, ?, ?, NULL)
                 ON CONFLICT DO NOTHING
                 """
-        ).execute(arguments: [realm, t.name, try RealmTables.encode(id), version])
+        ).execute(arguments: [realm, t.name, StoreArgument.key(id), version])
     }
 
     /// Records the object `id` of `t` as it is now, before this transaction changes it, unless
     /// this transaction recorded it already (or created it: the row saying so stays).
     func recordBefore(_ t: ObjectSchema, _ id: Value) throws {
         guard let recording else { return }
-        let key = try RealmTables.encode(id)
-        guard recording.keys.insert(ChangeRecorder.Key(type: t.name, key: key)).inserted else { return }
+        guard recording.keys.insert(ChangeRecorder.Key(type: t.name, key: id)).inserted else { return }
         let object = try RealmReader(db: db, tables: tables, schema: schema).object(t.name, id)
         try db.cachedStatement(
             sql: """
                 INSERT INTO object_change (realm_id, type, key, version, before) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT DO NOTHING
                 """
-        ).execute(arguments: [realm, t.name, key, recording.version, object.map(RealmStore.image)])
+        ).execute(arguments: [realm, t.name, StoreArgument.key(id), recording.version, object.map(RealmStore.image)])
     }
 
     /// ``recordBefore(_:_:)`` for each key that `sql` selects (its first column).
@@ -81,7 +80,7 @@ extension RealmWriter {
         guard recording != nil else { return }
         let keyType = RealmTables.keyType(of: t)
         for k in try StoredValue.fetchAll(db.cachedStatement(sql: sql), arguments: arguments) {
-            try recordBefore(t, RealmTables.decode(k, as: keyType))
+            try recordBefore(t, RealmTables.decode(db.dialect.storedKey(k), as: keyType))
         }
     }
 
@@ -109,7 +108,7 @@ extension RealmWriter {
 final class ChangeRecorder {
     struct Key: Hashable {
         var type: String
-        var key: StoredValue
+        var key: Value
     }
     let version: Int64
     var keys = Set<Key>()

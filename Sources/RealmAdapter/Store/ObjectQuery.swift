@@ -52,7 +52,7 @@ extension RealmReader {
         let keyType = RealmTables.keyType(of: t)
         var out: [RealmObject] = []
         while let row = try rows.next() {
-            let id = RealmTables.decode(row[0] as StoredValue, as: keyType)
+            let id = RealmTables.decode(db.dialect.storedKey(row[0]), as: keyType)
             out.append(try build(t, id) { row[$0 + 1] as StoredValue })
         }
         return out
@@ -67,6 +67,7 @@ extension RealmReader {
         let (t, tt) = try located(typeName)
         var columns: [String] = []
         var types: [ScalarType] = []
+        var keys: [Bool] = []
         for name in properties {
             guard let j = t.properties.firstIndex(where: { $0.name == name }) else {
                 throw RealmAdapterError.unknownProperty(type: t.name, property: name)
@@ -78,11 +79,15 @@ extension RealmReader {
             default: throw RealmAdapterError.notSortable(type: t.name, property: name)
             }
             columns.append(column)
+            keys.append(column == TypeTables.key || t.properties[j].type.linkTarget != nil)
         }
         let rows = try select(query, t, tt, columns: columns.isEmpty ? [TypeTables.key] : columns)
         var values = [Value](repeating: .null, count: columns.count)
         while let row = try rows.next() {
-            for k in values.indices { values[k] = RealmTables.decode(row[k] as StoredValue, as: types[k]) }
+            for k in values.indices {
+                let stored: StoredValue = row[k]
+                values[k] = RealmTables.decode(keys[k] ? db.dialect.storedKey(stored) : stored, as: types[k])
+            }
             try body(values)
         }
     }
@@ -93,7 +98,7 @@ extension RealmReader {
     {
         let direction = query.descending ? " DESC" : ""
         var order = "o." + TypeTables.key + direction
-        var orderArguments: [StoredValue] = []
+        var orderArguments: [StoreArgument] = []
         if let p = query.sortBy {
             guard let j = t.properties.firstIndex(where: { $0.name == p }) else {
                 throw RealmAdapterError.unknownProperty(type: t.name, property: p)
@@ -112,7 +117,7 @@ extension RealmReader {
                         sorted =
                             "(CASE WHEN EXISTS (SELECT 1 FROM \(ut.table) s WHERE s.realm = ? "
                             + "AND s.\(TypeTables.key) = o.\(column) AND \(v)) THEN o.\(column) END)"
-                        orderArguments = [tables.realmId.storedValue] + a
+                        orderArguments = [tables.realmId.storeArgument] + a
                     }
                 }
                 order = "\(sorted)\(direction), o.\(TypeTables.key)"
@@ -126,10 +131,10 @@ extension RealmReader {
         return try StoreRow.fetchCursor(
             db, sql: sql,
             arguments: StoreArguments(
-                [tables.realmId.storedValue] + arguments + orderArguments
+                [tables.realmId.storeArgument] + arguments + orderArguments
                     + [
-                        query.limit.map { .integer(Int64($0)) } ?? db.dialect.noLimit,
-                        .integer(Int64(max(0, query.offset))),
+                        .stored(query.limit.map { .integer(Int64($0)) } ?? db.dialect.noLimit),
+                        .stored(.integer(Int64(max(0, query.offset)))),
                     ]))
     }
 
@@ -139,14 +144,14 @@ extension RealmReader {
         let (condition, arguments) = try selection(query, t, tt)
         let sql = "SELECT count(*) FROM \(tt.table) o WHERE o.realm = ? AND (\(condition))"
         return try Int.fetchOne(
-            db, sql: sql, arguments: StoreArguments([tables.realmId.storedValue] + arguments)) ?? 0
+            db, sql: sql, arguments: StoreArguments([tables.realmId.storeArgument] + arguments)) ?? 0
     }
 
     /// The SQL condition (on alias `o`) of `query`'s filter and link, and its arguments.
     private func selection(_ query: ObjectQuery, _ t: ObjectSchema, _ tt: TypeTables) throws -> (
-        String, [StoredValue]
+        String, [StoreArgument]
     ) {
-        var (condition, arguments) = (db.dialect.literal(true), [StoredValue]())
+        var (condition, arguments) = (db.dialect.literal(true), [StoreArgument]())
         if let filter = query.filter {
             (condition, arguments) = try self.condition(
                 RealmQuery(filter, type: t, schema: schema), t, alias: "o", visibleTo: query.visibleTo)
@@ -166,18 +171,18 @@ extension RealmReader {
 extension RealmReader {
     /// The condition on `t`'s rows (alias `o`) that their link `property` points at `identity`.
     fileprivate func linking(_ link: ObjectQuery.Backlink, _ t: ObjectSchema, _ tt: TypeTables) throws -> (
-        String, [StoredValue]
+        String, [StoreArgument]
     ) {
         guard let j = t.properties.firstIndex(where: { $0.name == link.property }),
             t.properties[j].type.linkTarget != nil
         else {
             throw RealmAdapterError.notALink(type: t.name, property: link.property)
         }
-        let key = try RealmTables.encode(link.identity)
+        let key = StoreArgument.key(link.identity)
         if let list = tt.listTables[j] {
             return (
                 "o.\(TypeTables.key) IN (SELECT owner FROM \(list) WHERE realm = ? AND value = ?)",
-                [tables.realmId.storedValue, key]
+                [tables.realmId.storeArgument, key]
             )
         }
         guard let column = tt.columns[j] else {

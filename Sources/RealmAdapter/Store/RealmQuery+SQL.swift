@@ -3,7 +3,7 @@ extension RealmReader {
     /// Every comparison is two-valued (a missing value is false, and its `NOT` true), as in Realm.
     /// - Parameter visibleTo: what the reader may see: a link's hidden target satisfies nothing.
     func condition(_ query: RealmQuery, _ t: ObjectSchema, alias: String, visibleTo: RealmAccess? = nil) throws
-        -> (String, [StoredValue])
+        -> (String, [StoreArgument])
     {
         switch query {
         case .always(let b):
@@ -23,7 +23,7 @@ extension RealmReader {
                 default: operands.append(q)
                 }
             }
-            var (parts, arguments) = ([String](), [StoredValue]())
+            var (parts, arguments) = ([String](), [StoreArgument]())
             for o in operands {
                 let (c, a) = try condition(o, t, alias: alias, visibleTo: visibleTo)
                 parts.append("(\(c))")
@@ -38,13 +38,13 @@ extension RealmReader {
     private func compare(
         _ path: ArraySlice<String>, _ op: RealmQuery.Operator, _ value: Value, _ ci: Bool, _ t: ObjectSchema,
         alias: String, _ visibleTo: RealmAccess?
-    ) throws -> (String, [StoredValue]) {
+    ) throws -> (String, [StoreArgument]) {
         let tt = try tables.of(t, db: db)
         guard let j = t.properties.firstIndex(where: { $0.name == path.first }) else {
             throw RealmAdapterError.unknownProperty(type: t.name, property: path.first ?? "")
         }
         let p = t.properties[j]
-        let realm = tables.realmId.storedValue
+        let realm = tables.realmId.storeArgument
         if path.count > 1, let target = p.type.linkTarget, let u = schema[type: target] {
             // Through a link: the rows whose link's target satisfies the rest.
             let ut = try tables.of(u, db: db)
@@ -77,7 +77,8 @@ extension RealmReader {
         }
         let col = "\(alias).\(column)"
         if value.isNull { return (op == .equal ? "\(col) IS NULL" : "\(col) IS NOT NULL", []) }
-        let v = try RealmTables.encode(value)
+        // A key column (the primary key, a link) holds keys; others the property's values.
+        let v: StoreArgument = column == TypeTables.key || p.type.linkTarget != nil ? .key(value) : .value(value)
         let (x, y) = ci ? ("lower(\(col))", "lower(?)") : (col, "?")
         let dialect = db.dialect
         let sql: String
@@ -95,7 +96,7 @@ extension RealmReader {
         case .contains: sql = dialect.contains(x, y)
         case .like:
             guard case .string(let pattern) = value else { throw RealmAdapterError.unknownType("LIKE") }
-            args = [.text(dialect.likePattern(pattern))]
+            args = [.stored(.text(dialect.likePattern(pattern)))]
             sql = dialect.like(x, y)
         }
         return (dialect.definite(sql), args)

@@ -29,6 +29,11 @@ struct RealmReader {
         return (t, try tables.of(t, db: db))
     }
 
+    /// The identity held in a column of keys of `typeName` (a row key for a type it does not have).
+    func key(_ stored: StoredValue, of typeName: String) -> Value {
+        RealmTables.decode(db.dialect.storedKey(stored), as: schema[type: typeName].map(RealmTables.keyType) ?? .int)
+    }
+
     /// A database change reads the object it changes: one statement, its columns read in place.
     func object(_ typeName: String, _ identity: Value) throws -> RealmObject? {
         let (t, tt) = try located(typeName)
@@ -38,7 +43,7 @@ struct RealmReader {
         stmt.bind(tables.realmId, at: 1)
         // Keys are ints, strings, UUIDs or ObjectIds: only a string holding NUL fails to bind,
         // and no object can have that key.
-        guard (try? stmt.bind(identity, at: 2)) != nil else { return nil }
+        guard (try? stmt.bind(key: identity, at: 2)) != nil else { return nil }
         guard try stmt.step() else { return nil }
         return try build(t, identity) { stmt.column(Int32($0)) }
     }
@@ -49,7 +54,7 @@ struct RealmReader {
         let rows = try StoreRow.fetchCursor(db.cachedStatement(sql: tt.selectObjects), arguments: [tables.realmId])
         let keyType = RealmTables.keyType(of: t)
         while let row = try rows.next() {
-            let id = RealmTables.decode(row[0] as StoredValue, as: keyType)
+            let id = RealmTables.decode(db.dialect.storedKey(row[0]), as: keyType)
             try body(try build(t, id) { row[$0 + 1] as StoredValue })
         }
     }
@@ -65,13 +70,14 @@ struct RealmReader {
         }
         guard value.isStorableAsIs else { return nil }
         let sql = "SELECT key FROM \(tt.table) WHERE realm = ? AND \(tt.columns[j]!) = ? ORDER BY key LIMIT 1"
+        let coerced = try value.coerced(to: s, optional: false)
         let arguments: StoreArguments = [
-            tables.realmId, try RealmTables.encode(value.coerced(to: s, optional: false)),
+            tables.realmId, property == t.primaryKey ? StoreArgument.key(coerced) : .value(coerced),
         ]
         guard let dv = try StoredValue.fetchOne(db.cachedStatement(sql: sql), arguments: arguments) else {
             return nil
         }
-        return RealmTables.decode(dv, as: RealmTables.keyType(of: t))
+        return RealmTables.decode(db.dialect.storedKey(dv), as: RealmTables.keyType(of: t))
     }
 
     func count(_ typeName: String) throws -> Int {
@@ -95,7 +101,8 @@ struct RealmReader {
             }
         let sql = "SELECT value FROM \(tt.listTables[j]!) WHERE realm = ? AND owner = ? ORDER BY idx"
         let values = try StoredValue.fetchAll(
-            db.cachedStatement(sql: sql), arguments: [tables.realmId, try RealmTables.encode(identity)])
+            db.cachedStatement(sql: sql), arguments: [tables.realmId, StoreArgument.key(identity)])
+        if case .link = element { return values.map { RealmTables.decode(db.dialect.storedKey($0), as: s) } }
         return values.map { RealmTables.decode($0, as: s) }
     }
 
@@ -107,11 +114,12 @@ struct RealmReader {
         for p in t.properties {
             switch p.type {
             case .scalar(let s):
-                values.append(p.name, RealmTables.decode(column(c), as: s))
+                let stored = p.name == t.primaryKey ? db.dialect.storedKey(column(c)) : column(c)
+                values.append(p.name, RealmTables.decode(stored, as: s))
                 c += 1
             case .link(let target):
                 let keyType = RealmTables.keyType(of: schema[type: target]!)
-                values.append(p.name, RealmTables.decode(column(c), as: keyType))
+                values.append(p.name, RealmTables.decode(db.dialect.storedKey(column(c)), as: keyType))
                 c += 1
             case .list:
                 values.append(p.name, .list(try list(t.name, id, p.name)))

@@ -32,8 +32,8 @@ extension RealmStore {
                 throw RealmAdapterError.historyCompacted(path, through: r.compactedThrough)
             }
             let sql =
-                "SELECT \(Self.historyColumns) FROM history WHERE realm_id = ? AND version > ? AND origin IS "
-                + "NOT ? ORDER BY version LIMIT ?"
+                "SELECT \(Self.historyColumns) FROM history WHERE realm_id = ? AND version > ? AND "
+                + "\(db.dialect.isDistinct("origin", from: "?")) ORDER BY version LIMIT ?"
             let rows = try StoreRow.fetchCursor(
                 db.cachedStatement(sql: sql), arguments: [r.id, version, excluded, Int64(clamping: limit)])
             var out: [RealmTransaction] = []

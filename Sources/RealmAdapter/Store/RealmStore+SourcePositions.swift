@@ -40,7 +40,7 @@ extension RealmStore {
                 db.cachedStatement(
                     sql: """
                         SELECT p.key, r.version, s.position FROM \(db.dialect.jsonArrayElements("?1", as: "p"))
-                        CROSS JOIN realm r ON r.path = p.value
+                        \(db.dialect.orderedJoin) realm r ON r.path = p.value
                         LEFT JOIN source_position s
                                ON s.realm_id = r.id AND s.source_id = (SELECT id FROM source WHERE name = ?2)
                         """), arguments: [Self.jsonArray(paths), source])
@@ -57,7 +57,8 @@ extension RealmStore {
             try db.execute(
                 sql: """
                     INSERT INTO source_position (realm_id, source_id, position)
-                    SELECT r.id, ?, ? FROM \(db.dialect.jsonArrayElements("?", as: "p")) CROSS JOIN realm r
+                    SELECT r.id, ?, ? FROM \(db.dialect.jsonArrayElements("?", as: "p"))
+                    \(db.dialect.orderedJoin) realm r
                     ON r.path = p.value WHERE true
                     ON CONFLICT (realm_id, source_id) DO UPDATE SET position = excluded.position
                     """, arguments: [try sourceId(db, position.source), position.position, Self.jsonArray(paths)])

@@ -208,16 +208,13 @@ extension RealmStore {
                         try db.cachedStatement(
                             sql: "INSERT INTO realm (id, path, schema_id, version, created_at) "
                                 + "VALUES (?, ?, ?, ?, ?)"
-                        ).execute(values: [
-                            .int(r.id), .string(path), .int(schemaId), .int(version),
-                            .int(Timestamp(Date()).totalNanoseconds ?? 0),
-                        ])
+                        ).execute(arguments: [r.id, path, schemaId, version, Timestamp(Date()).totalNanoseconds ?? 0])
                     } else if version > r.version {
                         try db.cachedStatement(
                             sql: schemaId == r.schemaId
                                 ? "UPDATE realm SET version = ?1 WHERE id = ?3"
                                 : "UPDATE realm SET version = ?1, schema_id = ?2 WHERE id = ?3"
-                        ).execute(values: [.int(version), .int(schemaId), .int(r.id)])
+                        ).execute(arguments: [version, schemaId, r.id])
                     }
                     if version > r.version {
                         for c in cursors { try Self.moveCursor(db, c, realm: r.id, from: r.version, to: version) }
@@ -291,7 +288,7 @@ extension RealmStore {
             ON CONFLICT (adapter_id, realm_id) DO UPDATE SET version = excluded.version WHERE adapter_cursor.version = ?3
             """
             : "UPDATE adapter_cursor SET version = ?4 WHERE adapter_id = ?1 AND realm_id = ?2 AND version = ?3"
-        try db.cachedStatement(sql: sql).execute(values: [.int(adapterId), .int(realm), .int(from), .int(version)])
+        try db.cachedStatement(sql: sql).execute(arguments: [adapterId, realm, from, version])
     }
 
     /// The id SQLite would give the next Realm created in this transaction: the highest so far

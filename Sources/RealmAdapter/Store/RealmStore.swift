@@ -72,6 +72,18 @@ public final class RealmStore: Sendable {
         notifier = ChangeNotifier(backend: backend, interval: options.pollInterval, logger: logger)
     }
 
+    /// A store on `backend` (a database of its own), named `location` in messages.
+    package init(
+        backend: any StoreBackend, location: String, options: Options = Options(),
+        logger: Logger = Logger(label: "realm-adapter.store")
+    ) {
+        self.directory = location
+        self.options = options
+        self.logger = logger
+        self.backend = backend
+        notifier = ChangeNotifier(backend: backend, interval: options.pollInterval, logger: logger)
+    }
+
     /// The store's database file in `directory`.
     static func file(in directory: String) -> String { (directory as NSString).appendingPathComponent("realms.sqlite") }
 

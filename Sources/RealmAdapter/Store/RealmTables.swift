@@ -3,7 +3,7 @@ import Foundation
 /// One Realm's view of the store's tables (``StoreLayout``): its id, which is the first column
 /// of every row it has, and the tables and columns of its types' schemas. Also the SQLite form
 /// of values.
-struct RealmTables {
+package struct RealmTables {
     let realmId: Int64
     let layout: StoreLayout
 
@@ -41,7 +41,7 @@ struct RealmTables {
 
     /// The stored form of a typed value: the value rule every backend binds by
     /// (``StoreStatement/bind(_:at:)-(Value,_)`` applies it without building the result).
-    static func encode(_ v: Value) throws -> StoredValue {
+    package static func encode(_ v: Value) throws -> StoredValue {
         switch v {
         case .null: return .null
         case .bool(let b): return .integer(b ? 1 : 0)

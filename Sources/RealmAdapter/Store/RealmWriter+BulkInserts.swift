@@ -55,7 +55,7 @@ extension RealmWriter {
                 if let target = typing.slotTargets[k], !value.isNull, target != n || !ids.contains(value) {
                     try checkTarget(target, value, from: typing.type, typing.slotProperties[k])
                 }
-                try stmt.bind(value, at: base + 2 + Int32(k))
+                try plan.bind(value, column: k, to: stmt, at: base + 2 + Int32(k))
             }
             typed.append(.insert(objectType: n, identity: id, values: checked))
         }
@@ -81,6 +81,7 @@ extension RealmWriter {
         let single = plan.statement
         let width = prepared.width
         let count = prepared.count
+        let keys = plan.keys
         let db = self.db
         let type = plan.typing.type
         let realm = self.realm
@@ -100,7 +101,11 @@ extension RealmWriter {
                 let named = try Self.recordHead(&r, width: width)
                 for k in 0..<Int32(width) {
                     if named { try r.skipString() }
-                    try stmt.bind(&r, at: first + 1 + k)
+                    if keys[Int(k)] {
+                        try stmt.bind(keyOf: &r, at: first + 1 + k)
+                    } else {
+                        try stmt.bind(&r, at: first + 1 + k)
+                    }
                 }
             }
             func storeOne() throws {
@@ -170,7 +175,7 @@ extension RealmWriter {
                     }
                     let v = try r.value()
                     if v.isNull || found[s].contains(v) { continue }
-                    guard try exists[s].firstInteger([.int(realm), v]) != nil else { return false }
+                    guard try exists[s].firstInteger([realm, StoreArgument.key(v)]) != nil else { return false }
                     found[s].insert(v)
                 }
             }

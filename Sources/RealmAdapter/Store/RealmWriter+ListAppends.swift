@@ -21,6 +21,7 @@ extension RealmWriter {
         rows.reserveCapacity(lists.reduce(0) { $0 + $1.items.count })
         var failure: Error?
         var table: String?
+        var ofLinks = false
         // An owner may come more than once: its later items go after the earlier ones.
         var appended: [Value: Int] = [:]
         checking: for list in lists where !list.items.isEmpty {
@@ -38,6 +39,7 @@ extension RealmWriter {
                 appended[key, default: 0] += list.items.count
                 let property = t[property: p]!
                 table = lt
+                ofLinks = property.type.linkTarget != nil
                 for (k, v) in list.items.enumerated() {
                     let value = try Instruction.listElement(v, of: t, property, in: schema)
                     if !targetsChecked { try checkElement(t, p, value) }
@@ -48,7 +50,7 @@ extension RealmWriter {
                 break checking
             }
         }
-        if let table { try storeListRows(rows, in: table) }
+        if let table { try storeListRows(rows, in: table, ofLinks: ofLinks) }
         for r in rows {
             typed.append(
                 .listInsert(objectType: n, identity: r.owner, property: p, index: Int(r.index), value: r.value))
@@ -57,7 +59,9 @@ extension RealmWriter {
     }
 
     /// Inserts list rows into list table `table`, ``rowsPerStatement`` per statement.
-    private func storeListRows(_ rows: [(owner: Value, index: Int64, value: Value)], in table: String) throws {
+    private func storeListRows(
+        _ rows: [(owner: Value, index: Int64, value: Value)], in table: String, ofLinks: Bool
+    ) throws {
         var next = 0
         while next < rows.count {
             let n = min(Self.rowsPerStatement, rows.count - next)
@@ -67,9 +71,9 @@ extension RealmWriter {
                 let r = rows[next + k]
                 let base = Int32(k * 4)
                 stmt.bind(realm, at: base + 1)
-                try stmt.bind(r.owner, at: base + 2)
+                try stmt.bind(key: r.owner, at: base + 2)
                 stmt.bind(r.index, at: base + 3)
-                try stmt.bind(r.value, at: base + 4)
+                if ofLinks { try stmt.bind(key: r.value, at: base + 4) } else { try stmt.bind(r.value, at: base + 4) }
             }
             try stmt.run()
             stmt.clearBindings()

@@ -75,7 +75,7 @@ struct RealmWriter {
             try removeIncomingLinks(to: t, key: id)
             try deleteLists(of: t, owner: id)
             try db.cachedStatement(sql: "DELETE FROM \(tt.table) WHERE realm = ? AND key = ?").execute(arguments: [
-                realm, try RealmTables.encode(id),
+                realm, StoreArgument.key(id),
             ])
             guard db.changesCount == 1 else { throw missing(t, id) }
         case .clear(let n):
@@ -90,20 +90,20 @@ struct RealmWriter {
             try checkElement(t, p, v)
             if i < count {
                 try db.cachedStatement(sql: "UPDATE \(lt) SET idx = idx + 1 WHERE realm = ? AND owner = ? AND idx >= ?")
-                    .execute(arguments: [realm, try RealmTables.encode(id), i])
+                    .execute(arguments: [realm, StoreArgument.key(id), i])
             }
             try db.cachedStatement(sql: "INSERT INTO \(lt) (realm, owner, idx, value) VALUES (?, ?, ?, ?)").execute(
-                values: [.int(realm), id, .int(Int64(i)), v])
+                arguments: [realm, StoreArgument.key(id), i, Self.element(v, of: t, p)])
         case .listSet(let n, let id, let p, let i, let v):
             let (t, lt, count) = try list(n, id, p)
             guard i < count else { throw outOfRange(t, p, i, count, inserting: false) }
             try checkElement(t, p, v)
             try db.cachedStatement(sql: "UPDATE \(lt) SET value = ? WHERE realm = ? AND owner = ? AND idx = ?").execute(
-                arguments: [try RealmTables.encode(v), realm, try RealmTables.encode(id), i])
+                arguments: [Self.element(v, of: t, p), realm, StoreArgument.key(id), i])
         case .listErase(let n, let id, let p, let i):
             let (t, lt, count) = try list(n, id, p)
             guard i < count else { throw outOfRange(t, p, i, count, inserting: false) }
-            let o = try RealmTables.encode(id)
+            let o = StoreArgument.key(id)
             try db.cachedStatement(sql: "DELETE FROM \(lt) WHERE realm = ? AND owner = ? AND idx = ?").execute(
                 arguments: [realm, o, i])
             try db.cachedStatement(sql: "UPDATE \(lt) SET idx = idx - 1 WHERE realm = ? AND owner = ? AND idx > ?")
@@ -111,12 +111,12 @@ struct RealmWriter {
         case .listClear(let n, let id, let p):
             let (_, lt, _) = try list(n, id, p)
             try db.cachedStatement(sql: "DELETE FROM \(lt) WHERE realm = ? AND owner = ?").execute(arguments: [
-                realm, try RealmTables.encode(id),
+                realm, StoreArgument.key(id),
             ])
         case .changeIdentity(let n, let old, let new):
             let (t, tt) = try type(n)
-            let o = try RealmTables.encode(old)
-            let nw = try RealmTables.encode(new)
+            let o = StoreArgument.key(old)
+            let nw = StoreArgument.key(new)
             guard try !exists(tt, new) else {
                 throw RealmAdapterError.duplicateKey(t, new)
             }
@@ -146,10 +146,11 @@ struct RealmWriter {
             return k
         }
         let (_, tt) = try type(typeName)
-        let k =
-            try Int64.fetchOne(
-                db.cachedStatement(sql: "SELECT coalesce(max(key), -1) + 1 FROM \(tt.table) WHERE realm = ?"),
-                arguments: [realm]) ?? 0
+        // The largest key, read as a key (a backend may keep keys in a form of its own).
+        let last = try StoredValue.fetchOne(
+            db.cachedStatement(sql: "SELECT key FROM \(tt.table) WHERE realm = ? ORDER BY key DESC LIMIT 1"),
+            arguments: [realm])
+        let k = last.flatMap { Int64.fromStored(db.dialect.storedKey($0)) }.map { $0 + 1 } ?? 0
         nextRowKey[typeName] = k + 1
         return k
     }
@@ -177,12 +178,21 @@ struct RealmWriter {
         let statement: any StoreStatement
         let table: String
         let columns: [String]
+        /// Per column after `realm`: whether it holds keys (the object's key, a link), which
+        /// are bound as keys (``StoreStatement/bind(key:at:)``).
+        let keys: [Bool]
 
-        init(typing: InsertTyping, statement: any StoreStatement, table: String, columns: [String]) {
+        init(typing: InsertTyping, statement: any StoreStatement, table: String, columns: [String], keys: [Bool]) {
             self.typing = typing
             self.statement = statement
             self.table = table
             self.columns = columns
+            self.keys = keys
+        }
+
+        /// Binds `value` to parameter `index` for column `column` (counted after `realm`).
+        func bind(_ value: Value, column: Int, to stmt: any StoreStatement, at index: Int32) throws {
+            if keys[column] { try stmt.bind(key: value, at: index) } else { try stmt.bind(value, at: index) }
         }
 
         private var multiRow: [Int: any StoreStatement] = [:]
@@ -218,10 +228,14 @@ struct RealmWriter {
         }
         let typing = try InsertTyping(t, schema: schema)
         var columns = ["realm"] + (t.primaryKey == nil ? [TypeTables.key] : [])
-        for (j, p) in t.properties.enumerated() where typing.slots[p.name] != nil { columns.append(tt.columns[j]!) }
+        var keys = t.primaryKey == nil ? [true] : []
+        for (j, p) in t.properties.enumerated() where typing.slots[p.name] != nil {
+            columns.append(tt.columns[j]!)
+            keys.append(p.name == t.primaryKey || p.type.linkTarget != nil)
+        }
         let p = InsertPlan(
             typing: typing, statement: try db.cachedStatement(sql: InsertPlan.sql(tt.table, columns, rows: 1)),
-            table: tt.table, columns: columns)
+            table: tt.table, columns: columns, keys: keys)
         insertPlans[n] = p
         lastPlan = (n, p)
         if shareable { tables.layout.keep(p, for: t) }
@@ -250,13 +264,13 @@ struct RealmWriter {
             (id, typed, lists) = try typing.check(n, rawId, values, schema: schema)
             stmt.reset()
             stmt.bind(realm, at: 1)
-            if typing.rowKeyOffset == 1 { try stmt.bind(id, at: 2) }
+            if typing.rowKeyOffset == 1 { try stmt.bind(key: id, at: 2) }
             for k in typing.row.indices {
                 let value = typing.row[k]!
                 if let target = typing.slotTargets[k], !value.isNull, target != n || value != id {
                     try checkTarget(target, value, from: typing.type, typing.slotProperties[k])
                 }
-                try stmt.bind(value, at: Int32(k + 2 + typing.rowKeyOffset))
+                try plan.bind(value, column: k + typing.rowKeyOffset, to: stmt, at: Int32(k + 2 + typing.rowKeyOffset))
             }
             try Self.run(stmt, id, typing.type)
         } catch is RealmAdapterError where ifAbsent {
@@ -279,7 +293,7 @@ struct RealmWriter {
 
     private mutating func set(_ n: String, _ id: Value, _ values: PropertyValues) throws {
         let (t, tt) = try type(n)
-        let key = try RealmTables.encode(id)
+        let key = StoreArgument.key(id)
         guard try exists(tt, id) else { throw missing(t, id) }
         try recordBefore(t, id)
         for e in values {
@@ -299,7 +313,9 @@ struct RealmWriter {
             }
             if case .link(let target) = p.type, !e.value.isNull { try checkTarget(target, e.value, from: t, p) }
             try db.cachedStatement(sql: "UPDATE \(tt.table) SET \(tt.columns[j]!) = ? WHERE realm = ? AND key = ?")
-                .execute(arguments: [try RealmTables.encode(e.value), realm, key])
+                .execute(arguments: [
+                    p.type.linkTarget == nil ? StoreArgument.value(e.value) : .key(e.value), realm, key,
+                ])
         }
     }
 
@@ -308,7 +324,7 @@ struct RealmWriter {
             sql: "INSERT INTO \(try listTable(t, p.name)) (realm, owner, idx, value) VALUES (?, ?, ?, ?)")
         for (i, v) in items.enumerated() {
             try checkElement(t, p.name, v)
-            try stmt.execute(values: [.int(realm), owner, .int(Int64(i)), v])
+            try stmt.execute(arguments: [realm, StoreArgument.key(owner), i, Self.element(v, of: t, p.name)])
         }
     }
 
@@ -324,10 +340,15 @@ struct RealmWriter {
                 SELECT (SELECT count(*) FROM \(lt) WHERE realm = ?1 AND owner = ?2)
                 WHERE EXISTS (SELECT 1 FROM \(tt.table) WHERE realm = ?1 AND key = ?2)
                 """
-        ).firstInteger([.int(realm), id])
+        ).firstInteger([realm, StoreArgument.key(id)])
         guard let count else { throw missing(t, id) }
         try recordBefore(t, id)
         return (t, lt, Int(count))
+    }
+
+    /// An element of list `property` as bound: a key for a list of links.
+    static func element(_ v: Value, of t: ObjectSchema, _ property: String) -> StoreArgument {
+        t[property: property]?.type.linkTarget == nil ? .value(v) : .key(v)
     }
 
     func checkElement(_ t: ObjectSchema, _ property: String, _ v: Value) throws {
@@ -348,7 +369,7 @@ struct RealmWriter {
 
     /// Whether the Realm has an object with this key (a primary key or row key) in the type's table.
     func exists(_ tt: TypeTables, _ key: Value) throws -> Bool {
-        try db.cachedStatement(sql: tt.selectExists).firstInteger([.int(realm), key]) != nil
+        try db.cachedStatement(sql: tt.selectExists).firstInteger([realm, StoreArgument.key(key)]) != nil
     }
 
     private func missing(_ t: ObjectSchema, _ id: Value) -> RealmAdapterError {
@@ -383,7 +404,7 @@ struct RealmWriter {
     /// As in Realm: links to a deleted object become null, and it leaves every list it was in
     /// (later elements move up so indexes stay contiguous). `key == nil` means all objects of `t`.
     private func removeIncomingLinks(to t: ObjectSchema, key: Value?) throws {
-        let k = try key.map(RealmTables.encode)
+        let k = key.map(StoreArgument.key)
         try forEachIncomingLink(to: t) { u, table, column, isList in
             let owner = isList ? "owner" : "key"
             if let k {
@@ -435,7 +456,7 @@ struct RealmWriter {
         for lt in try tables.of(t, db: db).listTables.compactMap({ $0 }) {
             if let owner {
                 try db.cachedStatement(sql: "DELETE FROM \(lt) WHERE realm = ? AND owner = ?").execute(arguments: [
-                    realm, try RealmTables.encode(owner),
+                    realm, StoreArgument.key(owner),
                 ])
             } else {
                 try db.cachedStatement(sql: "DELETE FROM \(lt) WHERE realm = ?").execute(arguments: [realm])

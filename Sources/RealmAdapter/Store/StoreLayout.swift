@@ -136,11 +136,16 @@ final class StoreLayout: Sendable {
             }
             if !isNew, let d = p.defaultValue {
                 // The objects there take the default now; the schema's own check comes at commit.
-                let value: StoredValue
-                do { value = try RealmTables.encode(d.coerced(to: p, in: schema)) } catch let e as RealmAdapterError {
+                let value: Value
+                do {
+                    value = try d.coerced(to: p, in: schema)
+                    _ = try RealmTables.encode(value)
+                } catch let e as RealmAdapterError {
                     throw Schema.error(t.name, p.name, "the default value does not fit: \(e.message)")
                 }
-                try db.execute(sql: "UPDATE \(table) SET c\(n) = ? WHERE realm = ?", arguments: [value, realmId])
+                try db.execute(
+                    sql: "UPDATE \(table) SET c\(n) = ? WHERE realm = ?",
+                    arguments: [StoreArgument.value(value), realmId])
             }
             // The database key is indexed too: database changes find objects by it.
             let deferred = linkIndexesDeferred.load(ordering: .relaxed)

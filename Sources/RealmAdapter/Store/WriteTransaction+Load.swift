@@ -50,7 +50,7 @@ extension WriteTransaction {
                 ON CONFLICT DO NOTHING
                 """
         )
-        .execute(arguments: [writer.tables.realmId, kind, try RealmTables.encode(identity)])
+        .execute(arguments: [writer.tables.realmId, kind, StoreArgument.key(identity)])
         return writer.db.changesCount == 1
     }
 
@@ -65,7 +65,7 @@ extension WriteTransaction {
     mutating func deleteNotLoaded(_ type: String, after: Value?, limit: Int) throws -> (Int, Value?) {
         let (t, tt) = try writer.type(type)
         let keys = try notLoaded(table: tt.table, key: TypeTables.key, kind: type, after: after, limit: limit)
-        let decoded = keys.map { RealmTables.decode($0, as: RealmTables.keyType(of: t)) }
+        let decoded = keys.map { RealmTables.decode(writer.db.dialect.storedKey($0), as: RealmTables.keyType(of: t)) }
         for k in decoded { try delete(type, k) }
         return (decoded.count, decoded.last)
     }
@@ -79,7 +79,7 @@ extension WriteTransaction {
         let owners = try notLoaded(
             table: try writer.listTable(t, property), key: "owner", kind: "\(type).\(property)", after: after,
             limit: limit)
-        let decoded = owners.map { RealmTables.decode($0, as: RealmTables.keyType(of: t)) }
+        let decoded = owners.map { RealmTables.decode(writer.db.dialect.storedKey($0), as: RealmTables.keyType(of: t)) }
         for o in decoded { try listClear(type, o, property) }
         return (decoded.count, decoded.last)
     }
@@ -90,7 +90,7 @@ extension WriteTransaction {
         -> [StoredValue]
     {
         var arguments: StoreArguments = [writer.realm, writer.realm, kind]
-        if let after { arguments.append(try RealmTables.encode(after)) }
+        if let after { arguments.append(StoreArgument.key(after)) }
         arguments.append(limit)
         let d = writer.db.dialect
         return try StoredValue.fetchAll(

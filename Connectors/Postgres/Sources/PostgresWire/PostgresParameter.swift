@@ -13,11 +13,16 @@ public enum PostgresParameter: Sendable, Hashable {
 extension PostgresSession {
     /// Runs one statement with parameters in text or binary (`$1`, `$2`, …; `nil` is SQL NULL)
     /// and returns its rows as text.
+    ///
+    /// - Parameter types: the parameters' type OIDs (0: as the statement uses it), or nil to
+    ///   let the statement type them all.
     @discardableResult
-    public func query(_ sql: String, parameters: [PostgresParameter?]) throws -> PostgresResult {
+    public func query(_ sql: String, parameters: [PostgresParameter?], types: [UInt32]? = nil) throws
+        -> PostgresResult
+    {
         try withParameters(parameters) { count, values, lengths, formats in
             try PostgresResult(
-                PQexecParams(handle, sql, count, nil, values, lengths, formats, 0), connection: handle, sql: sql)
+                PQexecParams(handle, sql, count, types, values, lengths, formats, 0), connection: handle, sql: sql)
         }
     }
 

@@ -38,9 +38,13 @@ package protocol StoreStatement {
     func bind(_ value: Int64, at index: Int32)
     /// Binds a Realm value in its stored form (the value rule of ``RealmTables/encode(_:)``).
     func bind(_ value: Value, at index: Int32) throws
+    /// Binds a Realm value in a column of keys (``StoreArgument/key(_:)``).
+    func bind(key: Value, at index: Int32) throws
     /// Binds the next value of a history record as ``bind(_:at:)-(Value,_)`` binds the value it
     /// encodes, without decoding it: its bytes must stay valid until the statement has run.
     func bind(_ record: inout BinaryReader, at index: Int32) throws
+    /// Binds the next value of a history record as ``bind(key:at:)`` binds the key it encodes.
+    func bind(keyOf record: inout BinaryReader, at index: Int32) throws
     /// Binds bytes as a blob without copying them: they must stay valid until the statement has run.
     func bind(borrowing bytes: UnsafeRawBufferPointer, at index: Int32) throws
     /// Runs the statement to its next row: true when it stands on one, false when done.
@@ -64,24 +68,23 @@ extension StoreStatement {
         for (i, v) in arguments.values.enumerated() { try bind(v, at: Int32(i + 1)) }
     }
 
+    package func bind(_ argument: StoreArgument, at index: Int32) throws {
+        switch argument {
+        case .stored(let v): try bind(v, at: index)
+        case .value(let v): try bind(v, at: index)
+        case .key(let v): try bind(key: v, at: index)
+        }
+    }
+
     /// Runs the statement once with `arguments`.
     package func execute(arguments: StoreArguments = []) throws {
         try bind(arguments: arguments)
         try run()
     }
 
-    /// Runs the statement once with Realm values bound in their stored form.
-    package func execute(values: [Value]) throws {
-        reset()
-        for (i, v) in values.enumerated() { try bind(v, at: Int32(i + 1)) }
-        try run()
-    }
-
-    /// The first column of the first row as an integer, with Realm values bound as
-    /// ``execute(values:)`` binds them; nil when there is no row.
-    package func firstInteger(_ values: [Value]) throws -> Int64? {
-        reset()
-        for (i, v) in values.enumerated() { try bind(v, at: Int32(i + 1)) }
+    /// The first column of the first row as an integer; nil when there is no row.
+    package func firstInteger(_ arguments: StoreArguments) throws -> Int64? {
+        try bind(arguments: arguments)
         defer { reset() }
         return try step() ? int64(0) : nil
     }

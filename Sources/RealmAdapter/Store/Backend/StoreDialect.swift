@@ -11,12 +11,19 @@ package protocol StoreDialect: Sendable {
     /// The column type of keys, links and list owners, whose kind varies from row to row (a
     /// type's key may be an int in one Realm and a string in another).
     var keyColumnType: String { get }
+    /// A value read from a column of keys, as the store's SQL holds it (as bound by
+    /// ``StoreStatement/bind(key:at:)``).
+    func storedKey(_ column: StoredValue) -> StoredValue
     /// What follows the definition of a table stored in the order of its primary key.
     var keyedTableSuffix: String { get }
     /// The name of a table private to the connection (a load's notes).
     func temporaryTable(_ name: String) -> String
 
     // MARK: Expressions
+
+    /// An inner join whose left side the planner must read first (SQLite's `CROSS JOIN`): for
+    /// a JSON array of paths joined with the Realms, which would otherwise be scanned.
+    var orderedJoin: String { get }
 
     /// The largest of the values.
     func greatest(_ values: [String]) -> String

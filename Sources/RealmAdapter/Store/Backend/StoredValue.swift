@@ -15,7 +15,7 @@ package enum StoredValue: Hashable, Sendable {
 
 /// A Swift type the store reads from and binds as a ``StoredValue`` (as GRDB's
 /// `DatabaseValueConvertible`): rows' typed subscripts and the typed `fetch` helpers use it.
-package protocol StoredConvertible {
+package protocol StoredConvertible: StoreArgumentConvertible {
     var storedValue: StoredValue { get }
     /// The value of this type that `stored` holds, or nil when it holds another kind.
     static func fromStored(_ stored: StoredValue) -> Self?
@@ -79,6 +79,8 @@ extension Data: StoredConvertible {
     }
 }
 
+extension Optional: StoreArgumentConvertible where Wrapped: StoredConvertible {}
+
 extension Optional: StoredConvertible where Wrapped: StoredConvertible {
     package var storedValue: StoredValue { self?.storedValue ?? .null }
     /// `.some(nil)` for a NULL; nil only when a value of another kind is there.
@@ -88,15 +90,41 @@ extension Optional: StoredConvertible where Wrapped: StoredConvertible {
     }
 }
 
+/// One argument of a statement: a value as the store's SQL holds it, or a Realm value that
+/// each backend binds in its own form (the value rule of ``RealmTables/encode(_:)``).
+package enum StoreArgument: Sendable {
+    case stored(StoredValue)
+    /// A Realm value in a property's column.
+    case value(Value)
+    /// A Realm value in a column of keys (a type's key, a link, a list's owner), whose kind
+    /// varies from row to row (``StoreDialect/keyColumnType``).
+    case key(Value)
+}
+
+/// What can be bound as a ``StoreArgument``: every ``StoredConvertible``, and the argument itself.
+package protocol StoreArgumentConvertible {
+    var storeArgument: StoreArgument { get }
+}
+
+extension StoreArgument: StoreArgumentConvertible {
+    package var storeArgument: StoreArgument { self }
+}
+
+extension StoredConvertible {
+    package var storeArgument: StoreArgument { .stored(storedValue) }
+}
+
 /// The arguments bound to a statement's parameters, in order (as GRDB's `StatementArguments`).
 package struct StoreArguments: ExpressibleByArrayLiteral, Sendable {
-    package var values: [StoredValue]
+    package var values: [StoreArgument]
 
-    package init(_ values: [StoredValue]) { self.values = values }
+    package init(_ values: [StoreArgument]) { self.values = values }
 
-    package init(arrayLiteral elements: (any StoredConvertible)?...) {
-        values = elements.map { $0?.storedValue ?? .null }
+    package init(arrayLiteral elements: (any StoreArgumentConvertible)?...) {
+        values = elements.map { $0?.storeArgument ?? .stored(.null) }
     }
 
-    package mutating func append(_ value: (any StoredConvertible)?) { values.append(value?.storedValue ?? .null) }
+    package mutating func append(_ value: (any StoreArgumentConvertible)?) {
+        values.append(value?.storeArgument ?? .stored(.null))
+    }
 }

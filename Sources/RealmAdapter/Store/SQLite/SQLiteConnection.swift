@@ -10,7 +10,13 @@ struct SQLiteConnection: StoreConnection {
 
     func execute(sql: String, arguments: StoreArguments) throws {
         do {
-            try db.execute(sql: sql, arguments: StatementArguments(arguments.values.map(\.databaseValue)))
+            let values = try arguments.values.map { a in
+                switch a {
+                case .stored(let v): v.databaseValue
+                case .value(let v), .key(let v): try RealmTables.encode(v).databaseValue
+                }
+            }
+            try db.execute(sql: sql, arguments: StatementArguments(values))
         } catch let e as DatabaseError {
             throw StoreError(e)
         }

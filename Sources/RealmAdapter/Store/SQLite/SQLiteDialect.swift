@@ -7,7 +7,9 @@ struct SQLiteDialect: StoreDialect {
     var keyColumnType: String { "" }
     var keyedTableSuffix: String { " WITHOUT ROWID" }
     func temporaryTable(_ name: String) -> String { "temp.\(name)" }
+    func storedKey(_ column: StoredValue) -> StoredValue { column }
 
+    var orderedJoin: String { "CROSS JOIN" }
     func greatest(_ values: [String]) -> String { "max(\(values.joined(separator: ", ")))" }
     func least(_ values: [String]) -> String { "min(\(values.joined(separator: ", ")))" }
     func distinctList(_ expression: String) -> String { "group_concat(DISTINCT \(expression))" }

@@ -63,6 +63,10 @@ struct SQLiteStatement: StoreStatement {
         try check(rc)
     }
 
+    /// Keys are stored as any other value: the column has no type, each value keeps its own.
+    func bind(key: Value, at index: Int32) throws { try bind(key, at: index) }
+    func bind(keyOf record: inout BinaryReader, at index: Int32) throws { try bind(&record, at: index) }
+
     func bind(_ r: inout BinaryReader, at index: Int32) throws {
         let stmt = handle
         func bytes(_ b: UnsafeRawBufferPointer, text: Bool) -> Int32 {

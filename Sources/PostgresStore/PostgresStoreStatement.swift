@@ -1,0 +1,180 @@
+import Foundation
+import PostgresWire
+import RealmAdapter
+
+/// The Postgres backend's statement: core's SQL with its placeholders numbered, its arguments
+/// bound as Postgres takes them, run when first stepped, its rows read as ``StoredValue``s.
+///
+/// Realm values are bound natively (a `double precision` keeps NaN and -0.0), keys through
+/// ``PostgresKeyCodec``. A statement the store may see fail on a key (an INSERT) runs inside a
+/// savepoint, so that its failure undoes it alone, as SQLite's does, and the store's
+/// transaction goes on.
+final class PostgresStoreStatement: StoreStatement {
+    private let sql: String
+    /// The parameters the SQL uses, by their number in core's SQL, in the order Postgres takes them.
+    private let used: [Int]
+    private let session: PostgresSession
+    private unowned let connection: PostgresStoreConnection
+    private let undoneAlone: Bool
+    private var parameters: [PostgresParameter?] = []
+    /// Per parameter: `text` for text (compared with a column of another type, it is an error,
+    /// never a silent cast), and otherwise as the statement uses it.
+    private var types: [UInt32] = []
+    private var rows: [[String?]]?
+    private var columnTypes: [UInt32] = []
+    private var next = 0
+
+    init(sql: String, session: PostgresSession, connection: PostgresStoreConnection) {
+        (self.sql, used) = PostgresPlaceholders.compacted(sql)
+        self.session = session
+        self.connection = connection
+        undoneAlone = sql.drop { $0.isWhitespace }.prefix(6).uppercased() == "INSERT"
+    }
+
+    func reset() {
+        rows = nil
+        next = 0
+    }
+
+    func clearBindings() { (parameters, types) = ([], []) }
+
+    func bind(_ value: StoredValue, at index: Int32) throws {
+        if case .text = value {
+            set(Self.parameter(value), at: index, text: true)
+        } else {
+            set(Self.parameter(value), at: index)
+        }
+    }
+    func bind(_ value: Int64, at index: Int32) { set(.text(String(value)), at: index) }
+
+    func bind(_ value: Value, at index: Int32) throws {
+        switch value {
+        case .float(let f): set(.text(Self.real(Double(f))), at: index)
+        case .double(let d): set(.text(Self.real(d)), at: index)
+        default: try bind(RealmTables.encode(value), at: index)
+        }
+    }
+
+    func bind(key: Value, at index: Int32) throws {
+        set(try PostgresKeyCodec.encode(RealmTables.encode(key)).map(PostgresParameter.binary), at: index)
+    }
+
+    func bind(_ record: inout BinaryReader, at index: Int32) throws { try bind(record.value(), at: index) }
+    func bind(keyOf record: inout BinaryReader, at index: Int32) throws { try bind(key: record.value(), at: index) }
+
+    func bind(borrowing bytes: UnsafeRawBufferPointer, at index: Int32) throws {
+        set(.binary(Data(bytes)), at: index)
+    }
+
+    func step() throws -> Bool {
+        if rows == nil { try run() }
+        guard let rows, next < rows.count else { return false }
+        next += 1
+        return true
+    }
+
+    var columnCount: Int32 { Int32(columnTypes.count) }
+
+    func column(_ index: Int32) -> StoredValue {
+        guard let text = rows![next - 1][Int(index)] else { return .null }
+        return Self.stored(text, type: columnTypes[Int(index)])
+    }
+
+    func int64(_ index: Int32) -> Int64 { Int64.fromStored(column(index)) ?? 0 }
+
+    // MARK: Running
+
+    private func run() throws {
+        let sent = used.map { $0 <= parameters.count ? parameters[$0 - 1] : nil }
+        let sentTypes = used.map { $0 <= types.count ? types[$0 - 1] : 0 }
+        let result: PostgresResult
+        do {
+            if undoneAlone && connection.inWriteTransaction {
+                try session.execute("SAVEPOINT statement")
+                do {
+                    result = try session.query(sql, parameters: sent, types: sentTypes)
+                } catch {
+                    try? session.execute("ROLLBACK TO SAVEPOINT statement")
+                    throw error
+                }
+                try session.execute("RELEASE SAVEPOINT statement")
+            } else {
+                result = try session.query(sql, parameters: sent, types: sentTypes)
+            }
+        } catch let e as PostgresError {
+            throw StoreError(e)
+        }
+        (rows, columnTypes, next) = (result.rows, result.types, 0)
+        connection.changesCount = result.affected
+    }
+
+    private func set(_ parameter: PostgresParameter?, at index: Int32, text: Bool = false) {
+        let i = Int(index) - 1
+        if parameters.count <= i {
+            parameters += Array(repeating: nil, count: i + 1 - parameters.count)
+            types += Array(repeating: 0, count: i + 1 - types.count)
+        }
+        parameters[i] = parameter
+        types[i] = text ? Self.textType : 0
+    }
+
+    private static let textType: UInt32 = 25
+
+    // MARK: Values
+
+    private static func parameter(_ value: StoredValue) -> PostgresParameter? {
+        switch value {
+        case .null: nil
+        case .integer(let n): .text(String(n))
+        case .real(let d): .text(real(d))
+        case .text(let s): .text(s)
+        case .blob(let b): .binary(b)
+        }
+    }
+
+    /// A double as Postgres reads it back exactly (Swift's shortest round-trip text).
+    private static func real(_ d: Double) -> String {
+        if d.isNaN { return "NaN" }
+        if d.isInfinite { return d < 0 ? "-Infinity" : "Infinity" }
+        return "\(d)"
+    }
+
+    /// A column's text, as Postgres writes values of its type, as a stored value.
+    static func stored(_ text: String, type: UInt32) -> StoredValue {
+        switch type {
+        case 20, 21, 23, 26: return Int64(text).map(StoredValue.integer) ?? .text(text)
+        case 16: return .integer(text == "t" ? 1 : 0)
+        case 700, 701: return .real(Double(text) ?? .nan)
+        case 1700:
+            if let n = Int64(text) { return .integer(n) }
+            return Double(text).map(StoredValue.real) ?? .text(text)
+        case 17: return .blob(hex(text))
+        default: return .text(text)
+        }
+    }
+
+    /// `bytea`'s hex output (`\x00ff…`) as bytes.
+    private static func hex(_ text: String) -> Data {
+        var out = Data()
+        let utf8 = Array(text.utf8.dropFirst(2))
+        out.reserveCapacity(utf8.count / 2)
+        func nibble(_ c: UInt8) -> UInt8 { c <= 57 ? c - 48 : (c | 0x20) - 87 }
+        var i = 0
+        while i + 1 < utf8.count {
+            out.append(nibble(utf8[i]) << 4 | nibble(utf8[i + 1]))
+            i += 2
+        }
+        return out
+    }
+}
+
+extension StoreError {
+    /// A Postgres error in the store's terms: a constraint, a conflict worth trying again, or a failure.
+    init(_ e: PostgresError) {
+        let state = e.sqlState?.rawValue ?? ""
+        let kind: Kind =
+            state.hasPrefix("23")
+            ? .constraint : ["40001", "40P01", "55P03"].contains(state) ? .busy : .failed
+        self.init(kind, code: "postgres \(state.isEmpty ? "\(e.code)" : state)", message: e.message)
+    }
+}
