@@ -8,8 +8,8 @@ import Testing
         .insert(objectType: "Person", identity: .string(id), values: ["id": .string(id)])
     }
 
-    @Test func replaysUntilAdvancedAndIsNilWhenCaughtUp() throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func replaysUntilAdvancedAndIsNilWhenCaughtUp(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
         try t.store.addTaskSchema("/a")
         try t.store.apply([person("x")], to: "/a", origin: "app")
         let adapter = try Adapter(store: t.store, name: "mirror", pathRegex: "^/a$")
@@ -26,8 +26,8 @@ import Testing
 
     /// The Realms with something to send, found by one query: caught-up Realms, Realms with only
     /// the adapter's own transactions and Realms it does not follow are left out.
-    @Test func pendingCountsNameOnlyRealmsWithSomethingToSend() throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func pendingCountsNameOnlyRealmsWithSomethingToSend(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
         let adapter = try Adapter(store: t.store, name: "mirror", pathRegex: "^/u")
         for i in 0..<300 {
             try t.store.addTaskSchema("/u\(i)")
@@ -60,8 +60,8 @@ import Testing
         #expect(try Adapter(store: store, name: "two", pathRegex: ".*").current("/a")?.version == 1)
     }
 
-    @Test func pathFilterSelectsRealms() throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func pathFilterSelectsRealms(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
         for p in ["/u1/myRealm", "/u2/myRealm", "/u1/other", "/myRealm"] { try t.store.addTaskSchema(p) }
         let adapter = try Adapter(store: t.store, name: "per-user", pathRegex: "^/(.*?)/myRealm$")
         #expect(try adapter.paths() == ["/u1/myRealm", "/u2/myRealm"])
@@ -69,8 +69,8 @@ import Testing
         #expect(throws: RealmAdapterError.self) { try Adapter(store: t.store, name: "bad", pathRegex: "([unclosed") }
     }
 
-    @Test func ownWritesAreNeverReturnedToTheWriter() throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func ownWritesAreNeverReturnedToTheWriter(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
         try t.store.addTaskSchema("/e")
         let a = try Adapter(store: t.store, name: "a", pathRegex: ".*")
         let b = try Adapter(store: t.store, name: "b", pathRegex: ".*")
@@ -95,8 +95,8 @@ import Testing
         #expect(try t.store.history(of: "/e").last?.origin == "adapter:a")
     }
 
-    @Test func notifiesOfPendingAndNewTransactions() async throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func notifiesOfPendingAndNewTransactions(_ kind: StoreKind) async throws {
+        let t = try TemporaryStore(kind)
         try t.store.addTaskSchema("/pending")
         let adapter = try Adapter(store: t.store, name: "n", pathRegex: "^/(pending|later)$")
         let paths = adapter.pathsWithChanges()
@@ -107,8 +107,8 @@ import Testing
         #expect(await iterator.next() == "/later")
     }
 
-    @Test func compactionKeepsWhatAnAdapterHasNotProcessed() throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func compactionKeepsWhatAnAdapterHasNotProcessed(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
         try t.store.addTaskSchema("/c")
         for i in 0..<10 { try t.store.apply([person("p\(i)")], to: "/c", origin: "app") }
         // No adapter follows /c yet: nothing may be removed.
@@ -133,8 +133,8 @@ import Testing
         #expect(try t.store.compact("/c") == 8)
     }
 
-    @Test func historyStaysBoundedUnderARunningAdapter() throws {
-        let t = try TemporaryStore()
+    @Test(arguments: StoreKind.all) func historyStaysBoundedUnderARunningAdapter(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
         try t.store.addTaskSchema("/bounded")
         let adapter = try Adapter(store: t.store, name: "auto", pathRegex: ".*", compactionInterval: 16)
         for i in 0..<200 {

@@ -221,7 +221,7 @@ public final class Adapter: Sendable {
                         SELECT r.path AS path, (SELECT count(*) FROM history h WHERE h.realm_id = r.id
                                                 AND h.version > coalesce(c.version, 0) AND h.origin <> ?) AS n
                         FROM realm r LEFT JOIN adapter_cursor c ON c.adapter_id = ? AND c.realm_id = r.id
-                        WHERE r.version > coalesce(c.version, 0))
+                        WHERE r.version > coalesce(c.version, 0)) AS pending
                     WHERE n > 0 ORDER BY path
                     """, arguments: [origin, id])
         }
