@@ -118,6 +118,7 @@ let package = Package(
             dependencies: [
                 "RealmAdapter",
                 "PostgresConnector",
+                "PostgresStore",
                 "SQLiteConnector",
                 "SQLServerConnector",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -97,3 +97,37 @@ package final class PostgresBackend: StoreBackend, @unchecked Sendable {
 private struct AlwaysCommitted: StoreCommitProbe {
     func committedSinceLastCheck() -> Bool { true }
 }
+
+extension PostgresBackend {
+    /// A session-level advisory lock on a connection of its own: the server releases it when
+    /// that connection ends, including when this process dies (its socket closes).
+    package func exclusiveLock(_ name: String) throws -> (any StoreLock)? {
+        let connection = try PostgresConnection.connectSync(settings, logger: logger)
+        let held = try connection.sessionSync { s in
+            try s.query("SELECT pg_try_advisory_lock(hashtextextended($1, 0))", [name]).rows.first?.first == "t"
+        }
+        guard held else {
+            connection.close()
+            return nil
+        }
+        return AdvisoryLock(connection: connection)
+    }
+}
+
+/// A held advisory lock: its connection, closed when the value goes away.
+private final class AdvisoryLock: StoreLock {
+    private let connection: PostgresConnection
+    init(connection: PostgresConnection) { self.connection = connection }
+    deinit { connection.close() }
+}
+
+extension PostgresBackend {
+    /// Whether the database at `settings` holds a store (its tables), without making one.
+    package static func holdsStore(_ settings: PostgresSettings, logger: Logger) throws -> Bool {
+        let connection = try PostgresConnection.connectSync(settings, logger: logger)
+        defer { connection.close() }
+        return try connection.sessionSync { s in
+            try s.query("SELECT to_regclass('realm') IS NOT NULL").rows.first?.first == "t"
+        }
+    }
+}

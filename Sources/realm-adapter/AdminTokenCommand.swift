@@ -33,7 +33,7 @@ extension UserCommand {
                 try await reportingErrors {
                     let c = try options.load(needsSchema: false).0
                     let key = try c.server.signingKey()
-                    let users = try UserDirectory(storeDirectory: c.realm.store)
+                    let users = try StoreLocation(c.realm).userDirectory()
                     let id = try users.addAdminToken(name: name)
                     print(try await Tokens(key: key, configuration: c.server).adminToken(name: name, id: id))
                 }

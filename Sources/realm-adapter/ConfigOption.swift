@@ -22,7 +22,7 @@ struct ConfigOptions: ParsableArguments {
 extension ConfigOptions {
     /// The server's users and grants, in the store of the configuration (`user`, `permission`).
     func userDirectory() throws -> UserDirectory {
-        try UserDirectory(storeDirectory: try load(needsSchema: false).0.realm.store)
+        try StoreLocation(try load(needsSchema: false).0.realm).userDirectory()
     }
 }
 
@@ -30,8 +30,8 @@ extension ConfigOptions {
     /// The store of the configuration, which must hold a Realm at `path`.
     func store(holding path: String) throws -> RealmStore {
         let (c, logger) = try load(needsSchema: false)
-        guard RealmStore.exists(in: c.realm.store) else { throw RealmAdapterError.noStore(c.realm.store) }
-        let store = try RealmStore(directory: c.realm.store, logger: logger)
+        guard try StoreLocation(c.realm).exists(logger: logger) else { throw RealmAdapterError.noStore(c.realm.store) }
+        let store = try StoreLocation(c.realm).open(logger: logger)
         guard try store.contains(path) else { throw RealmAdapterError.realmNotFound(path) }
         return store
     }

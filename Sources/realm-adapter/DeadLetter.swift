@@ -34,7 +34,7 @@ struct DeadLetter: AsyncParsableCommand {
             let (_, _, connector) = try Wiring.connector(c, logger: logger)
             let status = try await connector.statusReport(adapter: c.realm.adapterName)
             guard !status.streaming else { throw RealmAdapterError.daemonRunning(stream: status.streamName) }
-            let store = try RealmStore(directory: c.realm.store, logger: logger)
+            let store = try StoreLocation(c.realm).open(logger: logger)
             guard try store.contains(path) else { throw RealmAdapterError.realmNotFound(path) }
             let adapter = try Adapter(
                 store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)

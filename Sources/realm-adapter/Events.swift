@@ -44,10 +44,10 @@ struct Events: AsyncParsableCommand {
                         + "docs/events.md shows a webhook.",
                     context: ["json.path": "events.webhooks"])
             }
-            guard RealmStore.exists(in: c.realm.store) else {
+            guard try StoreLocation(c.realm).exists(logger: logger) else {
                 throw RealmAdapterError.noStore(c.realm.store, for: "events")
             }
-            let store = try RealmStore(directory: c.realm.store, logger: logger)
+            let store = try StoreLocation(c.realm).open(logger: logger)
             let handlers = try c.events.services(store: store, schema: c.schema, logger: logger)
             var services: [any Service] = handlers
             if let endpoint {

@@ -70,7 +70,7 @@ struct Load: AsyncParsableCommand {
             // Not synced per batch: the load's closing mark syncs everything before it.
             var storeOptions = RealmStore.Options()
             storeOptions.durable = false
-            let store = try RealmStore(directory: c.realm.store, options: storeOptions, logger: logger)
+            let store = try StoreLocation(c.realm).open(options: storeOptions, logger: logger)
             // Not beside a daemon of the adapter, even one reconnecting (its slot idle).
             let lock = try DaemonLock.forLoad(store: store, adapter: c.realm.adapterName)
             defer { withExtendedLifetime(lock) {} }

@@ -8,8 +8,8 @@ struct RealmCommand: AsyncParsableCommand {
         commandName: "realm",
         abstract: "Look into and write to the embedded Realm store.",
         discussion: """
-            Every subcommand works on a store directory, given by --store, or by --config (the \
-            configuration's realm.store), or ./realms by default.
+            Every subcommand works on a store, given by --store (a directory or a postgresql:// URL), \
+            or by --config (the configuration's realm.store), or ./realms by default.
 
               realm-adapter realm list --store ./realms
               realm-adapter realm schema /SQLDemo
@@ -23,7 +23,10 @@ struct RealmCommand: AsyncParsableCommand {
 
 /// Which store a `realm` subcommand works on.
 struct StoreOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The store directory.", valueName: "dir"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The store directory, or a Postgres store's URL (postgresql://user@host/db).", valueName: "dir|url"))
     var store: String?
 
     @Option(
@@ -39,10 +42,12 @@ struct StoreOptions: ParsableArguments {
         LoggingBootstrap.early(global.logFormat.flatMap(LogFormat.init))
         let configuration = try config.map { try Configuration.load(file: $0, connectors: connectors) }
         let logger = global.bootstrap(config: configuration)
-        let directory = store ?? configuration?.realm.store ?? "./realms"
-        if !creating && !RealmStore.exists(in: directory) { throw RealmAdapterError.noStore(directory) }
-        logger.debug("Opening store", metadata: ["store": "\(directory)"])
-        return (try RealmStore(directory: directory, logger: logger), logger)
+        let location =
+            try store.map(StoreLocation.init(commandLine:)) ?? configuration.map { StoreLocation($0.realm) }
+            ?? StoreLocation(commandLine: "./realms")
+        if !creating, try !location.exists(logger: logger) { throw RealmAdapterError.noStore(location.text) }
+        logger.debug("Opening store", metadata: ["store": "\(location.text)"])
+        return (try location.open(logger: logger), logger)
     }
 }
 

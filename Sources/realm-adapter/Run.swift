@@ -46,7 +46,8 @@ struct Run: AsyncParsableCommand {
             let daemon = try await Daemon.start(c, logger: logger, endpoint: endpoint) { store in
                 serve ? [try await Serve.service(c, store: store, logger: logger)] : []
             }
-            try await daemon.run()
+            // Nil: stopped while standing by for another daemon.
+            try await daemon?.run()
         }
     }
 }
@@ -62,10 +63,17 @@ struct Daemon {
     static func start(
         _ c: Configuration, logger: Logger, endpoint: (host: String, port: Int)? = nil,
         extra: (RealmStore) async throws -> [any Service] = { _ in [] }
-    ) async throws -> Daemon {
+    ) async throws -> Daemon? {
         let (database, mapping, connector) = try Wiring.connector(c, logger: logger)
-        let store = try RealmStore(directory: c.realm.store, logger: logger)
-        let lock = try DaemonLock(store: store, adapter: c.realm.adapterName)
+        let location = StoreLocation(c.realm)
+        let store = try location.open(logger: logger)
+        guard
+            let lock = try await Standby.lock(
+                store: store, location: location, adapter: c.realm.adapterName, endpoint: endpoint, logger: logger)
+        else {
+            await connector.shutdown()
+            return nil
+        }
         logger.info(
             "Preparing the database",
             metadata: ["db.target": "\(database.displayTarget)", "db.source": "\(connector.sourceName)"])

@@ -45,7 +45,7 @@ struct Serve: AsyncParsableCommand {
         try await reportingErrors {
             let (c, logger) = try options.load(needsSchema: false)
             let endpoint = try metrics.endpoint(c)
-            let store = try RealmStore(directory: c.realm.store, logger: logger)
+            let store = try StoreLocation(c.realm).open(logger: logger)
             var services = [try await Self.service(c, store: store, logger: logger)]
             if let endpoint {
                 let probes = MetricsServer.Probes(ready: { (true, "serving") })
@@ -65,7 +65,7 @@ extension Serve {
     /// The server over `store`, as `serve` and `run --serve` run it: its users, its tokens (the
     /// signing key from the environment) or none with authentication disabled (warned about).
     static func service(_ c: Configuration, store: RealmStore, logger: Logger) async throws -> any Service {
-        let users = try UserDirectory(storeDirectory: c.realm.store)
+        let users = try StoreLocation(c.realm).userDirectory()
         let tokens: Tokens?
         if c.server.disableAuthentication {
             logger.warning(

@@ -36,8 +36,8 @@ struct Status: AsyncParsableCommand {
             if c.database == nil, !c.events.webhooks.isEmpty {
                 // Webhooks without a database (`realm-adapter events`): their part only.
                 // Never created here: a mistyped realm.store would otherwise be a new, empty store.
-                let exists = RealmStore.exists(in: c.realm.store)
-                let store = exists ? try RealmStore(directory: c.realm.store, logger: logger) : nil
+                let exists = try StoreLocation(c.realm).exists(logger: logger)
+                let store = exists ? try StoreLocation(c.realm).open(logger: logger) : nil
                 print(
                     "Webhooks: store \(c.realm.store)" + (exists ? "" : ": none there yet (`load` or `run` makes it)")
                 )
@@ -46,10 +46,10 @@ struct Status: AsyncParsableCommand {
             }
             let (database, _, connector) = try Wiring.connector(c, logger: logger)
             let db = try await connector.statusReport(adapter: c.realm.adapterName)
-            guard RealmStore.exists(in: c.realm.store) else {
+            guard try StoreLocation(c.realm).exists(logger: logger) else {
                 throw RealmAdapterError.noStore(c.realm.store, for: "status")
             }
-            let store = try RealmStore(directory: c.realm.store, logger: logger)
+            let store = try StoreLocation(c.realm).open(logger: logger)
             let adapter = try Adapter(
                 store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)
             // Per-user Realms run to the hundreds of thousands: with more than a screenful, the

@@ -95,7 +95,7 @@ struct UserCommand: AsyncParsableCommand {
         func run() async throws {
             try await reportingErrors {
                 let c = try options.load(needsSchema: false).0
-                let users = try UserDirectory(storeDirectory: c.realm.store)
+                let users = try StoreLocation(c.realm).userDirectory()
                 guard let user = try users.user(named: name) else {
                     throw RealmAdapterError(.invalidValue, "There is no user named \(name).")
                 }

@@ -8,15 +8,33 @@ extension PostgresIntegration {
     @Suite struct CrashTests {
         static let schema =
             #"[{"name": "Item", "primaryKey": "id", "properties": {"id": "int", "n": "int", "origin": "string"}}]"#
+        static let itemType = ObjectSchema(
+            name: "Item", primaryKey: "id",
+            properties: [
+                Property(name: "id", type: .scalar(.int)), Property(name: "n", type: .scalar(.int)),
+                Property(name: "origin", type: .scalar(.string)),
+            ])
+        /// Counts every write the database receives per row, to catch a Realm transaction applied twice.
+        static let countWrites = """
+            CREATE TABLE writes (id int PRIMARY KEY, count int NOT NULL);
+            CREATE FUNCTION count_write() RETURNS trigger AS $$ BEGIN
+              INSERT INTO writes VALUES (NEW.id, 1) ON CONFLICT (id) DO UPDATE SET count = writes.count + 1;
+              RETURN NEW; END $$ LANGUAGE plpgsql;
+            CREATE TRIGGER count_write AFTER INSERT OR UPDATE ON "Item" FOR EACH ROW EXECUTE FUNCTION count_write();
+            """
 
         /// Both sides write while the daemon is killed with SIGKILL at random points and restarted;
         /// afterwards both sides hold the same items, and nothing was applied twice.
-        @Test(.timeLimit(.minutes(3)))
-        func killedAtRandomPointsLosesNothingAndAppliesNothingTwice() async throws {
+        /// On both stores: a daemon on the Postgres store, killed, leaves nothing half-applied there.
+        @Test(.timeLimit(.minutes(3)), arguments: StoreKind.allCases)
+        func killedAtRandomPointsLosesNothingAndAppliesNothingTwice(_ kind: StoreKind) async throws {
             try await TestServer.withFreshDatabase { settings in
-                let (dir, configFile) = try DaemonProcess.workspace(settings, schema: Self.schema)
+                let dir = try DaemonProcess.directory()
                 defer { try? FileManager.default.removeItem(atPath: dir) }
-                let store = try RealmStore(directory: dir + "/store")
+                let testStore = try await TestStore(kind, in: dir)
+                let configFile = try SyncHarness.configFile(
+                    settings, store: testStore.location, schema: Self.schema, directory: dir)
+                let store = testStore.store
                 // An adapter that never advances keeps the whole history for the checks at the end.
                 _ = try Adapter(store: store, name: "audit", pathRegex: ".*")
                 let pg = try await PostgresConnection.connect(settings)
@@ -24,17 +42,7 @@ extension PostgresIntegration {
 
                 var daemon = try DaemonProcess(config: configFile, log: dir + "/daemon-0.log")
                 try await daemon.waitUntilSyncing()
-                // Count every write the database receives per row, to catch a Realm transaction applied twice.
-                try await pg.session { s in
-                    try s.execute(
-                        """
-                        CREATE TABLE writes (id int PRIMARY KEY, count int NOT NULL);
-                        CREATE FUNCTION count_write() RETURNS trigger AS $$ BEGIN
-                          INSERT INTO writes VALUES (NEW.id, 1) ON CONFLICT (id) DO UPDATE SET count = writes.count + 1;
-                          RETURN NEW; END $$ LANGUAGE plpgsql;
-                        CREATE TRIGGER count_write AFTER INSERT OR UPDATE ON "Item" FOR EACH ROW EXECUTE FUNCTION count_write();
-                        """)
-                }
+                try await pg.session { s in try s.execute(Self.countWrites) }
 
                 let perSide = 1500
                 let (dbWritten, realmWritten) = (Counter(), Counter())
@@ -62,16 +70,7 @@ extension PostgresIntegration {
                     try await store.perform {
                         for i in 1...perSide {
                             try store.write(to: "/SQLDemo", origin: "app") { tx in
-                                if tx.schema[type: "Item"] == nil {
-                                    try tx.addType(
-                                        ObjectSchema(
-                                            name: "Item", primaryKey: "id",
-                                            properties: [
-                                                Property(name: "id", type: .scalar(.int)),
-                                                Property(name: "n", type: .scalar(.int)),
-                                                Property(name: "origin", type: .scalar(.string)),
-                                            ]))
-                                }
+                                if tx.schema[type: "Item"] == nil { try tx.addType(Self.itemType) }
                                 try tx.create("Item", ["id": .int(Int64(100_000 + i)), "n": 0, "origin": "realm"])
                             }
                             realmWritten.set(i)
@@ -124,6 +123,7 @@ extension PostgresIntegration {
                 // and each database transaction is in the Realm's history once, in order (positions
                 // increasing, each token inserted once).
                 #expect(try GuaranteeWorkload.problems(store) == [])
+                await testStore.remove()
             }
         }
     }

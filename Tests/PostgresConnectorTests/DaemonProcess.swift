@@ -75,9 +75,15 @@ final class DaemonProcess {
 
     /// A fresh directory with a configuration file for `settings` (store inside it).
     static func workspace(_ settings: PostgresSettings, schema: String) throws -> (dir: String, configFile: String) {
+        let dir = try directory()
+        return (dir, try SyncHarness.configFile(settings, store: dir + "/store", schema: schema, directory: dir))
+    }
+
+    /// A fresh directory for a daemon's log and configuration.
+    static func directory() throws -> String {
         let dir = NSTemporaryDirectory() + "realm-adapter-daemon-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        return (dir, try SyncHarness.configFile(settings, store: dir + "/store", schema: schema, directory: dir))
+        return dir
     }
 
     /// Changes a configuration file in place; throws if `old` is not in it (a test would

@@ -56,14 +56,7 @@ extension PostgresIntegration {
             return samples
         }
 
-        /// The HTTP status and body curl gets.
-        func get(_ port: Int, _ path: String) async throws -> (Int, String) {
-            let r = try await ChildProcess.run(
-                "/usr/bin/curl", ["-s", "-w", "\n%{http_code}", "http://127.0.0.1:\(port)\(path)"])
-            let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false)
-            let body = lines.dropLast().joined(separator: "\n").trimmingCharacters(in: .whitespacesAndNewlines)
-            return (Int(lines.last ?? "") ?? 0, body)
-        }
+        func get(_ port: Int, _ path: String) async throws -> (Int, String) { try await httpGet(port, path) }
 
         @Test(.timeLimit(.minutes(2)))
         func countersMoveByTheChangesOfEachSideAndReadinessFollowsTheDatabase() async throws {

@@ -277,3 +277,51 @@ extension ConfigurationTests {
         }
     }
 }
+
+extension ConfigurationTests {
+    func withStore(_ realm: String) -> String {
+        minimal().replacingOccurrences(
+            of: #"{"realm": {"path": "/SQLDemo"}"#, with: #"{"realm": {"path": "/SQLDemo", "# + realm + "}")
+    }
+
+    /// `realm.store` may be a Postgres database: its password moves to a secret (from the URL or
+    /// `storePasswordEnv`), and a file's directory is not put in front of it.
+    @Test func aStoreURLKeepsItsPasswordSecret() throws {
+        let c = try decode(withStore(#""store": "postgresql://u:top%40secret@db/realms""#))
+        #expect(c.realm.store == "postgresql://u@db/realms")
+        #expect(c.realm.storeIsDatabase)
+        #expect(c.realm.storePassword?.value == "top@secret")
+        #expect(!"\(c.realm)".contains("top"))
+        let fromEnv = try decode(
+            withStore(#""store": "postgres://u@db/realms", "storePasswordEnv": "PGPASSWORD""#))
+        #expect(fromEnv.realm.storePassword?.value == "hunter2")
+        let directory = try decode(withStore(#""store": "realms""#))
+        #expect(!directory.realm.storeIsDatabase && directory.realm.storePassword == nil)
+
+        let dir = NSTemporaryDirectory() + "realm-adapter-config-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try withStore(#""store": "postgresql://u@db/realms""#).write(
+            toFile: dir + "/a.json", atomically: true, encoding: .utf8)
+        #expect(
+            try Configuration.load(file: dir + "/a.json", connectors: .postgres).realm.store
+                == "postgresql://u@db/realms")
+    }
+
+    @Test(arguments: [
+        (
+            #""store": "postgresql://u@db/r", "storePasswordEnv": "NOT_SET_ANYWHERE""#,
+            "realm.storePasswordEnv: the environment variable NOT_SET_ANYWHERE is not set"
+        ),
+        (
+            #""store": "postgresql://u:x@db/r", "storePasswordEnv": "PGPASSWORD""#,
+            "realm.storePasswordEnv: the store's URL has a password too"
+        ),
+        (#""store": "./realms", "storePasswordEnv": "PGPASSWORD""#, "realm.storePasswordEnv: the store is a directory"),
+    ])
+    func storeErrors(realm: String, message: String) {
+        #expect {
+            try decode(withStore(realm))
+        } throws: { "\($0)".contains(message) }
+    }
+}

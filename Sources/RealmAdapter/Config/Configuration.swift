@@ -52,7 +52,7 @@ public struct Configuration: Sendable {
                 json: try JSONValue(parsing: data), environment: environment,
                 connectors: connectors, needsSchema: needsSchema)
             let base = URL(fileURLWithPath: file).deletingLastPathComponent()
-            config.realm.store = Self.resolve(config.realm.store, against: base)
+            if !config.realm.storeIsDatabase { config.realm.store = Self.resolve(config.realm.store, against: base) }
             config.logFile = config.logFile.map { Self.resolve($0, against: base) }
             return config
         } catch let e as RealmAdapterError {
@@ -79,7 +79,7 @@ public struct Configuration: Sendable {
         guard let realmReader = try r.object("realm") else {
             throw r.error("realm", "is required (at least realm.path).")
         }
-        realm = try RealmConfiguration(realmReader)
+        realm = try RealmConfiguration(realmReader, environment: environment)
         database = try r.object("database").map {
             try DatabaseConfiguration($0, environment: environment, connectors: connectors)
         }
@@ -136,8 +136,21 @@ public struct Configuration: Sendable {
 
 /// `realm`: where the Realms live and which of them sync.
 public struct RealmConfiguration: Sendable {
-    /// The embedded store's directory (default `./realms`, relative to the config file).
+    /// Where the Realms are kept: the embedded store's directory (default `./realms`, relative
+    /// to the config file), or a Postgres database's URL (`postgresql://user@host/db`), its
+    /// password removed (into ``storePassword``).
     public var store: String
+    /// The store database's password: from its URL or from the environment variable named by
+    /// `storePasswordEnv`. Nil for a directory.
+    public var storePassword: Secret?
+
+    /// Whether ``store`` names a Postgres database rather than a directory.
+    public var storeIsDatabase: Bool { Self.isDatabaseURL(store) }
+
+    /// `postgresql://…` or `postgres://…`.
+    public static func isDatabaseURL(_ store: String) -> Bool {
+        store.hasPrefix("postgresql://") || store.hasPrefix("postgres://")
+    }
     /// Where database rows go: a literal path or a template over the row's columns.
     public var path: RealmPathTemplate
     /// Which Realms sync back to the database (legacy `realmRegex`); derived from `path` when absent.
@@ -148,9 +161,33 @@ public struct RealmConfiguration: Sendable {
     /// The path filter in force: `pathRegex`, or the one derived from `path`.
     public var effectivePathRegex: String { pathRegex ?? path.defaultRegex }
 
-    init(_ reader: JSONObjectReader) throws {
+    init(_ reader: JSONObjectReader, environment: [String: String]) throws {
         var r = reader
         store = try r.string("store") ?? "./realms"
+        let passwordEnv = try r.string("storePasswordEnv")
+        if Self.isDatabaseURL(store) {
+            // Keep the secret out of the URL, which is printed in messages.
+            let url: ConnectionString
+            do { url = try ConnectionString(store) } catch let e as RealmAdapterError {
+                throw r.error("store", e.message)
+            }
+            store = url.withoutPassword
+            storePassword = url.password.map(Secret.init)
+            if let passwordEnv {
+                guard storePassword == nil else {
+                    throw r.error("storePasswordEnv", "the store's URL has a password too; keep one.")
+                }
+                guard let v = environment[passwordEnv] else {
+                    throw r.error(
+                        "storePasswordEnv",
+                        "the environment variable \(passwordEnv) is not set. Export it before starting, or remove "
+                            + "storePasswordEnv.")
+                }
+                storePassword = Secret(v)
+            }
+        } else if passwordEnv != nil {
+            throw r.error("storePasswordEnv", "the store is a directory, not a postgresql:// URL: it has no password.")
+        }
         path = try RealmPathTemplate(try r.requiredString("path"))
         pathRegex = try r.string("pathRegex")
         if let pathRegex { _ = try PathFilter(pathRegex).pattern }

@@ -1,33 +1,25 @@
 import Foundation
 
-/// One daemon (or load) per adapter and store: an exclusive lock on a file in the store
-/// directory, held while the daemon or the load runs and released by the system when its process
-/// ends, however it ends.
+/// One daemon (or load) per adapter and store: an exclusive lock of the store's backend (a file
+/// lock in the store's directory, an advisory lock of the store's Postgres database), held while
+/// the daemon or the load runs and released when its process ends, however it ends.
 ///
 /// Two daemons of one adapter on one store (each with its own replication slot, say) would each
 /// send every Realm change to the database, and each apply the database's changes once more; a
 /// load beside a daemon (one that is reconnecting, whose slot is idle) would set where its stream
 /// starts while it streams.
 public final class DaemonLock: Sendable {
-    private let descriptor: Int32
+    private let lock: any StoreLock
 
     /// Takes the lock for `adapter` in `store`, or throws if another process holds it.
     public init(store: RealmStore, adapter: String) throws {
         let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-_."))
         let name = adapter.addingPercentEncoding(withAllowedCharacters: allowed) ?? "adapter"
-        let file = store.directory + "/daemon-\(name).lock"
-        let fd = open(file, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw RealmAdapterError.daemonLockUnavailable(file, errno: errno)
-        }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            close(fd)
+        guard let lock = try store.backend.exclusiveLock("daemon-\(name)") else {
             throw RealmAdapterError.daemonRunning(adapter: adapter, store: store.directory)
         }
-        descriptor = fd
+        self.lock = lock
     }
-
-    deinit { close(descriptor) }
 
     /// The lock for a load, refused with what to do while a daemon (or another load) holds it.
     public static func forLoad(store: RealmStore, adapter: String) throws -> DaemonLock {

@@ -16,10 +16,12 @@ extension PostgresError {
     }
 
     package static func cannotConnect(_ target: String, server: String) -> PostgresError {
-        PostgresError(
+        var e = PostgresError(
             .connectionFailed,
             "Cannot connect to Postgres at \(target): \(server). "
                 + "Check database.host/port/user and that the server is running.")
+        e.detail = server
+        return e
     }
 
     /// A statement that got no result or an error result; `lost`: the connection broke.

@@ -14,7 +14,13 @@ package protocol StoreBackend: Sendable {
     func onWriter<T>(_ body: (any StoreConnection) throws -> T) throws -> T
     /// A new probe that tells whether anything was committed since it was last asked.
     func makeCommitProbe() -> any StoreCommitProbe
+    /// Takes the store-wide lock `name` (letters, digits, `-`, `_`, `.`, `%`) for as long as
+    /// the returned value lives, and for no longer than this process: nil when another holds it.
+    func exclusiveLock(_ name: String) throws -> (any StoreLock)?
 }
+
+/// A lock of ``StoreBackend/exclusiveLock(_:)``, released when the value goes away.
+package protocol StoreLock: AnyObject, Sendable {}
 
 extension StoreBackend {
     /// A write transaction as the store was opened.
