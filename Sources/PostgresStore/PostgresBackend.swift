@@ -48,7 +48,9 @@ package final class PostgresBackend: StoreBackend, @unchecked Sendable {
     package func write<T>(_ durability: StoreDurability, _ body: (any StoreConnection) throws -> T) throws -> T {
         try writer.sessionSync { s in
             let commit = durability == .deferred ? "; SET LOCAL synchronous_commit = off" : ""
-            return try run(s, begin: "BEGIN; SELECT pg_advisory_xact_lock(\(Self.writeLock))\(commit)") {
+            let begin = "BEGIN; SELECT pg_advisory_xact_lock(\(Self.writeLock))\(commit)"
+            // Listeners on every machine hear of it as it commits (queued by the transaction).
+            return try run(s, begin: begin, end: "NOTIFY \(PostgresCommitProbe.channel); COMMIT") {
                 writerConnection.inWriteTransaction = true
                 defer { writerConnection.inWriteTransaction = false }
                 return try body(writerConnection)
@@ -60,8 +62,10 @@ package final class PostgresBackend: StoreBackend, @unchecked Sendable {
         try writer.sessionSync { _ in try body(writerConnection) }
     }
 
-    /// Until commits notify (`LISTEN`), every poll looks at the history.
-    package func makeCommitProbe() -> any StoreCommitProbe { AlwaysCommitted() }
+    /// A listener for the `NOTIFY` every write transaction sends as it commits.
+    package func makeCommitProbe() -> any StoreCommitProbe {
+        PostgresCommitProbe(settings: settings, logger: logger)
+    }
 
     /// Closes every connection; the backend is not used after.
     package func close() {
@@ -75,9 +79,11 @@ package final class PostgresBackend: StoreBackend, @unchecked Sendable {
         return (c, try c.sessionSync { PostgresStoreConnection(session: $0) })
     }
 
-    /// Runs `body` in a transaction begun by `begin`: committed when it returns, rolled back
-    /// when it throws. The database's errors are thrown as ``StoreError``.
-    private func run<T>(_ s: PostgresSession, begin: String, _ body: () throws -> T) throws -> T {
+    /// Runs `body` in a transaction begun by `begin`: ended by `end` when it returns, rolled
+    /// back when it throws. The database's errors are thrown as ``StoreError``.
+    private func run<T>(_ s: PostgresSession, begin: String, end: String = "COMMIT", _ body: () throws -> T) throws
+        -> T
+    {
         do {
             try s.execute(begin)
             let value: T
@@ -85,17 +91,13 @@ package final class PostgresBackend: StoreBackend, @unchecked Sendable {
                 _ = try? s.execute("ROLLBACK")
                 throw error
             }
-            try s.execute("COMMIT")
+            try s.execute(end)
             return value
         } catch let e as PostgresError {
             _ = try? s.execute("ROLLBACK")
             throw StoreError(e)
         }
     }
-}
-
-private struct AlwaysCommitted: StoreCommitProbe {
-    func committedSinceLastCheck() -> Bool { true }
 }
 
 extension PostgresBackend {

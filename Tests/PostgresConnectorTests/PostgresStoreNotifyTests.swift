@@ -1,0 +1,66 @@
+import Foundation
+import PostgresConnector
+import PostgresStore
+import RealmAdapter
+import Testing
+
+extension PostgresIntegration {
+    /// Commits to a Postgres store reach the notifiers of other processes by `NOTIFY`, not only
+    /// by the fallback poll.
+    @Suite struct PostgresStoreNotifyTests {
+        @Test(.timeLimit(.minutes(1)))
+        func aCommitByAnotherProcessIsHeardAndNothingElseIs() async throws {
+            try await TestServer.withFreshDatabase { settings in
+                let writer = try PostgresBackend.open(settings, logger: .init(label: "writer"))
+                defer { writer.close() }
+                // No fallback within the test: only a notification can make it say yes.
+                let probe = PostgresCommitProbe(
+                    settings: settings, logger: .init(label: "probe"), fallback: .seconds(3600))
+                #expect(probe.committedSinceLastCheck(), "the first check cannot know")
+                #expect(!probe.committedSinceLastCheck())
+
+                struct Rollback: Error {}
+                #expect(throws: Rollback.self) {
+                    try writer.write(.asOpened) { db in
+                        try db.execute(sql: "INSERT INTO metadata (key, value) VALUES ('a', '1')")
+                        throw Rollback()
+                    }
+                }
+                try await Task.sleep(for: .milliseconds(200))
+                #expect(!probe.committedSinceLastCheck(), "a transaction rolled back notifies no one")
+
+                try writer.write(.asOpened) { db in
+                    try db.execute(sql: "INSERT INTO metadata (key, value) VALUES ('b', '2')")
+                }
+                try await eventually("the commit to be heard", timeout: .seconds(5)) {
+                    probe.committedSinceLastCheck()
+                }
+                #expect(!probe.committedSinceLastCheck())
+            }
+        }
+
+        /// A store's change stream in one process reports a transaction another process commits.
+        @Test(.timeLimit(.minutes(1)))
+        func aStoreHearsAnotherStoresTransactions() async throws {
+            try await TestServer.withFreshDatabase { settings in
+                let (a, b) = (
+                    try PostgresBackend.open(settings, logger: .init(label: "a")),
+                    try PostgresBackend.open(settings, logger: .init(label: "b"))
+                )
+                defer { (a.close(), b.close()) }
+                let (storeA, storeB) = (
+                    RealmStore(backend: a, location: "a"), RealmStore(backend: b, location: "b")
+                )
+                var changes = storeB.changes().makeAsyncIterator()
+                try await Task.sleep(for: .milliseconds(200))  // its first poll sets where it starts
+                try storeA.write(to: "/notes", origin: "elsewhere") { tx in
+                    try tx.addType(
+                        ObjectSchema(
+                            name: "Note", primaryKey: "id", properties: [Property(name: "id", type: .scalar(.int))]))
+                }
+                let change = await changes.next()
+                #expect(change?.path == "/notes" && change?.origins == ["elsewhere"])
+            }
+        }
+    }
+}
