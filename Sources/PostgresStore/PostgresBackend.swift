@@ -12,54 +12,73 @@ import Synchronization
 /// as in SQLite, and history ids are in commit order. Reads run in `REPEATABLE READ` snapshots
 /// on connections of their own.
 package final class PostgresBackend: StoreBackend, @unchecked Sendable {
-    // @unchecked: the writer is used only inside its own connection's queue (`sessionSync`);
-    // the readers are handed out under `idle`'s lock.
+    // @unchecked: a connection is used only inside its own queue (`sessionSync`); links are
+    // handed out under their locks.
     private let settings: PostgresSettings
     private let logger: Logger
-    private let writer: PostgresConnection
-    private let writerConnection: PostgresStoreConnection
-    private let idle = Mutex<[(PostgresConnection, PostgresStoreConnection)]>([])
+    private let writer = Mutex<Link?>(nil)
+    private let idle = Mutex<[Link]>([])
     /// The advisory lock every write transaction takes: one number for the whole store.
     static let writeLock: Int64 = 0x5245_414C_4D53  // "REALMS"
 
-    private init(settings: PostgresSettings, logger: Logger, writer: PostgresConnection) throws {
+    /// A libpq connection and the store's side of it.
+    private struct Link: @unchecked Sendable {
+        let connection: PostgresConnection
+        let store: PostgresStoreConnection
+    }
+
+    private init(settings: PostgresSettings, logger: Logger) {
         self.settings = settings
         self.logger = logger
-        self.writer = writer
-        writerConnection = try writer.sessionSync { PostgresStoreConnection(session: $0) }
     }
 
     /// Connects to the store's database and creates its tables if they are missing.
     package static func open(_ settings: PostgresSettings, logger: Logger) throws -> PostgresBackend {
-        let writer = try PostgresConnection.connectSync(settings, logger: logger)
-        let backend = try PostgresBackend(settings: settings, logger: logger, writer: writer)
+        let backend = PostgresBackend(settings: settings, logger: logger)
         try backend.write(.asOpened) { db in try PostgresStoreSchema.create(db) }
         return backend
     }
 
     package func read<T>(_ body: (any StoreConnection) throws -> T) throws -> T {
-        let (connection, store) = try idle.withLock { $0.popLast() } ?? newReader()
-        defer { idle.withLock { $0.append((connection, store)) } }
-        return try connection.sessionSync { s in
-            try run(s, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { try body(store) }
+        try retryingUnbegun {
+            let link = try idle.withLock { $0.popLast() } ?? connect()
+            do {
+                let value = try link.connection.sessionSync { s in
+                    try run(s, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { try body(link.store) }
+                }
+                idle.withLock { $0.append(link) }
+                return value
+            } catch {
+                if link.connection.isAlive { idle.withLock { $0.append(link) } } else { link.connection.close() }
+                throw error
+            }
         }
     }
 
     package func write<T>(_ durability: StoreDurability, _ body: (any StoreConnection) throws -> T) throws -> T {
-        try writer.sessionSync { s in
-            let commit = durability == .deferred ? "; SET LOCAL synchronous_commit = off" : ""
-            let begin = "BEGIN; SELECT pg_advisory_xact_lock(\(Self.writeLock))\(commit)"
-            // Listeners on every machine hear of it as it commits (queued by the transaction).
-            return try run(s, begin: begin, end: "NOTIFY \(PostgresCommitProbe.channel); COMMIT") {
-                writerConnection.inWriteTransaction = true
-                defer { writerConnection.inWriteTransaction = false }
-                return try body(writerConnection)
+        try retryingUnbegun {
+            let link = try writerLink()
+            do {
+                return try link.connection.sessionSync { s in
+                    let commit = durability == .deferred ? "; SET LOCAL synchronous_commit = off" : ""
+                    let begin = "BEGIN; SELECT pg_advisory_xact_lock(\(Self.writeLock))\(commit)"
+                    // Listeners on every machine hear of it as it commits (queued by the transaction).
+                    return try run(s, begin: begin, end: "NOTIFY \(PostgresCommitProbe.channel); COMMIT") {
+                        link.store.inWriteTransaction = true
+                        defer { link.store.inWriteTransaction = false }
+                        return try body(link.store)
+                    }
+                }
+            } catch {
+                if !link.connection.isAlive { dropWriter(link) }
+                throw error
             }
         }
     }
 
     package func onWriter<T>(_ body: (any StoreConnection) throws -> T) throws -> T {
-        try writer.sessionSync { _ in try body(writerConnection) }
+        let link = try writerLink()
+        return try link.connection.sessionSync { _ in try body(link.store) }
     }
 
     /// A listener for the `NOTIFY` every write transaction sends as it commits.
@@ -69,14 +88,54 @@ package final class PostgresBackend: StoreBackend, @unchecked Sendable {
 
     /// Closes every connection; the backend is not used after.
     package func close() {
-        for (c, _) in idle.withLock({ $0 }) { c.close() }
+        for link in idle.withLock({ $0 }) { link.connection.close() }
         idle.withLock { $0.removeAll() }
-        writer.close()
+        writer.withLock { $0?.connection.close() }
     }
 
-    private func newReader() throws -> (PostgresConnection, PostgresStoreConnection) {
-        let c = try PostgresConnection.connectSync(settings, logger: logger)
-        return (c, try c.sessionSync { PostgresStoreConnection(session: $0) })
+    // MARK: Connections
+
+    private func connect() throws -> Link {
+        do {
+            let c = try PostgresConnection.connectSync(settings, logger: logger)
+            return Link(connection: c, store: try c.sessionSync { PostgresStoreConnection(session: $0) })
+        } catch let e as PostgresError {
+            throw StoreError(e)
+        }
+    }
+
+    private func writerLink() throws -> Link {
+        try writer.withLock { w in
+            if let w { return w }
+            let link = try connect()
+            w = link
+            return link
+        }
+    }
+
+    private func dropWriter(_ link: Link) {
+        writer.withLock { w in if w?.connection === link.connection { w = nil } }
+        link.connection.close()
+    }
+
+    /// Runs `attempt`, and once more on a new connection if its connection turned out to be
+    /// broken before its transaction began (the server restarted, say): nothing was sent then.
+    /// Idle connections are dropped with it, as broken by the same cause.
+    private func retryingUnbegun<T>(_ attempt: () throws -> T) throws -> T {
+        do {
+            return try attempt()
+        } catch let e as Unbegun {
+            logger.notice(
+                "The store's database connection was broken; connecting again",
+                metadata: ["error": "\(e.error.message)"])
+            for link in idle.withLock({ l in defer { l.removeAll() }; return l }) { link.connection.close() }
+            do { return try attempt() } catch let e as Unbegun { throw e.error }
+        }
+    }
+
+    /// A transaction that could not begin because its connection was broken.
+    private struct Unbegun: Error {
+        let error: StoreError
     }
 
     /// Runs `body` in a transaction begun by `begin`: ended by `end` when it returns, rolled
@@ -85,7 +144,9 @@ package final class PostgresBackend: StoreBackend, @unchecked Sendable {
         -> T
     {
         do {
-            try s.execute(begin)
+            do { try s.execute(begin) } catch let e as PostgresError where e.code == .connectionLost {
+                throw Unbegun(error: StoreError(e))
+            }
             let value: T
             do { value = try body() } catch {
                 _ = try? s.execute("ROLLBACK")

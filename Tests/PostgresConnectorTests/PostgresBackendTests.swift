@@ -5,9 +5,36 @@ import RealmAdapter
 import Testing
 
 extension PostgresIntegration {
-    /// Commits to a Postgres store reach the notifiers of other processes by `NOTIFY`, not only
-    /// by the fallback poll.
-    @Suite struct PostgresStoreNotifyTests {
+    /// The Postgres store's backend: commits heard by other processes by `NOTIFY` (not only by
+    /// the fallback poll), and connections made again when the server drops them.
+    @Suite struct PostgresBackendTests {
+        /// The server ends every connection of the store (as a restart does): the next read and
+        /// write connect again and succeed, and nothing half-done is left.
+        @Test(.timeLimit(.minutes(1)))
+        func connectionsTheServerEndedAreMadeAgain() async throws {
+            try await TestServer.withFreshDatabase { settings in
+                let backend = try PostgresBackend.open(settings, logger: .init(label: "store"))
+                defer { backend.close() }
+                let store = RealmStore(backend: backend, location: "pg")
+                let note = ObjectSchema(
+                    name: "Note", primaryKey: "id", properties: [Property(name: "id", type: .scalar(.int))])
+                try store.write(to: "/notes", origin: "t") { tx in try tx.addType(note) }
+                #expect(try store.realmPaths() == ["/notes"])
+                let admin = try await PostgresConnection.connect(TestServer.settings)
+                defer { admin.close() }
+                let ended = try await admin.session { s in
+                    try s.query(
+                        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = $1",
+                        [settings.database!]
+                    ).rows[0][0]
+                }
+                #expect(ended != "0")
+                try store.write(to: "/notes", origin: "t") { tx in try tx.create("Note", ["id": 1]) }
+                #expect(try store.count(of: "Note", in: "/notes") == 1)
+                #expect(try store.version(of: "/notes") == 2)
+            }
+        }
+
         @Test(.timeLimit(.minutes(1)))
         func aCommitByAnotherProcessIsHeardAndNothingElseIs() async throws {
             try await TestServer.withFreshDatabase { settings in
