@@ -128,7 +128,11 @@ package final class PostgresBackend: StoreBackend, @unchecked Sendable {
             logger.notice(
                 "The store's database connection was broken; connecting again",
                 metadata: ["error": "\(e.error.message)"])
-            for link in idle.withLock({ l in defer { l.removeAll() }; return l }) { link.connection.close() }
+            let broken = idle.withLock { links in
+                defer { links.removeAll() }
+                return links
+            }
+            for link in broken { link.connection.close() }
             do { return try attempt() } catch let e as Unbegun { throw e.error }
         }
     }
