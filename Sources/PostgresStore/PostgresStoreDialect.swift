@@ -43,6 +43,10 @@ package struct PostgresStoreDialect: StoreDialect {
     /// `LIMIT NULL` is no limit.
     package var noLimit: StoredValue { .null }
 
+    /// A string key's UTF-8 after its tag (``PostgresKeyCodec``); NULL for other keys.
+    package func keyText(_ column: String) -> String {
+        "(CASE WHEN get_byte(\(column), 0) = 2 THEN convert_from(substring(\(column) FROM 2), 'UTF8') END)"
+    }
     package func literal(_ holds: Bool) -> String { holds ? "true" : "false" }
     package func isDistinct(_ a: String, from b: String) -> String { "\(a) IS DISTINCT FROM \(b)" }
     package func definite(_ condition: String) -> String { "coalesce(\(condition), false)" }

@@ -53,21 +53,19 @@ struct StoreLocation {
 extension StoreLocation {
     /// The server's users, tokens and path permissions, kept beside the store.
     func userDirectory() throws -> UserDirectory {
-        guard !isDatabase else { throw RealmAdapterError.serverTablesNotOnPostgresYet(text) }
-        return try UserDirectory(storeDirectory: text)
+        guard isDatabase else { return try UserDirectory(storeDirectory: text) }
+        do {
+            return UserDirectory(
+                backend: try PostgresBackend.openServer(settings, logger: Logger(label: "realm-adapter.server-tables")))
+        } catch let e as PostgresError {
+            throw RealmAdapterError.storeDatabaseUnavailable(text, e.detail ?? e.message)
+        } catch let e as StoreError {
+            throw RealmAdapterError.storeDatabaseUnavailable(text, e.message)
+        }
     }
 }
 
 extension RealmAdapterError {
-    /// Users, tokens and permissions live beside a directory store only, for now.
-    static func serverTablesNotOnPostgresYet(_ url: String) -> RealmAdapterError {
-        RealmAdapterError(
-            .invalidConfiguration,
-            "The server's users, tokens and permissions cannot be kept in a Postgres store yet (\(url)): `serve`, "
-                + "`user`, `permission` and `admin-token` need realm.store to be a directory for now.",
-            context: ["store": url])
-    }
-
     /// The store's database could not be reached or set up.
     static func storeDatabaseUnavailable(_ url: String, _ reason: String) -> RealmAdapterError {
         let reason = reason.hasSuffix(".") ? String(reason.dropLast()) : reason

@@ -75,12 +75,16 @@ extension RealmReader {
         guard let column = tt.columns[j] else {
             throw RealmAdapterError.unknownProperty(type: t.name, property: p.name)
         }
-        let col = "\(alias).\(column)"
-        if value.isNull { return (op == .equal ? "\(col) IS NULL" : "\(col) IS NOT NULL", []) }
-        // A key column (the primary key, a link) holds keys; others the property's values.
-        let v: StoreArgument = column == TypeTables.key || p.type.linkTarget != nil ? .key(value) : .value(value)
-        let (x, y) = ci ? ("lower(\(col))", "lower(?)") : (col, "?")
+        let stored = "\(alias).\(column)"
+        if value.isNull { return (op == .equal ? "\(stored) IS NULL" : "\(stored) IS NOT NULL", []) }
         let dialect = db.dialect
+        // A column of keys (the primary key, a link) is compared as keys are kept, except by the
+        // text operators, which read a key's text.
+        let isKey = column == TypeTables.key || p.type.linkTarget != nil
+        let textual = ci || [.beginsWith, .endsWith, .contains, .like].contains(op)
+        let col = isKey && textual ? dialect.keyText(stored) : stored
+        let v: StoreArgument = isKey && !textual ? .key(value) : .value(value)
+        let (x, y) = ci ? ("lower(\(col))", "lower(?)") : (col, "?")
         let sql: String
         var args = [v]
         switch op {

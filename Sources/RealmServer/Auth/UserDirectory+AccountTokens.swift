@@ -56,7 +56,7 @@ extension UserDirectory {
             }
             guard
                 let user = try StoreRow.fetchOne(
-                    db, sql: "SELECT \(User.columns) FROM user WHERE id = ?", arguments: [row[0] as String]
+                    db, sql: "SELECT \(User.columns) FROM \"user\" WHERE id = ?", arguments: [row[0] as String]
                 ).map(User.init(row:))
             else { throw ServerError.userGone() }
             try db.execute(sql: "UPDATE account_token SET used = 1 WHERE id = ?", arguments: [Self.digest(token)])
@@ -70,7 +70,7 @@ extension UserDirectory {
         let hash = Bcrypt.hash(password, cost: Self.cost)
         return try redeemAccountToken(token, .passwordReset) { db, user in
             try db.execute(
-                sql: "UPDATE user SET password_hash = ?, generation = generation + 1 WHERE id = ?",
+                sql: "UPDATE \"user\" SET password_hash = ?, generation = generation + 1 WHERE id = ?",
                 arguments: [hash, user.id])
             try Self.spendResetTokens(db, of: user.id)
             return user
@@ -87,7 +87,7 @@ extension UserDirectory {
     /// Confirms the address of the token's user.
     public func confirmEmail(token: String) throws -> User {
         try redeemAccountToken(token, .emailConfirmation) { db, user in
-            try db.execute(sql: "UPDATE user SET email_confirmed = 1 WHERE id = ?", arguments: [user.id])
+            try db.execute(sql: "UPDATE \"user\" SET email_confirmed = 1 WHERE id = ?", arguments: [user.id])
             return user
         }
     }
@@ -96,7 +96,7 @@ extension UserDirectory {
     func passwordUser(address: String) throws -> User? {
         try db.read { db in
             try StoreRow.fetchOne(
-                db, sql: "SELECT \(User.columns) FROM user WHERE name = ? AND provider = 'password'",
+                db, sql: "SELECT \(User.columns) FROM \"user\" WHERE name = ? AND provider = 'password'",
                 arguments: [address]
             ).map(User.init(row:))
         }

@@ -107,7 +107,7 @@ extension UserDirectory {
             try db.execute(
                 sql: """
                     INSERT INTO permission (path, user_id, level) VALUES (?, ?, ?)
-                    ON CONFLICT (path, user_id) DO UPDATE SET level = max(level, excluded.level)
+                    ON CONFLICT (path, user_id) DO UPDATE SET level = \(db.dialect.greatest("permission.level", "excluded.level"))
                     """,
                 arguments: [offer.path, user.id, offer.level.rawValue])
         }

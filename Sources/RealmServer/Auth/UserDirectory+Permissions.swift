@@ -31,7 +31,10 @@ extension UserDirectory {
                     sql: "DELETE FROM permission WHERE path = ? AND user_id = ?", arguments: [path, userId ?? "*"])
             } else {
                 try db.execute(
-                    sql: "INSERT OR REPLACE INTO permission (path, user_id, level) VALUES (?, ?, ?)",
+                    sql: """
+                        INSERT INTO permission (path, user_id, level) VALUES (?, ?, ?)
+                        ON CONFLICT (path, user_id) DO UPDATE SET level = excluded.level
+                        """,
                     arguments: [path, userId ?? "*", level.rawValue])
             }
         }

@@ -17,7 +17,7 @@ extension UserDirectory {
             let seconds = Int64(now.timeIntervalSince1970)
             try db.execute(sql: "DELETE FROM revoked_token WHERE expires < ?", arguments: [seconds])
             try db.execute(
-                sql: "INSERT OR IGNORE INTO revoked_token (id, expires) VALUES (?, ?)",
+                sql: "INSERT INTO revoked_token (id, expires) VALUES (?, ?) ON CONFLICT DO NOTHING",
                 arguments: [id, Int64(claims.exp.value.timeIntervalSince1970)])
         }
     }

@@ -15,12 +15,16 @@ public final class UserDirectory: Sendable {
         db = try RealmStore.serverDatabase(in: storeDirectory, create: Self.create)
     }
 
+    /// The directory in a store's own database (a Postgres store's), whose backend has made
+    /// its tables.
+    package init(backend: any StoreBackend) { db = backend }
+
     /// The tables, made or brought up to date.
     static func create(_ db: any StoreConnection) throws {
         // `generation` moves on with each new password: refresh tokens of an earlier one stop working.
         try db.execute(
             sql: """
-                CREATE TABLE IF NOT EXISTS user (id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+                CREATE TABLE IF NOT EXISTS "user" (id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE COLLATE NOCASE,
                     password_hash TEXT NOT NULL, is_admin INTEGER NOT NULL, created TEXT NOT NULL,
                     generation INTEGER NOT NULL DEFAULT 0);
                 CREATE TABLE IF NOT EXISTS permission (path TEXT NOT NULL, user_id TEXT NOT NULL,
@@ -29,10 +33,10 @@ public final class UserDirectory: Sendable {
         // Added later (a directory made before has only password users, all of them confirmed).
         let columns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info('user')")
         if !columns.contains("provider") {
-            try db.execute(sql: "ALTER TABLE user ADD COLUMN provider TEXT NOT NULL DEFAULT 'password'")
+            try db.execute(sql: "ALTER TABLE \"user\" ADD COLUMN provider TEXT NOT NULL DEFAULT 'password'")
         }
         if !columns.contains("email_confirmed") {
-            try db.execute(sql: "ALTER TABLE user ADD COLUMN email_confirmed INTEGER NOT NULL DEFAULT 1")
+            try db.execute(sql: "ALTER TABLE \"user\" ADD COLUMN email_confirmed INTEGER NOT NULL DEFAULT 1")
         }
         // Tokens ended before they expire (kept until then), admin tokens by name, permission offers
         // (created in milliseconds, expires in seconds) and one-time tokens mailed to users (both by
@@ -62,13 +66,13 @@ public final class UserDirectory: Sendable {
         let hash = Bcrypt.hash(password, cost: Self.cost)
         try db.write { db in
             guard
-                try Int.fetchOne(db, sql: "SELECT 1 FROM user WHERE name = ? COLLATE NOCASE", arguments: [name]) == nil
+                try Int.fetchOne(db, sql: "SELECT 1 FROM \"user\" WHERE name = ? COLLATE NOCASE", arguments: [name]) == nil
             else {
                 throw ServerError.userExists(name)
             }
             try db.execute(
                 sql: """
-                    INSERT INTO user (id, name, password_hash, is_admin, created, email_confirmed)
+                    INSERT INTO "user" (id, name, password_hash, is_admin, created, email_confirmed)
                     VALUES (?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [user.id, name, hash, admin, Timestamp(Date()).iso8601, confirmed])
@@ -82,7 +86,7 @@ public final class UserDirectory: Sendable {
             try StoreRow.fetchOne(
                 db,
                 sql:
-                    "SELECT \(User.columns), password_hash FROM user WHERE name = ? AND provider = 'password'",
+                    "SELECT \(User.columns), password_hash FROM \"user\" WHERE name = ? AND provider = 'password'",
                 arguments: [name])
         }
         guard let row else {
@@ -101,7 +105,7 @@ public final class UserDirectory: Sendable {
     public func user(named name: String) throws -> User? {
         try db.read { db in
             try StoreRow.fetchOne(
-                db, sql: "SELECT \(User.columns) FROM user WHERE name = ?", arguments: [name]
+                db, sql: "SELECT \(User.columns) FROM \"user\" WHERE name = ?", arguments: [name]
             )
             .map(User.init(row:))
         }
@@ -109,7 +113,7 @@ public final class UserDirectory: Sendable {
 
     public func user(id: String) throws -> User? {
         try db.read { db in
-            try StoreRow.fetchOne(db, sql: "SELECT \(User.columns) FROM user WHERE id = ?", arguments: [id])
+            try StoreRow.fetchOne(db, sql: "SELECT \(User.columns) FROM \"user\" WHERE id = ?", arguments: [id])
                 .map(User.init(row:))
         }
     }
@@ -117,7 +121,7 @@ public final class UserDirectory: Sendable {
     /// Every user, by name.
     public func users() throws -> [User] {
         try db.read { db in
-            try StoreRow.fetchAll(db, sql: "SELECT \(User.columns) FROM user ORDER BY name")
+            try StoreRow.fetchAll(db, sql: "SELECT \(User.columns) FROM \"user\" ORDER BY name")
                 .map(User.init(row:))
         }
     }
@@ -125,11 +129,11 @@ public final class UserDirectory: Sendable {
     /// Removes a user and the permissions granted to them; false if there was none.
     public func remove(name: String) throws -> Bool {
         try db.write { db in
-            guard let id = try String.fetchOne(db, sql: "SELECT id FROM user WHERE name = ?", arguments: [name]) else {
+            guard let id = try String.fetchOne(db, sql: "SELECT id FROM \"user\" WHERE name = ?", arguments: [name]) else {
                 return false
             }
             try db.execute(sql: "DELETE FROM permission WHERE user_id = ?", arguments: [id])
-            try db.execute(sql: "DELETE FROM user WHERE id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM \"user\" WHERE id = ?", arguments: [id])
             return true
         }
     }
@@ -146,7 +150,7 @@ public final class UserDirectory: Sendable {
         let hash = Bcrypt.hash(password, cost: Self.cost)
         try db.write { db in
             try db.execute(
-                sql: "UPDATE user SET password_hash = ?, generation = generation + 1 WHERE id = ?",
+                sql: "UPDATE \"user\" SET password_hash = ?, generation = generation + 1 WHERE id = ?",
                 arguments: [hash, user.id])
             guard db.changesCount == 1 else { throw ServerError.userGone() }
             try Self.spendResetTokens(db, of: user.id)
@@ -183,7 +187,7 @@ public final class UserDirectory: Sendable {
         let (row, revoked) = try db.read { db in
             (
                 try StoreRow.fetchOne(
-                    db, sql: "SELECT \(User.columns) FROM user WHERE id = ?", arguments: [claims.sub.value]),
+                    db, sql: "SELECT \(User.columns) FROM \"user\" WHERE id = ?", arguments: [claims.sub.value]),
                 try Self.isRevoked(db, claims)
             )
         }
@@ -200,7 +204,7 @@ public final class UserDirectory: Sendable {
         try Self.check(name: name)
         return try db.write { db in
             if let row = try StoreRow.fetchOne(
-                db, sql: "SELECT \(User.columns) FROM user WHERE name = ?", arguments: [name])
+                db, sql: "SELECT \(User.columns) FROM \"user\" WHERE name = ?", arguments: [name])
             {
                 var user = User(row: row)
                 guard user.provider == provider else { throw ServerError.nameTaken(name, by: user.provider) }
@@ -208,7 +212,7 @@ public final class UserDirectory: Sendable {
                 // differ in case are two people, and the second is refused, never merged).
                 guard Array(user.name.utf8) == Array(name.utf8) else { throw ServerError.nameTakenInAnotherCase(name) }
                 if user.isAdmin != isAdmin {
-                    try db.execute(sql: "UPDATE user SET is_admin = ? WHERE id = ?", arguments: [isAdmin, user.id])
+                    try db.execute(sql: "UPDATE \"user\" SET is_admin = ? WHERE id = ?", arguments: [isAdmin, user.id])
                     user.isAdmin = isAdmin
                 }
                 return user
@@ -216,7 +220,7 @@ public final class UserDirectory: Sendable {
             let user = User(id: Self.newId(), name: name, isAdmin: isAdmin, provider: provider)
             try db.execute(
                 sql: """
-                    INSERT INTO user (id, name, password_hash, is_admin, created, provider) VALUES (?, ?, '', ?, ?, ?)
+                    INSERT INTO "user" (id, name, password_hash, is_admin, created, provider) VALUES (?, ?, '', ?, ?, ?)
                     """,
                 arguments: [user.id, name, isAdmin, Timestamp(Date()).iso8601, provider])
             return user
@@ -230,7 +234,7 @@ public final class UserDirectory: Sendable {
         try db.write { db in
             try db.execute(
                 sql: """
-                    INSERT INTO user (id, name, password_hash, is_admin, created, provider)
+                    INSERT INTO "user" (id, name, password_hash, is_admin, created, provider)
                     VALUES (?, ?, '', 0, ?, ?)
                     """,
                 arguments: [id, user.name, Timestamp(Date()).iso8601, user.provider])

@@ -45,6 +45,9 @@ package protocol StoreDialect: Sendable {
 
     // MARK: Conditions of the query engine
 
+    /// The text of a string held in a column of keys (NULL for a key of another kind), for the
+    /// text operators.
+    func keyText(_ column: String) -> String
     /// A condition that always holds, or never.
     func literal(_ holds: Bool) -> String
     /// `a` and `b` differ, NULL being a value like any other.

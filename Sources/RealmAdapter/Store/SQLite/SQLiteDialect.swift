@@ -19,6 +19,8 @@ struct SQLiteDialect: StoreDialect {
     func jsonElement(_ json: String, _ index: Int, integer: Bool) -> String { "\(json) ->> \(index)" }
     var noLimit: StoredValue { .integer(-1) }
 
+    /// Keys are kept as they are: a string key is text.
+    func keyText(_ column: String) -> String { column }
     func literal(_ holds: Bool) -> String { holds ? "1" : "0" }
     func isDistinct(_ a: String, from b: String) -> String { "\(a) IS NOT \(b)" }
     func definite(_ condition: String) -> String { "coalesce(\(condition), 0)" }
