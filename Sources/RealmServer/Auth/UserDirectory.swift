@@ -66,7 +66,8 @@ public final class UserDirectory: Sendable {
         let hash = Bcrypt.hash(password, cost: Self.cost)
         try db.write { db in
             guard
-                try Int.fetchOne(db, sql: "SELECT 1 FROM \"user\" WHERE name = ? COLLATE NOCASE", arguments: [name]) == nil
+                try Int.fetchOne(db, sql: "SELECT 1 FROM \"user\" WHERE name = ? COLLATE NOCASE", arguments: [name])
+                    == nil
             else {
                 throw ServerError.userExists(name)
             }
@@ -129,7 +130,8 @@ public final class UserDirectory: Sendable {
     /// Removes a user and the permissions granted to them; false if there was none.
     public func remove(name: String) throws -> Bool {
         try db.write { db in
-            guard let id = try String.fetchOne(db, sql: "SELECT id FROM \"user\" WHERE name = ?", arguments: [name]) else {
+            guard let id = try String.fetchOne(db, sql: "SELECT id FROM \"user\" WHERE name = ?", arguments: [name])
+            else {
                 return false
             }
             try db.execute(sql: "DELETE FROM permission WHERE user_id = ?", arguments: [id])
