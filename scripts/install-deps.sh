@@ -6,7 +6,8 @@ set -euo pipefail
 # python3-psycopg2: the Python peer loader of the load benchmark (Benchmarks/peer);
 # openssl: the self-signed certificate of the TLS test.
 # gdb: where the threads of a hung test are (scripts/watchdog.sh).
-packages=(libsqlite3-dev libpq-dev freetds-dev freetds-bin postgresql postgresql-contrib python3-psycopg2 openssl gdb)
+# nginx: the load balancer in front of two `serve` replicas in the replica test.
+packages=(libsqlite3-dev libpq-dev freetds-dev freetds-bin postgresql postgresql-contrib python3-psycopg2 openssl gdb nginx)
 
 # prometheus-client (PyPI): the metrics test reads /metrics with Prometheus's own parser, in the
 # python3 the tests run (the first on PATH).

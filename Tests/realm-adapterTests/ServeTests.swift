@@ -25,12 +25,21 @@ import Testing
                 .appendingPathComponent("Support/graphql-client/" + name).path
         }
 
-        init(server: String = "") async throws {
+        /// Where the Realms are: `store` (a directory or a Postgres store's URL), or a directory
+        /// of the server's own.
+        let store: String
+
+        /// - Parameters:
+        ///   - store: a store to share with another server (given to `seeded: false` ones).
+        ///   - seeded: whether to write /shop and add the users (once per store).
+        init(server: String = "", store: String? = nil, seeded: Bool = true) async throws {
+            self.store = store ?? dir + "/store"
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             try """
-            {"realm": {"store": "\(dir)/store", "path": "/shop"}, "schema": [],
+            {"realm": {"store": "\(self.store)", "path": "/shop"}, "schema": [],
              "server": {"port": \(port)\(server)}}
             """.write(toFile: config, atomically: true, encoding: .utf8)
+            guard seeded else { return }
             try """
             [{"type": "ADD_TYPE", "object_type": "Stop", "primary_key": "id",
               "properties": {"id": "int", "name": "string"}},
@@ -44,7 +53,7 @@ import Testing
               "values": {"id": "R1", "stops": [2, 1], "first": 2, "rank": 1.5, "tags": ["night"]}}]
             """.write(toFile: dir + "/shop.json", atomically: true, encoding: .utf8)
             let applied = try await cli([
-                "realm", "apply", "/shop", "--file", dir + "/shop.json", "--store", dir + "/store",
+                "realm", "apply", "/shop", "--file", dir + "/shop.json", "--store", self.store,
             ])
             #expect(applied.status == 0, "\(applied.stderr)")
             for (name, admin) in [("alice", true), ("bob", false), ("carol", false)] {
@@ -82,7 +91,15 @@ import Testing
         func curl(_ method: String, _ path: String, _ body: String? = nil, token: String? = nil) async throws -> (
             status: Int, body: String
         ) {
-            var args = ["-s", "-o", "-", "-w", "\n%{http_code}", "-X", method, url + path]
+            try await Self.curl(url, dir: dir, caFile: caFile, method, path, body, token: token)
+        }
+
+        /// An HTTP request through curl to the server at `base` (a file in `dir` holds the body).
+        static func curl(
+            _ base: String, dir: String, caFile: String? = nil, _ method: String, _ path: String, _ body: String? = nil,
+            token: String? = nil
+        ) async throws -> (status: Int, body: String) {
+            var args = ["-s", "-o", "-", "-w", "\n%{http_code}", "-X", method, base + path]
             if let body {
                 // Through a file: a body may be larger than a command line can be.
                 let file = dir + "/body-\(UUID().uuidString.prefix(8)).json"

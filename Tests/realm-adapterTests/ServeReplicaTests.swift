@@ -1,0 +1,75 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Replicas of `serve` on one Postgres store (issue 43): each answers the tokens the other
+/// gave, sees the users the other's commands added, and a mutation sent to one reaches a
+/// subscription held by the other.
+@Suite struct ServeReplicaTests {
+    static let environment = ProcessInfo.processInfo.environment
+
+    /// A fresh database on the test server `scripts/pg.sh` started, as a store URL, and what
+    /// drops it; nil without a server (outside CI, where one is required).
+    static func freshStore() async throws -> (url: String, drop: () async -> Void)? {
+        guard let port = environment["REALM_ADAPTER_PG_PORT"] else { return nil }
+        let host = environment["REALM_ADAPTER_PG_HOST"] ?? "127.0.0.1"
+        let user = environment["REALM_ADAPTER_PG_USER"] ?? "postgres"
+        let database = "serve_replicas_\(UUID().uuidString.prefix(8).lowercased())"
+        func psql(_ sql: String) async throws -> (status: Int32, stdout: String, stderr: String) {
+            try await ChildProcess.run(
+                "/usr/bin/psql", ["-X", "-q", "-h", host, "-p", port, "-U", user, "-d", "postgres", "-c", sql])
+        }
+        let created = try await psql("CREATE DATABASE \(database)")
+        try #require(created.status == 0, "\(created.stderr)")
+        return (
+            "postgresql://\(user)@\(host):\(port)/\(database)",
+            { _ = try? await psql("DROP DATABASE \(database) WITH (FORCE)") }
+        )
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func replicasShareUsersTokensAndChanges() async throws {
+        guard let (url, drop) = try await Self.freshStore() else {
+            if Self.environment["CI"] == "true" { Issue.record("no Postgres test server: run scripts/test.sh") }
+            return
+        }
+        let a = try await ServeTests.Server(store: url)
+        try await a.start()
+        let b = try await ServeTests.Server(store: url, seeded: false)
+        try await b.start()
+
+        // A login at one replica is good at the other.
+        guard case .success(let alice) = try await b.access(try await a.login("alice"), "/shop") else {
+            Issue.record("alice's refresh token from one replica was refused by the other")
+            return
+        }
+        // A user added through one replica's configuration logs in at the other.
+        let added = try await b.cli(["user", "add", "dave", "--config", b.config], stdin: "dave-password\n")
+        #expect(added.status == 0, "\(added.stderr)")
+        _ = try await a.login("dave")
+
+        // A subscription held by one replica receives a mutation sent to the other.
+        let out = b.dir + "/subscriber.out"
+        let subscribe = #"{"type": "subscribe", "id": "1", "payload": {"query": "subscription { stops { id } }"}}"#
+        let subscriber = try ChildProcess(
+            "/usr/bin/env",
+            [
+                "python3", ServeTests.Server.script("probe.py"), "127.0.0.1", "\(b.port)", "/graphql/shop", "20",
+                ServeTests.Server.hello(alice), subscribe,
+            ],
+            stdout: out, stderr: out + ".err")
+        func received() -> String { (try? String(contentsOfFile: out, encoding: .utf8)) ?? "" }
+        for _ in 0..<500 where !received().contains(#""type": "next""#) { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(received().contains(#""type": "next""#), "\(received())")
+        let created = try await a.graphQL(
+            "/shop", alice, #"mutation { createStop(input: {id: 9, name: "Dock"}) { id } }"#)
+        #expect(created == #"{"data": {"createStop": {"id": 9}}}"#)
+        let sent = ContinuousClock.now
+        for _ in 0..<500 where !received().contains(#"{"id": 9}"#) { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(received().contains(#"{"id": 9}"#), "the other replica's subscriber got: \(received())")
+        #expect(ContinuousClock.now - sent < .seconds(3))
+        subscriber.signal(SIGTERM)
+        subscriber.reap()
+        await drop()
+    }
+}
