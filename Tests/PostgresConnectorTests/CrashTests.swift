@@ -14,6 +14,21 @@ extension PostgresIntegration {
                 Property(name: "id", type: .scalar(.int)), Property(name: "n", type: .scalar(.int)),
                 Property(name: "origin", type: .scalar(.string)),
             ])
+        /// Writes items 100001… to /SQLDemo from this process, one transaction each, counting them.
+        static func realmWriter(_ store: RealmStore, items: Int, written: Counter) -> Task<Void, any Error> {
+            Task {
+                try await store.perform {
+                    for i in 1...items {
+                        try store.write(to: "/SQLDemo", origin: "app") { tx in
+                            if tx.schema[type: "Item"] == nil { try tx.addType(itemType) }
+                            try tx.create("Item", ["id": .int(Int64(100_000 + i)), "n": 0, "origin": "realm"])
+                        }
+                        written.set(i)
+                        if i % 10 == 0 { usleep(10_000) }
+                    }
+                }
+            }
+        }
         /// Counts every write the database receives per row, to catch a Realm transaction applied twice.
         static let countWrites = """
             CREATE TABLE writes (id int PRIMARY KEY, count int NOT NULL);
@@ -66,18 +81,7 @@ extension PostgresIntegration {
                     }
                 }
                 // Realm writer: ids 100001..., from this process, while the daemon comes and goes.
-                let realmWriter = Task {
-                    try await store.perform {
-                        for i in 1...perSide {
-                            try store.write(to: "/SQLDemo", origin: "app") { tx in
-                                if tx.schema[type: "Item"] == nil { try tx.addType(Self.itemType) }
-                                try tx.create("Item", ["id": .int(Int64(100_000 + i)), "n": 0, "origin": "realm"])
-                            }
-                            realmWritten.set(i)
-                            if i % 10 == 0 { usleep(10_000) }
-                        }
-                    }
-                }
+                let realmWriter = Self.realmWriter(store, items: perSide, written: realmWritten)
 
                 // How far each writer had got at each kill.
                 var atKills: [(db: Int, realm: Int)] = []

@@ -74,7 +74,10 @@ extension PostgresIntegration {
                     try PostgresBackend.open(settings, logger: .init(label: "a")),
                     try PostgresBackend.open(settings, logger: .init(label: "b"))
                 )
-                defer { (a.close(), b.close()) }
+                defer {
+                    a.close()
+                    b.close()
+                }
                 let (storeA, storeB) = (
                     RealmStore(backend: a, location: "a"), RealmStore(backend: b, location: "b")
                 )

@@ -46,18 +46,7 @@ extension PostgresIntegration {
                         if i % 10 == 0 { try await Task.sleep(for: .milliseconds(10)) }
                     }
                 }
-                let realmWriter = Task {
-                    try await store.perform {
-                        for i in 1...perSide {
-                            try store.write(to: "/SQLDemo", origin: "app") { tx in
-                                if tx.schema[type: "Item"] == nil { try tx.addType(CrashTests.itemType) }
-                                try tx.create("Item", ["id": .int(Int64(100_000 + i)), "n": 0, "origin": "realm"])
-                            }
-                            realmWritten.set(i)
-                            if i % 10 == 0 { usleep(10_000) }
-                        }
-                    }
-                }
+                let realmWriter = CrashTests.realmWriter(store, items: perSide, written: realmWritten)
                 try await Task.sleep(for: .milliseconds(300))
                 active.kill9()
                 let killedAt = ContinuousClock.now

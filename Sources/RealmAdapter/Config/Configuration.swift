@@ -177,13 +177,7 @@ public struct RealmConfiguration: Sendable {
                 guard storePassword == nil else {
                     throw r.error("storePasswordEnv", "the store's URL has a password too; keep one.")
                 }
-                guard let v = environment[passwordEnv] else {
-                    throw r.error(
-                        "storePasswordEnv",
-                        "the environment variable \(passwordEnv) is not set. Export it before starting, or remove "
-                            + "storePasswordEnv.")
-                }
-                storePassword = Secret(v)
+                storePassword = try r.secret(fromVariable: passwordEnv, at: "storePasswordEnv", in: environment)
             }
         } else if passwordEnv != nil {
             throw r.error("storePasswordEnv", "the store is a directory, not a postgresql:// URL: it has no password.")

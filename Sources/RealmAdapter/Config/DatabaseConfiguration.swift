@@ -1,6 +1,18 @@
 import Foundation
 
 /// A secret (a password) that never shows in descriptions, logs or errors.
+extension JSONObjectReader {
+    /// The secret in the environment variable `variable`, which the key `key` names; an error
+    /// at `key` that says what to do when it is not set.
+    func secret(fromVariable variable: String, at key: String, in environment: [String: String]) throws -> Secret {
+        guard let v = environment[variable] else {
+            throw error(
+                key, "the environment variable \(variable) is not set. Export it before starting, or remove \(key).")
+        }
+        return Secret(v)
+    }
+}
+
 public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The secret itself; pass it only to the database driver.
     public let value: String
@@ -142,13 +154,7 @@ public struct DatabaseConfiguration: Sendable {
             }
             password = Secret(inURL)
         } else if let env = passwordEnv {
-            guard let v = environment[env] else {
-                throw r.error(
-                    "passwordEnv",
-                    "the environment variable \(env) is not set. "
-                        + "Export it before starting, or remove passwordEnv.")
-            }
-            password = Secret(v)
+            password = try r.secret(fromVariable: env, at: "passwordEnv", in: environment)
         } else {
             password = literal.map(Secret.init)
         }
