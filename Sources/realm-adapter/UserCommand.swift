@@ -6,7 +6,7 @@ import RealmServer
 struct UserCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "user",
-        abstract: "Manage the users of `realm-adapter serve` (kept in the store's server.sqlite).",
+        abstract: "Manage the users of `realm-adapter serve` (kept with the store: server.sqlite, or its database).",
         discussion: """
             Passwords are read from standard input (the first line), or from the environment \
             variable --password-env names: never from the command line, where other users of the \
