@@ -41,13 +41,15 @@ enum Standby {
     }
 }
 
-/// Tries the daemon lock twice a second until it holds it, or until told to stop.
+/// Tries the daemon lock twice a second until it holds it, or until told to stop. A try that
+/// cannot reach the store's database is logged and tried again: a standby outlives an outage.
 private final class LockWaiter: Service {
     let store: RealmStore
     let adapter: String
     let logger: Logger
     let lock = Mutex<DaemonLock?>(nil)
     static let interval = Duration.milliseconds(500)
+    static let retry = Duration.seconds(2)
 
     init(store: RealmStore, adapter: String, logger: Logger) {
         (self.store, self.adapter, self.logger) = (store, adapter, logger)
@@ -64,6 +66,11 @@ private final class LockWaiter: Service {
                         return
                     } catch let e as RealmAdapterError where e.code == .invalidState {
                         try await Task.sleep(for: Self.interval)
+                    } catch {
+                        self.logger.warning(
+                            "Standing by: cannot reach the store's database to try the daemon lock; trying again",
+                            metadata: ["error": "\(error)"])
+                        try await Task.sleep(for: Self.retry)
                     }
                 }
             }

@@ -47,6 +47,9 @@ import Testing
         let added = try await b.cli(["user", "add", "dave", "--config", b.config], stdin: "dave-password\n")
         #expect(added.status == 0, "\(added.stderr)")
         _ = try await a.login("dave")
+        // Every offer, through the other's configuration (its SQL once held SQLite's `WHERE 1`).
+        let offers = try await a.cli(["permission", "offer", "list", "--config", a.config])
+        #expect(offers.status == 0 && offers.stdout.contains("No offers."), "\(offers.stderr)")
 
         // A subscription held by one replica receives a mutation sent to the other.
         let out = b.dir + "/subscriber.out"

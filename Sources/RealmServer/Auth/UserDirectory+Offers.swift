@@ -52,7 +52,7 @@ extension UserDirectory {
             if let creatorId {
                 try Self.offers(db, where: "creator_id = ?", [creatorId])
             } else {
-                try Self.offers(db, where: "1", [])
+                try Self.offers(db, where: db.dialect.literal(true), [])
             }
         }
     }
