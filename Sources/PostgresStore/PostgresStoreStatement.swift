@@ -49,8 +49,8 @@ final class PostgresStoreStatement: StoreStatement {
 
     func bind(_ value: Value, at index: Int32) throws {
         switch value {
-        case .float(let f): set(.text(Self.real(Double(f))), at: index)
-        case .double(let d): set(.text(Self.real(d)), at: index)
+        case .float(let f): set(Self.parameter(.real(Double(f))), at: index)
+        case .double(let d): set(Self.parameter(.real(d)), at: index)
         default: try bind(RealmTables.encode(value), at: index)
         }
     }
@@ -126,17 +126,10 @@ final class PostgresStoreStatement: StoreStatement {
         switch value {
         case .null: nil
         case .integer(let n): .text(String(n))
-        case .real(let d): .text(real(d))
+        case .real(let d): PostgresType.encode(.double(d)).map(PostgresParameter.text)
         case .text(let s): .text(s)
         case .blob(let b): .binary(b)
         }
-    }
-
-    /// A double as Postgres reads it back exactly (Swift's shortest round-trip text).
-    private static func real(_ d: Double) -> String {
-        if d.isNaN { return "NaN" }
-        if d.isInfinite { return d < 0 ? "-Infinity" : "Infinity" }
-        return "\(d)"
     }
 
     /// A column's text, as Postgres writes values of its type, as a stored value.
@@ -148,23 +141,9 @@ final class PostgresStoreStatement: StoreStatement {
         case 1700:
             if let n = Int64(text) { return .integer(n) }
             return Double(text).map(StoredValue.real) ?? .text(text)
-        case 17: return .blob(hex(text))
+        case 17: return .blob(Data(hex: text.dropFirst(2)) ?? Data())  // `\x00ff…`
         default: return .text(text)
         }
-    }
-
-    /// `bytea`'s hex output (`\x00ff…`) as bytes.
-    private static func hex(_ text: String) -> Data {
-        var out = Data()
-        let utf8 = Array(text.utf8.dropFirst(2))
-        out.reserveCapacity(utf8.count / 2)
-        func nibble(_ c: UInt8) -> UInt8 { c <= 57 ? c - 48 : (c | 0x20) - 87 }
-        var i = 0
-        while i + 1 < utf8.count {
-            out.append(nibble(utf8[i]) << 4 | nibble(utf8[i + 1]))
-            i += 2
-        }
-        return out
     }
 }
 

@@ -31,18 +31,19 @@ struct StoreLocation {
     /// Whether a store is there (reading commands refuse, rather than make one in a wrong place).
     func exists(logger: Logger) throws -> Bool {
         guard isDatabase else { return RealmStore.exists(in: text) }
-        do { return try PostgresBackend.holdsStore(settings, logger: logger) } catch let e as PostgresError {
-            throw RealmAdapterError.storeDatabaseUnavailable(text, e.detail ?? e.message)
-        }
+        return try reaching { try PostgresBackend.holdsStore(settings, logger: logger) }
     }
 
     /// Opens the store, making it if missing.
     func open(options: RealmStore.Options = RealmStore.Options(), logger: Logger) throws -> RealmStore {
         guard isDatabase else { return try RealmStore(directory: text, options: options, logger: logger) }
-        do {
-            let backend = try PostgresBackend.open(settings, logger: logger)
-            return RealmStore(backend: backend, location: text, options: options, logger: logger)
-        } catch let e as PostgresError {
+        let backend = try reaching { try PostgresBackend.open(settings, logger: logger) }
+        return RealmStore(backend: backend, location: text, options: options, logger: logger)
+    }
+
+    /// `body`, its failures to reach the store's database said as such.
+    fileprivate func reaching<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let e as PostgresError {
             throw RealmAdapterError.storeDatabaseUnavailable(text, e.detail ?? e.message)
         } catch let e as StoreError {
             throw RealmAdapterError.storeDatabaseUnavailable(text, e.message)
@@ -54,14 +55,8 @@ extension StoreLocation {
     /// The server's users, tokens and path permissions, kept beside the store.
     func userDirectory() throws -> UserDirectory {
         guard isDatabase else { return try UserDirectory(storeDirectory: text) }
-        do {
-            return UserDirectory(
-                backend: try PostgresBackend.openServer(settings, logger: Logger(label: "realm-adapter.server-tables")))
-        } catch let e as PostgresError {
-            throw RealmAdapterError.storeDatabaseUnavailable(text, e.detail ?? e.message)
-        } catch let e as StoreError {
-            throw RealmAdapterError.storeDatabaseUnavailable(text, e.message)
-        }
+        let logger = Logger(label: "realm-adapter.server-tables")
+        return UserDirectory(backend: try reaching { try PostgresBackend.openServer(settings, logger: logger) })
     }
 }
 
