@@ -23,6 +23,12 @@ package struct PostgresStoreDialect: StoreDialect {
     }
     package var keyedTableSuffix: String { "" }
     package func temporaryTable(_ name: String) -> String { "pg_temp.\(name)" }
+    /// An identity column's sequence, moved past the largest value (rows given their own values
+    /// do not move it).
+    package func generatedFollowing(_ table: String, column: String) -> String? {
+        "SELECT setval(pg_get_serial_sequence('\(table)', '\(column)'), coalesce(max(\(column)), 0) + 1, false) "
+            + "FROM \(table)"
+    }
 
     package var orderedJoin: String { "JOIN" }
     package func greatest(_ values: [String]) -> String { "greatest(\(values.joined(separator: ", ")))" }

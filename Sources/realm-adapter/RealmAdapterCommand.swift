@@ -24,7 +24,7 @@ struct RealmAdapterCommand: AsyncParsableCommand {
         subcommands: [
             Init.self, Validate.self, Load.self, Run.self, Events.self, Serve.self, Status.self, DeadLetter.self,
             Teardown.self,
-            RealmCommand.self, UserCommand.self, PermissionCommand.self, RoleCommand.self,
+            RealmCommand.self, StoreCommand.self, UserCommand.self, PermissionCommand.self, RoleCommand.self,
         ]
     )
 }
@@ -128,6 +128,9 @@ func reportingErrors<T>(_ body: () async throws -> T) async throws -> T {
         throw ExitCode.failure
     } catch let e as MetricsServer.MetricsServerError {
         reportError(e.description)
+        throw ExitCode.failure
+    } catch let e as StoreError {
+        reportError("The Realm store failed: \(e.message).")
         throw ExitCode.failure
     }
 }

@@ -6,7 +6,7 @@ import RealmAdapter
 struct RealmCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "realm",
-        abstract: "Look into and write to the embedded Realm store.",
+        abstract: "Look into and write to a Realm store.",
         discussion: """
             Every subcommand works on a store, given by --store (a directory or a postgresql:// URL), \
             or by --config (the configuration's realm.store), or ./realms by default.

@@ -19,7 +19,7 @@ extension RealmAdapterError {
     }
 
     /// SQLite failed under the store.
-    static func storeFailed(_ e: StoreError) -> RealmAdapterError {
+    package static func storeFailed(_ e: StoreError) -> RealmAdapterError {
         RealmAdapterError(
             .storeUnavailable, "The Realm store failed: \(e.message).", context: ["store.code": e.code], underlying: e)
     }
@@ -100,5 +100,32 @@ extension RealmAdapterError {
             why = why[r.upperBound...].dropLast()  // the "." rejected added
         }
         return String(why)
+    }
+
+    /// A copy's target holds something already.
+    package static func copyTargetNotEmpty(_ target: String, table: String) -> RealmAdapterError {
+        RealmAdapterError(
+            .invalidState,
+            "The store \(target) is not empty (its table \(table) has rows): a copy goes only to an empty store. "
+                + "Give a new directory, or an empty database (DROP DATABASE and CREATE DATABASE).",
+            context: ["store": target, "table": table])
+    }
+
+    /// A daemon or a load runs on a store to copy.
+    static func copyBesideDaemon(adapter: String, store: String) -> RealmAdapterError {
+        RealmAdapterError(
+            .invalidState,
+            "A realm-adapter daemon (or a load) is running adapter '\(adapter)' on the store \(store): stop every "
+                + "`realm-adapter run` and `serve` on it before copying (a copy is of one moment of the store).",
+            context: ["store": store, "adapter": adapter])
+    }
+
+    /// A copy's target, once committed, does not hold as many rows as its source.
+    static func copyCountsDiffer(table: String, source: Int, target: Int) -> RealmAdapterError {
+        RealmAdapterError(
+            .storeUnavailable,
+            "The copy's table \(table) has \(target) rows where the source has \(source): the copy is not "
+                + "complete. Empty the target and copy again, with every daemon and server of the source stopped.",
+            context: ["table": table])
     }
 }

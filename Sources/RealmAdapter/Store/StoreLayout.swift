@@ -119,18 +119,9 @@ final class StoreLayout: Sendable {
                 state.withLock { $0.types[t.name] = entry }
             }
             if p.type.isList {
-                let lt = "\(table)_c\(n)"
-                let d = db.dialect
-                let valueType = kind == "LIST LINK" ? d.keyColumnType : d.columnType(String(kind.dropFirst(5)))
-                let integer = d.columnType("INTEGER")
-                try db.execute(
-                    sql: """
-                        CREATE TABLE IF NOT EXISTS \(lt) (realm \(integer) NOT NULL, owner \(d.keyColumnType) NOT NULL,
-                            idx \(integer) NOT NULL, value \(valueType));
-                        CREATE INDEX IF NOT EXISTS \(lt)_owner ON \(lt)(realm, owner, idx)
-                        """)
+                try Self.makeStorage(of: kind, column: n, type: entry.id, db: db)
                 if p.type.linkTarget != nil && !linkIndexesDeferred.load(ordering: .relaxed) {
-                    try db.execute(sql: Self.linkIndex(list: lt))
+                    try db.execute(sql: Self.linkIndex(list: "\(table)_c\(n)"))
                 }
                 continue
             }
@@ -212,12 +203,7 @@ final class StoreLayout: Sendable {
             guard creating else { throw RealmAdapterError.storeLayoutMissing(type: name) }
             try db.execute(sql: "INSERT INTO object_type (name) VALUES (?)", arguments: [name])
             id = db.lastInsertedRowID
-            let d = db.dialect
-            try db.execute(
-                sql: """
-                    CREATE TABLE IF NOT EXISTS t\(id!) (realm \(d.columnType("INTEGER")) NOT NULL, \
-                    key \(d.keyColumnType) NOT NULL, PRIMARY KEY (realm, key))\(d.keyedTableSuffix)
-                    """)
+            try Self.makeTable(type: id!, db: db)
         }
         var columns: [ColumnKey: Int64] = [:]
         let rows = try StoreRow.fetchCursor(
@@ -236,11 +222,57 @@ final class StoreLayout: Sendable {
         try db.execute(
             sql: "INSERT INTO object_column (type_id, name, kind, id) VALUES (?, ?, ?, ?)",
             arguments: [typeId, key.name, key.kind, n])
-        if !key.kind.hasPrefix("LIST ") {
-            let type = key.kind == "LINK" ? db.dialect.keyColumnType : db.dialect.columnType(key.kind)
-            try db.execute(sql: "ALTER TABLE t\(typeId) ADD COLUMN c\(n) \(type)")
-        }
+        if !key.kind.hasPrefix("LIST ") { try makeStorage(of: key.kind, column: n, type: typeId, db: db) }
         return n
+    }
+
+    /// Makes the table of the objects of the registry's type `id`, with no column of its own yet.
+    private static func makeTable(type id: Int64, db: any StoreConnection) throws {
+        let d = db.dialect
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS t\(id) (realm \(d.columnType("INTEGER")) NOT NULL, \
+                key \(d.keyColumnType) NOT NULL, PRIMARY KEY (realm, key))\(d.keyedTableSuffix)
+                """)
+    }
+
+    /// Makes where the registry's column `n` of kind `kind` of type `typeId` keeps its values: a
+    /// column of the type's table, or a list's own table (made only if missing).
+    private static func makeStorage(of kind: String, column n: Int64, type typeId: Int64, db: any StoreConnection)
+        throws
+    {
+        let d = db.dialect
+        guard kind.hasPrefix("LIST ") else {
+            let type = kind == "LINK" ? d.keyColumnType : d.columnType(kind)
+            try db.execute(sql: "ALTER TABLE t\(typeId) ADD COLUMN c\(n) \(type)")
+            return
+        }
+        let lt = "t\(typeId)_c\(n)"
+        let valueType = kind == "LIST LINK" ? d.keyColumnType : d.columnType(String(kind.dropFirst(5)))
+        let integer = d.columnType("INTEGER")
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS \(lt) (realm \(integer) NOT NULL, owner \(d.keyColumnType) NOT NULL,
+                    idx \(integer) NOT NULL, value \(valueType));
+                CREATE INDEX IF NOT EXISTS \(lt)_owner ON \(lt)(realm, owner, idx)
+                """)
+    }
+
+    /// Makes every table and column the registry names, and the indexes the Realms' `schemas`
+    /// ask for, in a store whose registry was copied from another (``RealmStore/copy(to:progress:)``).
+    func makeRegisteredTables(schemas: [Schema], db: any StoreConnection) throws {
+        for id in try Int64.fetchAll(db, sql: "SELECT id FROM object_type ORDER BY id") {
+            try Self.makeTable(type: id, db: db)
+        }
+        for r in try StoreRow.fetchAll(db, sql: "SELECT type_id, id, kind FROM object_column ORDER BY type_id, id") {
+            try Self.makeStorage(of: r[2], column: r[1], type: r[0], db: db)
+        }
+        // What registering the types makes besides: the indexes of links and indexed properties.
+        for schema in schemas {
+            for t in schema.types {
+                try prepare(t, fromProperty: 0, isNew: true, realmId: 0, schema: schema, db: db)
+            }
+        }
     }
 
     private static func unregistered(_ t: ObjectSchema, _ p: Property) -> RealmAdapterError {

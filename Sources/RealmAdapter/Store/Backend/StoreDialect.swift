@@ -18,6 +18,10 @@ package protocol StoreDialect: Sendable {
     var keyedTableSuffix: String { get }
     /// The name of a table private to the connection (a load's notes).
     func temporaryTable(_ name: String) -> String
+    /// After rows were copied into `table` with their own values of the column `column`, which
+    /// the table generates: a statement that makes the next generated value follow them, or nil
+    /// where the backend does so by itself.
+    func generatedFollowing(_ table: String, column: String) -> String?
 
     // MARK: Expressions
 

@@ -7,6 +7,8 @@ struct SQLiteDialect: StoreDialect {
     var keyColumnType: String { "" }
     var keyedTableSuffix: String { " WITHOUT ROWID" }
     func temporaryTable(_ name: String) -> String { "temp.\(name)" }
+    /// A new row's `INTEGER PRIMARY KEY` is past the largest already.
+    func generatedFollowing(_ table: String, column: String) -> String? { nil }
     func storedKey(_ column: StoredValue) -> StoredValue { column }
 
     var orderedJoin: String { "CROSS JOIN" }
