@@ -236,8 +236,9 @@ struct PostgresBenchmark: AsyncParsableCommand {
         _ = MetricsServer.registry
         let port = 19_464
         let server = Task {
+            // No store of its own: the stores are made per phase, after it starts.
             let probes = MetricsServer.Probes(
-                ready: { (true, "benchmark") }, collect: { await Self.collector.withLock { $0 }?() })
+                store: nil, ready: { (true, "benchmark") }, collect: { await Self.collector.withLock { $0 }?() })
             try? await MetricsServer.service(host: "127.0.0.1", port: port, probes: probes, logger: logger).run()
         }
         // An outside process, as Prometheus is, on one kept-alive connection (as Prometheus

@@ -14,6 +14,7 @@ import Synchronization
 package final class PostgresBackend: StoreBackend, @unchecked Sendable {
     // @unchecked: a connection is used only inside its own queue (`sessionSync`); links are
     // handed out under their locks.
+    package var engine: String { "postgres" }
     private let settings: PostgresSettings
     private let logger: Logger
     private let writer = Mutex<Link?>(nil)

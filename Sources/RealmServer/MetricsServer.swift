@@ -18,15 +18,19 @@ public enum MetricsServer {
 
     /// What the endpoints ask of the running command.
     public struct Probes: Sendable {
+        /// Whether the store answers: checked before `ready`, and at each scrape (none while a
+        /// load has not opened it).
+        public var store: StoreHealth?
         /// Whether it is ready, and why (not).
         public var ready: @Sendable () async -> (ready: Bool, reason: String)
         /// Updates the gauges read at scrape time (lag, retained WAL); at most once a second.
         public var collect: @Sendable () async -> Void
 
         public init(
-            ready: @escaping @Sendable () async -> (ready: Bool, reason: String),
+            store: RealmStore?, ready: @escaping @Sendable () async -> (ready: Bool, reason: String),
             collect: @escaping @Sendable () async -> Void = {}
         ) {
+            self.store = store.map(StoreHealth.init)
             self.ready = ready
             self.collect = collect
         }
@@ -35,6 +39,7 @@ public enum MetricsServer {
     public static func service(host: String, port: Int, probes: Probes, logger: Logger) -> some Service {
         let router = Router()
         router.get("metrics") { _, _ -> Response in
+            _ = await probes.store?.problem()
             await probes.collect()
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
@@ -44,7 +49,9 @@ public enum MetricsServer {
             json(.ok, ["status": .string("live")])
         }
         router.get("health/ready") { _, _ -> Response in
-            let (ready, reason) = await probes.ready()
+            // A store that does not answer outranks what the command says.
+            var (ready, reason) = await probes.ready()
+            if let problem = await probes.store?.problem() { (ready, reason) = (false, problem) }
             return json(
                 ready ? .ok : .serviceUnavailable,
                 ["status": .string(ready ? "ready" : "not ready"), "reason": .string(reason)])

@@ -53,6 +53,7 @@ struct Events: AsyncParsableCommand {
             if let endpoint {
                 let events = Gauges.events(handlers, logger: logger)
                 let probes = MetricsServer.Probes(
+                    store: store,
                     ready: { handlers.lazy.map(\.health.readiness).first { !$0.ready } ?? (true, "delivering") },
                     collect: ThrottledCollector(every: .seconds(1), events).collect)
                 services.append(

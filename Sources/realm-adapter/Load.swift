@@ -54,7 +54,7 @@ struct Load: AsyncParsableCommand {
             // realm_adapter_loader_rows_total{table}, while the load runs.
             let server = try metrics.endpoint(c).map { e in
                 Task {
-                    let probes = MetricsServer.Probes(ready: { (true, "loading") })
+                    let probes = MetricsServer.Probes(store: nil, ready: { (true, "loading") })
                     try await MetricsServer.service(host: e.host, port: e.port, probes: probes, logger: logger).run()
                 }
             }

@@ -124,6 +124,7 @@ struct Daemon {
         var services: [any Service] = webhooks + [databaseToRealm, realmToDatabase] + extra
         if let endpoint {
             let probes = MetricsServer.Probes(
+                store: store,
                 ready: {
                     // A refused transaction stops the daemon: it outranks the stream's state.
                     if let refused = realmToDatabase.health.blockedReason { return (false, refused) }

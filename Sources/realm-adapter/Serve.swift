@@ -48,7 +48,7 @@ struct Serve: AsyncParsableCommand {
             let store = try StoreLocation(c.realm).open(logger: logger)
             var services = [try await Self.service(c, store: store, logger: logger)]
             if let endpoint {
-                let probes = MetricsServer.Probes(ready: { (true, "serving") })
+                let probes = MetricsServer.Probes(store: store, ready: { (true, "serving") })
                 services.append(
                     MetricsServer.service(host: endpoint.host, port: endpoint.port, probes: probes, logger: logger))
             }

@@ -27,7 +27,7 @@ enum Standby {
         ]
         if let endpoint {
             let reason = "standing by: another daemon runs adapter '\(adapter)' on this store"
-            let probes = MetricsServer.Probes(ready: { (false, reason) })
+            let probes = MetricsServer.Probes(store: store, ready: { (false, reason) })
             services.append(
                 .init(
                     service: MetricsServer.service(

@@ -15,16 +15,21 @@ import Testing
         let host = environment["REALM_ADAPTER_PG_HOST"] ?? "127.0.0.1"
         let user = environment["REALM_ADAPTER_PG_USER"] ?? "postgres"
         let database = "serve_replicas_\(UUID().uuidString.prefix(8).lowercased())"
-        func psql(_ sql: String) async throws -> (status: Int32, stdout: String, stderr: String) {
-            try await ChildProcess.run(
-                "/usr/bin/psql", ["-X", "-q", "-h", host, "-p", port, "-U", user, "-d", "postgres", "-c", sql])
-        }
         let created = try await psql("CREATE DATABASE \(database)")
         try #require(created.status == 0, "\(created.stderr)")
         return (
             "postgresql://\(user)@\(host):\(port)/\(database)",
             { _ = try? await psql("DROP DATABASE \(database) WITH (FORCE)") }
         )
+    }
+
+    /// SQL run by psql on the test server's `postgres` database.
+    static func psql(_ sql: String) async throws -> (status: Int32, stdout: String, stderr: String) {
+        let host = environment["REALM_ADAPTER_PG_HOST"] ?? "127.0.0.1"
+        let user = environment["REALM_ADAPTER_PG_USER"] ?? "postgres"
+        let port = environment["REALM_ADAPTER_PG_PORT"] ?? "54329"
+        return try await ChildProcess.run(
+            "/usr/bin/psql", ["-X", "-q", "-h", host, "-p", port, "-U", user, "-d", "postgres", "-c", sql])
     }
 
     @Test(.timeLimit(.minutes(2)))
@@ -73,6 +78,49 @@ import Testing
         #expect(ContinuousClock.now - sent < .seconds(3))
         subscriber.signal(SIGTERM)
         subscriber.reap()
+        await drop()
+    }
+}
+
+/// A Postgres store's database that stops answering while `serve` runs: `/health/ready` says so
+/// (503, naming the store), `realm_adapter_store_up{backend="postgres"}` drops to 0, and both
+/// come back when the database does.
+@Suite struct StoreHealthTests {
+    @Test(.timeLimit(.minutes(2)))
+    func aStoreThatDoesNotAnswerIsNotReadyAndComesBack() async throws {
+        guard let (url, drop) = try await ServeReplicaTests.freshStore() else {
+            if ServeReplicaTests.environment["CI"] == "true" {
+                Issue.record("no Postgres test server: run scripts/test.sh")
+            }
+            return
+        }
+        let database = String(url.split(separator: "/").last!)
+        let s = try await ServeTests.Server(store: url)
+        let metricsPort = freePort()
+        s.arguments = ["--metrics-port", "\(metricsPort)"]
+        try await s.start()
+        let sample = #"realm_adapter_store_up{backend="postgres"}"#
+        func ready() async throws -> (status: Int, body: String) {
+            try await ServeTests.Server.curl("http://127.0.0.1:\(metricsPort)", dir: s.dir, "GET", "/health/ready")
+        }
+        #expect(try await ready().status == 200)
+        #expect(ServeTests.Server.sample(try await s.metrics(at: metricsPort), sample) == 1)
+
+        let shut = try await ServeReplicaTests.psql(
+            "ALTER DATABASE \(database) ALLOW_CONNECTIONS false; "
+                + "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '\(database)'")
+        #expect(shut.status == 0, "\(shut.stderr)")
+        let down = try await ready()
+        #expect(down.status == 503 && down.body.contains("does not answer"), "\(down.body)")
+        #expect(down.body.contains("postgres") && !down.body.contains("password"), "\(down.body)")
+        #expect(ServeTests.Server.sample(try await s.metrics(at: metricsPort), sample) == 0)
+
+        let opened = try await ServeReplicaTests.psql("ALTER DATABASE \(database) ALLOW_CONNECTIONS true")
+        #expect(opened.status == 0, "\(opened.stderr)")
+        #expect(try await ready().status == 200)
+        #expect(ServeTests.Server.sample(try await s.metrics(at: metricsPort), sample) == 1)
+        s.process?.signal(SIGTERM)
+        s.process?.reap()
         await drop()
     }
 }

@@ -84,6 +84,14 @@ public final class RealmStore: Sendable {
         notifier = ChangeNotifier(backend: backend, interval: options.pollInterval, logger: logger)
     }
 
+    /// The store's engine: `sqlite` (a directory), `postgres` (a database).
+    public var engine: String { backend.engine }
+
+    /// Throws the store's error when it cannot be read now (its database down or unreachable).
+    public func checkReachable() throws {
+        _ = try read { db in try Int64.fetchOne(db, sql: "SELECT 1") }
+    }
+
     /// The store's database file in `directory`.
     static func file(in directory: String) -> String { (directory as NSString).appendingPathComponent("realms.sqlite") }
 

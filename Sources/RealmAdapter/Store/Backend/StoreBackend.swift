@@ -4,6 +4,8 @@
 /// above every backend. Errors of the database are thrown as ``StoreError``; errors thrown by a
 /// body pass through unchanged, after its transaction is rolled back.
 package protocol StoreBackend: Sendable {
+    /// The engine, as `status` and the metrics name it: `sqlite`, `postgres`.
+    var engine: String { get }
     /// Runs `body` in one consistent snapshot of the store.
     func read<T>(_ body: (any StoreConnection) throws -> T) throws -> T
     /// Runs `body` in a write transaction, serialized with every other writer of the store in

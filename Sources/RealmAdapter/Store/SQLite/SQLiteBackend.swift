@@ -6,6 +6,7 @@ import Synchronization
 /// The embedded backend: one SQLite database (the store's `realms.sqlite` in WAL mode, or the
 /// server's `server.sqlite`), written by one process at a time, read by any number.
 final class SQLiteBackend: StoreBackend {
+    var engine: String { "sqlite" }
     let pool: any DatabaseWriter
     let path: String
     let durable: Bool
