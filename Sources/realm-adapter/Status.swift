@@ -58,9 +58,8 @@ struct Status: AsyncParsableCommand {
             let pending = Dictionary(try adapter.pendingCounts(), uniquingKeysWith: { a, _ in a })
             let shown = paths.count <= Self.allRealmsUpTo ? paths : paths.filter { pending[$0] != nil }
 
-            print(
-                "Adapter \(c.realm.adapterName): store \(c.realm.store) (\(store.engine)), database \(database.displayTarget)"
-            )
+            let target = database.displayTarget
+            print("Adapter \(c.realm.adapterName): store \(c.realm.store) (\(store.engine)), database \(target)")
             print("")
             let header = ["Realm", "version", "unsent", "db recorded", "last position applied"]
             var rows: [[String]] = []
