@@ -164,6 +164,7 @@ let package = Package(
                 "RealmServer",
                 "TestSupport",
                 "PostgresConnector",
+                "PostgresStore",
                 "CLibPQ",
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

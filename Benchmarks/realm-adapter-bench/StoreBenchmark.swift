@@ -41,6 +41,11 @@ struct StoreBenchmark: ParsableCommand {
         inversion: .prefixedNo,
         help: "Store commits with synchronous=FULL, as the store does by default (--no-durable: NORMAL).")
     var durable = true
+    @Flag(
+        help: ArgumentHelp(
+            "Put the store in a Postgres database of the test server (scripts/pg.sh start) and measure "
+                + "against COPY of the same rows into a plain table there (try --counts 20000)."))
+    var postgres = false
     @Flag(help: .hidden) var child = false
     @Flag(help: .hidden) var profileApply = false
 
@@ -53,13 +58,14 @@ struct StoreBenchmark: ParsableCommand {
             return
         }
         if child {
-            try measure(count: list[0])
+            try postgres ? measureOnPostgres(count: list[0]) : measure(count: list[0])
             return
         }
-        print("realm-adapter store benchmark (batch \(batch))")
+        print("realm-adapter store benchmark (batch \(batch))" + (postgres ? ", the store on Postgres" : ""))
+        let floor = postgres ? "COPY rows/s" : "bare inserts/s"
         print(
             Self.columns([
-                "objects", "bare inserts/s", "apply instr/s", "replay instr/s", "apply ratio", "replay", "max RSS",
+                "objects", floor, "apply instr/s", "replay instr/s", "apply ratio", "replay", "max RSS",
             ]))
         fflush(nil)
         for n in list {
@@ -71,10 +77,14 @@ struct StoreBenchmark: ParsableCommand {
             }
             p.arguments =
                 ["store", "--child", "--counts", String(n), "--batch", String(batch), "--scratch", scratch]
-                + (durable ? [] : ["--no-durable"])
+                + (durable ? [] : ["--no-durable"]) + (postgres ? ["--postgres"] : [])
             try p.run()
             p.waitUntilExit()
             guard p.terminationStatus == 0 else { throw ExitCode(p.terminationStatus) }
+        }
+        if postgres {
+            print("apply = the Postgres store's apply rate / COPY of the same rows on the same server (target ≥ 0.4)")
+            return
         }
         print("apply = apply rate / bare SQLite rate (target ≥ 0.5); replay target ≥ 1,000,000 instructions/s")
     }

@@ -19,6 +19,9 @@ package final class PostgresBackend: StoreBackend, @unchecked Sendable {
     private let logger: Logger
     private let writer = Mutex<Link?>(nil)
     private let idle = Mutex<[Link]>([])
+    /// The store-wide locks this process holds (``exclusiveLock(_:)``): the session holding each
+    /// (its server process id) and its key, by lock.
+    private let fences = Mutex<[ObjectIdentifier: (pid: Int64, key: Int64)]>([:])
     /// The advisory lock every write transaction takes: one number for the whole store.
     static let writeLock: Int64 = 0x5245_414C_4D53  // "REALMS"
 
@@ -62,7 +65,7 @@ package final class PostgresBackend: StoreBackend, @unchecked Sendable {
             do {
                 return try link.connection.sessionSync { s in
                     let commit = durability == .deferred ? "; SET LOCAL synchronous_commit = off" : ""
-                    let begin = "BEGIN; SELECT pg_advisory_xact_lock(\(Self.writeLock))\(commit)"
+                    let begin = "BEGIN; SELECT pg_advisory_xact_lock(\(Self.writeLock))\(commit)\(fenceCheck())"
                     // Listeners on every machine hear of it as it commits (queued by the transaction).
                     return try run(s, begin: begin, end: "NOTIFY \(PostgresCommitProbe.channel); COMMIT") {
                         link.store.inWriteTransaction = true
@@ -169,24 +172,56 @@ package final class PostgresBackend: StoreBackend, @unchecked Sendable {
 extension PostgresBackend {
     /// A session-level advisory lock on a connection of its own: the server releases it when
     /// that connection ends, including when this process dies (its socket closes).
+    ///
+    /// While it is held, every write transaction of this backend first checks that its session
+    /// still holds it (the fence): a connection that ended while this process lives (a network
+    /// cut, a server that ended it) released the lock, another process may hold it now, and
+    /// this one must write nothing more.
     package func exclusiveLock(_ name: String) throws -> (any StoreLock)? {
         let connection = try PostgresConnection.connectSync(settings, logger: logger)
-        let held = try connection.sessionSync { s in
-            try s.query("SELECT pg_try_advisory_lock(hashtextextended($1, 0))", [name]).rows.first?.first == "t"
+        let row = try connection.sessionSync { s in
+            try s.query(
+                "SELECT pg_try_advisory_lock(k), pg_backend_pid(), k FROM (SELECT hashtextextended($1, 0) AS k) AS n",
+                [name]
+            ).rows.first
         }
-        guard held else {
+        guard let row, row[0] == "t", let pid = row[1].flatMap(Int64.init), let key = row[2].flatMap(Int64.init) else {
             connection.close()
             return nil
         }
-        return AdvisoryLock(connection: connection)
+        let lock = AdvisoryLock(connection: connection)
+        let id = ObjectIdentifier(lock)
+        fences.withLock { $0[id] = (pid, key) }
+        lock.released = { [weak self] in self?.fences.withLock { _ = $0.removeValue(forKey: id) } }
+        return lock
+    }
+
+    /// The statement a write transaction begins with while this process holds locks: it fails
+    /// the transaction if any of them is no longer held by the session that took it.
+    private func fenceCheck() -> String {
+        let held = fences.withLock { Array($0.values) }
+        guard !held.isEmpty else { return "" }
+        let pairs = held.map { "(\($0.pid), \($0.key))" }.joined(separator: ", ")
+        return """
+            ; DO $fence$ BEGIN IF (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted \
+            AND objsubid = 1 AND (pid, (classid::bigint << 32) | objid::bigint) IN (\(pairs))) < \(held.count) THEN \
+            RAISE EXCEPTION USING ERRCODE = 'RA001', MESSAGE = 'This process no longer holds its lock on the \
+            store (its connection to the store''s database ended): another daemon may have taken over, so it \
+            writes nothing more. Restart it: it stands by, or takes over again.'; END IF; END $fence$
+            """
     }
 }
 
 /// A held advisory lock: its connection, closed when the value goes away.
-private final class AdvisoryLock: StoreLock {
+private final class AdvisoryLock: StoreLock, @unchecked Sendable {
+    // @unchecked: `released` is set once, before the lock is handed out.
     private let connection: PostgresConnection
+    var released: () -> Void = {}
     init(connection: PostgresConnection) { self.connection = connection }
-    deinit { connection.close() }
+    deinit {
+        released()
+        connection.close()
+    }
 }
 
 extension PostgresBackend {

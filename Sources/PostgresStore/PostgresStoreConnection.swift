@@ -11,6 +11,7 @@ final class PostgresStoreConnection: StoreConnection, @unchecked Sendable {
     var inWriteTransaction = false
     var changesCount = 0
     private var cache: [String: PostgresStoreStatement] = [:]
+    var lifetime: AnyObject { self }
 
     init(session: PostgresSession) { self.session = session }
 

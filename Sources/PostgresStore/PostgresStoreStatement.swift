@@ -153,7 +153,8 @@ extension StoreError {
         let state = e.sqlState?.rawValue ?? ""
         let kind: Kind =
             state.hasPrefix("23")
-            ? .constraint : ["40001", "40P01", "55P03"].contains(state) ? .busy : .failed
+            ? .constraint
+            : ["40001", "40P01", "55P03"].contains(state) ? .busy : e.isTransient ? .unreachable : .failed
         self.init(kind, code: "postgres \(state.isEmpty ? "\(e.code)" : state)", message: e.message)
     }
 }

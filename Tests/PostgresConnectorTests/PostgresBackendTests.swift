@@ -18,7 +18,11 @@ extension PostgresIntegration {
                 let store = RealmStore(backend: backend, location: "pg")
                 let note = ObjectSchema(
                     name: "Note", primaryKey: "id", properties: [Property(name: "id", type: .scalar(.int))])
-                try store.write(to: "/notes", origin: "t") { tx in try tx.addType(note) }
+                // An object inserted before: the store keeps how it inserts Notes past the transaction.
+                try store.write(to: "/notes", origin: "t") { tx in
+                    try tx.addType(note)
+                    try tx.create("Note", ["id": 0])
+                }
                 #expect(try store.realmPaths() == ["/notes"])
                 let admin = try await PostgresConnection.connect(TestServer.settings)
                 defer { admin.close() }
@@ -30,8 +34,54 @@ extension PostgresIntegration {
                 }
                 #expect(ended != "0")
                 try store.write(to: "/notes", origin: "t") { tx in try tx.create("Note", ["id": 1]) }
-                #expect(try store.count(of: "Note", in: "/notes") == 1)
+                #expect(try store.count(of: "Note", in: "/notes") == 2)
                 #expect(try store.version(of: "/notes") == 2)
+            }
+        }
+
+        /// A lock whose session ended while its holder lives (a network cut, a server that ended
+        /// the connection): the holder's next write is refused and changes nothing (the fence),
+        /// another process takes the lock, and the holder writes again once it let go of it.
+        @Test(.timeLimit(.minutes(1)))
+        func aProcessThatLostItsLockWritesNothing() async throws {
+            try await TestServer.withFreshDatabase { settings in
+                let backend = try PostgresBackend.open(settings, logger: .init(label: "store"))
+                defer { backend.close() }
+                let store = RealmStore(backend: backend, location: "pg")
+                let note = ObjectSchema(
+                    name: "Note", primaryKey: "id", properties: [Property(name: "id", type: .scalar(.int))])
+                try store.write(to: "/notes", origin: "t") { tx in try tx.addType(note) }
+                var lock = try backend.exclusiveLock("daemon-x")
+                #expect(lock != nil)
+                try store.write(to: "/notes", origin: "t") { tx in try tx.create("Note", ["id": 1]) }
+
+                let admin = try await PostgresConnection.connect(TestServer.settings)
+                defer { admin.close() }
+                let ended = try await admin.session { s in
+                    try s.query(
+                        """
+                        SELECT count(pg_terminate_backend(l.pid))
+                        FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE l.locktype = 'advisory' AND l.granted AND d.datname = $1
+                        """, [settings.database!]
+                    ).rows[0][0]
+                }
+                #expect(ended == "1")
+                #expect {
+                    try store.write(to: "/notes", origin: "t") { tx in try tx.create("Note", ["id": 2]) }
+                } throws: { e in
+                    "\(e)".contains("no longer holds its lock on the store")
+                }
+                #expect(try store.count(of: "Note", in: "/notes") == 1)
+
+                let other = try PostgresBackend.open(settings, logger: .init(label: "other"))
+                defer { other.close() }
+                var taken = try other.exclusiveLock("daemon-x")
+                #expect(taken != nil, "the lock of the ended session was not free for another process")
+                lock = nil
+                try store.write(to: "/notes", origin: "t") { tx in try tx.create("Note", ["id": 2]) }
+                #expect(try store.count(of: "Note", in: "/notes") == 2)
+                taken = nil
+                #expect(lock == nil && taken == nil)
             }
         }
 

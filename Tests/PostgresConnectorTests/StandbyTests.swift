@@ -78,6 +78,76 @@ extension PostgresIntegration {
                 await testStore.remove()
             }
         }
+
+        /// The store's database refuses connections for a while and ends the daemon's connections
+        /// to it (not its lock's): the daemon retries with its backoff and goes on once the
+        /// database is back, both ways, nothing lost. Then the session holding its lock ends (as a
+        /// restart of that server does): the daemon writes nothing more and stops, saying why.
+        @Test(.timeLimit(.minutes(3)))
+        func aDaemonWaitsOutItsStoreAndStopsWhenItsLockIsGone() async throws {
+            try await TestServer.withFreshDatabase { settings in
+                let dir = try DaemonProcess.directory()
+                defer { try? FileManager.default.removeItem(atPath: dir) }
+                let testStore = try await TestStore(.postgres, in: dir)
+                let store = testStore.store
+                let storeDatabase = String(testStore.location.split(separator: "/").last!)
+                let configFile = try SyncHarness.configFile(
+                    settings, store: testStore.location, schema: CrashTests.schema, directory: dir)
+                let pg = try await PostgresConnection.connect(settings)
+                defer { pg.close() }
+                let admin = try await PostgresConnection.connect(TestServer.settings)
+                defer { admin.close() }
+                let daemon = try DaemonProcess(config: configFile, log: dir + "/daemon.log")
+                try await daemon.waitUntilSyncing()
+                func insert(_ id: Int) async throws {
+                    try await pg.session { s in
+                        _ = try s.query(#"INSERT INTO "Item" (id, n, origin) VALUES ($1, 0, 'db')"#, [String(id)])
+                    }
+                }
+                func realmHas(_ count: Int) throws -> Bool {
+                    try store.contains("/SQLDemo") && store.count(of: "Item", in: "/SQLDemo") == count
+                }
+                try await insert(1)
+                try await eventually("the first row in the Realm") { try realmHas(1) }
+
+                // Closed, and every connection to it ended but the lock's.
+                try await admin.session { s in
+                    try s.execute("ALTER DATABASE \(storeDatabase) ALLOW_CONNECTIONS false")
+                    _ = try s.query(
+                        """
+                        SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1
+                        AND pid NOT IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted)
+                        """, [storeDatabase])
+                }
+                try await insert(2)
+                try await eventually("the daemon to retry", timeout: .seconds(20)) {
+                    daemon.logContains("Connection problem; retrying")
+                }
+                #expect(daemon.process.isRunning, Comment(rawValue: crashReport(daemon.log)))
+                try await admin.session { s in try s.execute("ALTER DATABASE \(storeDatabase) ALLOW_CONNECTIONS true") }
+                try await CrashTests.realmWriter(store, items: 1, written: Counter()).value
+                try await eventually("both sides to hold every item", timeout: .seconds(60)) {
+                    let d = try await pg.session { s in try s.query(#"SELECT count(*) FROM "Item""#).rows[0][0] }
+                    return try realmHas(3) && d == "3"
+                }
+
+                // The lock's session ended: the next write is fenced, and the daemon stops.
+                try await admin.session { s in
+                    _ = try s.query(
+                        """
+                        SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+                        WHERE l.locktype = 'advisory' AND l.granted AND d.datname = $1
+                        """, [storeDatabase])
+                }
+                try await insert(4)
+                try await eventually("the daemon to stop", timeout: .seconds(30)) { !daemon.process.isRunning }
+                #expect(
+                    daemon.logContains("no longer holds its lock on the store"),
+                    Comment(rawValue: crashReport(daemon.log)))
+                #expect(try realmHas(3))
+                await testStore.remove()
+            }
+        }
     }
 }
 

@@ -181,10 +181,16 @@ struct RealmWriter {
         /// Per column after `realm`: whether it holds keys (the object's key, a link), which
         /// are bound as keys (``StoreStatement/bind(key:at:)``).
         let keys: [Bool]
+        /// The connection the statements were prepared on (``StoreConnection/lifetime``).
+        weak var connection: AnyObject?
 
-        init(typing: InsertTyping, statement: any StoreStatement, table: String, columns: [String], keys: [Bool]) {
+        init(
+            typing: InsertTyping, statement: any StoreStatement, table: String, columns: [String], keys: [Bool],
+            connection: AnyObject
+        ) {
             self.typing = typing
             self.statement = statement
+            self.connection = connection
             self.table = table
             self.columns = columns
             self.keys = keys
@@ -221,7 +227,7 @@ struct RealmWriter {
         let (t, tt) = try type(n)
         // Types without links insert alike in every Realm that has them: one plan for all.
         let shareable = !t.properties.contains { $0.type.linkTarget != nil }
-        if shareable, let p = tables.layout.insertPlan(for: t) {
+        if shareable, let p = tables.layout.insertPlan(for: t, on: db.lifetime) {
             insertPlans[n] = p
             lastPlan = (n, p)
             return p
@@ -235,7 +241,7 @@ struct RealmWriter {
         }
         let p = InsertPlan(
             typing: typing, statement: try db.cachedStatement(sql: InsertPlan.sql(tt.table, columns, rows: 1)),
-            table: tt.table, columns: columns, keys: keys)
+            table: tt.table, columns: columns, keys: keys, connection: db.lifetime)
         insertPlans[n] = p
         lastPlan = (n, p)
         if shareable { tables.layout.keep(p, for: t) }

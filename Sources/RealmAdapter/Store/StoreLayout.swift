@@ -46,12 +46,20 @@ final class StoreLayout: Sendable {
     func forget() { state.withLock { $0 = State() } }
 
     /// The writer's INSERT plan of a type without links, shared by the Realms that have it.
-    func insertPlan(for t: ObjectSchema) -> RealmWriter.InsertPlan? {
-        state.withLock { $0.plans[t.name]?.first { $0.schema == t }?.plan }
+    /// Nil when the plan kept was prepared on another connection than `connection` (one that
+    /// broke, on a backend that connects anew).
+    func insertPlan(for t: ObjectSchema, on connection: AnyObject) -> RealmWriter.InsertPlan? {
+        let plan = state.withLock { $0.plans[t.name]?.first { $0.schema == t }?.plan }
+        return plan?.connection === connection ? plan : nil
     }
 
+    /// Keeps `plan`, in place of any plan kept for the same schema.
     func keep(_ plan: RealmWriter.InsertPlan, for t: ObjectSchema) {
         state.withLock { s in
+            if let i = s.plans[t.name]?.firstIndex(where: { $0.schema == t }) {
+                s.plans[t.name]![i].plan = plan
+                return
+            }
             if s.planCount >= 1_000 { (s.plans, s.planCount) = ([:], 0) }
             s.plans[t.name, default: []].append((t, plan))
             s.planCount += 1

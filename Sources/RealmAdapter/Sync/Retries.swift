@@ -11,13 +11,13 @@ package func withRetries<T>(
         let started = ContinuousClock.now
         do {
             return try await body()
-        } catch  where !connector.isTransient(error) {
+        } catch  where !connector.isTransient(error) && !error.isStoreUnreachable {
             metrics?.errors.increment()
             // The daemon stops on it: the server's details (they may quote row values) at debug level only.
             logger.debug(
                 "Stopping on an error", metadata: ["direction": "\(what)", "error": "\(String(reflecting: error))"])
             throw error
-        } catch  where connector.isTransient(error) && !Task.isCancelled {
+        } catch  where (connector.isTransient(error) || error.isStoreUnreachable) && !Task.isCancelled {
             metrics?.errors.increment()
             metrics?.reconnects.increment()
             // A connection that worked for a while starts a fresh series of attempts.
@@ -34,5 +34,14 @@ package func withRetries<T>(
                 metadata: ["direction": "\(what)", "attempt": "\(attempt)", "delay": "\(delay)", "error": "\(error)"])
             try await Task.sleep(for: delay)
         }
+    }
+}
+
+extension Error {
+    /// Whether this is the store's database out of reach (a Postgres store's server restarting):
+    /// the daemon tries again with its backoff, as for the synced database.
+    package var isStoreUnreachable: Bool {
+        let store = self as? StoreError ?? (self as? RealmAdapterError)?.underlying as? StoreError
+        return store?.kind == .unreachable
     }
 }

@@ -18,6 +18,10 @@ package protocol StoreConnection {
     var changesCount: Int { get }
     /// The integer key the last INSERT gave its row.
     var lastInsertedRowID: Int64 { get }
+    /// An object that lives exactly as long as the connection: a statement prepared on it may be
+    /// kept past a transaction only while the backend's connection gives this same object (a
+    /// backend may connect anew after a connection broke).
+    var lifetime: AnyObject { get }
 }
 
 extension StoreConnection {

@@ -8,6 +8,9 @@ package struct StoreError: Error, Sendable, CustomStringConvertible {
         case constraint
         /// Another writer held the store past the busy timeout.
         case busy
+        /// The store's database could not be reached, or the connection to it broke (a server
+        /// restarting): worth trying again later.
+        case unreachable
         /// Anything else: a disk, connection or SQL failure.
         case failed
     }

@@ -7,6 +7,7 @@ struct SQLiteConnection: StoreConnection {
     let db: Database
 
     var dialect: any StoreDialect { SQLiteDialect() }
+    var lifetime: AnyObject { db }
 
     func execute(sql: String, arguments: StoreArguments) throws {
         do {
