@@ -79,6 +79,63 @@ extension PostgresIntegration {
             }
         }
 
+        /// The window between the store's commit and what follows it, with a standby: the active
+        /// daemon is killed by a failpoint right after the store committed a database transaction
+        /// (its position not yet confirmed to the database), or right after the database committed
+        /// Realm transactions (the cursor in the store not yet advanced). The standby takes over and
+        /// applies each transaction exactly once, each way.
+        @Test(.timeLimit(.minutes(3)), arguments: [Failpoint.dbToRealmAfterCommit, .realmToDbAfterCommit])
+        func aStandbyTakesOverInTheWindowAfterACommit(_ failpoint: Failpoint) async throws {
+            try await TestServer.withFreshDatabase { settings in
+                let dir = try DaemonProcess.directory()
+                defer { try? FileManager.default.removeItem(atPath: dir) }
+                let testStore = try await TestStore(.postgres, in: dir)
+                let store = testStore.store
+                let configFile = try SyncHarness.configFile(
+                    settings, store: testStore.location, schema: GuaranteeWorkload.schema, directory: dir)
+                _ = try Adapter(store: store, name: "audit", pathRegex: ".*")  // keeps the whole history
+                let pg = try await PostgresConnection.connect(settings)
+                defer { pg.close() }
+                let workload = GuaranteeWorkload(pg: pg)
+
+                let active = try DaemonProcess(
+                    config: configFile, log: dir + "/active.log", failpoints: "\(failpoint.name)=5*off->kill")
+                try await active.waitUntilSyncing()
+                let standby = try DaemonProcess(config: configFile, log: dir + "/standby.log")
+                try await eventually("the second daemon to stand by") { standby.logContains("Standing by") }
+                try await workload.start()
+                try await WriteAudit.install(pg)
+                // Transaction k: from the database (the stream's window) or from the Realm (the cursor's).
+                func step(_ k: Int) async throws {
+                    guard failpoint == .realmToDbAfterCommit else { return try await workload.commit(k) }
+                    try store.write(to: "/SQLDemo", origin: "app") { tx in
+                        try tx.adopt(try Schema(json: JSONValue(parsing: GuaranteeWorkload.schema)))
+                        try tx.create("Item", ["id": .int(Int64(100_000 + k)), "n": 0, "origin": "realm"])
+                    }
+                }
+                var k = 1
+                while active.process.isRunning && k < 200 {
+                    try await step(k)
+                    k += 1
+                    try await Task.sleep(for: .milliseconds(30))
+                }
+                try await active.waitForFailpointKill(failpoint)
+                try await eventually("the standby to take over", timeout: .seconds(10)) {
+                    standby.logContains("Taking over") && standby.logContains("Syncing")
+                }
+                for i in k...k + 4 { try await step(i) }
+                try await eventually("the Realm and the database to hold the same items", timeout: .seconds(60)) {
+                    try await workload.databaseItems() == GuaranteeWorkload.realmItems(store)
+                }
+                #expect(await standby.terminate() == 0, Comment(rawValue: crashReport(standby.log)))
+                #expect(try GuaranteeWorkload.problems(store) == [])
+                if failpoint == .realmToDbAfterCommit {
+                    #expect(try await WriteAudit.notWrittenOnce(pg, 100_001...(100_000 + k + 4)) == [])
+                }
+                await testStore.remove()
+            }
+        }
+
         /// The store's database refuses connections for a while and ends the daemon's connections
         /// to it (not its lock's): the daemon retries with its backoff and goes on once the
         /// database is back, both ways, nothing lost. Then the session holding its lock ends (as a
