@@ -58,13 +58,7 @@ struct PerUserBenchmark: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let env = ProcessInfo.processInfo.environment
-        guard let port = env["REALM_ADAPTER_PG_PORT"].flatMap(Int.init) else {
-            throw ValidationError("Start Postgres first: eval \"$(scripts/pg.sh start)\"")
-        }
-        let admin = PostgresSettings(
-            host: env["REALM_ADAPTER_PG_HOST"] ?? "127.0.0.1", port: port,
-            user: env["REALM_ADAPTER_PG_USER"] ?? "postgres", database: "postgres")
+        let admin = try PostgresSettings.testServer()
         let cli = ChildProcess.built("realm-adapter")
         guard FileManager.default.isExecutableFile(atPath: cli) else {
             throw ValidationError("Build the command first: swift build -c release --product realm-adapter")

@@ -42,16 +42,10 @@ struct PostgresBenchmark: AsyncParsableCommand {
     var scrapeEveryMs = 0
 
     func run() async throws {
-        let env = ProcessInfo.processInfo.environment
-        guard let port = env["REALM_ADAPTER_PG_PORT"].flatMap(Int.init) else {
-            throw ValidationError("Start Postgres first: eval \"$(scripts/pg.sh start)\"")
-        }
-        let bin = env["REALM_ADAPTER_PG_BIN"] ?? "/usr/lib/postgresql/15/bin"
+        let admin = try PostgresSettings.testServer()
+        let bin = ProcessInfo.processInfo.environment["REALM_ADAPTER_PG_BIN"] ?? "/usr/lib/postgresql/15/bin"
         var logger = Logger(label: "bench")
         logger.logLevel = .warning
-        let admin = PostgresSettings(
-            host: env["REALM_ADAPTER_PG_HOST"] ?? "127.0.0.1", port: port,
-            user: env["REALM_ADAPTER_PG_USER"] ?? "postgres", database: "postgres")
         let db = try await ScratchDatabase.create(
             "bench", admin: admin, scratch: NSTemporaryDirectory() + "realm-adapter-postgres-bench")
         defer { db.drop() }
@@ -88,7 +82,7 @@ struct PostgresBenchmark: AsyncParsableCommand {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: bin + "/pg_recvlogical")
             p.arguments = [
-                "-h", settings.host!, "-p", String(port), "-U", settings.user!, "-d", dbName, "--slot",
+                "-h", settings.host!, "-p", String(settings.port!), "-U", settings.user!, "-d", dbName, "--slot",
                 dbName + "_recv", "--start",
                 "-o", "proto_version=1", "-o", "publication_names=\(dbName)_ours", "-E", end, "-f", "/dev/null",
             ]

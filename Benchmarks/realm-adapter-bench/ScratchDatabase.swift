@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import PostgresConnector
 
@@ -35,5 +36,19 @@ struct ScratchDatabase {
                 ["realm_adapter_\(name)%"])
         }
         admin.close()
+    }
+}
+
+extension PostgresSettings {
+    /// The test server `scripts/pg.sh start` runs, from its environment, as its admin user on the
+    /// `postgres` database.
+    static func testServer() throws -> PostgresSettings {
+        let env = ProcessInfo.processInfo.environment
+        guard let port = env["REALM_ADAPTER_PG_PORT"].flatMap(Int.init) else {
+            throw ValidationError("Start Postgres first: eval \"$(scripts/pg.sh start)\"")
+        }
+        return PostgresSettings(
+            host: env["REALM_ADAPTER_PG_HOST"] ?? "127.0.0.1", port: port,
+            user: env["REALM_ADAPTER_PG_USER"] ?? "postgres", database: "postgres")
     }
 }

@@ -15,13 +15,7 @@ extension StoreBenchmark {
         let drop: () -> Void
 
         static func create(_ prefix: String) throws -> Scratch {
-            let env = ProcessInfo.processInfo.environment
-            guard let port = env["REALM_ADAPTER_PG_PORT"].flatMap(Int.init) else {
-                throw ValidationError("Start Postgres first: eval \"$(scripts/pg.sh start)\"")
-            }
-            let admin = PostgresSettings(
-                host: env["REALM_ADAPTER_PG_HOST"] ?? "127.0.0.1", port: port,
-                user: env["REALM_ADAPTER_PG_USER"] ?? "postgres", database: "postgres")
+            let admin = try PostgresSettings.testServer()
             let name = "\(prefix)_\(UInt32.random(in: 0...UInt32.max))"
             let connection = try PostgresConnection.connectSync(admin)
             try connection.sessionSync { try $0.execute("CREATE DATABASE \(name)") }

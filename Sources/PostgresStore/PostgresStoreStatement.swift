@@ -90,14 +90,7 @@ final class PostgresStoreStatement: StoreStatement {
         let result: PostgresResult
         do {
             if undoneAlone && connection.inWriteTransaction {
-                try session.execute("SAVEPOINT statement")
-                do {
-                    result = try session.query(sql, parameters: sent, types: sentTypes)
-                } catch {
-                    try? session.execute("ROLLBACK TO SAVEPOINT statement")
-                    throw error
-                }
-                try session.execute("RELEASE SAVEPOINT statement")
+                result = try session.queryInSavepoint(sql, parameters: sent, types: sentTypes)
             } else {
                 result = try session.query(sql, parameters: sent, types: sentTypes)
             }

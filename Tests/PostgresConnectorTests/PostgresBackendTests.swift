@@ -39,6 +39,36 @@ extension PostgresIntegration {
             }
         }
 
+        /// An INSERT that fails inside a write transaction (a key already there) is undone alone,
+        /// as in SQLite: the transaction goes on and commits the rest. The statement runs in one
+        /// round trip with its savepoint, prepared once: the first time and after.
+        @Test(.timeLimit(.minutes(1)))
+        func aFailedInsertIsUndoneAloneAndTheTransactionGoesOn() async throws {
+            try await TestServer.withFreshDatabase { settings in
+                let backend = try PostgresBackend.open(settings, logger: .init(label: "store"))
+                defer { backend.close() }
+                try backend.write { db in try db.execute(sql: "CREATE TABLE t (k bigint PRIMARY KEY, v text)") }
+                for round in 0..<2 {
+                    let kinds = try backend.write { db -> [StoreError.Kind?] in
+                        let insert = "INSERT INTO t (k, v) VALUES (?, ?)"
+                        var kinds: [StoreError.Kind?] = []
+                        for k in [1, 1, 2, 2] {
+                            do {
+                                try db.cachedStatement(sql: insert).execute(arguments: [Int64(10 * round + k), "v\(k)"])
+                                kinds.append(nil)
+                            } catch let e as StoreError {
+                                kinds.append(e.kind)
+                            }
+                        }
+                        return kinds
+                    }
+                    #expect(kinds == [nil, .constraint, nil, .constraint])
+                }
+                let rows = try backend.read { db in try String.fetchAll(db, sql: "SELECT v FROM t ORDER BY k") }
+                #expect(rows == ["v1", "v2", "v1", "v2"])
+            }
+        }
+
         /// A lock whose session ended while its holder lives (a network cut, a server that ended
         /// the connection): the holder's next write is refused and changes nothing (the fence),
         /// another process takes the lock, and the holder writes again once it let go of it.
@@ -61,11 +91,23 @@ extension PostgresIntegration {
                     try s.query(
                         """
                         SELECT count(pg_terminate_backend(l.pid))
-                        FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE l.locktype = 'advisory' AND l.granted AND d.datname = $1
+                        FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+                        WHERE l.locktype = 'advisory' AND l.granted AND d.datname = $1
                         """, [settings.database!]
                     ).rows[0][0]
                 }
                 #expect(ended == "1")
+                // pg_terminate_backend only signals: the session lets go of its lock as it exits.
+                try await eventually("the lock's session to end") {
+                    try await admin.session { s in
+                        try s.query(
+                            """
+                            SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+                            WHERE l.locktype = 'advisory' AND d.datname = $1
+                            """, [settings.database!]
+                        ).rows[0][0] == "0"
+                    }
+                }
                 #expect {
                     try store.write(to: "/notes", origin: "t") { tx in try tx.create("Note", ["id": 2]) }
                 } throws: { e in
