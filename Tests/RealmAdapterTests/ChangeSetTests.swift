@@ -4,13 +4,39 @@ import Testing
 
 @testable import RealmAdapter
 
-/// Change sets (what a transaction changed, per type) for every instruction and their combinations.
+/// Change sets (what a transaction changed, per type) for every instruction and their combinations,
+/// on both stores: each test of ``ChangeSetFixture`` on a fresh store of each kind.
 @Suite struct ChangeSetTests {
+    static let cases: [(String, @Sendable (ChangeSetFixture) throws -> Void)] = [
+        ("inserts", { try $0.insertsAreNewObjectsWithTheirValues() }),
+        ("sets", { try $0.setsNameOnlyThePropertiesThatChanged() }),
+        ("deletes", { try $0.deletesGiveLastValuesAndTheLinksTheyNulled() }),
+        ("clear", { try $0.clearDeletesEveryObjectOfTheType() }),
+        ("lists", { try $0.listInstructionsModifyTheirOwner() }),
+        ("change identity", { try $0.changeIdentityIsTheOldDeletedAndTheNewInserted() }),
+        ("combinations", { try $0.combinationsInOneTransactionGiveTheNetEffect() }),
+        ("schema changes", { try $0.schemaChangesAreListed() }),
+        ("bulk inserts", { try $0.bulkInsertsAreEachInserted() }),
+        ("snapshots", { try $0.snapshotsReadTheRealmAsOfTheirVersion() }),
+        ("only followed Realms", { try $0.onlyFollowedRealmsRecordAndOlderTransactionsSaySo() }),
+        ("compaction", { try $0.compactionRemovesRecordedImagesWithHistory() }),
+    ]
+
+    @Test(arguments: StoreKind.all, cases.map(\.0))
+    func changeSets(_ kind: StoreKind, _ name: String) throws {
+        let body = try #require(Self.cases.first { $0.0 == name }).1
+        try body(try ChangeSetFixture(kind))
+    }
+}
+
+/// A store with a recording adapter, a Realm /events with two people and a task, and the tests
+/// that change it.
+struct ChangeSetFixture {
     let t: TemporaryStore
     let path = "/events"
 
-    init() throws {
-        t = try TemporaryStore()
+    init(_ kind: StoreKind) throws {
+        t = try TemporaryStore(kind)
         // Registered first: the Realm's every transaction is recorded.
         _ = try Adapter(store: t.store, name: "events", pathRegex: "^/events$", recordsChanges: true)
         try t.store.addTaskSchema(path)
@@ -39,7 +65,7 @@ import Testing
         RealmObject(objectType: "Person", identity: .string(id), values: ["id": .string(id), "name": name])
     }
 
-    @Test func insertsAreNewObjectsWithTheirValues() throws {
+    func insertsAreNewObjectsWithTheirValues() throws {
         let set = try latest()
         #expect(set[type: "Person"]?.inserted == [person("ann", "Ann"), person("bob", "Bob")])
         let task = try #require(set[type: "Task"]?.inserted.first)
@@ -47,7 +73,7 @@ import Testing
         #expect(set[type: "Task"]?.modified == [] && set.origin == "app" && set.schemaChanges == [])
     }
 
-    @Test func setsNameOnlyThePropertiesThatChanged() throws {
+    func setsNameOnlyThePropertiesThatChanged() throws {
         try apply([.set(objectType: "Task", identity: .int(1), values: ["title": "edit", "done": .bool(false)])])
         let m = try #require(try latest()[type: "Task"]?.modified.first)
         #expect(m.changes == [PropertyChange(name: "title", before: "write", after: "edit")])
@@ -57,7 +83,7 @@ import Testing
         #expect(try latest().types == [])
     }
 
-    @Test func deletesGiveLastValuesAndTheLinksTheyNulled() throws {
+    func deletesGiveLastValuesAndTheLinksTheyNulled() throws {
         try apply([.delete(objectType: "Person", identity: "ann")])
         let set = try latest()
         #expect(set[type: "Person"]?.deleted == [person("ann", "Ann")])
@@ -69,7 +95,7 @@ import Testing
             ])
     }
 
-    @Test func clearDeletesEveryObjectOfTheType() throws {
+    func clearDeletesEveryObjectOfTheType() throws {
         try apply([.clear(objectType: "Person")])
         let set = try latest()
         #expect(set[type: "Person"]?.deleted == [person("ann", "Ann"), person("bob", "Bob")])
@@ -79,7 +105,7 @@ import Testing
         #expect(try latest().isEmpty)
     }
 
-    @Test func listInstructionsModifyTheirOwner() throws {
+    func listInstructionsModifyTheirOwner() throws {
         try apply([
             .listInsert(objectType: "Task", identity: .int(1), property: "tags", index: 0, value: "a"),
             .listInsert(objectType: "Task", identity: .int(1), property: "tags", index: 1, value: "b"),
@@ -99,7 +125,7 @@ import Testing
             ])
     }
 
-    @Test func changeIdentityIsTheOldDeletedAndTheNewInserted() throws {
+    func changeIdentityIsTheOldDeletedAndTheNewInserted() throws {
         try apply([.insert(objectType: "Note", identity: .int(1), values: ["text": "hi"])])
         try apply([.changeIdentity(objectType: "Note", identity: .int(1), newIdentity: .int(7))])
         let notes = try #require(try latest()[type: "Note"])
@@ -111,7 +137,7 @@ import Testing
     /// The net effect of one transaction: what it created and removed again is not there, an
     /// object inserted and then changed is inserted with its last values, one removed and made
     /// again is modified.
-    @Test func combinationsInOneTransactionGiveTheNetEffect() throws {
+    func combinationsInOneTransactionGiveTheNetEffect() throws {
         try apply([
             .insert(objectType: "Person", identity: "cat", values: ["id": "cat", "name": "Cat"]),
             .set(objectType: "Person", identity: "cat", values: ["name": "Kat"]),
@@ -130,7 +156,7 @@ import Testing
         #expect(try latest()[type: "Task"]?.modified.first?.changes.map(\.name) == ["watchers"])
     }
 
-    @Test func schemaChangesAreListed() throws {
+    func schemaChangesAreListed() throws {
         let added = Property(name: "email", type: .scalar(.string), isOptional: true)
         try apply([
             .addProperties(objectType: "Person", properties: [added]),
@@ -144,7 +170,7 @@ import Testing
     }
 
     /// Many INSERTs of one type in a row go through the multi-row statements; each is recorded.
-    @Test func bulkInsertsAreEachInserted() throws {
+    func bulkInsertsAreEachInserted() throws {
         try apply(
             (0..<100).map { .insert(objectType: "Note", identity: .int($0), values: ["text": .string("n\($0)")]) })
         #expect(try latest()[type: "Note"]?.inserted.count == 100)
@@ -152,7 +178,7 @@ import Testing
 
     /// The Realm as of a version, whatever came after: values changed, objects deleted and
     /// objects created since read as they were.
-    @Test func snapshotsReadTheRealmAsOfTheirVersion() throws {
+    func snapshotsReadTheRealmAsOfTheirVersion() throws {
         let v = try t.store.version(of: path)
         try apply([.set(objectType: "Person", identity: "ann", values: ["name": "Changed"])])
         try apply([.delete(objectType: "Person", identity: "bob")])
@@ -172,7 +198,7 @@ import Testing
 
     /// Realms no recording adapter follows record nothing; transactions from before a recording
     /// adapter was registered have no change set, and say why.
-    @Test func onlyFollowedRealmsRecordAndOlderTransactionsSaySo() throws {
+    func onlyFollowedRealmsRecordAndOlderTransactionsSaySo() throws {
         try t.store.addTaskSchema("/other")
         try t.store.apply(
             [.insert(objectType: "Person", identity: "x", values: ["id": "x"])], to: "/other", origin: "app")
@@ -192,7 +218,7 @@ import Testing
     }
 
     /// Compaction removes before-images with the history every follower has processed.
-    @Test func compactionRemovesRecordedImagesWithHistory() throws {
+    func compactionRemovesRecordedImagesWithHistory() throws {
         let adapter = try Adapter(store: t.store, name: "events", pathRegex: "^/events$", recordsChanges: true)
         let v = try t.store.version(of: path)
         try adapter.advance(path, through: v)
