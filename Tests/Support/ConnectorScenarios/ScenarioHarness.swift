@@ -20,6 +20,21 @@ public protocol ScenarioDatabase: Sendable {
     /// Runs `text` in a transaction on a connection of its own and leaves it open; the answer
     /// commits it. Needed where ``writesConcurrently``.
     func openTransaction(_ text: String) async throws -> @Sendable () async throws -> Void
+    /// The store a scenario runs on, given a fresh directory: by default the embedded store in it.
+    func makeStore(in directory: String) async throws -> ScenarioStore
+}
+
+/// Where a scenario's Realms are: its `realm.store` text, the store, and what removes it.
+public struct ScenarioStore {
+    public let location: String
+    public let store: RealmStore
+    public let remove: () async -> Void
+
+    public init(location: String, store: RealmStore, remove: @escaping () async -> Void) {
+        self.location = location
+        self.store = store
+        self.remove = remove
+    }
 }
 
 extension ScenarioDatabase {
@@ -27,6 +42,9 @@ extension ScenarioDatabase {
     public static var writesConcurrently: Bool { false }
     public func openTransaction(_ text: String) async throws -> @Sendable () async throws -> Void {
         throw ScenarioFailure(description: "\(Self.self) cannot hold a transaction open")
+    }
+    public func makeStore(in directory: String) async throws -> ScenarioStore {
+        ScenarioStore(location: directory, store: try RealmStore(directory: directory), remove: {})
     }
 }
 
@@ -67,16 +85,16 @@ public struct ScenarioHarness<Database: ScenarioDatabase> {
     }
 
     /// - Parameter members: more top-level members of the configuration (`"mapping": {…}`).
-    init(_ database: Database, directory: String, schema: String, members: String) throws {
+    init(_ database: Database, store: ScenarioStore, schema: String, members: String) throws {
         self.database = database
         config = try Configuration(
             json: try JSONValue(
                 parsing: """
-                    {"realm": {"store": "\(directory)", "path": "/items", "adapterName": "scenario"},
+                    {"realm": {"store": "\(store.location)", "path": "/items", "adapterName": "scenario"},
                      "database": \(database.databaseSection), "schema": \(schema)\(members.isEmpty ? "" : ", " + members)}
                     """), environment: [:], connectors: database.connectors)
         mapping = try Mapping(config)
-        store = try RealmStore(directory: directory)
+        self.store = store.store
         var logger = Logger(label: "scenario")
         logger.logLevel = ProcessInfo.processInfo.environment["REALM_ADAPTER_TEST_DEBUG"] != nil ? .debug : .warning
         self.logger = logger
@@ -89,7 +107,14 @@ public struct ScenarioHarness<Database: ScenarioDatabase> {
     ) async throws {
         let dir = NSTemporaryDirectory() + "realm-adapter-scenario-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        try await body(try ScenarioHarness(database, directory: dir, schema: schema, members: members))
+        let store = try await database.makeStore(in: dir)
+        do {
+            try await body(try ScenarioHarness(database, store: store, schema: schema, members: members))
+        } catch {
+            await store.remove()
+            throw error
+        }
+        await store.remove()
     }
 
     public func connector() throws -> any DatabaseConnector {
