@@ -18,14 +18,16 @@ extension StoreCommand {
             abstract: "Copy a whole store into an empty one: a directory to a Postgres database, or back.",
             discussion: """
                 Copies every Realm with its objects, history and versions, the adapters' cursors, the \
-                source positions, the recorded changes, the blocked transactions and dead letters, and the \
-                server's users, tokens and permissions. The target must be empty (a new directory, or a \
-                database with no store in it); the copy is one transaction there, all or nothing, and the \
-                rows of every table are counted on both sides at the end.
+                source positions, the recorded changes, what the store keeps of blocked transactions and \
+                webhooks' dead letters, and the server's users, tokens and permissions. (The dead letters of \
+                ignoreSQLErrors are in the synced database, and stay there.) The target must be empty (a \
+                new directory, or a database with no store in it), which is checked first; the Realms are \
+                copied in one transaction there and the server's tables in another, and the rows of every \
+                table are counted on both sides at the end.
 
-                Stop every `realm-adapter run` and `serve` on the source first: the copy is of one moment \
-                of the store, and refuses to start while a daemon runs on it. Then point realm.store at \
-                the target and start them again.
+                Stop every `realm-adapter run`, `events` and `serve` on the source first: the copy is of \
+                one moment of the store (it refuses to start while a daemon or a load holds an adapter's \
+                lock). Then point realm.store at the target and start them again.
 
                 A URL's password comes from the URL, or from PGPASSWORD or ~/.pgpass; it is never printed.
 
@@ -51,11 +53,14 @@ extension StoreCommand {
                 let from = try source.open(logger: logger)
                 let locks = try from.lockedForCopy()
                 let into = try target.open(logger: logger)
+                let (sourceServer, targetServer) = (try source.userDirectory(), try target.userDirectory())
+                // Both parts of the target are empty before either is written.
+                try targetServer.requireEmpty(named: target.text)
                 let reporter = CopyProgress()
                 let started = ContinuousClock.now
                 let rows = try from.copy(to: into) { reporter.report($0, $1) }
-                let serverRows = try source.userDirectory().copy(
-                    to: target.userDirectory(), named: target.text, progress: { reporter.report($0, $1) })
+                let serverRows = try sourceServer.copy(
+                    to: targetServer, named: target.text, progress: { reporter.report($0, $1) })
                 reporter.finish()
                 withExtendedLifetime(locks) {}
                 let all = rows + serverRows

@@ -82,7 +82,8 @@ extension PostgresIntegration {
             #expect {
                 try source.lockedForCopy()
             } throws: { e in
-                (e as? RealmAdapterError)?.message.contains("stop every `realm-adapter run` and `serve`") == true
+                (e as? RealmAdapterError)?.message.contains("stop every `realm-adapter run`, `events` and `serve`")
+                    == true
             }
             #expect(daemon != nil)
             daemon = nil

@@ -51,6 +51,14 @@ import Testing
 
         let again = try await before.cli(["store", "copy", "--from", url, "--to", before.store])
         #expect(again.status != 0 && again.stderr.contains("is not empty"), "\(again.stderr)")
+        // A target whose server tables hold a user, and no Realm: refused before anything is written.
+        let other = try await ServeTests.Server(seeded: false)
+        let added = try await other.cli(["user", "add", "zed", "--config", other.config], stdin: "zed-password\n")
+        #expect(added.status == 0, "\(added.stderr)")
+        let refused = try await other.cli(["store", "copy", "--from", url, "--to", other.store])
+        #expect(refused.status != 0 && refused.stderr.contains("its table user has rows"), "\(refused.stderr)")
+        let realms = try await other.cli(["realm", "list", "--store", other.store])
+        #expect(!realms.stdout.contains("/shop"), "\(realms.stdout)")
         let dump = try await before.cli(["realm", "dump", "/shop", "--store", before.store])
         let dumped = try await before.cli(["realm", "dump", "/shop", "--store", url])
         #expect(dump.status == 0 && dump.stdout == dumped.stdout)

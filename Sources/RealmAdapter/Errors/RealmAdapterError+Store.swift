@@ -116,7 +116,8 @@ extension RealmAdapterError {
         RealmAdapterError(
             .invalidState,
             "A realm-adapter daemon (or a load) is running adapter '\(adapter)' on the store \(store): stop every "
-                + "`realm-adapter run` and `serve` on it before copying (a copy is of one moment of the store).",
+                + "`realm-adapter run`, `events` and `serve` on it before copying (a copy is of one moment of the "
+                + "store).",
             context: ["store": store, "adapter": adapter])
     }
 

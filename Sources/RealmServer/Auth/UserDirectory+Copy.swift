@@ -17,6 +17,20 @@ extension UserDirectory {
             "account_token", plain: ["id", "user_id", "purpose", "created", "expires", "used"], orderedBy: ["id"]),
     ]
 
+    /// Throws `invalidState` if any of the server's tables holds a row (a copy's target, before
+    /// anything is written to it).
+    package func requireEmpty(named name: String) throws {
+        do {
+            try db.read { db in
+                if let table = try StoreCopy.firstNonEmpty(Self.copiedTables, in: db) {
+                    throw RealmAdapterError.copyTargetNotEmpty(name, table: table)
+                }
+            }
+        } catch let e as StoreError {
+            throw RealmAdapterError.storeFailed(e)
+        }
+    }
+
     /// Copies the users (their password hashes and tokens' generations), path permissions,
     /// revoked and admin tokens, offers and account tokens into `target`, named `name` in
     /// errors, which holds none of them, in one transaction; then checks the counts.
