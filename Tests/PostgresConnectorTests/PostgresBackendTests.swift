@@ -85,29 +85,7 @@ extension PostgresIntegration {
                 #expect(lock != nil)
                 try store.write(to: "/notes", origin: "t") { tx in try tx.create("Note", ["id": 1]) }
 
-                let admin = try await PostgresConnection.connect(TestServer.settings)
-                defer { admin.close() }
-                let ended = try await admin.session { s in
-                    try s.query(
-                        """
-                        SELECT count(pg_terminate_backend(l.pid))
-                        FROM pg_locks l JOIN pg_database d ON d.oid = l.database
-                        WHERE l.locktype = 'advisory' AND l.granted AND d.datname = $1
-                        """, [settings.database!]
-                    ).rows[0][0]
-                }
-                #expect(ended == "1")
-                // pg_terminate_backend only signals: the session lets go of its lock as it exits.
-                try await eventually("the lock's session to end") {
-                    try await admin.session { s in
-                        try s.query(
-                            """
-                            SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
-                            WHERE l.locktype = 'advisory' AND d.datname = $1
-                            """, [settings.database!]
-                        ).rows[0][0] == "0"
-                    }
-                }
+                #expect(try await TestServer.endLockSessions(in: settings.database!) == 1)
                 #expect {
                     try store.write(to: "/notes", origin: "t") { tx in try tx.create("Note", ["id": 2]) }
                 } throws: { e in

@@ -189,24 +189,7 @@ extension PostgresIntegration {
                 }
 
                 // The lock's session ended: the next write is fenced, and the daemon stops.
-                try await admin.session { s in
-                    _ = try s.query(
-                        """
-                        SELECT pg_terminate_backend(l.pid) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
-                        WHERE l.locktype = 'advisory' AND l.granted AND d.datname = $1
-                        """, [storeDatabase])
-                }
-                // pg_terminate_backend only signals: the session lets go of its lock as it exits.
-                try await eventually("the lock's session to end") {
-                    try await admin.session { s in
-                        try s.query(
-                            """
-                            SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
-                            WHERE l.locktype = 'advisory' AND d.datname = $1
-                            """, [storeDatabase]
-                        ).rows[0][0] == "0"
-                    }
-                }
+                _ = try await TestServer.endLockSessions(in: storeDatabase)
                 try await insert(4)
                 try await eventually("the daemon to stop", timeout: .seconds(30)) { !daemon.process.isRunning }
                 #expect(

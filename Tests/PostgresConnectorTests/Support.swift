@@ -139,3 +139,24 @@ struct OwnCluster {
         guard status == 0 else { throw DaemonProcess.DaemonError("\(command) failed (status \(status))") }
     }
 }
+
+extension TestServer {
+    /// Ends the sessions holding advisory locks in `database` (a store's lock connection lost)
+    /// and waits until they let go of them: `pg_terminate_backend` only signals. Returns how
+    /// many it ended.
+    static func endLockSessions(in database: String) async throws -> Int {
+        let admin = try await PostgresConnection.connect(settings)
+        defer { admin.close() }
+        let locks = """
+            FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE l.locktype = 'advisory' \
+            AND l.granted AND d.datname = $1
+            """
+        let ended = try await admin.session { s in
+            try s.query("SELECT count(pg_terminate_backend(l.pid)) " + locks, [database]).rows[0][0]
+        }
+        try await eventually("the lock sessions to end") {
+            try await admin.session { s in try s.query("SELECT count(*) " + locks, [database]).rows[0][0] == "0" }
+        }
+        return Int(ended ?? "") ?? 0
+    }
+}
