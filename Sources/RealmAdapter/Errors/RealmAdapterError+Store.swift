@@ -19,7 +19,7 @@ extension RealmAdapterError {
     }
 
     /// SQLite failed under the store.
-    package static func storeFailed(_ e: StoreError) -> RealmAdapterError {
+    static func storeFailed(_ e: StoreError) -> RealmAdapterError {
         RealmAdapterError(
             .storeUnavailable, "The Realm store failed: \(e.message).", context: ["store.code": e.code], underlying: e)
     }

@@ -29,6 +29,15 @@ public final class DaemonLock: Sendable {
             throw RealmAdapterError.loadBesideDaemon(adapter: adapter, store: store.directory)
         }
     }
+
+    /// The lock for a store copy, refused with what to stop while a daemon (or a load) holds it.
+    static func forCopy(store: RealmStore, adapter: String) throws -> DaemonLock {
+        do {
+            return try DaemonLock(store: store, adapter: adapter)
+        } catch let e as RealmAdapterError where e.code == .invalidState {
+            throw RealmAdapterError.copyBesideDaemon(adapter: adapter, store: store.directory)
+        }
+    }
 }
 
 extension RealmAdapterError {

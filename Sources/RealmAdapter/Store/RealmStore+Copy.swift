@@ -63,13 +63,7 @@ extension RealmStore {
     /// - Throws: `invalidState` when a daemon (or a load) runs an adapter on the store.
     package func lockedForCopy() throws -> [DaemonLock] {
         let adapters = try read { db in try String.fetchAll(db, sql: "SELECT name FROM adapter ORDER BY name") }
-        return try adapters.map { adapter in
-            do { return try DaemonLock(store: self, adapter: adapter) } catch let e as RealmAdapterError
-                where e.code == .invalidState
-            {
-                throw RealmAdapterError.copyBesideDaemon(adapter: adapter, store: directory)
-            }
-        }
+        return try adapters.map { try DaemonLock.forCopy(store: self, adapter: $0) }
     }
 
     /// Copies everything this store holds (Realms, their objects, history and versions, adapters'
@@ -89,9 +83,7 @@ extension RealmStore {
         let copy = StoreCopy(from: backend) { db in Self.copiedTables + (try Self.objectTables(db)) }
         defer { copy.close() }
         try target.write(.flushed) { db in
-            if let table = try StoreCopy.firstNonEmpty(Self.copiedTables, in: db) {
-                throw RealmAdapterError.copyTargetNotEmpty(target.directory, table: table)
-            }
+            try StoreCopy.requireEmpty(Self.copiedTables, in: db, target: target.directory)
             try copy.write(tables: Self.copiedTables.count, into: db, progress: progress)
             // The registry and the schemas are there: the tables they name are made, then filled.
             let schemas = try String.fetchAll(db, sql: "SELECT json FROM realm_schema ORDER BY id").map {

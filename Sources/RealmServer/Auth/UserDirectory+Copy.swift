@@ -20,15 +20,7 @@ extension UserDirectory {
     /// Throws `invalidState` if any of the server's tables holds a row (a copy's target, before
     /// anything is written to it).
     package func requireEmpty(named name: String) throws {
-        do {
-            try db.read { db in
-                if let table = try StoreCopy.firstNonEmpty(Self.copiedTables, in: db) {
-                    throw RealmAdapterError.copyTargetNotEmpty(name, table: table)
-                }
-            }
-        } catch let e as StoreError {
-            throw RealmAdapterError.storeFailed(e)
-        }
+        try db.read { db in try StoreCopy.requireEmpty(Self.copiedTables, in: db, target: name) }
     }
 
     /// Copies the users (their password hashes and tokens' generations), path permissions,
@@ -42,16 +34,10 @@ extension UserDirectory {
     {
         let copy = StoreCopy(from: db) { _ in Self.copiedTables }
         defer { copy.close() }
-        do {
-            try target.db.write(.flushed) { db in
-                if let table = try StoreCopy.firstNonEmpty(Self.copiedTables, in: db) {
-                    throw RealmAdapterError.copyTargetNotEmpty(name, table: table)
-                }
-                try copy.write(into: db, progress: progress)
-            }
-            return try target.db.read { db in try copy.verify(in: db) }
-        } catch let e as StoreError {
-            throw RealmAdapterError.storeFailed(e)
+        try target.db.write(.flushed) { db in
+            try StoreCopy.requireEmpty(Self.copiedTables, in: db, target: name)
+            try copy.write(into: db, progress: progress)
         }
+        return try target.db.read { db in try copy.verify(in: db) }
     }
 }

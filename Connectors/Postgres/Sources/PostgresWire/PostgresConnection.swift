@@ -22,10 +22,17 @@ public final class PostgresConnection: @unchecked Sendable {
     public let isReplication: Bool
     package let logger: Logger
     private var closed = false
-    /// The statements prepared on this connection by ``PostgresSession/pipeline(_:endsGroup:)``,
-    /// by text, and the number of names given so far (each name is used once).
+    /// The statements prepared on this connection by ``PostgresSession/pipeline(_:endsGroup:)``
+    /// (by text) and ``PostgresSession/queryInSavepoint(_:parameters:types:)`` (by text and
+    /// parameter types), and the number of names given so far (each name is used once).
     var prepared: [String: String] = [:]
-    var preparedNames = 0
+    private var preparedNames = 0
+
+    /// A name no statement prepared on this connection has yet.
+    func nextPreparedName() -> String {
+        preparedNames += 1
+        return "realm_adapter_\(preparedNames)"
+    }
 
     private init(
         handle: OpaquePointer, queue: DispatchQueue, settings: PostgresSettings, replication: Bool, logger: Logger

@@ -22,8 +22,7 @@ extension PostgresSession {
         var name = connection.prepared[key]
         var new: String?
         if name == nil, connection.prepared.count < Self.maxPrepared {
-            connection.preparedNames += 1
-            new = "realm_adapter_\(connection.preparedNames)"
+            new = connection.nextPreparedName()
             name = new
         }
         let sent = try withParameters(parameters) { count, values, lengths, formats in

@@ -69,8 +69,7 @@ public struct PostgresSession {
                 var name = connection.prepared[statement.text] ?? preparing[statement.text]
                 var new: String?
                 if name == nil, connection.prepared.count + preparing.count < Self.maxPrepared {
-                    connection.preparedNames += 1
-                    new = "realm_adapter_\(connection.preparedNames)"
+                    new = connection.nextPreparedName()
                     guard PQsendPrepare(handle, new, statement.text, Int32(params.count), nil) == 1 else { break }
                     preparing[statement.text] = new
                     name = new

@@ -24,7 +24,7 @@ package final class StoreCopy: @unchecked Sendable {
     private let readerDone = DispatchSemaphore(value: 0)
     private var pending: Item?
     /// The tables written so far, each with the number of rows its source has.
-    package private(set) var copied: [(table: CopiedTable, rows: Int)] = []
+    private var copied: [(table: CopiedTable, rows: Int)] = []
 
     /// Starts reading, in one snapshot of `source`, the tables that `tables` names (given that
     /// snapshot). Call ``close()`` once done.
@@ -114,12 +114,12 @@ package final class StoreCopy: @unchecked Sendable {
 
     // MARK: Tables
 
-    /// The first of `tables` that holds a row in `db`, if any.
-    package static func firstNonEmpty(_ tables: [CopiedTable], in db: any StoreConnection) throws -> String? {
+    /// Throws `invalidState`, naming the table, if any of `tables` holds a row in `db`, the
+    /// target named `target` (a copy goes only to an empty store).
+    package static func requireEmpty(_ tables: [CopiedTable], in db: any StoreConnection, target: String) throws {
         for t in tables where try Int64.fetchOne(db, sql: "SELECT 1 FROM \(t.quoted) LIMIT 1") != nil {
-            return t.name
+            throw RealmAdapterError.copyTargetNotEmpty(target, table: t.name)
         }
-        return nil
     }
 
     private static func count(_ table: CopiedTable, in db: any StoreConnection) throws -> Int {
