@@ -17,15 +17,27 @@ package enum PostgresKeyCodec {
     /// The bytes of a key; nil for NULL.
     /// - Throws: `StoreError` for a real that is not an integer (no key is one).
     package static func encode(_ value: StoredValue) throws -> Data? {
+        var bytes: [UInt8] = []
+        return try encode(value) { bytes.append($0) } ? Data(bytes) : nil
+    }
+
+    /// The bytes of a key, one by one to `byte`; false for NULL, which has none.
+    /// - Throws: `StoreError` for a real that is not an integer (no key is one).
+    static func encode(_ value: StoredValue, _ byte: (UInt8) -> Void) throws -> Bool {
         switch value {
-        case .null: return nil
-        case .integer(let n): return integer(n)
+        case .null: return false
+        case .integer(let n): integer(n, byte)
         case .real(let d):
             guard let n = Int64(exactly: d) else { throw StoreError.notAKey("a real number") }
-            return integer(n)
-        case .text(let s): return Data([textTag]) + Data(s.utf8)
-        case .blob(let b): return Data([blobTag]) + b
+            integer(n, byte)
+        case .text(let s):
+            byte(textTag)
+            for b in s.utf8 { byte(b) }
+        case .blob(let data):
+            byte(blobTag)
+            for b in data { byte(b) }
         }
+        return true
     }
 
     /// The value of a key's bytes.
@@ -44,9 +56,10 @@ package enum PostgresKeyCodec {
         }
     }
 
-    private static func integer(_ n: Int64) -> Data {
+    private static func integer(_ n: Int64, _ byte: (UInt8) -> Void) {
         let biased = UInt64(bitPattern: n) ^ (1 << 63)
-        return Data([integerTag] + (0..<8).map { UInt8(truncatingIfNeeded: biased >> (56 - 8 * $0)) })
+        byte(integerTag)
+        for shift in stride(from: 56, through: 0, by: -8) { byte(UInt8(truncatingIfNeeded: biased >> shift)) }
     }
 }
 

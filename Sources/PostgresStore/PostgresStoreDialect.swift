@@ -22,6 +22,10 @@ package struct PostgresStoreDialect: StoreDialect {
         return key
     }
     package var keyedTableSuffix: String { "" }
+    /// Each statement is a round trip; long ones are sent as `COPY` (``PostgresCopyInsert``).
+    package var rowsPerInsert: Int { 2000 }
+    /// The protocol's limit (a 16-bit count).
+    package var maxParameters: Int { 65535 }
     package func temporaryTable(_ name: String) -> String { "pg_temp.\(name)" }
     /// An identity column's sequence, moved past the largest value (rows given their own values
     /// do not move it).

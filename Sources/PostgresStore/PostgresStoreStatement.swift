@@ -8,7 +8,7 @@ import RealmAdapter
 /// Realm values are bound natively (a `double precision` keeps NaN and -0.0), keys through
 /// ``PostgresKeyCodec``. A statement the store may see fail on a key (an INSERT) runs inside a
 /// savepoint, so that its failure undoes it alone, as SQLite's does, and the store's
-/// transaction goes on.
+/// transaction goes on. A long INSERT of many rows is sent as a `COPY` (``PostgresCopyInsert``).
 final class PostgresStoreStatement: StoreStatement {
     private let sql: String
     /// The parameters the SQL uses, by their number in core's SQL, in the order Postgres takes them.
@@ -16,6 +16,7 @@ final class PostgresStoreStatement: StoreStatement {
     private let session: PostgresSession
     private unowned let connection: PostgresStoreConnection
     private let undoneAlone: Bool
+    private var copy: PostgresCopyInsert?
     private var parameters: [PostgresParameter?] = []
     /// Per parameter: `text` for text (compared with a column of another type, it is an error,
     /// never a silent cast), and otherwise as the statement uses it.
@@ -29,6 +30,7 @@ final class PostgresStoreStatement: StoreStatement {
         self.session = session
         self.connection = connection
         undoneAlone = sql.drop { $0.isWhitespace }.prefix(6).uppercased() == "INSERT"
+        copy = undoneAlone ? PostgresCopyInsert(sql) : nil
     }
 
     func reset() {
@@ -36,19 +38,28 @@ final class PostgresStoreStatement: StoreStatement {
         next = 0
     }
 
-    func clearBindings() { (parameters, types) = ([], []) }
+    func clearBindings() {
+        (parameters, types) = ([], [])
+        copy?.clear()
+    }
 
     func bind(_ value: StoredValue, at index: Int32) throws {
+        if copying(index, { PostgresCopyInsert.append(value, to: &$0) }) { return }
         if case .text = value {
             set(Self.parameter(value), at: index, text: true)
         } else {
             set(Self.parameter(value), at: index)
         }
     }
-    func bind(_ value: Int64, at index: Int32) { set(.text(String(value)), at: index) }
+    func bind(_ value: Int64, at index: Int32) {
+        if copying(index, { $0 += String(value).utf8 }) { return }
+        set(.text(String(value)), at: index)
+    }
 
     func bind(_ value: Value, at index: Int32) throws {
         switch value {
+        case .float(let f) where copy != nil: try bind(StoredValue.real(Double(f)), at: index)
+        case .double(let d) where copy != nil: try bind(StoredValue.real(d), at: index)
         case .float(let f): set(Self.parameter(.real(Double(f))), at: index)
         case .double(let d): set(Self.parameter(.real(d)), at: index)
         default: try bind(RealmTables.encode(value), at: index)
@@ -56,13 +67,16 @@ final class PostgresStoreStatement: StoreStatement {
     }
 
     func bind(key: Value, at index: Int32) throws {
-        set(try PostgresKeyCodec.encode(RealmTables.encode(key)).map(PostgresParameter.binary), at: index)
+        let stored = try RealmTables.encode(key)
+        if try copying(index, { try PostgresCopyInsert.append(key: stored, to: &$0) }) { return }
+        set(try PostgresKeyCodec.encode(stored).map(PostgresParameter.binary), at: index)
     }
 
     func bind(_ record: inout BinaryReader, at index: Int32) throws { try bind(record.value(), at: index) }
     func bind(keyOf record: inout BinaryReader, at index: Int32) throws { try bind(key: record.value(), at: index) }
 
     func bind(borrowing bytes: UnsafeRawBufferPointer, at index: Int32) throws {
+        if copying(index, { PostgresCopyInsert.append(bytes: bytes, to: &$0) }) { return }
         set(.binary(Data(bytes)), at: index)
     }
 
@@ -85,6 +99,7 @@ final class PostgresStoreStatement: StoreStatement {
     // MARK: Running
 
     private func run() throws {
+        if let copy { return try run(copy) }
         let sent = used.map { $0 <= parameters.count ? parameters[$0 - 1] : nil }
         let sentTypes = used.map { $0 <= types.count ? types[$0 - 1] : 0 }
         let result: PostgresResult
@@ -99,6 +114,34 @@ final class PostgresStoreStatement: StoreStatement {
         }
         (rows, columnTypes, next) = (result.rows, result.types, 0)
         connection.changesCount = result.affected
+    }
+
+    /// Sends the rows bound as the data of the `COPY`, in pieces of 64 KiB.
+    private func run(_ copy: PostgresCopyInsert) throws {
+        guard copy.isComplete else { throw StoreError.boundOutOfOrder(copy.outOfOrder, sql: sql) }
+        let send = { (write: (UnsafeRawBufferPointer) throws -> Void) in
+            try copy.data.withUnsafeBytes { data in
+                for start in stride(from: 0, to: data.count, by: 1 << 16) {
+                    try write(UnsafeRawBufferPointer(rebasing: data[start..<min(data.count, start + 1 << 16)]))
+                }
+            }
+        }
+        do {
+            connection.changesCount =
+                connection.inWriteTransaction
+                ? try session.copyInSavepoint(copy.sql, bytes: send) : try session.copyIn(copy.sql, bytes: send)
+        } catch let e as PostgresError {
+            throw StoreError(e)
+        }
+        (rows, columnTypes, next) = ([], [], 0)
+    }
+
+    /// Binds parameter `index` into the `COPY`'s rows, which `write` appends to, when the
+    /// statement is sent as one; false when it is not.
+    private func copying(_ index: Int32, _ write: (inout [UInt8]) throws -> Void) rethrows -> Bool {
+        guard copy != nil else { return false }
+        try copy!.bind(at: index, write)
+        return true
     }
 
     private func set(_ parameter: PostgresParameter?, at index: Int32, text: Bool = false) {
@@ -141,6 +184,13 @@ final class PostgresStoreStatement: StoreStatement {
 }
 
 extension StoreError {
+    /// A statement sent as a `COPY` whose parameters were not all bound in order (a fault of the
+    /// store's code, never of the data).
+    static func boundOutOfOrder(_ parameter: Int32?, sql: String) -> StoreError {
+        let which = parameter.map { "parameter \($0) was bound out of order" } ?? "not every parameter was bound"
+        return StoreError(.failed, code: "postgres copy", message: "\(which) in \(sql.prefix(80))…")
+    }
+
     /// A Postgres error in the store's terms: a constraint, a conflict worth trying again, or a failure.
     init(_ e: PostgresError) {
         let state = e.sqlState?.rawValue ?? ""

@@ -509,8 +509,8 @@ extension StoreTests {
         let t = try TemporaryStore(kind)
         let s = t.store
         for path in ["/one", "/prepared"] { try s.write(to: path, origin: "test") { tx in try tx.addType(Self.item) } }
-        // More rows than one statement takes (RealmWriter.rowsPerStatement), and fewer.
-        let many = Int64(RealmWriter.rowsPerStatement * 2 + 5)
+        // More rows than one statement takes (the dialect's rowsPerInsert), and fewer.
+        let many = Int64(try s.backend.read { $0.dialect.rowsPerInsert } * 2 + 5)
         try s.write(to: "/one", origin: "test") { tx in
             for (id, v) in Self.rows(1...many) { try tx.record(.insert(objectType: "Item", identity: id, values: v)) }
             try tx.update("Item", 2, ["label": "two"])
@@ -555,10 +555,11 @@ extension StoreTests {
             values: PropertyValues(item.properties.map { .init($0.name, v[$0.name] ?? .null) }))
     }
 
-    /// In a full statement of rows (40), and in the shorter one for the rest (98, 100).
-    @Test(arguments: [40, 98, 100])
-    func aDuplicateKeyInsideAMultiRowStatementIsNamed(existing: Int64) throws {
-        let t = try TemporaryStore()
+    /// In a full statement of rows (40), and in the shorter one for the rest (98, 100); on
+    /// Postgres, inside one `COPY` of all of them.
+    @Test(arguments: StoreKind.all, [40, 98, 100] as [Int64])
+    func aDuplicateKeyInsideAMultiRowStatementIsNamed(_ kind: StoreKind, existing: Int64) throws {
+        let t = try TemporaryStore(kind)
         try t.store.write(to: "/x", origin: "test") { tx in
             try tx.addType(Self.item)
             try tx.create("Item", ["id": .int(existing), "label": "already"])

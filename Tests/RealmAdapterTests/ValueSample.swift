@@ -205,7 +205,10 @@ extension SeededGenerator {
 
     /// A short text of letters, accents, emoji, spaces and control characters (never NUL).
     mutating func text() -> String {
-        let pieces = ["a", "keep", "é", "日本", "\u{1F600}", " ", "\u{1}", "\u{1F}", "\"", "\\", "'", "z"]
+        let pieces = [
+            "a", "keep", "é", "日本", "\u{1F600}", " ", "\u{1}", "\u{1F}", "\"", "\\", "'", "z", "\t", "\n", "\r\n",
+            "\\N",
+        ]
         return (0..<(1 + next() % 4)).map { _ in pieces[Int(next() % UInt64(pieces.count))] }.joined()
     }
 }

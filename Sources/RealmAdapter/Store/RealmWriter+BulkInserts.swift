@@ -5,11 +5,11 @@ extension RealmWriter {
     /// one by one, appending them typed to `typed`; returns how many it applied (0 when the first
     /// instruction is not an INSERT).
     ///
-    /// For types ``PreparedInserts/canPrepare(_:)`` accepts, rows go in ``rowsPerStatement`` at
-    /// a time: the layout by type keys rows by (realm, key), dearer per row than the tables of
-    /// one Realm were, and this pays it back. A statement that fails is undone by SQLite and its
-    /// rows are stored again one by one, which names the duplicate key. When it throws, `typed`
-    /// holds exactly the instructions applied before the failing one.
+    /// For types ``PreparedInserts/canPrepare(_:)`` accepts, rows go many at a time
+    /// (``rowsPerInsert(width:)``): the layout by type keys rows by (realm, key), dearer per row
+    /// than the tables of one Realm were, and this pays it back. A statement that fails is undone
+    /// alone and its rows are stored again one by one, which names the duplicate key. When it
+    /// throws, `typed` holds exactly the instructions applied before the failing one.
     mutating func applyInserts(_ instructions: ArraySlice<Instruction>, into typed: inout [Instruction]) throws -> Int {
         guard case .insert(let n, _, _) = instructions.first else { return 0 }
         var end = instructions.startIndex
@@ -17,7 +17,7 @@ extension RealmWriter {
         let run = instructions[instructions.startIndex..<end]
         let plan = try plan(n)
         let width = plan.columns.count
-        let perStatement = max(1, min(Self.rowsPerStatement, Self.maxParameters / width))
+        let perStatement = rowsPerInsert(width: width)
         var next = run.startIndex
         // Full statements, then one for the rest.
         // Recording changes: one by one, each records its object as created.
@@ -71,9 +71,8 @@ extension RealmWriter {
     /// Realm's type is not the one they were checked against (its schema grew meanwhile) or a
     /// link's target is missing (stored one by one, the missing one is named).
     ///
-    /// Rows go in by ``rowsPerStatement`` per statement: each statement run has a fixed cost
-    /// in SQLite, about half of a narrow row's. A statement that fails is undone by SQLite
-    /// and its rows are stored again one by one, which names the duplicate key.
+    /// Rows go in by ``rowsPerInsert(width:)`` per statement. A statement that fails is undone
+    /// alone and its rows are stored again one by one, which names the duplicate key.
     mutating func insert(_ prepared: PreparedInserts, known: KnownObjects? = nil) throws -> Bool {
         guard let current = schema[type: prepared.type.name], current == prepared.type else { return false }
         let n = prepared.type.name
@@ -85,7 +84,7 @@ extension RealmWriter {
         let db = self.db
         let type = plan.typing.type
         let realm = self.realm
-        let perStatement = max(1, min(Self.rowsPerStatement, Self.maxParameters / (width + 1)))
+        let perStatement = rowsPerInsert(width: width + 1)
         guard try linksFound(prepared, known: known) else { return false }
         var used: [Int: any StoreStatement] = [:]
         try prepared.encoded.bytes.withUnsafeBytes { records in
@@ -195,7 +194,9 @@ extension RealmWriter {
             }()) ?? .null
     }
 
-    static let rowsPerStatement = 32
-    /// SQLite's limit on a statement's parameters before 3.32 (newer ones allow 32,766).
-    static let maxParameters = 999
+    /// How many rows of `width` parameters one INSERT carries in this store (its dialect's).
+    func rowsPerInsert(width: Int) -> Int {
+        let dialect = db.dialect
+        return max(1, min(dialect.rowsPerInsert, dialect.maxParameters / width))
+    }
 }

@@ -9,8 +9,8 @@ extension RealmWriter {
 
     /// Applies the LIST_INSERTs of `lists` (each at the end of property `p` of its owner, of type
     /// `n`) as ``apply(_:)`` would one by one, appending each typed to `typed`. The owners and
-    /// the lists' lengths are looked up once per list, the rows stored ``rowsPerStatement`` at a
-    /// time. With `targetsChecked`, the caller has found every link's target in this transaction.
+    /// the lists' lengths are looked up once per list, the rows stored ``rowsPerInsert(width:)``
+    /// at a time. With `targetsChecked`, the caller has found every link's target in this transaction.
     ///
     /// Everything is checked before anything is stored; when an instruction fails, the ones before
     /// it are stored (and in `typed`) and it throws, as one by one would.
@@ -58,13 +58,14 @@ extension RealmWriter {
         if let failure { throw failure }
     }
 
-    /// Inserts list rows into list table `table`, ``rowsPerStatement`` per statement.
+    /// Inserts list rows into list table `table`, ``rowsPerInsert(width:)`` per statement.
     private func storeListRows(
         _ rows: [(owner: Value, index: Int64, value: Value)], in table: String, ofLinks: Bool
     ) throws {
         var next = 0
+        let perStatement = rowsPerInsert(width: 4)
         while next < rows.count {
-            let n = min(Self.rowsPerStatement, rows.count - next)
+            let n = min(perStatement, rows.count - next)
             let stmt = try db.cachedStatement(sql: Self.listInsertSQL(table, rows: n))
             stmt.reset()
             for k in 0..<n {

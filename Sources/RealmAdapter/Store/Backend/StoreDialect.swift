@@ -23,6 +23,14 @@ package protocol StoreDialect: Sendable {
     /// where the backend does so by itself.
     func generatedFollowing(_ table: String, column: String) -> String?
 
+    // MARK: Statements
+
+    /// The most rows one INSERT of many rows carries: its fixed cost (a run in SQLite, a round
+    /// trip to a server) weighed against its size.
+    var rowsPerInsert: Int { get }
+    /// The most parameters one statement may bind.
+    var maxParameters: Int { get }
+
     // MARK: Expressions
 
     /// An inner join whose left side the planner must read first (SQLite's `CROSS JOIN`): for
