@@ -172,6 +172,41 @@ import Testing
         #expect(try t.store.list("watchers", of: "Task", identity: 1, in: "/l") == ["c", "a", "b", "a"])
     }
 
+    /// Lists of many owners appended at once (a loader's join table) go where one by one puts
+    /// them: owners' lengths are looked up many at a time, past one lookup's worth, an owner may
+    /// come twice, and a missing owner is named as alone.
+    @Test(arguments: StoreKind.all) func appendingToManyListsAtOnceIsAppendingToEach(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
+        let owners = RealmWriter.ownersPerLookup + 70
+        for path in ["/many", "/each"] {
+            try t.store.addTaskSchema(path)
+            try t.store.write(to: path) { tx in
+                for i in 0..<owners { try tx.create("Task", ["id": .int(Int64(i)), "title": "t", "tags": ["x"]]) }
+            }
+        }
+        // Owner i gets i % 4 tags (none for some); owner 3 comes again at the end.
+        let lists =
+            (0..<owners).map { i in (Int64(i), (0..<(i % 4)).map { Value.string("tag \(i).\($0)") }) }
+            + [(3, ["again"])]
+        try t.store.write(to: "/many") { tx in
+            try tx.appendToLists("Task", "tags", lists.map { .init(owner: .int($0.0), items: $0.1) })
+        }
+        try t.store.write(to: "/each") { tx in
+            for (owner, items) in lists { try tx.listAppend("Task", .int(owner), "tags", contentsOf: items) }
+        }
+        #expect(try t.store.objects(of: "Task", in: "/many") == t.store.objects(of: "Task", in: "/each"))
+        #expect(
+            try t.store.list("tags", of: "Task", identity: 3, in: "/many") == [
+                "x", "tag 3.0", "tag 3.1", "tag 3.2", "again",
+            ])
+        #expect(try t.store.history(of: "/many").last?.instructions == t.store.history(of: "/each").last?.instructions)
+        #expect {
+            try t.store.write(to: "/many") { tx in
+                try tx.appendToLists("Task", "tags", [.init(owner: 1, items: ["y"]), .init(owner: 9999, items: ["z"])])
+            }
+        } throws: { error in "\(error)".contains("9999") }
+    }
+
     /// An object may link to itself, and to an object of its type inserted before it in the same
     /// transaction: the insert checks such a link against what the transaction has stored so far,
     /// whether it stores rows one by one (a database's upserts) or many per statement (`apply`).
@@ -652,6 +687,28 @@ extension StoreTests {
             try tx.addType(Self.pet)
             for o in ["a", "b", "c"] { try tx.create("Owner", ["id": .string(o)]) }
         }
+    }
+
+    /// Link targets are looked up many at a time: among 1,203 owners, one missing anywhere (in a
+    /// full lookup, in the last, padded one, or a key repeated) is found, and nothing is stored.
+    @Test(arguments: StoreKind.all, [nil, 0, 499, 700, 1202] as [Int?])
+    func oneMissingTargetAmongManyIsFound(_ kind: StoreKind, missing: Int?) throws {
+        let t = try TemporaryStore(kind)
+        let owners = (0..<1203).map { "o\($0)" }
+        try t.store.write(to: "/many", origin: "test") { tx in
+            try tx.addType(Self.owner)
+            try tx.addType(Self.pet)
+            for (i, o) in owners.enumerated() where i != missing { try tx.create("Owner", ["id": .string(o)]) }
+        }
+        var pets = try PreparedInserts(Self.pet, schema: Self.petSchema)
+        for (i, o) in owners.enumerated() {
+            // Every owner twice: as owner, and as the next pet's vet.
+            let vet: Value = i > 0 ? .string(owners[i - 1]) : .null
+            try pets.add(.int(Int64(i)), ["id": .int(Int64(i)), "owner": .string(o), "vet": vet])
+        }
+        let stored = try t.store.write(to: "/many", origin: "test") { tx in try tx.insert(pets) }
+        #expect(stored.result == (missing == nil))
+        #expect(try t.store.count(of: "Pet", in: "/many") == (missing == nil ? owners.count : 0))
     }
 
     /// Types with links are prepared too: the links are stored as one by one stores them, and a

@@ -150,7 +150,9 @@ extension RealmWriter {
 
     /// Whether every link of the prepared rows finds its target in the Realm (read before any
     /// row is stored: a loader then stores the rows one by one, deciding what a missing target
-    /// means). Targets in `known` are not looked up; those found are added to it.
+    /// means). Targets in `known` are not looked up; those found are added to it. The others are
+    /// looked up many at a time (``TargetLookup``): on a store across a network, one round trip
+    /// per target was most of a linked load.
     private func linksFound(_ prepared: PreparedInserts, known: KnownObjects?) throws -> Bool {
         let typing = prepared.typing
         guard typing.slotTargets.contains(where: { $0 != nil }) else { return true }
@@ -160,9 +162,9 @@ extension RealmWriter {
         let types = Array(Set(typing.slotTargets.compactMap { $0 }))
         var found = types.map { known?.take($0) ?? KnownKeys() }
         defer { if let known { for (t, f) in zip(types, found) { known.put(t, f) } } }
-        let exists = try types.map { try db.cachedStatement(sql: type($0).1.selectExists) }
+        var lookups = try types.map { TargetLookup(table: try type($0).1.table) }
         let slotSet = typing.slotTargets.map { t in t.flatMap { types.firstIndex(of: $0) } }
-        return try prepared.encoded.bytes.withUnsafeBytes { records in
+        let scanned = try prepared.encoded.bytes.withUnsafeBytes { records in
             var r = BinaryReader(buffer: records)
             for _ in 0..<prepared.count {
                 let named = try Self.recordHead(&r, width: width)
@@ -174,12 +176,55 @@ extension RealmWriter {
                     }
                     let v = try r.value()
                     if v.isNull || found[s].contains(v) { continue }
-                    guard try exists[s].firstInteger([realm, StoreArgument.key(v)]) != nil else { return false }
-                    found[s].insert(v)
+                    guard try lookups[s].ask(v, realm: realm, in: db, into: &found[s]) else { return false }
                 }
             }
             return true
         }
+        guard scanned else { return false }
+        for s in lookups.indices where try !lookups[s].finish(realm: realm, in: db, into: &found[s]) { return false }
+        return true
+    }
+
+    /// Keys of one target type looked up many at a time: whether all of them are in the Realm.
+    struct TargetLookup {
+        let table: String
+        private var asked: [Value] = []
+        private var pending = KnownKeys()
+
+        init(table: String) { self.table = table }
+
+        /// Asks for `key`, looking up the keys asked so far when there are enough of them; false
+        /// when one of them is missing. Keys found go into `found`.
+        mutating func ask(_ key: Value, realm: Int64, in db: any StoreConnection, into found: inout KnownKeys) throws
+            -> Bool
+        {
+            guard !pending.contains(key) else { return true }
+            asked.append(key)
+            pending.insert(key)
+            if asked.count < Self.sizes.last! { return true }
+            return try finish(realm: realm, in: db, into: &found)
+        }
+
+        /// Looks up the keys asked and not yet looked up; false when one of them is missing.
+        mutating func finish(realm: Int64, in db: any StoreConnection, into found: inout KnownKeys) throws -> Bool {
+            guard let first = asked.first else { return true }
+            // A few sizes of statement, the last keys repeated to fill one: repeats match no more rows.
+            let size = Self.sizes.first { $0 >= asked.count }!
+            let keys = asked + Array(repeating: first, count: size - asked.count)
+            let sql =
+                "SELECT count(*) FROM \(table) WHERE realm = ? AND key IN ("
+                + Array(repeating: "?", count: size).joined(separator: ", ") + ")"
+            var arguments: StoreArguments = [realm]
+            for key in keys { arguments.append(StoreArgument.key(key)) }
+            let count = try db.cachedStatement(sql: sql).firstInteger(arguments)
+            guard count == Int64(asked.count) else { return false }
+            for key in asked { found.insert(key) }
+            (asked, pending) = ([], KnownKeys())
+            return true
+        }
+
+        static let sizes = [1, 8, 64, 500]
     }
 
     /// The identity of the INSERT record at `offset` (for an error message).

@@ -9,8 +9,9 @@ extension RealmWriter {
 
     /// Applies the LIST_INSERTs of `lists` (each at the end of property `p` of its owner, of type
     /// `n`) as ``apply(_:)`` would one by one, appending each typed to `typed`. The owners and
-    /// the lists' lengths are looked up once per list, the rows stored ``rowsPerInsert(width:)``
-    /// at a time. With `targetsChecked`, the caller has found every link's target in this transaction.
+    /// the lists' lengths are looked up many lists at a time (``listLengths(_:_:_:owners:)``),
+    /// the rows stored ``rowsPerInsert(width:)`` at a time. With `targetsChecked`, the caller has
+    /// found every link's target in this transaction.
     ///
     /// Everything is checked before anything is stored; when an instruction fails, the ones before
     /// it are stored (and in `typed`) and it throws, as one by one would.
@@ -24,17 +25,26 @@ extension RealmWriter {
         var ofLinks = false
         // An owner may come more than once: its later items go after the earlier ones.
         var appended: [Value: Int] = [:]
+        /// The owner's key as the first LIST_INSERT coerced whole checks it (its type, property and key).
+        func owner(_ list: ListAppend) throws -> Value {
+            guard
+                case .listInsert(_, let key, _, _, _) = try Instruction.listInsert(
+                    objectType: n, identity: list.owner, property: p, index: 0, value: list.items[0]
+                ).coerced(in: schema)
+            else {
+                preconditionFailure("a LIST_INSERT coerces to a LIST_INSERT")
+            }
+            return key
+        }
+        // Looked up ahead when no change is recorded (which reads each owner); an owner not found,
+        // or whose key does not coerce, is taken alone below, which says why.
+        let lengths =
+            recording == nil
+            ? try? listLengths(n, p, owners: lists.compactMap { $0.items.isEmpty ? nil : try? owner($0) }) : nil
         checking: for list in lists where !list.items.isEmpty {
             do {
-                // The first one coerced whole: it checks the type, the property and the owner's key.
-                guard
-                    case .listInsert(_, let key, _, _, _) = try Instruction.listInsert(
-                        objectType: n, identity: list.owner, property: p, index: 0, value: list.items[0]
-                    ).coerced(in: schema)
-                else {
-                    preconditionFailure("a LIST_INSERT coerces to a LIST_INSERT")
-                }
-                let (t, lt, stored) = try self.list(n, key, p)
+                let key = try owner(list)
+                let (t, lt, stored) = try lengths?[key] ?? self.list(n, key, p)
                 let count = stored + appended[key, default: 0]
                 appended[key, default: 0] += list.items.count
                 let property = t[property: p]!
@@ -57,6 +67,43 @@ extension RealmWriter {
         }
         if let failure { throw failure }
     }
+
+    /// The lengths of list `p` of objects of type `n`, by owner, many owners per statement: the
+    /// owners found in the Realm, with the schema and list table as ``list(_:_:_:)`` gives them.
+    func listLengths(_ n: String, _ p: String, owners: [Value]) throws -> [Value: (ObjectSchema, String, Int)] {
+        let (t, tt) = try type(n)
+        let lt = try listTable(t, p)
+        var lengths: [Value: (ObjectSchema, String, Int)] = [:]
+        var byStoredKey: [StoredValue: Value] = [:]
+        let distinct = Array(Set(owners))
+        var next = 0
+        while next < distinct.count {
+            let chunk = distinct[next..<min(distinct.count, next + Self.ownersPerLookup)]
+            next += chunk.count
+            // A few sizes of statement, the first owner repeated to fill one: repeats find no more rows.
+            let size = [1, 8, 64, Self.ownersPerLookup].first { $0 >= chunk.count }!
+            let stmt = try db.cachedStatement(
+                sql:
+                    "SELECT key, (SELECT count(*) FROM \(lt) WHERE realm = ?1 AND owner = o.key) FROM \(tt.table) AS o "
+                    + "WHERE realm = ?1 AND key IN (" + Array(repeating: "?", count: size).joined(separator: ", ") + ")"
+            )
+            var arguments: StoreArguments = [realm]
+            for key in chunk + Array(repeating: chunk.first!, count: size - chunk.count) {
+                arguments.append(StoreArgument.key(key))
+                byStoredKey[try RealmTables.encode(key)] = key
+            }
+            try stmt.bind(arguments: arguments)
+            defer { stmt.reset() }
+            while try stmt.step() {
+                if let key = byStoredKey[db.dialect.storedKey(stmt.column(0))] {
+                    lengths[key] = (t, lt, Int(stmt.int64(1)))
+                }
+            }
+        }
+        return lengths
+    }
+
+    static let ownersPerLookup = 500
 
     /// Inserts list rows into list table `table`, ``rowsPerInsert(width:)`` per statement.
     private func storeListRows(
