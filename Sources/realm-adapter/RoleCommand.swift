@@ -26,10 +26,15 @@ struct RoleCommand: AsyncParsableCommand {
     static func change(
         _ options: ConfigOptions, _ path: String, _ done: String, _ body: (inout WriteTransaction) throws -> Void
     ) async throws {
-        try await reportingErrors {
-            try options.store(holding: path).write(to: path, origin: "cli") { try body(&$0) }
-            print(done)
-        }
+        try await reportingErrors { try write(options, path, done, body) }
+    }
+
+    /// ``change(_:_:_:_:)`` without reporting its errors.
+    static func write(
+        _ options: ConfigOptions, _ path: String, _ done: String, _ body: (inout WriteTransaction) throws -> Void
+    ) throws {
+        try options.store(holding: path).write(to: path, origin: "cli") { try body(&$0) }
+        print(done)
     }
 
     struct Named: ParsableArguments {
@@ -101,8 +106,11 @@ struct RoleCommand: AsyncParsableCommand {
 
         func run() async throws {
             let done = "\(member.user) is a member of \(member.role) in \(member.path)"
-            try await change(options, member.path, done) {
-                try $0.addMember(try member.userId(options), to: member.role, by: .unrestricted)
+            try await reportingErrors {
+                // Before the write: a Postgres store keeps the users in its own database, whose
+                // write lock the lookup would wait for.
+                let user = try member.userId(options)
+                try write(options, member.path, done) { try $0.addMember(user, to: member.role, by: .unrestricted) }
             }
         }
     }
@@ -114,8 +122,11 @@ struct RoleCommand: AsyncParsableCommand {
 
         func run() async throws {
             let done = "\(member.user) is not a member of \(member.role) in \(member.path)"
-            try await change(options, member.path, done) {
-                try $0.removeMember(try member.userId(options), from: member.role, by: .unrestricted)
+            try await reportingErrors {
+                let user = try member.userId(options)  // before the write, as for add-member
+                try write(options, member.path, done) {
+                    try $0.removeMember(user, from: member.role, by: .unrestricted)
+                }
             }
         }
     }
