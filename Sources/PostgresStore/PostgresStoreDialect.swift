@@ -52,6 +52,8 @@ package struct PostgresStoreDialect: StoreDialect {
     }
     /// `LIMIT NULL` is no limit.
     package var noLimit: StoredValue { .null }
+    /// Postgres sorts NULL as greater than any value: said otherwise.
+    package func nullsSortFirst(descending: Bool) -> String { descending ? " NULLS LAST" : " NULLS FIRST" }
 
     /// A string key's UTF-8 after its tag (``PostgresKeyCodec``); NULL for other keys.
     package func keyText(_ column: String) -> String {

@@ -41,6 +41,18 @@ import Testing
 
     /// Text operators on a primary key and through a link (columns of keys, kept as tagged bytes
     /// on Postgres) compare the key's text, as on any text property.
+    /// Sorted by a property some objects lack, those sort first ascending and last descending, as
+    /// in Realm (a null is less than any value) and SQLite, whatever the store's engine does.
+    @Test(arguments: StoreKind.all) func missingValuesSortFirst(_ kind: StoreKind) throws {
+        let t = try store(kind)
+        func sorted(_ descending: Bool) throws -> [String] {
+            try t.store.objects(of: "Person", in: "/q", ObjectQuery(sortBy: "name", descending: descending))
+                .map { "\($0.identity)" }
+        }
+        #expect(try sorted(false) == ["bo", "ann"])
+        #expect(try sorted(true) == ["ann", "bo"])
+    }
+
     @Test(arguments: StoreKind.all) func textOperatorsOnKeysCompareTheirText(_ kind: StoreKind) throws {
         let t = try store(kind)
         #expect(try ids(t, "Person", "id BEGINSWITH 'a'") == ["ann"])

@@ -120,7 +120,8 @@ extension RealmReader {
                         orderArguments = [tables.realmId.storeArgument] + a
                     }
                 }
-                order = "\(sorted)\(direction), o.\(TypeTables.key)"
+                let nulls = db.dialect.nullsSortFirst(descending: query.descending)
+                order = "\(sorted)\(direction)\(nulls), o.\(TypeTables.key)"
             }
         }
         let (condition, arguments) = try selection(query, t, tt)

@@ -54,6 +54,9 @@ package protocol StoreDialect: Sendable {
     func jsonElement(_ json: String, _ index: Int, integer: Bool) -> String
     /// The value a `LIMIT` parameter takes for no limit.
     var noLimit: StoredValue { get }
+    /// What follows a sort key in `ORDER BY` so that NULL sorts first ascending and last
+    /// descending, as SQLite sorts it (and Realm: a null is less than any value).
+    func nullsSortFirst(descending: Bool) -> String
 
     // MARK: Conditions of the query engine
 

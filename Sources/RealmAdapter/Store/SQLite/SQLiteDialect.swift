@@ -10,6 +10,8 @@ struct SQLiteDialect: StoreDialect {
     /// A new row's `INTEGER PRIMARY KEY` is past the largest already.
     func generatedFollowing(_ table: String, column: String) -> String? { nil }
     func storedKey(_ column: StoredValue) -> StoredValue { column }
+    /// NULL is less than any value: first ascending, last descending.
+    func nullsSortFirst(descending: Bool) -> String { "" }
     /// A run costs about half of a narrow row's: past 32 rows, longer statements gain little.
     var rowsPerInsert: Int { 32 }
     /// The limit before SQLite 3.32 (newer ones allow 32,766).
