@@ -28,8 +28,8 @@ import Testing
         let carol: (token: String, id: String)
         static let path = "/shared/docs"
 
-        init() async throws {
-            s = try await Server()
+        init(on store: ServeTests.Store) async throws {
+            s = try await Server(on: store)
             try await s.start()
             let aliceRefresh = try await s.login("alice")
             let made = try await s.curl("POST", "/realms" + Self.path, ServePermissionsTests.docs, token: aliceRefresh)
@@ -57,8 +57,8 @@ import Testing
         }
     }
 
-    @Test func theLegacyTutorialFlow() async throws {
-        let t = try await Setup()
+    @Test(arguments: ServeTests.Store.all) func theLegacyTutorialFlow(_ store: ServeTests.Store) async throws {
+        let t = try await Setup(on: store)
         let (bob, carol) = (t.bob.token, t.carol.token)
         // A new Realm is open to everyone.
         #expect(
@@ -135,8 +135,8 @@ import Testing
     /// Each privilege taken from everyone at each level (Realm, class, object), against each
     /// operation a user may try: what is refused is exactly what the levels, each narrowing the
     /// one above it, no longer allow. One Realm per case, all through gql (`matrix.py`).
-    @Test func thePrivilegeMatrix() async throws {
-        let s = try await Server()
+    @Test(arguments: ServeTests.Store.all) func thePrivilegeMatrix(_ store: ServeTests.Store) async throws {
+        let s = try await Server(on: store)
         try await s.start()
         let (admin, carol) = (try await s.login("alice"), try await s.login("carol"))
         let levels = ["realm", "class", "object"]
@@ -182,8 +182,10 @@ import Testing
         }
     }
 
-    @Test func hiddenObjectsStayHiddenAtEveryDepth() async throws {
-        let t = try await Setup()
+    @Test(arguments: ServeTests.Store.all) func hiddenObjectsStayHiddenAtEveryDepth(_ store: ServeTests.Store)
+        async throws
+    {
+        let t = try await Setup(on: store)
         let (bob, carol) = (t.bob.token, t.carol.token)
         // d1 is bob's alone; d2 everyone reads; notes (no ACL) link to both.
         for m in [
@@ -261,8 +263,10 @@ import Testing
         #expect(try await t.gql(t.alice, "{ docs { id } }") == #"{"data": {"docs": [{"id": "d2"}]}}"#)
     }
 
-    @Test func aSubscriptionLosesAnObjectWhenItsACLStopsAllowingIt() async throws {
-        let t = try await Setup()
+    @Test(arguments: ServeTests.Store.all) func aSubscriptionLosesAnObjectWhenItsACLStopsAllowingIt(
+        _ store: ServeTests.Store
+    ) async throws {
+        let t = try await Setup(on: store)
         let (bob, carol) = (t.bob.token, t.carol.token)
         let shared =
             #"mutation { createDoc(input: {id: "d1", title: "x"}, acl: [{role: "__User:\#(t.bob.id)", "#
@@ -291,8 +295,9 @@ import Testing
         #expect(lines().last == #"{"client": 0, "result": {"docs": []}}"#, "\(lines())")
     }
 
-    @Test func rolesAndGrantsFromTheCommandLine() async throws {
-        let t = try await Setup()
+    @Test(arguments: ServeTests.Store.all) func rolesAndGrantsFromTheCommandLine(_ store: ServeTests.Store) async throws
+    {
+        let t = try await Setup(on: store)
         func cli(_ args: [String]) async throws -> CLI.Result {
             try await t.s.cli(args + ["--config", t.s.config])
         }

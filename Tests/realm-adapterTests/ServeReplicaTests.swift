@@ -23,6 +23,20 @@ import Testing
         )
     }
 
+    /// SQL run by psql on the test server's `postgres` database, waited for here (in a deinit).
+    static func psqlNow(_ sql: String) {
+        let host = environment["REALM_ADAPTER_PG_HOST"] ?? "127.0.0.1"
+        let user = environment["REALM_ADAPTER_PG_USER"] ?? "postgres"
+        let port = environment["REALM_ADAPTER_PG_PORT"] ?? "54329"
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
+        p.arguments = ["-X", "-q", "-h", host, "-p", port, "-U", user, "-d", "postgres", "-c", sql]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        guard (try? p.run()) != nil else { return }
+        p.waitUntilExit()
+    }
+
     /// SQL run by psql on the test server's `postgres` database.
     static func psql(_ sql: String) async throws -> (status: Int32, stdout: String, stderr: String) {
         let host = environment["REALM_ADAPTER_PG_HOST"] ?? "127.0.0.1"

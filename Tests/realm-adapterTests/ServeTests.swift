@@ -6,6 +6,20 @@ import Testing
 /// here wrote (gql, from PyPI) for queries and mutations, and the `user` and `permission`
 /// commands to manage who may do what.
 @Suite(.serialized) struct ServeTests {
+    /// Where a test server's Realms are, for the tests that run on both stores: a directory of
+    /// its own, or a fresh database of the test server `scripts/pg.sh` started (with one, or in CI).
+    enum Store: String, CustomTestStringConvertible, Sendable {
+        case directory, postgres
+
+        static var all: [Store] {
+            let environment = ProcessInfo.processInfo.environment
+            return environment["REALM_ADAPTER_PG_PORT"] != nil || environment["CI"] == "true"
+                ? [.directory, .postgres] : [.directory]
+        }
+
+        var testDescription: String { rawValue }
+    }
+
     /// A store with a Realm /shop (stops and routes), three users, and a server on it.
     final class Server {
         let dir = NSTemporaryDirectory() + "realm-adapter-serve/\(UUID().uuidString.prefix(8))"
@@ -26,14 +40,22 @@ import Testing
         }
 
         /// Where the Realms are: `store` (a directory or a Postgres store's URL), or a directory
-        /// of the server's own.
+        /// or database of the server's own.
         let store: String
+        /// The database of the server's own, dropped with the value.
+        private var ownDatabase: String?
 
         /// - Parameters:
         ///   - store: a store to share with another server (given to `seeded: false` ones).
         ///   - seeded: whether to write /shop and add the users (once per store).
-        init(server: String = "", store: String? = nil, seeded: Bool = true) async throws {
-            self.store = store ?? dir + "/store"
+        ///   - on: where the server's own Realms are, without `store`.
+        init(server: String = "", store: String? = nil, seeded: Bool = true, on kind: Store = .directory) async throws {
+            if store == nil, kind == .postgres {
+                let fresh = try #require(try await ServeReplicaTests.freshStore(), "no Postgres test server")
+                (self.store, ownDatabase) = (fresh.url, String(fresh.url.split(separator: "/").last!))
+            } else {
+                self.store = store ?? dir + "/store"
+            }
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             try """
             {"realm": {"store": "\(self.store)", "path": "/shop"}, "schema": [],
@@ -85,6 +107,7 @@ import Testing
             process?.signal(SIGTERM)
             process?.reap()
             try? FileManager.default.removeItem(atPath: dir)
+            if let ownDatabase { ServeReplicaTests.psqlNow("DROP DATABASE IF EXISTS \(ownDatabase) WITH (FORCE)") }
         }
 
         /// An HTTP request through curl: the status and the body.
@@ -192,8 +215,8 @@ import Testing
 
     /// Each level against each operation: none, read, write, a user's own path (/~/), an
     /// everyone default, and an admin.
-    @Test func permissionsDecideWhatEachUserMayDo() async throws {
-        let s = try await Server()
+    @Test(arguments: Store.all) func permissionsDecideWhatEachUserMayDo(_ store: Store) async throws {
+        let s = try await Server(on: store)
         try await s.start()
         let (bob, carol, alice) = (try await s.login("bob"), try await s.login("carol"), try await s.login("alice"))
         let query = "{ stops { id } }"
@@ -227,7 +250,7 @@ import Testing
                 == 0)
         let bobWrite = try await s.access(bob, "/shop").get()
         #expect(try await s.graphQL("/shop", bobWrite, mutation) == #"{"data": {"createStop": {"id": 9}}}"#)
-        let history = try await s.cli(["realm", "history", "/shop", "--store", s.dir + "/store"])
+        let history = try await s.cli(["realm", "history", "/shop", "--store", s.store])
         let bobId = try #require(
             try await s.cli(["user", "list", "--config", s.config]).stdout.split(separator: "\n")
                 .first { $0.hasPrefix("bob\t") }?.split(separator: "\t")[1])
@@ -268,8 +291,8 @@ import Testing
 
     /// Access tokens expire (401, saying so) and a refresh token gets a new one; a token
     /// signed with another key, or altered, is refused; a wrong password is a 401.
-    @Test func tokensExpireAndForgedOnesAreRefused() async throws {
-        let s = try await Server(server: #", "accessTokenLifetime": 1, "refreshTokenLifetime": 4"#)
+    @Test(arguments: Store.all) func tokensExpireAndForgedOnesAreRefused(_ store: Store) async throws {
+        let s = try await Server(server: #", "accessTokenLifetime": 1, "refreshTokenLifetime": 4"#, on: store)
         try await s.start()
         let alice = try await s.login("alice")
         let token = try await s.access(alice, "/shop").get()
@@ -317,8 +340,8 @@ import Testing
     /// Queries (plural sorted and paged, singular, nested links and lists) and mutations (each
     /// update policy, delete) through a GraphQL client; bad requests get GraphQL errors with
     /// locations and write nothing.
-    @Test func queriesAndMutationsThroughAGraphQLClient() async throws {
-        let s = try await Server()
+    @Test(arguments: Store.all) func queriesAndMutationsThroughAGraphQLClient(_ store: Store) async throws {
+        let s = try await Server(on: store)
         try await s.start()
         let alice = try await s.login("alice")
         #expect(
@@ -354,7 +377,7 @@ import Testing
         #expect(
             try await s.graphQL("/shop", alice, "mutation { deleteStop(id: 7) }") == #"{"data": {"deleteStop": false}}"#
         )
-        let version = try await s.cli(["realm", "list", "--store", s.dir + "/store"]).stdout
+        let version = try await s.cli(["realm", "list", "--store", s.store]).stdout
 
         // Bad requests: an unknown field, a syntax error, a value of the wrong type, a body too
         // large, a Realm that does not exist. Nothing is written.
@@ -377,7 +400,7 @@ import Testing
         let byGet = try await s.curl(
             "GET", "/graphql/shop?query=mutation%20%7B%20deleteStop(id%3A%201)%20%7D", token: alice)
         #expect(byGet.status == 405, "\(byGet.body)")
-        #expect(try await s.cli(["realm", "list", "--store", s.dir + "/store"]).stdout == version)
+        #expect(try await s.cli(["realm", "list", "--store", s.store]).stdout == version)
 
         // The schema, as SDL.
         let sdl = try await s.curl("GET", "/graphql/schema/shop", token: alice)
@@ -388,11 +411,11 @@ import Testing
             "\(sdl.body)")
     }
 
-    /// `query` filters in the Realm query language run in SQLite: comparisons, string operators
+    /// `query` filters in the Realm query language run in the store's database: comparisons, string operators
     /// with [c], AND/OR/NOT, paths through links and lists of links; `deleteStops(query:)`; a bad
     /// query is an error that says where.
-    @Test func theQueryFilterSelectsInSQLite() async throws {
-        let s = try await Server()
+    @Test(arguments: Store.all) func theQueryFilterSelectsInTheStore(_ store: Store) async throws {
+        let s = try await Server(on: store)
         try await s.start()
         let alice = try await s.login("alice")
         func ids(_ type: String, _ filter: String) async throws -> String {
@@ -425,8 +448,8 @@ import Testing
     /// Subscriptions over WebSocket: 100 clients of gql (graphql-transport-ws) each get the
     /// result, then every change, once and in order, whether a mutation or another process (the
     /// CLI) made it; the legacy graphql-ws protocol works; a bad token closes with 4401.
-    @Test func subscriptionsFollowEveryChange() async throws {
-        let s = try await Server()
+    @Test(arguments: Store.all) func subscriptionsFollowEveryChange(_ store: Store) async throws {
+        let s = try await Server(on: store)
         try await s.start()
         let alice = try await s.login("alice")
         let script = Server.script("subscribe.py")
@@ -447,7 +470,7 @@ import Testing
         _ = try await s.graphQL("/shop", alice, #"mutation { createStop(input: {id: 4, name: "Pier"}) { id } }"#)
         try await Task.sleep(for: .milliseconds(400))
         let cli = try await s.cli(
-            ["realm", "apply", "/shop", "--file", "-", "--store", s.dir + "/store"],
+            ["realm", "apply", "/shop", "--file", "-", "--store", s.store],
             stdin: #"[{"type": "INSERT", "object_type": "Stop", "identity": 5, "values": {"id": 5, "name": "Dock"}}]"#)
         #expect(cli.status == 0, "\(cli.stderr)")
         try await Task.sleep(for: .milliseconds(400))
@@ -478,8 +501,8 @@ import Testing
 
     /// A subscription's answer reaches a client whatever its size: the server writes each frame's
     /// bytes itself, with a length of 7, 16 or 64 bits (under 126 bytes, under 64 KiB, beyond).
-    @Test func answersOfEverySizeReachTheClient() async throws {
-        let s = try await Server()
+    @Test(arguments: Store.all) func answersOfEverySizeReachTheClient(_ store: Store) async throws {
+        let s = try await Server(on: store)
         try await s.start()
         let alice = try await s.login("alice")
         let script = Server.script("subscribe.py")
@@ -489,7 +512,7 @@ import Testing
                 + #""values": {"id": \#(10 + i), "name": "\#(String(repeating: "n", count: n))"}}"#
         }
         let cli = try await s.cli(
-            ["realm", "apply", "/shop", "--file", "-", "--store", s.dir + "/store"],
+            ["realm", "apply", "/shop", "--file", "-", "--store", s.store],
             stdin: "[" + stops.joined(separator: ", ") + "]")
         #expect(cli.status == 0, "\(cli.stderr)")
         for (i, n) in sizes.enumerated() {
@@ -613,7 +636,7 @@ import Testing
             #"[{"type": "SET", "object_type": "Stop", "identity": 1, "#
             + #""values": {"name": "\#(String(repeating: "b", count: 100_000))"}}]"#
         let cli = try await s.cli(
-            ["realm", "apply", "/shop", "--file", "-", "--store", s.dir + "/store"], stdin: blob)
+            ["realm", "apply", "/shop", "--file", "-", "--store", s.store], stdin: blob)
         #expect(cli.status == 0, "\(cli.stderr)")
         func rss() -> Int {
             let status = (try? String(contentsOfFile: "/proc/\(s.process!.pid)/status", encoding: .utf8)) ?? ""
@@ -787,8 +810,8 @@ import Testing
 
     /// `/permissions`: a user who manages a path grants (up to their level) and lists over HTTP;
     /// others get a 403 saying what they lack.
-    @Test func managersGrantOverHTTP() async throws {
-        let s = try await Server()
+    @Test(arguments: Store.all) func managersGrantOverHTTP(_ store: Store) async throws {
+        let s = try await Server(on: store)
         try await s.start()
         let (bob, carol, alice) = (try await s.login("bob"), try await s.login("carol"), try await s.login("alice"))
         func grant(_ token: String, _ body: String) async throws -> (status: Int, body: String) {
@@ -834,7 +857,7 @@ import Testing
             """
         try odd.write(toFile: s.dir + "/odd.json", atomically: true, encoding: .utf8)
         #expect(
-            try await s.cli(["realm", "apply", "/a b", "--file", s.dir + "/odd.json", "--store", s.dir + "/store"])
+            try await s.cli(["realm", "apply", "/a b", "--file", s.dir + "/odd.json", "--store", s.store])
                 .status
                 == 0)
         try await s.start()
@@ -880,7 +903,7 @@ import Testing
             "POST", "/graphql/a%20b",
             try Self.body("mutation { createOdd(input: {id: 1}, updatePolicy: ALL) { n } }"), token: alice)
         #expect(all.body == #"{"data":{"createOdd":{"n":null}}}"# + "\n", "\(all.body)")
-        let dump = try await s.cli(["realm", "dump", "/a b", "--type", "Odd", "--store", s.dir + "/store"])
+        let dump = try await s.cli(["realm", "dump", "/a b", "--type", "Odd", "--store", s.store])
         #expect(dump.stdout.contains(#""with space":"keep""#), "\(dump.stdout)")
         let sdl = try await s.curl("GET", "/graphql/schema/a%20b", token: alice).body
         #expect(!sdl.contains("type Query {\n  id") && sdl.contains("odds(") && sdl.contains("notes("), "\(sdl)")
@@ -929,8 +952,8 @@ import Testing
     }
 
     /// The commands that manage users, and `serve` without its signing key.
-    @Test func usersAreManagedFromTheCommandLine() async throws {
-        let s = try await Server()
+    @Test(arguments: Store.all) func usersAreManagedFromTheCommandLine(_ store: Store) async throws {
+        let s = try await Server(on: store)
         let list = try await s.cli(["user", "list", "--config", s.config])
         #expect(list.stdout.split(separator: "\n").map { $0.split(separator: "\t")[0] } == ["alice", "bob", "carol"])
         #expect(
