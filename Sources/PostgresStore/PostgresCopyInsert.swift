@@ -52,9 +52,9 @@ struct PostgresCopyInsert {
     /// Whether every parameter was bound, in order.
     var isComplete: Bool { outOfOrder == nil && next == count + 1 }
 
-    /// Forgets the rows bound.
+    /// Forgets the rows bound, and their memory (a statement may be kept long after its run).
     mutating func clear() {
-        data.removeAll(keepingCapacity: true)
+        data = []
         (next, outOfOrder) = (1, nil)
     }
 
@@ -80,7 +80,9 @@ struct PostgresCopyInsert {
         switch value {
         case .null: out += [UInt8(ascii: "\\"), UInt8(ascii: "N")]
         case .integer(let n): out += String(n).utf8
-        case .real(let d): append(text: PostgresType.encode(.double(d)) ?? "NaN", to: &out)
+        case .real(let d):
+            guard let text = PostgresType.encode(.double(d)) else { return append(.null, to: &out) }
+            append(text: text, to: &out)
         case .text(let s): append(text: s, to: &out)
         case .blob(let b): b.withUnsafeBytes { append(bytes: $0, to: &out) }
         }

@@ -26,11 +26,12 @@ final class PostgresStoreStatement: StoreStatement {
     private var next = 0
 
     init(sql: String, session: PostgresSession, connection: PostgresStoreConnection) {
-        (self.sql, used) = PostgresPlaceholders.compacted(sql)
         self.session = session
         self.connection = connection
         undoneAlone = sql.drop { $0.isWhitespace }.prefix(6).uppercased() == "INSERT"
         copy = undoneAlone ? PostgresCopyInsert(sql) : nil
+        // A `COPY` sends no parameters: its thousands of numbers are not kept.
+        (self.sql, used) = copy == nil ? PostgresPlaceholders.compacted(sql) : (sql, [])
     }
 
     func reset() {
@@ -133,6 +134,7 @@ final class PostgresStoreStatement: StoreStatement {
         } catch let e as PostgresError {
             throw StoreError(e)
         }
+        self.copy?.clear()  // sent: its rows are not kept (the statement may be)
         (rows, columnTypes, next) = ([], [], 0)
     }
 

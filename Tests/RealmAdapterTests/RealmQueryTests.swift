@@ -39,8 +39,6 @@ import Testing
         #expect(try ids(t, "Task", "watchers.name ==[c] 'ANN' AND !(id == 2)") == ["1"])
     }
 
-    /// Text operators on a primary key and through a link (columns of keys, kept as tagged bytes
-    /// on Postgres) compare the key's text, as on any text property.
     /// Sorted by a property some objects lack, those sort first ascending and last descending, as
     /// in Realm (a null is less than any value) and SQLite, whatever the store's engine does.
     @Test(arguments: StoreKind.all) func missingValuesSortFirst(_ kind: StoreKind) throws {
@@ -53,6 +51,8 @@ import Testing
         #expect(try sorted(true) == ["ann", "bo"])
     }
 
+    /// Text operators on a primary key and through a link (columns of keys, kept as tagged bytes
+    /// on Postgres) compare the key's text, as on any text property.
     @Test(arguments: StoreKind.all) func textOperatorsOnKeysCompareTheirText(_ kind: StoreKind) throws {
         let t = try store(kind)
         #expect(try ids(t, "Person", "id BEGINSWITH 'a'") == ["ann"])

@@ -36,11 +36,11 @@ extension RealmWriter {
             }
             return key
         }
-        // Looked up ahead when no change is recorded (which reads each owner); an owner not found,
-        // or whose key does not coerce, is taken alone below, which says why.
+        // Looked up ahead when no change is recorded (which reads each owner) and the list exists;
+        // an owner not found, or whose key does not coerce, is taken alone below, which says why.
         let lengths =
-            recording == nil
-            ? try? listLengths(n, p, owners: lists.compactMap { $0.items.isEmpty ? nil : try? owner($0) }) : nil
+            recording == nil && schema[type: n]?[property: p]?.type.isList == true
+            ? try listLengths(n, p, owners: lists.compactMap { $0.items.isEmpty ? nil : try? owner($0) }) : nil
         checking: for list in lists where !list.items.isEmpty {
             do {
                 let key = try owner(list)

@@ -204,8 +204,10 @@ struct RealmWriter {
         private var multiRow: [Int: any StoreStatement] = [:]
 
         /// The INSERT of `rows` rows at once, kept: its SQL text costs more to build than a row to store.
+        /// A few dozen lengths at most (a run's last statement may have any): past them, it starts again.
         func statement(rows: Int, db: any StoreConnection) throws -> any StoreStatement {
             if let s = multiRow[rows] { return s }
+            if multiRow.count >= 64 { multiRow.removeAll() }
             let s = try db.cachedStatement(sql: Self.sql(table, columns, rows: rows))
             multiRow[rows] = s
             return s

@@ -149,14 +149,16 @@ final class StoreLayout: Sendable {
             // The database key is indexed too: database changes find objects by it.
             let deferred = linkIndexesDeferred.load(ordering: .relaxed)
             if p.isIndexed || p.name == t.databasePrimaryKey || (p.type.linkTarget != nil && !deferred) {
-                try db.execute(sql: Self.index(table, column: n))
+                try db.execute(sql: Self.index(table, column: n, db.dialect))
             }
         }
     }
 
-    /// The index of column `c{n}` of an object table (links, indexed properties, database keys).
-    private static func index(_ table: String, column n: Int64) -> String {
-        "CREATE INDEX IF NOT EXISTS \(table)_c\(n)_i ON \(table)(realm, c\(n))"
+    /// The index of column `c{n}` of an object table (links, indexed properties, database keys),
+    /// its nulls where a query sorted by the column wants them (first).
+    private static func index(_ table: String, column n: Int64, _ dialect: any StoreDialect) -> String {
+        let nulls = dialect.nullsSortFirst(descending: false)
+        return "CREATE INDEX IF NOT EXISTS \(table)_c\(n)_i ON \(table)(realm, c\(n)\(nulls))"
     }
 
     /// The index of a list of links' targets: deleting an object finds the lists that hold it.
@@ -174,7 +176,8 @@ final class StoreLayout: Sendable {
         for r in links {
             let (type, n, kind): (Int64, Int64, String) = (r[0], r[1], r[2])
             try db.execute(
-                sql: kind == "LINK" ? Self.index("t\(type)", column: n) : Self.linkIndex(list: "t\(type)_c\(n)"))
+                sql: kind == "LINK"
+                    ? Self.index("t\(type)", column: n, db.dialect) : Self.linkIndex(list: "t\(type)_c\(n)"))
         }
     }
 
