@@ -177,7 +177,7 @@ import Testing
     /// come twice, and a missing owner is named as alone.
     @Test(arguments: StoreKind.all) func appendingToManyListsAtOnceIsAppendingToEach(_ kind: StoreKind) throws {
         let t = try TemporaryStore(kind)
-        let owners = RealmWriter.ownersPerLookup + 70
+        let owners = RealmWriter.keysPerLookup + 70
         for path in ["/many", "/each"] {
             try t.store.addTaskSchema(path)
             try t.store.write(to: path) { tx in

@@ -202,29 +202,35 @@ extension RealmWriter {
             guard !pending.contains(key) else { return true }
             asked.append(key)
             pending.insert(key)
-            if asked.count < Self.sizes.last! { return true }
+            if asked.count < RealmWriter.keysPerLookup { return true }
             return try finish(realm: realm, in: db, into: &found)
         }
 
         /// Looks up the keys asked and not yet looked up; false when one of them is missing.
         mutating func finish(realm: Int64, in db: any StoreConnection, into found: inout KnownKeys) throws -> Bool {
-            guard let first = asked.first else { return true }
-            // A few sizes of statement, the last keys repeated to fill one: repeats match no more rows.
-            let size = Self.sizes.first { $0 >= asked.count }!
-            let keys = asked + Array(repeating: first, count: size - asked.count)
-            let sql =
-                "SELECT count(*) FROM \(table) WHERE realm = ? AND key IN ("
-                + Array(repeating: "?", count: size).joined(separator: ", ") + ")"
+            guard !asked.isEmpty else { return true }
+            let (list, keys) = RealmWriter.keyList(asked)
             var arguments: StoreArguments = [realm]
             for key in keys { arguments.append(StoreArgument.key(key)) }
-            let count = try db.cachedStatement(sql: sql).firstInteger(arguments)
+            let count = try db.cachedStatement(sql: "SELECT count(*) FROM \(table) WHERE realm = ? AND key IN \(list)")
+                .firstInteger(arguments)
             guard count == Int64(asked.count) else { return false }
             for key in asked { found.insert(key) }
             (asked, pending) = ([], KnownKeys())
             return true
         }
+    }
 
-        static let sizes = [1, 8, 64, 500]
+    /// The most keys one lookup of many (``TargetLookup``, ``listLengths(_:_:owners:)``) binds.
+    static let keysPerLookup = 500
+
+    /// An `IN` list of placeholders for `keys` (1 to ``keysPerLookup``), in one of a few sizes so
+    /// that a store keeps few such statements, and the keys to bind: the first repeated to fill
+    /// it (repeats match no more rows).
+    static func keyList(_ keys: some Collection<Value>) -> (sql: String, keys: [Value]) {
+        let size = [1, 8, 64, keysPerLookup].first { $0 >= keys.count }!
+        let list = "(" + Array(repeating: "?", count: size).joined(separator: ", ") + ")"
+        return (list, Array(keys) + Array(repeating: keys.first!, count: size - keys.count))
     }
 
     /// The identity of the INSERT record at `offset` (for an error message).

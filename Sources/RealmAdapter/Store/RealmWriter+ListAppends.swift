@@ -78,17 +78,15 @@ extension RealmWriter {
         let distinct = Array(Set(owners))
         var next = 0
         while next < distinct.count {
-            let chunk = distinct[next..<min(distinct.count, next + Self.ownersPerLookup)]
+            let chunk = distinct[next..<min(distinct.count, next + Self.keysPerLookup)]
             next += chunk.count
-            // A few sizes of statement, the first owner repeated to fill one: repeats find no more rows.
-            let size = [1, 8, 64, Self.ownersPerLookup].first { $0 >= chunk.count }!
+            let (list, keys) = Self.keyList(chunk)
             let stmt = try db.cachedStatement(
                 sql:
                     "SELECT key, (SELECT count(*) FROM \(lt) WHERE realm = ?1 AND owner = o.key) FROM \(tt.table) AS o "
-                    + "WHERE realm = ?1 AND key IN (" + Array(repeating: "?", count: size).joined(separator: ", ") + ")"
-            )
+                    + "WHERE realm = ?1 AND key IN \(list)")
             var arguments: StoreArguments = [realm]
-            for key in chunk + Array(repeating: chunk.first!, count: size - chunk.count) {
+            for key in keys {
                 arguments.append(StoreArgument.key(key))
                 byStoredKey[try RealmTables.encode(key)] = key
             }
@@ -102,8 +100,6 @@ extension RealmWriter {
         }
         return lengths
     }
-
-    static let ownersPerLookup = 500
 
     /// Inserts list rows into list table `table`, ``rowsPerInsert(width:)`` per statement.
     private func storeListRows(
