@@ -31,13 +31,14 @@ import Testing
         instructions += samples.enumerated().map { i, s in
             #"{"type": "INSERT", "object_type": "P", "identity": \#(i), "values": {"id": \#(i), "v": \#(s.json)}}"#
         }
-        // Keys of the kind: one object per distinct key.
-        var keys: [String: ValueSample] = [:]
+        // Keys of the kind: one object per distinct key. Distinct by bytes: Swift's `String`
+        // equality would take "é" and "e\u{301}" as one key, the store and `Value` as two.
+        var keys: [[UInt8]: ValueSample] = [:]
         if kind.canBePrimaryKey {
-            for s in samples { keys[s.json] = s }
+            for s in samples { keys[Array(s.json.utf8)] = s }
             instructions.append(
                 #"{"type": "ADD_TYPE", "object_type": "K", "primary_key": "id", "properties": {"id": "\#(k)"}}"#)
-            instructions += keys.keys.sorted().map { j in
+            instructions += keys.values.map(\.json).sorted().map { j in
                 #"{"type": "INSERT", "object_type": "K", "identity": \#(j), "values": {"id": \#(j)}}"#
             }
         }
