@@ -59,8 +59,8 @@ public final class FieldReceiver {
         typing = try InsertTyping(t.type, schema: mapping.schema)
         typeName = t.type.name
         precondition(
-            PreparedInserts.canPrepare(t.type) && t.compoundKey == nil && t.databaseKey == nil,
-            "FieldReceiver needs a type whose rows give their identity")
+            PreparedInserts.canPrepare(t.type) && !t.rowsGiveLists && t.compoundKey == nil && t.databaseKey == nil,
+            "FieldReceiver needs a type whose rows give their identity and single values only")
         let routing = Set(mapping.path.isLiteral ? [] : mapping.path.fields)
         literalPath = mapping.path.isLiteral ? mapping.path.template : nil
         self.columns = columns

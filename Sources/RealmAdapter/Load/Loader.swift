@@ -200,7 +200,8 @@ public final class Loader: @unchecked Sendable {
         // Links are prepared where the column holds the target's primary key and the target is
         // loaded first (a database key needs a lookup, a deferred link a second pass).
         let preparing =
-            PreparedInserts.canPrepare(t.type) && deferring.isEmpty && mapping.linksByDatabaseKey[t.type.name] == nil
+            PreparedInserts.canPrepare(t.type) && !t.rowsGiveLists && deferring.isEmpty
+            && mapping.linksByDatabaseKey[t.type.name] == nil
         let empty = {
             ObjectBatch(preparing: preparing ? t.type : nil, schema: schema, capacity: batchSize, decisions: decisions)
         }

@@ -92,6 +92,9 @@ public struct TableMapping: Sendable {
     public let databaseKey: DatabaseKeyMapping?
     /// The column foreign keys and link tables refer to: the database key, or the key column.
     public var referencedColumn: String { databaseKey?.column ?? keyColumn }
+    /// Whether its rows give lists (array columns): a loader does not prepare them, as prepared
+    /// rows hold single values (``PreparedInserts``).
+    var rowsGiveLists: Bool { columns.contains { if case .array = $0.kind { true } else { false } } }
     /// How a write finds this table's database key from a RealmId.
     var reference: KeyReference? {
         databaseKey.map { KeyReference(table: table, column: $0.column, byColumn: keyColumn) }

@@ -70,6 +70,13 @@ final class InsertTyping {
 
     func clearRow() { for k in row.indices { row[k] = nil } }
 
+    /// Whether an INSERT names a property that is not a single value (a list, or one the type
+    /// does not have): it is not stored with a run's single statement.
+    func mayGiveAList(_ insert: Instruction) -> Bool {
+        guard case .insert(_, _, let values) = insert else { return true }
+        return values.entries.contains { slots[$0.name] == nil }
+    }
+
     /// Checks one INSERT of type `n` and leaves every slot's value in ``row``. Returns the typed
     /// identity, the values as history records them (defaults that applied included), and the
     /// list properties given, typed, to fill after the row.
@@ -142,9 +149,10 @@ final class InsertTyping {
 
 /// INSERTs of one type checked, typed and encoded for history ahead of the write, on another
 /// thread (a bulk load's reading thread), so that the writing thread only stores them
-/// (``WriteTransaction/insert(_:)``). For types with a primary key whose properties are
-/// scalars and links (the writer checks the links' targets before it stores a row; lists need a
-/// second table).
+/// (``WriteTransaction/insert(_:)``). For types with a primary key (the writer checks the links'
+/// targets before it stores a row). Rows carry single values only: their lists start empty, as
+/// a loader's rows do (it fills lists from their link tables afterwards); a row that gives a
+/// list's items is refused.
 public struct PreparedInserts: @unchecked Sendable {
     // @unchecked: `typing`'s row buffer is used only by the thread that adds rows.
     public let type: ObjectSchema
@@ -157,21 +165,13 @@ public struct PreparedInserts: @unchecked Sendable {
     public private(set) var count = 0
     var width: Int { typing.slotProperties.count }
 
-    /// Whether INSERTs of `t` can be prepared.
-    public static func canPrepare(_ t: ObjectSchema) -> Bool {
-        t.primaryKey != nil
-            && t.properties.allSatisfy {
-                switch $0.type {
-                case .scalar, .link, .linkingObjects: true  // linkingObjects are computed, not stored
-                case .list: false
-                }
-            }
-    }
+    /// Whether INSERTs of `t` can be prepared (and stored many rows per statement).
+    public static func canPrepare(_ t: ObjectSchema) -> Bool { t.primaryKey != nil }
 
     /// - Parameter schema: the schema `type` belongs to (for its defaults); the Realm's type must
     ///   be `type` exactly when they are stored.
     public init(_ type: ObjectSchema, schema: Schema, capacity: Int = 0) throws {
-        precondition(Self.canPrepare(type), "PreparedInserts need a type with a primary key and no list")
+        precondition(Self.canPrepare(type), "PreparedInserts need a type with a primary key")
         self.type = type
         self.schema = schema
         typing = try InsertTyping(type, schema: schema)
@@ -190,10 +190,15 @@ public struct PreparedInserts: @unchecked Sendable {
         }
     }
 
-    /// Checks one INSERT as the store would, and keeps it.
+    /// Checks one INSERT as the store would, and keeps it. A row that gives a list's items is
+    /// refused: prepared rows hold single values.
     public mutating func add(_ identity: Value, _ given: PropertyValues) throws {
         let id: Value
-        do { (id, _, _) = try typing.check(type.name, identity, given, schema: schema) } catch {
+        do {
+            let lists: [(Property, [Value])]
+            (id, _, lists) = try typing.check(type.name, identity, given, schema: schema)
+            if let (p, _) = lists.first { throw RealmAdapterError.notASingleValue(type: type.name, property: p.name) }
+        } catch {
             typing.clearRow()
             throw error
         }

@@ -19,13 +19,23 @@ extension RealmWriter {
         let width = plan.columns.count
         let perStatement = rowsPerInsert(width: width)
         var next = run.startIndex
-        // Full statements, then one for the rest.
+        // Full statements, then one for the rest. A row that gives a list's items goes alone:
+        // its list is filled right after its row, as one by one.
         // Recording changes: one by one, each records its object as created.
         let batched = recording == nil && PreparedInserts.canPrepare(plan.typing.type)
+        let typing = plan.typing
+        let singleValuesOnly = typing.slotNames.count == typing.type.properties.count
         while batched, run.endIndex - next >= 2 {
-            let rows = min(perStatement, run.endIndex - next)
-            try insertStatement(run[next..<next + rows], plan, try plan.statement(rows: rows, db: db), into: &typed)
-            next += rows
+            var end = min(next + perStatement, run.endIndex)
+            if !singleValuesOnly { end = run[next..<end].firstIndex(where: typing.mayGiveAList) ?? end }
+            guard end - next >= 2 else {
+                guard case .insert(_, let id, let values) = run[next] else { preconditionFailure("not an INSERT") }
+                typed.append(try insert(n, id, values))
+                next += 1
+                continue
+            }
+            try insertStatement(run[next..<end], plan, try plan.statement(rows: end - next, db: db), into: &typed)
+            next = end
         }
         for case .insert(_, let id, let values) in run[next...] { typed.append(try insert(n, id, values)) }
         return run.count
