@@ -10,7 +10,8 @@ import Testing
         name: "Node", primaryKey: "id",
         properties: [
             Property(name: "id", type: .scalar(.int)), Property(name: "name", type: .scalar(.string)),
-            Property(name: "children", type: .list(.link("Node"))), Property(name: "tags", type: .list(.scalar(.string))),
+            Property(name: "children", type: .list(.link("Node"))),
+            Property(name: "tags", type: .list(.scalar(.string))),
         ])
     static let schema = try! Schema([node])
 
@@ -48,7 +49,8 @@ import Testing
             try t.store.apply(Self.run(100, children30: [31]), to: "/x", origin: "test")
         } throws: { error in
             let e = error as? RealmAdapterError
-            return e?.code == .objectNotFound && e?.context["instruction"] == "29" && e?.context["property"] == "children"
+            return e?.code == .objectNotFound && e?.context["instruction"] == "29"
+                && e?.context["property"] == "children"
         }
         #expect(try t.store.count(of: "Node", in: "/x") == 0)
     }
