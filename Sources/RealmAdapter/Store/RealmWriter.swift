@@ -299,32 +299,63 @@ struct RealmWriter {
         }
     }
 
+    /// SET: the single values in one UPDATE, whose count of rows says whether the object
+    /// exists (on a store across a network, a statement per property and a lookup first were a
+    /// round trip each). A list, or changes being recorded, needs the object first; where a value
+    /// is refused, a missing object is still what is named, as when it was looked up first.
     private mutating func set(_ n: String, _ id: Value, _ values: PropertyValues) throws {
         let (t, tt) = try type(n)
         let key = StoreArgument.key(id)
-        guard try exists(tt, id) else { throw missing(t, id) }
-        try recordBefore(t, id)
-        for e in values {
-            let j = propertyOrdinal(t, e.name)
-            let p = t.properties[j]
-            if p.name == t.primaryKey {
-                guard e.value == id else {
-                    throw RealmAdapterError.primaryKeyIsFixed(type: n, property: p.name)
-                }
-                continue
-            }
-            if case .list(let items) = e.value {
-                try db.cachedStatement(sql: "DELETE FROM \(tt.listTables[j]!) WHERE realm = ? AND owner = ?").execute(
-                    arguments: [realm, key])
-                try fillList(t, p, owner: id, items)
-                continue
-            }
-            if case .link(let target) = p.type, !e.value.isNull { try checkTarget(target, e.value, from: t, p) }
-            try db.cachedStatement(sql: "UPDATE \(tt.table) SET \(tt.columns[j]!) = ? WHERE realm = ? AND key = ?")
-                .execute(arguments: [
-                    p.type.linkTarget == nil ? StoreArgument.value(e.value) : .key(e.value), realm, key,
-                ])
+        let lookedUp = recording != nil || values.contains { if case .list = $0.value { true } else { false } }
+        if lookedUp {
+            guard try exists(tt, id) else { throw missing(t, id) }
+            try recordBefore(t, id)
         }
+        // By property, in schema order; a property named twice keeps its last value, as one
+        // UPDATE each did.
+        var assignments: [(ordinal: Int, value: StoreArgument)] = []
+        do {
+            for e in values {
+                let j = propertyOrdinal(t, e.name)
+                let p = t.properties[j]
+                if p.name == t.primaryKey {
+                    guard e.value == id else {
+                        throw RealmAdapterError.primaryKeyIsFixed(type: n, property: p.name)
+                    }
+                    continue
+                }
+                if case .list(let items) = e.value {
+                    try db.cachedStatement(sql: "DELETE FROM \(tt.listTables[j]!) WHERE realm = ? AND owner = ?")
+                        .execute(arguments: [realm, key])
+                    try fillList(t, p, owner: id, items)
+                    continue
+                }
+                if case .link(let target) = p.type, !e.value.isNull { try checkTarget(target, e.value, from: t, p) }
+                let value = p.type.linkTarget == nil ? StoreArgument.value(e.value) : .key(e.value)
+                if let k = assignments.firstIndex(where: { $0.ordinal == j }) {
+                    assignments[k].value = value
+                } else {
+                    assignments.append((j, value))
+                }
+            }
+        } catch let e as RealmAdapterError where !lookedUp {
+            guard try exists(tt, id) else { throw missing(t, id) }
+            throw e
+        }
+        guard !assignments.isEmpty else {
+            guard try lookedUp || exists(tt, id) else { throw missing(t, id) }
+            return
+        }
+        assignments.sort { $0.ordinal < $1.ordinal }
+        let columns = assignments.map { "\(tt.columns[$0.ordinal]!) = ?" }.joined(separator: ", ")
+        let sql = "UPDATE \(tt.table) SET \(columns) WHERE realm = ? AND key = ?"
+        // Kept for reuse where the ways to pick the columns stay few (one or two of them, or all):
+        // updates may change any subset of a wide type's properties.
+        let settable = tt.columns.count(where: { $0 != nil }) - (t.primaryKey == nil ? 0 : 1)
+        let reused = assignments.count <= 2 || assignments.count == settable
+        try (reused ? db.cachedStatement(sql: sql) : db.makeStatement(sql: sql))
+            .execute(arguments: StoreArguments(assignments.map(\.value) + [realm.storeArgument, key]))
+        guard lookedUp || db.changesCount == 1 else { throw missing(t, id) }
     }
 
     private func fillList(_ t: ObjectSchema, _ p: Property, owner: Value, _ items: [Value]) throws {
