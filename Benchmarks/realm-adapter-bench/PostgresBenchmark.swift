@@ -28,6 +28,7 @@ struct PostgresBenchmark: AsyncParsableCommand {
               3. Latency, commit on one side to committed on the other, p50 and p99,
                  at each of --rate commits/s for --seconds in each direction, with
                  the daemon running.
+            With --postgres-store each phase's Realm store is a database of its own on the same             server (`realm.store` a `postgresql://` URL) instead of a directory.
             """
     )
 
@@ -40,6 +41,8 @@ struct PostgresBenchmark: AsyncParsableCommand {
             "Serve /metrics and scrape it every N ms throughout (0: no metrics), to measure what scraping costs."
     )
     var scrapeEveryMs = 0
+    @Flag(help: "Keep the Realm stores in databases of the same server, not in directories.")
+    var postgresStore = false
 
     func run() async throws {
         let admin = try PostgresSettings.testServer()
@@ -60,7 +63,9 @@ struct PostgresBenchmark: AsyncParsableCommand {
                 CREATE PUBLICATION \(dbName)_ours FOR TABLE item;
                 """)
         }
-        print("realm-adapter Postgres benchmark: \(rows) row changes, transactions of \(batch)")
+        print(
+            "realm-adapter Postgres benchmark: \(rows) row changes, transactions of \(batch)"
+                + (postgresStore ? ", the stores on Postgres" : ""))
         let scraping = try await scrape(logger: logger)
         defer { for t in scraping { t.cancel() } }
 
@@ -92,8 +97,10 @@ struct PostgresBenchmark: AsyncParsableCommand {
                 throw ValidationError("pg_recvlogical failed (\(p.terminationStatus))")
             }
         }
-        let drainConfig = try config(settings, store: scratch + "/drain", slot: "ours")
-        let store = try RealmStore(directory: drainConfig.realm.store)
+        let drainStore = try await phaseStore(scratch + "/drain", admin: admin)
+        defer { drainStore.database?.drop() }
+        let drainConfig = try config(settings, store: drainStore.location, slot: "ours")
+        let store = try BenchStore.open(drainConfig.realm.store)
         let mapping = try Mapping(drainConfig)
         try gauges(store: store, config: drainConfig, logger: logger)
         // The daemon's own path: its change stream, read ahead and applied by DatabaseToRealmService.
@@ -129,8 +136,10 @@ struct PostgresBenchmark: AsyncParsableCommand {
 
         // 2. Realm → Postgres: the rows inserted, then each updated (two properties set), then a
         // mixed backlog (half new rows, 40% updates, 10% deletes), each against COPY of as many rows.
-        let applyConfig = try config(settings, store: scratch + "/apply", slot: "apply")
-        let source = try RealmStore(directory: applyConfig.realm.store)
+        let applyStore = try await phaseStore(scratch + "/apply", admin: admin)
+        defer { applyStore.database?.drop() }
+        let applyConfig = try config(settings, store: applyStore.location, slot: "apply")
+        let source = try BenchStore.open(applyConfig.realm.store)
         try await source.apply([.addType(applyConfig.schema[type: "Item"]!)], to: "/bench", origin: "app")
         try await pg.session { s in try s.execute("TRUNCATE item") }
         let connector = PostgresConnector(configuration: applyConfig.database!, logger: logger)
@@ -206,7 +215,9 @@ struct PostgresBenchmark: AsyncParsableCommand {
 
         // 3. Latency, with the daemon running.
         for r in rate.split(separator: ",").compactMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) {
-            try await latency(r, settings, scratch: scratch + "/latency-\(r)", logger: logger)
+            let latencyStore = try await phaseStore(scratch + "/latency-\(r)", admin: admin)
+            defer { latencyStore.database?.drop() }
+            try await latency(r, settings, store: latencyStore.location, logger: logger)
         }
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
@@ -316,6 +327,16 @@ struct PostgresBenchmark: AsyncParsableCommand {
         Double(n) / (Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18)
     }
 
+    /// A phase's store: `directory`, or with --postgres-store a database of its own.
+    func phaseStore(_ directory: String, admin: PostgresSettings) async throws
+        -> (location: String, database: ScratchDatabase?)
+    {
+        guard postgresStore else { return (directory, nil) }
+        let database = try await ScratchDatabase.create(
+            "benchstore", admin: admin, scratch: NSTemporaryDirectory() + "realm-adapter-postgres-bench")
+        return (BenchStore.url(database), database)
+    }
+
     func config(_ s: PostgresSettings, store: String, slot: String) throws -> Configuration {
         try Configuration(
             json: try JSONValue(
@@ -348,13 +369,13 @@ struct PostgresBenchmark: AsyncParsableCommand {
     }
 
     /// Commit-to-commit latency each way at a steady rate, from the commit times each side records.
-    func latency(_ rate: Int, _ settings: PostgresSettings, scratch: String, logger: Logger) async throws {
+    func latency(_ rate: Int, _ settings: PostgresSettings, store location: String, logger: Logger) async throws {
         // The earlier phases leave hundreds of MB unwritten in the page cache (Postgres runs with
         // fsync off here): flushed first, so that the kernel's writeback of them does not land in
         // the window and hold up the store's own fsyncs.
         sync()
-        let c = try config(settings, store: scratch, slot: "latency")
-        let store = try RealmStore(directory: c.realm.store)
+        let c = try config(settings, store: location, slot: "latency")
+        let store = try BenchStore.open(c.realm.store)
         let mapping = try Mapping(c)
         let connector = PostgresConnector(configuration: c.database!, logger: logger)
         let pg = try await PostgresConnection.connect(settings)
