@@ -170,8 +170,14 @@ extension RealmStore {
                 // A new Realm's row is written once, after its transaction, with its version and schema;
                 // its id is the one SQLite would give it (the highest so far plus one), taken ahead.
                 var newId: Int64?
+                // Distinct Realms are looked up many at a time, and their rows and first cursors
+                // written together at the end (RealmStore+ManyRealms); a path named twice sees its
+                // first part's writes, one Realm at a time.
+                let together = paths.count > 1 && Set(paths).count == paths.count
+                let existing = together ? try Self.realmRows(db, paths) : [:]
+                var created = NewRealms()
                 for (i, path) in paths.enumerated() {
-                    let found = try Self.realmRow(db, path)
+                    let found = together ? existing[path] : try Self.realmRow(db, path)
                     let r =
                         try found
                         ?? RealmRow(
@@ -204,11 +210,14 @@ extension RealmStore {
                             if recentId == nil { newSchemas.append((schemaId, writer.schema)) }
                         }
                     }
-                    if found == nil {
+                    let now = Timestamp(Date()).totalNanoseconds ?? 0
+                    if found == nil, together {
+                        created.realms.append((r.id, path, schemaId, version, now))
+                    } else if found == nil {
                         try db.cachedStatement(
                             sql: "INSERT INTO realm (id, path, schema_id, version, created_at) "
                                 + "VALUES (?, ?, ?, ?, ?)"
-                        ).execute(arguments: [r.id, path, schemaId, version, Timestamp(Date()).totalNanoseconds ?? 0])
+                        ).execute(arguments: [r.id, path, schemaId, version, now])
                     } else if version > r.version {
                         try db.cachedStatement(
                             sql: schemaId == r.schemaId
@@ -216,11 +225,14 @@ extension RealmStore {
                                 : "UPDATE realm SET version = ?1, schema_id = ?2 WHERE id = ?3"
                         ).execute(arguments: [version, schemaId, r.id])
                     }
-                    if version > r.version {
+                    if version > r.version, found == nil, together {
+                        created.cursors += cursors.map { ($0, r.id, version) }
+                    } else if version > r.version {
                         for c in cursors { try Self.moveCursor(db, c, realm: r.id, from: r.version, to: version) }
                     }
                     versions.append(version)
                 }
+                try created.write(db)
                 // Once for the store: each of the Realms holds the source's transactions up to it.
                 if let sourcePosition, !paths.isEmpty { try Self.recordFloor(db, sourcePosition, origin: origin) }
                 return versions
