@@ -55,22 +55,25 @@ extension RealmStore {
             }
         }
 
-        /// Inserts `count` rows of `width` values into `target`, as many per statement as the dialect takes.
+        /// Inserts `count` rows of `width` values into `target`, as many per statement as the
+        /// dialect takes. Statements come in a few lengths (the longest, then 64, 8 and 1 rows
+        /// for the rest), so that a store prepares and keeps few of them whatever the counts.
         private static func insert(
             _ db: any StoreConnection, _ target: String, width: Int, _ count: Int, conflict: String = "",
             row: (Int) -> StoreArguments
         ) throws {
-            let perStatement = max(1, min(db.dialect.rowsPerInsert, db.dialect.maxParameters / width))
+            let longest = max(1, min(db.dialect.rowsPerInsert, db.dialect.maxParameters / width))
+            let lengths = [longest, 64, 8, 1].filter { $0 <= longest }
             let one = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
-            for start in stride(from: 0, to: count, by: perStatement) {
-                let rows = min(perStatement, count - start)
+            var start = 0
+            while start < count {
+                let rows = lengths.first { $0 <= count - start }!
                 var arguments = StoreArguments([])
                 for i in start..<start + rows { arguments.values += row(i).values }
                 let values = Array(repeating: one, count: rows).joined(separator: ", ")
-                // Full statements are kept for reuse; the last one's length varies.
-                let sql = "INSERT INTO \(target) VALUES \(values) \(conflict)"
-                try (rows == perStatement ? db.cachedStatement(sql: sql) : db.makeStatement(sql: sql))
+                try db.cachedStatement(sql: "INSERT INTO \(target) VALUES \(values) \(conflict)")
                     .execute(arguments: arguments)
+                start += rows
             }
         }
     }

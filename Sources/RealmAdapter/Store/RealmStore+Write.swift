@@ -173,7 +173,7 @@ extension RealmStore {
                 // Distinct Realms are looked up many at a time, and their rows and first cursors
                 // written together at the end (RealmStore+ManyRealms); a path named twice sees its
                 // first part's writes, one Realm at a time.
-                let together = paths.count > 1 && Set(paths).count == paths.count
+                let together = paths.count > 1 && Set(paths).count == paths.count && Set(cursors).count == cursors.count
                 let existing = together ? try Self.realmRows(db, paths) : [:]
                 var created = NewRealms()
                 for (i, path) in paths.enumerated() {

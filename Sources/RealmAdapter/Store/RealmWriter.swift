@@ -349,10 +349,10 @@ struct RealmWriter {
         assignments.sort { $0.ordinal < $1.ordinal }
         let columns = assignments.map { "\(tt.columns[$0.ordinal]!) = ?" }.joined(separator: ", ")
         let sql = "UPDATE \(tt.table) SET \(columns) WHERE realm = ? AND key = ?"
-        // Kept for reuse where the ways to pick the columns stay few (one or two of them, or all):
-        // updates may change any subset of a wide type's properties.
+        // Kept for reuse where the ways to pick the columns stay as few as the columns (one of
+        // them, or all): updates may change any subset of a wide type's properties.
         let settable = tt.columns.count(where: { $0 != nil }) - (t.primaryKey == nil ? 0 : 1)
-        let reused = assignments.count <= 2 || assignments.count == settable
+        let reused = assignments.count == 1 || assignments.count == settable
         try (reused ? db.cachedStatement(sql: sql) : db.makeStatement(sql: sql))
             .execute(arguments: StoreArguments(assignments.map(\.value) + [realm.storeArgument, key]))
         guard lookedUp || db.changesCount == 1 else { throw missing(t, id) }
