@@ -10,15 +10,12 @@ extension RealmStore {
         var rows: [String: RealmRow] = [:]
         for start in stride(from: 0, to: paths.count, by: RealmWriter.keysPerLookup) {
             let chunk = paths[start..<min(start + RealmWriter.keysPerLookup, paths.count)]
-            let (list, keys) = RealmWriter.keyList(chunk.map { Value.string($0) })
+            let (list, keys) = RealmWriter.keyList(chunk)
             let stmt = try db.cachedStatement(
                 sql: "SELECT id, schema_id, version, compacted_through, path FROM realm WHERE path IN \(list)")
             stmt.reset()
             defer { stmt.reset() }
-            for (k, key) in keys.enumerated() {
-                guard case .string(let path) = key else { preconditionFailure("a path is a string") }
-                try stmt.bind(.text(path), at: Int32(k + 1))
-            }
+            for (k, path) in keys.enumerated() { try stmt.bind(.text(path), at: Int32(k + 1)) }
             while try stmt.step() {
                 guard case .text(let path) = stmt.column(4) else { continue }
                 rows[path] = RealmRow(
@@ -62,7 +59,7 @@ extension RealmStore {
             _ db: any StoreConnection, _ target: String, width: Int, _ count: Int, conflict: String = "",
             row: (Int) -> StoreArguments
         ) throws {
-            let longest = max(1, min(db.dialect.rowsPerInsert, db.dialect.maxParameters / width))
+            let longest = db.dialect.rowsPerInsert(width: width)
             let lengths = [longest, 64, 8, 1].filter { $0 <= longest }
             let one = "(" + Array(repeating: "?", count: width).joined(separator: ", ") + ")"
             var start = 0

@@ -210,14 +210,13 @@ extension RealmStore {
                             if recentId == nil { newSchemas.append((schemaId, writer.schema)) }
                         }
                     }
-                    let now = Timestamp(Date()).totalNanoseconds ?? 0
                     if found == nil, together {
-                        created.realms.append((r.id, path, schemaId, version, now))
+                        created.realms.append((r.id, path, schemaId, version, Timestamp(Date()).totalNanoseconds ?? 0))
                     } else if found == nil {
                         try db.cachedStatement(
                             sql: "INSERT INTO realm (id, path, schema_id, version, created_at) "
                                 + "VALUES (?, ?, ?, ?, ?)"
-                        ).execute(arguments: [r.id, path, schemaId, version, now])
+                        ).execute(arguments: [r.id, path, schemaId, version, Timestamp(Date()).totalNanoseconds ?? 0])
                     } else if version > r.version {
                         try db.cachedStatement(
                             sql: schemaId == r.schemaId

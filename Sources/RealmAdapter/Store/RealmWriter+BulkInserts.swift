@@ -237,7 +237,7 @@ extension RealmWriter {
     /// An `IN` list of placeholders for `keys` (1 to ``keysPerLookup``), in one of a few sizes so
     /// that a store keeps few such statements, and the keys to bind: the first repeated to fill
     /// it (repeats match no more rows).
-    static func keyList(_ keys: some Collection<Value>) -> (sql: String, keys: [Value]) {
+    static func keyList<Key>(_ keys: some Collection<Key>) -> (sql: String, keys: [Key]) {
         let size = [1, 8, 64, keysPerLookup].first { $0 >= keys.count }!
         let list = "(" + Array(repeating: "?", count: size).joined(separator: ", ") + ")"
         return (list, Array(keys) + Array(repeating: keys.first!, count: size - keys.count))
@@ -256,8 +256,5 @@ extension RealmWriter {
     }
 
     /// How many rows of `width` parameters one INSERT carries in this store (its dialect's).
-    func rowsPerInsert(width: Int) -> Int {
-        let dialect = db.dialect
-        return max(1, min(dialect.rowsPerInsert, dialect.maxParameters / width))
-    }
+    func rowsPerInsert(width: Int) -> Int { db.dialect.rowsPerInsert(width: width) }
 }

@@ -84,6 +84,9 @@ package protocol StoreDialect: Sendable {
 }
 
 extension StoreDialect {
+    /// How many rows of `width` parameters one INSERT carries.
+    func rowsPerInsert(width: Int) -> Int { max(1, min(rowsPerInsert, maxParameters / width)) }
+
     package func greatest(_ values: String...) -> String { greatest(values) }
     package func least(_ values: String...) -> String { least(values) }
 
