@@ -64,6 +64,27 @@ import Testing
         }
     }
 
+    /// Each login carries its own timeouts: one that waits for a silent server (or a slow DNS
+    /// answer) never holds up another login with other timeouts, and never changes them.
+    @Test(.timeLimit(.minutes(1)))
+    func aLoginNeverWaitsForAnotherWithOtherTimeouts() async throws {
+        try await Self.withPort(listening: true) { silent in
+            let waiting = Task { await failure(settings(port: silent, timeout: 12)) }
+            try await Task.sleep(for: .milliseconds(500))
+            try await Self.withPort(listening: false) { refused in
+                let started = ContinuousClock.now
+                let e = try #require(await failure(settings(port: refused, timeout: 60)))
+                #expect(e.libraryErrors.contains { $0.osError == 111 }, "ECONNREFUSED: \(e.libraryErrors)")
+                #expect(ContinuousClock.now - started < .seconds(6), "waited for the other login")
+            }
+            let started = ContinuousClock.now
+            let e = try #require(await waiting.value)
+            let waited = ContinuousClock.now - started
+            #expect(e.libraryErrors.contains { $0.number == 20003 }, "its own timeout: \(e.libraryErrors)")
+            #expect(waited < .seconds(12), "\(waited)")
+        }
+    }
+
     @Test func anUnknownHostIsNamed() async throws {
         let e = try #require(await failure(settings(host: "no-such-host.invalid", port: 1433)))
         #expect(e.code == .connectionFailed)
@@ -95,7 +116,10 @@ import Testing
                     encryption = require
                     ca file = system
                     check certificate hostname = yes
+                    connect timeout = 3
                 """)
+        s.options.queryTimeout = 30
+        #expect(s.freetdsSection.hasSuffix("connect timeout = 3\n    timeout = 30"), "\(s.freetdsSection)")
         s.options.trustServerCertificate = true
         s.options.instance = "SQLEXPRESS"
         #expect(!s.freetdsSection.contains("ca file") && s.freetdsSection.contains("instance = SQLEXPRESS"))

@@ -2,7 +2,7 @@ import CFreeTDS
 import Foundation
 
 /// db-lib's process-wide state, set once: its initialisation, the error and message handlers,
-/// the configuration file that carries each server's TLS settings, and the login timeout.
+/// and the configuration file that carries each server's TLS settings and timeouts.
 ///
 /// db-lib is not thread-safe per connection: a `DBPROCESS` is used by one thread at a time
 /// (each ``SQLServerConnection`` runs every call on its own serial queue, off the cooperative
@@ -10,19 +10,10 @@ import Foundation
 /// call that failed, so each call collects what they report in a sink kept in that thread's
 /// dictionary (``collecting(_:)``), which also works during a login, before any `DBPROCESS`.
 enum FreeTDS {
-    /// Guards the configuration file and the login timeout, which db-lib copies at each login.
+    /// Guards the configuration file.
     private static let lock = NSLock()
     /// The sections written to the configuration file (under `lock`).
     nonisolated(unsafe) private static var written: Set<String> = []
-
-    /// db-lib's process-wide login and query timeouts, in seconds.
-    struct Timeouts: Equatable {
-        var login: Int
-        var query: Int
-    }
-
-    /// The timeouts last set in db-lib (under `lock`).
-    nonisolated(unsafe) private static var current: Timeouts?
     private static let sinkKey = "realm-adapter.freetds.diagnostics"
 
     /// Initialises db-lib and installs the handlers (once per process).
@@ -63,28 +54,16 @@ enum FreeTDS {
         _ = dbsetlname(login, "UTF-8", Int32(DBSETCHARSET))
         if let database = settings.database { _ = dbsetlname(login, database, Int32(DBSETDBNAME)) }
         _ = dbsetlversion(login, BYTE(DBVERSION_74))
-        let timeouts = Timeouts(login: settings.connectTimeout, query: settings.options.queryTimeout)
         return try collecting { () throws -> OpaquePointer? in
             let name = settings.freetdsSectionName
-            // db-lib copies the process-wide timeouts when a login starts. Logins with the
-            // timeouts already set (a daemon's, all from one configuration) run side by side; one
-            // that needs others holds the lock through its login, so that no other changes them
-            // under it.
-            lock.lock()
-            var locked = true
-            defer { if locked { lock.unlock() } }
-            if !written.contains(name) {
+            // The timeouts are in the server's section, so each login has its own: db-lib's
+            // process-wide ones (`dbsetlogintime`, `dbsettime`) would be shared by logins side by
+            // side and changed under open connections.
+            try lock.withLock {
+                guard !written.contains(name) else { return }
                 try append("[\(name)]\n\(settings.freetdsSection)\n")
                 written.insert(name)
                 dbsetifile(strdup(configurationFile))
-            }
-            if current == timeouts {
-                lock.unlock()
-                locked = false
-            } else {
-                _ = dbsetlogintime(Int32(timeouts.login))
-                _ = dbsettime(Int32(timeouts.query))
-                current = timeouts
             }
             return tdsdbopen(login, name, 1)
         } failure: { diagnostics in

@@ -58,7 +58,7 @@ public struct SQLServerSettings: Sendable, Hashable {
     }
 
     /// The section of FreeTDS's configuration that reaches this server: the only way db-lib
-    /// takes TLS settings. It holds no credentials.
+    /// takes TLS settings, and timeouts of one login's own. It holds no credentials.
     var freetdsSection: String {
         var lines = ["host = \(host)"]
         if let instance = options.instance {
@@ -72,6 +72,8 @@ public struct SQLServerSettings: Sendable, Hashable {
             lines.append("ca file = \(options.caFile ?? "system")")
             lines.append("check certificate hostname = yes")
         }
+        lines.append("connect timeout = \(connectTimeout)")
+        if options.queryTimeout > 0 { lines.append("timeout = \(options.queryTimeout)") }
         return lines.map { "    " + $0 }.joined(separator: "\n")
     }
 
