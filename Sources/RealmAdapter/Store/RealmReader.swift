@@ -48,6 +48,26 @@ struct RealmReader {
         return try build(t, identity) { stmt.column(Int32($0)) }
     }
 
+    /// Which of `keys` (identities of `typeName`, coerced) have an object, looked up
+    /// ``RealmWriter/keysPerLookup`` at a time. A key that cannot be bound (a string holding NUL)
+    /// has none.
+    func existingKeys(_ typeName: String, among keys: [Value]) throws -> Set<Value> {
+        let (_, tt) = try located(typeName)
+        let bindable = keys.filter { if case .string(let s) = $0 { !Value.containsNUL(s) } else { true } }
+        var found = Set<Value>()
+        for start in stride(from: 0, to: bindable.count, by: RealmWriter.keysPerLookup) {
+            let (list, bound) = RealmWriter.keyList(
+                bindable[start..<min(start + RealmWriter.keysPerLookup, bindable.count)])
+            var arguments: StoreArguments = [tables.realmId]
+            for k in bound { arguments.append(StoreArgument.key(k)) }
+            let sql = "SELECT key FROM \(tt.table) WHERE realm = ? AND key IN \(list)"
+            for stored in try StoredValue.fetchAll(db.cachedStatement(sql: sql), arguments: arguments) {
+                found.insert(key(stored, of: typeName))
+            }
+        }
+        return found
+    }
+
     /// Calls `body` with each object of the type in key order, streaming (never all in memory).
     func forEachObject(_ typeName: String, _ body: (RealmObject) throws -> Void) throws {
         let (t, tt) = try located(typeName)

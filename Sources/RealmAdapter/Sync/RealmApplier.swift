@@ -107,6 +107,7 @@ public struct RealmApplier: Sendable {
         if !keys.assignments.isEmpty { try writeRealmIds(keys.assignments) }
         try Failpoint.dbToRealmBeforeCommit.hit()
         var byPath = Dictionary(toApply.map { ($0.path, $0.changes) }, uniquingKeysWith: { a, _ in a })
+        var inRuns = true
         // The pending Realm writes are read before the store transaction begins: if another
         // writer commits to one of these Realms after the versions were read, they are read again
         // (otherwise its write would be overwritten here while the database is still to get it).
@@ -114,8 +115,13 @@ public struct RealmApplier: Sendable {
             let waiting = try pending(toApply)
             do {
                 let versions = held.mapValues(\.version)
-                try write(mapping, toApply.map(\.path), byPath, waiting, versions, transaction.position, linkList)
+                try write(
+                    mapping, toApply.map(\.path), byPath, waiting, versions, transaction.position, linkList,
+                    inRuns: inRuns)
                 break
+            } catch is RunRefused {
+                // Applied again one by one, which names the object refused.
+                inRuns = false
             } catch is RealmChangedMeanwhile {
                 held = try store.standings(of: toApply.map(\.path), source: source, origin: origin)
             } catch let refused as ObjectRefused {
@@ -135,6 +141,9 @@ public struct RealmApplier: Sendable {
     }
 
     private struct RealmChangedMeanwhile: Error {}
+
+    /// A run of upserts (``WriteTransaction/upsert(_:each:)``) was refused, with nothing written.
+    private struct RunRefused: Error {}
 
     /// The Realm at `path` refused a change of one object (`error`, with nothing written).
     struct ObjectRefused: Error {
@@ -280,10 +289,24 @@ public struct RealmApplier: Sendable {
         }
     }
 
+    /// The upserts of `type` that `changes` start with, up to one of an object named before.
+    static func upserts(of type: String, in changes: ArraySlice<ObjectChange>) -> [(
+        identity: Value, values: PropertyValues
+    )] {
+        var run: [(identity: Value, values: PropertyValues)] = []
+        var named = Set<Value>()
+        for change in changes {
+            guard case .upsert(let t, let identity, let values) = change, t == type, named.insert(identity).inserted
+            else { break }
+            run.append((identity, values))
+        }
+        return run
+    }
+
     private func write(
         _ mapping: Mapping, _ paths: [String], _ byPath: [String: [ObjectChange]], _ waiting: [String: PendingWrites],
         _ versions: [String: Int64],
-        _ position: String, _ linkList: (LinkListMapping, Value) throws -> [Value]
+        _ position: String, _ linkList: (LinkListMapping, Value) throws -> [Value], inRuns: Bool
     ) throws {
         try store.write(
             toEach: paths, origin: origin, sourcePosition: SourcePosition(source: source, position: position)
@@ -293,7 +316,17 @@ public struct RealmApplier: Sendable {
             // Lists are read back from the database once per transaction, after the objects
             // (their targets may come later in it).
             var lists: [ListKey] = []
-            for change in byPath[path]!.compactMap((waiting[path] ?? .none).filter) {
+            var rest = byPath[path]!.compactMap((waiting[path] ?? .none).filter)[...]
+            while let change = rest.first {
+                if inRuns, case .upsert(let type, _, _) = change {
+                    let run = Self.upserts(of: type, in: rest)
+                    if run.count > 1 {
+                        do { try tx.upsert(type, each: run) } catch is RealmAdapterError { throw RunRefused() }
+                        rest = rest.dropFirst(run.count)
+                        continue
+                    }
+                }
+                rest = rest.dropFirst()
                 do {
                     switch change {
                     case .listChanged(let type, let identity, let property):
