@@ -6,8 +6,9 @@ import Testing
 /// exists: what it stores and what it refuses are what a lookup first and a statement per
 /// property gave.
 @Suite struct SetTests {
-    static func store(_ kind: StoreKind) throws -> TemporaryStore {
+    static func store(_ kind: StoreKind, recording: Bool = false) throws -> TemporaryStore {
         let t = try TemporaryStore(kind)
+        if recording { _ = try Adapter(store: t.store, name: "events", pathRegex: "^/x$", recordsChanges: true) }
         try t.store.addTaskSchema("/x")
         try t.store.apply(
             [
@@ -33,6 +34,24 @@ import Testing
             (error as? RealmAdapterError)?.code == .objectNotFound && "\(error)".contains("no object")
         }
         #expect(try t.store.version(of: "/x") == 2)
+    }
+
+    /// With changes being recorded (the object is then looked up first), the same: the missing
+    /// object is named, nothing is stored, and an existing one's change is recorded.
+    @Test(arguments: StoreKind.all) func aRecordedSetOfAMissingObjectNamesIt(_ kind: StoreKind) throws {
+        let t = try Self.store(kind, recording: true)
+        for values: PropertyValues in [["title": "x"], ["owner": "nobody"], [:], ["tags": ["b"]]] {
+            #expect {
+                try t.store.apply([.set(objectType: "Task", identity: 99, values: values)], to: "/x", origin: "t")
+            } throws: { error in
+                (error as? RealmAdapterError)?.code == .objectNotFound && "\(error)".contains("no object")
+            }
+        }
+        #expect(try t.store.version(of: "/x") == 2)
+        try t.store.apply([.set(objectType: "Task", identity: 1, values: ["title": "uno"])], to: "/x", origin: "t")
+        let tx = try #require(try t.store.history(of: "/x", after: 2).first)
+        let modified = try t.store.changeSet(of: tx, in: "/x")[type: "Task"]?.modified
+        #expect(modified?.map(\.identity) == [1], "\(String(describing: modified))")
     }
 
     /// On an object that exists: several properties at once, a link, a list, a property named
