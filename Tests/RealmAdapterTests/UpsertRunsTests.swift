@@ -49,15 +49,20 @@ import Testing
         #expect(run?.count == Int(last) - 40 + 7, "SETs of the 7 existing items that change, INSERTs of the rest")
     }
 
-    /// A row refused in a run (a link to an item no Realm holds) is refused as one by one
-    /// refuses it, at the same instruction, and leaves nothing.
-    @Test(arguments: StoreKind.all) func aRefusalInARunIsOneByOnesRefusal(_ kind: StoreKind) throws {
+    /// A row refused in a run (a link to an item no Realm holds: a new one, or an existing one
+    /// after new ones) is refused as one by one refuses it, at the same instruction, and the
+    /// transaction leaves nothing.
+    @Test(arguments: StoreKind.all, [58, 80])
+    func aRefusalInARunIsOneByOnesRefusal(_ kind: StoreKind, bad: Int) throws {
         let t = try TemporaryStore(kind)
-        var upserts = Self.upserts(1...120, name: "new")
-        upserts[99].values["parent"] = .int(9_999)
+        var upserts = Self.upserts(41...120, name: "new") + Self.upserts(35...35, name: "new")
+        upserts[bad].values["parent"] = .int(9_999)  // item 99, new; item 35, existing
         var errors: [String] = []
         for (path, inRun) in [("/run", true), ("/each", false)] {
-            try t.store.write(to: path, origin: "test") { tx in try tx.addType(Self.item) }
+            try t.store.write(to: path, origin: "test") { tx in
+                try tx.addType(Self.item)
+                for u in Self.upserts(1...40, name: "old") { try tx.upsert("Item", u.identity, u.values) }
+            }
             do {
                 try t.store.write(to: path, origin: "test") { tx in
                     if inRun { try tx.upsert("Item", each: upserts) }
@@ -67,10 +72,33 @@ import Testing
             } catch let e as RealmAdapterError {
                 errors.append(e.description)
             }
-            #expect(try t.store.count(of: "Item", in: path) == 0)
+            #expect(try t.store.count(of: "Item", in: path) == 40)
         }
-        #expect(errors.count == 2 && errors[0] == errors[1].replacingOccurrences(of: "/each", with: "/run"))
-        #expect(errors.first?.contains("instruction 99") == true, "\(errors)")
+        #expect(
+            errors.count == 2 && errors[0] == errors[1].replacingOccurrences(of: "/each", with: "/run"), "\(errors)")
+        #expect(errors.first?.contains("instruction \(bad)") == true, "\(errors)")
+    }
+
+    /// Runs of every length up to past 64 rows (stored in statements of a few lengths) store and
+    /// record each row in order.
+    @Test(arguments: StoreKind.all) func runsOfEveryLengthStoreEachRow(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
+        try t.store.write(to: "/r", origin: "test") { tx in try tx.addType(Self.item) }
+        var first: Int64 = 1
+        for length: Int64 in 1...70 {
+            let ids = first...(first + length - 1)
+            try t.store.write(to: "/r", origin: "test") { tx in
+                try tx.upsert("Item", each: Self.upserts(ids, name: "n"))
+            }
+            let recorded = try t.store.history(of: "/r").last?.instructions.map { i -> Value in
+                guard case .insert(_, let id, _) = i else { return .null }
+                return id
+            }
+            #expect(recorded == ids.map { .int($0) }, "\(length)")
+            first += length
+        }
+        #expect(try t.store.count(of: "Item", in: "/r") == Int(first - 1))
+        #expect(RealmWriter.largestPowerOfTwo(atMost: 63) == 32 && RealmWriter.largestPowerOfTwo(atMost: 2) == 2)
     }
 
     /// Through the daemon's applier: a run with a row the Realm refuses sets that row aside (or

@@ -28,6 +28,9 @@ extension RealmWriter {
         while batched, run.endIndex - next >= 2 {
             var end = min(next + perStatement, run.endIndex)
             if !singleValuesOnly { end = run[next..<end].firstIndex(where: typing.mayGiveAList) ?? end }
+            // Under 64 rows, in statements of 32, 16, …, 2: each length is a statement of its own,
+            // which Postgres prepares on the connection (a few hundred there at most).
+            if end - next < 64 { end = next + Self.largestPowerOfTwo(atMost: end - next) }
             guard end - next >= 2 else {
                 guard case .insert(_, let id, let values) = run[next] else { preconditionFailure("not an INSERT") }
                 typed.append(try insert(n, id, values))
@@ -40,6 +43,8 @@ extension RealmWriter {
         for case .insert(_, let id, let values) in run[next...] { typed.append(try insert(n, id, values)) }
         return run.count
     }
+
+    static func largestPowerOfTwo(atMost n: Int) -> Int { n < 1 ? 0 : 1 << (Int.bitWidth - 1 - n.leadingZeroBitCount) }
 
     /// Stores `rows` INSERTs with one run of `stmt`, or one by one if it fails.
     private mutating func insertStatement(

@@ -60,7 +60,7 @@ public struct WriteTransaction {
             instructions.append(typed)
             return true
         } catch let e as RealmAdapterError {
-            throw RealmStore.rejected(e, index: instructions.count, instruction: instruction, path: path)
+            throw RealmStore.rejected(e, index: count, instruction: instruction, path: path)
         }
     }
 
@@ -97,14 +97,14 @@ public struct WriteTransaction {
     public mutating func create(_ type: String, _ values: PropertyValues) throws -> Value {
         guard let t = writer.schema[type: type] else {
             throw RealmStore.rejected(
-                RealmAdapterError.unknownType(type), index: instructions.count,
+                RealmAdapterError.unknownType(type), index: count,
                 instruction: .insert(objectType: type, identity: .null, values: values), path: path)
         }
         let identity: Value
         if let pk = t.primaryKey {
             guard let v = values[pk] else {
                 throw RealmStore.rejected(
-                    RealmAdapterError.requiredValueMissing(type: type, property: pk), index: instructions.count,
+                    RealmAdapterError.requiredValueMissing(type: type, property: pk), index: count,
                     instruction: .insert(objectType: type, identity: .null, values: values), path: path)
             }
             identity = v
@@ -122,7 +122,7 @@ public struct WriteTransaction {
             throw RealmStore.rejected(
                 writer.schema[type: type].map { RealmAdapterError.objectNotFound($0, identity) }
                     ?? RealmAdapterError.unknownType(type),
-                index: instructions.count,
+                index: count,
                 instruction: .set(objectType: type, identity: identity, values: values), path: path)
         }
     }
@@ -203,7 +203,7 @@ public struct WriteTransaction {
             if creating, try reader.object(type, try identity.coercedKey(of: type, in: writer.schema)) == nil {
                 return false
             }
-            throw RealmStore.rejected(e, index: instructions.count, instruction: probe, path: path)
+            throw RealmStore.rejected(e, index: count, instruction: probe, path: path)
         }
         guard case .set(_, let id, let newValues) = typed else { return true }
         guard let current = try reader.object(type, id) else { return false }
@@ -254,7 +254,7 @@ public struct WriteTransaction {
                 guard before >= list.items.count else {
                     let index = (try? self.list(type, list.owner, property).count) ?? 0
                     throw RealmStore.rejected(
-                        e, index: instructions.count,
+                        e, index: count,
                         instruction: .listInsert(
                             objectType: type, identity: list.owner, property: property, index: index,
                             value: list.items[before]),

@@ -21,6 +21,11 @@ enum FreeTDS {
         dbinit()
         _ = dberrhandle(errorHandler)
         _ = dbmsghandle(messageHandler)
+        // Set once: db-lib reads the file again at every login, and setting it frees the path
+        // that logins under way may be reading (it keeps a copy).
+        let path = strdup(configurationFile)
+        dbsetifile(path)
+        free(path)
     }()
 
     /// The configuration file: one section per server this process reached, with no credentials,
@@ -63,7 +68,6 @@ enum FreeTDS {
                 guard !written.contains(name) else { return }
                 try append("[\(name)]\n\(settings.freetdsSection)\n")
                 written.insert(name)
-                dbsetifile(strdup(configurationFile))
             }
             return tdsdbopen(login, name, 1)
         } failure: { diagnostics in
