@@ -48,16 +48,13 @@ struct RealmReader {
         return try build(t, identity) { stmt.column(Int32($0)) }
     }
 
-    /// Which of `keys` (identities of `typeName`, coerced) have an object, looked up
-    /// ``RealmWriter/keysPerLookup`` at a time. A key that cannot be bound (a string holding NUL)
-    /// has none.
+    /// Which of `keys` (identities of `typeName`, coerced: a string key holds no NUL) have an
+    /// object, looked up ``RealmWriter/keysPerLookup`` at a time.
     func existingKeys(_ typeName: String, among keys: [Value]) throws -> Set<Value> {
         let (_, tt) = try located(typeName)
-        let bindable = keys.filter { if case .string(let s) = $0 { !Value.containsNUL(s) } else { true } }
         var found = Set<Value>()
-        for start in stride(from: 0, to: bindable.count, by: RealmWriter.keysPerLookup) {
-            let (list, bound) = RealmWriter.keyList(
-                bindable[start..<min(start + RealmWriter.keysPerLookup, bindable.count)])
+        for start in stride(from: 0, to: keys.count, by: RealmWriter.keysPerLookup) {
+            let (list, bound) = RealmWriter.keyList(keys[start..<min(start + RealmWriter.keysPerLookup, keys.count)])
             var arguments: StoreArguments = [tables.realmId]
             for k in bound { arguments.append(StoreArgument.key(k)) }
             let sql = "SELECT key FROM \(tt.table) WHERE realm = ? AND key IN \(list)"
