@@ -47,8 +47,10 @@ package final class PostgresBackend: StoreBackend, @unchecked Sendable {
         try retryingUnbegun {
             let link = try idle.withLock { $0.popLast() } ?? connect()
             do {
-                let value = try link.connection.sessionSync { s in
-                    try run(s, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { try body(link.store) }
+                let value = try link.connection.sessionSync { _ in
+                    try run(link.store, begin: ["BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"], end: nil) {
+                        try body(link.store)
+                    }
                 }
                 idle.withLock { $0.append(link) }
                 return value
@@ -63,11 +65,12 @@ package final class PostgresBackend: StoreBackend, @unchecked Sendable {
         try retryingUnbegun {
             let link = try writerLink()
             do {
-                return try link.connection.sessionSync { s in
-                    let commit = durability == .deferred ? "; SET LOCAL synchronous_commit = off" : ""
-                    let begin = "BEGIN; SELECT pg_advisory_xact_lock(\(Self.writeLock))\(commit)\(fenceCheck())"
+                return try link.connection.sessionSync { _ in
+                    let begin =
+                        ["BEGIN", "SELECT pg_advisory_xact_lock(\(Self.writeLock))"]
+                        + (durability == .deferred ? ["SET LOCAL synchronous_commit = off"] : []) + fenceCheck()
                     // Listeners on every machine hear of it as it commits (queued by the transaction).
-                    return try run(s, begin: begin, end: "NOTIFY \(PostgresCommitProbe.channel); COMMIT") {
+                    return try run(link.store, begin: begin, end: "NOTIFY \(PostgresCommitProbe.channel); COMMIT") {
                         link.store.inWriteTransaction = true
                         defer { link.store.inWriteTransaction = false }
                         return try body(link.store)
@@ -146,26 +149,32 @@ package final class PostgresBackend: StoreBackend, @unchecked Sendable {
         let error: StoreError
     }
 
-    /// Runs `body` in a transaction begun by `begin`: ended by `end` when it returns, rolled
-    /// back when it throws. The database's errors are thrown as ``StoreError``.
-    private func run<T>(_ s: PostgresSession, begin: String, end: String = "COMMIT", _ body: () throws -> T) throws
-        -> T
+    /// Runs `body` in a transaction begun by `begin` (sent with its first statement): ended by
+    /// `end` when it returns (a read-only one by a COMMIT whose answer is not waited for), rolled
+    /// back when it throws. A transaction that sent nothing is not begun, nor ended. The
+    /// database's errors are thrown as ``StoreError``.
+    private func run<T>(_ store: PostgresStoreConnection, begin: [String], end: String?, _ body: () throws -> T)
+        throws -> T
     {
-        do {
-            do { try s.execute(begin) } catch let e as PostgresError where e.code == .connectionLost {
-                throw Unbegun(error: StoreError(e))
-            }
-            let value: T
-            do { value = try body() } catch {
-                _ = try? s.execute("ROLLBACK")
-                throw error
-            }
-            try s.execute(end)
+        (store.lead, store.leadLost) = (begin, nil)
+        defer { (store.lead, store.leadLost) = ([], nil) }
+        let value: T
+        do { value = try body() } catch {
+            if let lost = store.leadLost { throw Unbegun(error: lost) }
+            if store.lead.isEmpty { _ = try? store.session.execute("ROLLBACK") }
+            throw error
+        }
+        if let lost = store.leadLost { throw Unbegun(error: lost) }
+        guard store.lead.isEmpty else { return value }
+        guard let end else {
+            store.commitWithoutWaiting()
             return value
-        } catch let e as PostgresError {
-            _ = try? s.execute("ROLLBACK")
+        }
+        do { try store.session.execute(end) } catch let e as PostgresError {
+            _ = try? store.session.execute("ROLLBACK")
             throw StoreError(e)
         }
+        return value
     }
 }
 
@@ -198,17 +207,19 @@ extension PostgresBackend {
 
     /// The statement a write transaction begins with while this process holds locks: it fails
     /// the transaction if any of them is no longer held by the session that took it.
-    private func fenceCheck() -> String {
+    private func fenceCheck() -> [String] {
         let held = fences.withLock { Array($0.values) }
-        guard !held.isEmpty else { return "" }
+        guard !held.isEmpty else { return [] }
         let pairs = held.map { "(\($0.pid), \($0.key))" }.joined(separator: ", ")
-        return """
-            ; DO $fence$ BEGIN IF (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted \
+        return [
+            """
+            DO $fence$ BEGIN IF (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted \
             AND objsubid = 1 AND (pid, (classid::bigint << 32) | objid::bigint) IN (\(pairs))) < \(held.count) THEN \
             RAISE EXCEPTION USING ERRCODE = 'RA001', MESSAGE = 'This process no longer holds its lock on the \
             store (its connection to the store''s database ended): another daemon may have taken over, so it \
             writes nothing more. Restart it: it stands by, or takes over again.'; END IF; END $fence$
             """
+        ]
     }
 }
 

@@ -3,6 +3,10 @@ import RealmAdapter
 
 /// The Postgres backend's connection, as the store sees it inside one of the backend's
 /// transactions: statements prepared once per connection, kept by their SQL.
+///
+/// A transaction's BEGIN is not sent on its own: it waits (``lead``) and goes with the first
+/// statement, in its round trip. A read transaction's COMMIT is sent without waiting for its
+/// answer, which is read before the connection's next use (``settle()``).
 final class PostgresStoreConnection: StoreConnection, @unchecked Sendable {
     // @unchecked: used only on its libpq connection's queue (inside `sessionSync`), which the
     // backend hands to one transaction at a time.
@@ -10,6 +14,13 @@ final class PostgresStoreConnection: StoreConnection, @unchecked Sendable {
     /// Whether a write transaction is open (its INSERTs and UPDATEs then run in savepoints).
     var inWriteTransaction = false
     var changesCount = 0
+    /// The statements that begin the transaction, until they are sent with the first statement.
+    var lead: [String] = []
+    /// The error of the round trip that carried ``lead``, when the connection was found broken
+    /// then: the transaction never began.
+    var leadLost: StoreError?
+    /// Whether something was sent whose answer is still to be read.
+    private var unsettled = false
     private var cache: [String: PostgresStoreStatement] = [:]
     var lifetime: AnyObject { self }
 
@@ -22,8 +33,8 @@ final class PostgresStoreConnection: StoreConnection, @unchecked Sendable {
             return try makeStatement(sql: sql).execute(arguments: arguments)
         }
         // Several statements, or one without parameters: as they are, in one round trip.
-        do { try session.execute(PostgresPlaceholders.numbered(sql)) } catch let e as PostgresError {
-            throw StoreError(e)
+        try withLead { lead in
+            try session.execute((lead + [PostgresPlaceholders.numbered(sql)]).joined(separator: "; "))
         }
     }
 
@@ -41,7 +52,34 @@ final class PostgresStoreConnection: StoreConnection, @unchecked Sendable {
 
     /// The value the last INSERT took from a table's identity column in this session.
     var lastInsertedRowID: Int64 {
-        let text = (try? session.query("SELECT lastval()"))?.rows.first?.first ?? nil
+        let text =
+            (try? withLead { try session.query(($0 + ["SELECT lastval()"]).joined(separator: "; ")) })?
+            .rows.first?.first ?? nil
         return text.flatMap { Int64($0) } ?? 0
+    }
+
+    /// Runs `send`, which sends to the server: first the statements of ``lead``, which it is
+    /// given (and which are then no longer waiting), in the same round trip as its own.
+    func withLead<T>(_ send: ([String]) throws -> T) throws -> T {
+        settle()
+        let lead = self.lead
+        self.lead = []
+        do { return try send(lead) } catch let e as PostgresError {
+            let error = StoreError(e)
+            if !lead.isEmpty, e.code == .connectionLost { leadLost = error }
+            throw error
+        }
+    }
+
+    /// Sends a read-only transaction's COMMIT without waiting for its answer.
+    func commitWithoutWaiting() {
+        unsettled = session.send("COMMIT")
+    }
+
+    /// Reads what was sent without waiting, so the connection can be used again.
+    func settle() {
+        guard unsettled else { return }
+        session.settle()
+        unsettled = false
     }
 }

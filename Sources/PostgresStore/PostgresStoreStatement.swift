@@ -103,15 +103,12 @@ final class PostgresStoreStatement: StoreStatement {
         if let copy { return try run(copy) }
         let sent = used.map { $0 <= parameters.count ? parameters[$0 - 1] : nil }
         let sentTypes = used.map { $0 <= types.count ? types[$0 - 1] : 0 }
-        let result: PostgresResult
-        do {
-            if undoneAlone && connection.inWriteTransaction {
-                result = try session.queryInSavepoint(sql, parameters: sent, types: sentTypes)
-            } else {
-                result = try session.query(sql, parameters: sent, types: sentTypes)
+        let inSavepoint = undoneAlone && connection.inWriteTransaction
+        let result = try connection.withLead { lead in
+            guard inSavepoint || !lead.isEmpty else {
+                return try session.query(sql, parameters: sent, types: sentTypes)
             }
-        } catch let e as PostgresError {
-            throw StoreError(e)
+            return try session.query(sql, parameters: sent, types: sentTypes, after: lead, inSavepoint: inSavepoint)
         }
         (rows, columnTypes, next) = (result.rows, result.types, 0)
         connection.changesCount = result.affected
@@ -127,12 +124,10 @@ final class PostgresStoreStatement: StoreStatement {
                 }
             }
         }
-        do {
-            connection.changesCount =
-                connection.inWriteTransaction
+        connection.changesCount = try connection.withLead { lead in
+            if !lead.isEmpty { try session.execute(lead.joined(separator: "; ")) }
+            return connection.inWriteTransaction
                 ? try session.copyInSavepoint(copy.sql, bytes: send) : try session.copyIn(copy.sql, bytes: send)
-        } catch let e as PostgresError {
-            throw StoreError(e)
         }
         self.copy?.clear()  // sent: its rows are not kept (the statement may be)
         (rows, columnTypes, next) = ([], [], 0)

@@ -136,6 +136,34 @@ extension PostgresIntegration {
             }
         }
 
+        /// A transaction begins with its first statement, in its round trip: one that sends
+        /// nothing is never begun, and a write transaction that sends nothing wakes no one.
+        @Test(.timeLimit(.minutes(1)))
+        func aTransactionThatSendsNothingBeginsNothing() async throws {
+            try await TestServer.withFreshDatabase { settings in
+                let writer = try PostgresBackend.open(settings, logger: .init(label: "writer"))
+                defer { writer.close() }
+                let probe = PostgresCommitProbe(
+                    settings: settings, logger: .init(label: "probe"), fallback: .seconds(3600))
+                _ = probe.committedSinceLastCheck()
+                try writer.write(.asOpened) { _ in }
+                try writer.read { _ in }
+                try await Task.sleep(for: .milliseconds(200))
+                #expect(!probe.committedSinceLastCheck(), "a write transaction that sent nothing notifies no one")
+                // Reads on the same connections go on as before, and see what was committed.
+                for n in 1...3 {
+                    try writer.write(.asOpened) { db in
+                        try db.execute(sql: "INSERT INTO metadata (key, value) VALUES (?, 'x')", arguments: ["k\(n)"])
+                    }
+                    let count = try writer.read { db in
+                        try db.cachedStatement(sql: "SELECT count(*) FROM metadata WHERE key LIKE 'k%'").firstInteger([]
+                        )
+                    }
+                    #expect(count == Int64(n))
+                }
+            }
+        }
+
         /// A store's change stream in one process reports a transaction another process commits.
         @Test(.timeLimit(.minutes(1)))
         func aStoreHearsAnotherStoresTransactions() async throws {

@@ -23,7 +23,7 @@ public final class PostgresConnection: @unchecked Sendable {
     package let logger: Logger
     private var closed = false
     /// The statements prepared on this connection by ``PostgresSession/pipeline(_:endsGroup:)``
-    /// (by text) and ``PostgresSession/queryInSavepoint(_:parameters:types:)`` (by text and
+    /// (by text) and ``PostgresSession/query(_:parameters:types:after:inSavepoint:)`` (by text and
     /// parameter types), and the number of names given so far (each name is used once).
     var prepared: [String: String] = [:]
     private var preparedNames = 0

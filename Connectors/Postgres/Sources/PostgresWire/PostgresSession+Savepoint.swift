@@ -1,17 +1,20 @@
 import CLibPQ
 
 extension PostgresSession {
-    /// Runs one statement inside a savepoint of the open transaction, in one round trip: the
-    /// savepoint, the statement (prepared the first time its text is seen on this connection,
-    /// as ``pipeline(_:endsGroup:)`` does) and the savepoint's release go in libpq's pipeline
-    /// mode. When the statement fails, the transaction is rolled back to the savepoint (one more
-    /// round trip) and goes on; the statement's error is thrown.
+    /// Runs one statement in one round trip with what must come before and after it, in
+    /// libpq's pipeline mode: `lead` (statements without parameters that the caller held back
+    /// until now, as a transaction's BEGIN), then, when `inSavepoint`, a savepoint, the
+    /// statement (prepared the first time its text is seen on this connection, as
+    /// ``pipeline(_:endsGroup:)`` does) and the savepoint's release.
     ///
-    /// For a caller that expects some statements to fail (a key already there) without losing
-    /// its transaction, as SQLite undoes a failed statement alone.
-    package func queryInSavepoint(_ sql: String, parameters: [PostgresParameter?], types: [UInt32]) throws
-        -> PostgresResult
-    {
+    /// When the statement fails inside its savepoint, the transaction is rolled back to the
+    /// savepoint (one more round trip) and goes on; the statement's error is thrown. For a caller
+    /// that expects some statements to fail (a key already there) without losing its
+    /// transaction, as SQLite undoes a failed statement alone. When `lead` fails, its error is
+    /// thrown and the statement did not run.
+    package func query(
+        _ sql: String, parameters: [PostgresParameter?], types: [UInt32], after lead: [String], inSavepoint: Bool
+    ) throws -> PostgresResult {
         guard PQenterPipelineMode(handle) == 1 else {
             throw PostgresError.statementFailed(PostgresError.libpqMessage(handle), lost: false, query: sql)
         }
@@ -25,8 +28,11 @@ extension PostgresSession {
             new = connection.nextPreparedName()
             name = new
         }
+        let before = lead + (inSavepoint ? ["SAVEPOINT statement"] : [])
+        let after = inSavepoint ? ["RELEASE SAVEPOINT statement"] : []
         let sent = try withParameters(parameters) { count, values, lengths, formats in
-            guard PQsendQueryParams(handle, "SAVEPOINT statement", 0, nil, nil, nil, nil, 0) == 1 else { return false }
+            func send(_ plain: String) -> Bool { PQsendQueryParams(handle, plain, 0, nil, nil, nil, nil, 0) == 1 }
+            guard before.allSatisfy(send) else { return false }
             if let new, PQsendPrepare(handle, new, sql, count, types) != 1 { return false }
             let ok =
                 if let name {
@@ -34,35 +40,42 @@ extension PostgresSession {
                 } else {
                     PQsendQueryParams(handle, sql, count, types, values, lengths, formats, 0)
                 }
-            return ok == 1 && PQsendQueryParams(handle, "RELEASE SAVEPOINT statement", 0, nil, nil, nil, nil, 0) == 1
-                && PQpipelineSync(handle) == 1
+            return ok == 1 && after.allSatisfy(send) && PQpipelineSync(handle) == 1
         }
         guard sent else {
             throw PostgresError.statementFailed(
                 PostgresError.libpqMessage(handle), lost: PQstatus(handle) != CONNECTION_OK, query: sql)
         }
-        // The results in order: the savepoint, the preparation (if any), the statement, the
-        // release; after a failure, the rest are PGRES_PIPELINE_ABORTED. Then the sync.
-        var failure: Error?
+        // The results in order: the lead, the savepoint, the preparation (if any), the
+        // statement, the release; after a failure, the rest are PGRES_PIPELINE_ABORTED. Then
+        // the sync.
+        let statementStep = before.count + (new == nil ? 0 : 1)
+        var failure: (error: Error, step: Int)?
         var result: PostgresResult?
-        for step in 0..<(new == nil ? 3 : 4) {
-            let isStatement = step == (new == nil ? 1 : 2)
+        for step in 0...(statementStep + after.count) {
+            let text = step < lead.count ? lead[step] : step == statementStep ? sql : "SAVEPOINT"
             while let r = PQgetResult(handle) {
                 do {
-                    let read = try PostgresResult(r, connection: handle, sql: isStatement ? sql : "SAVEPOINT")
-                    if isStatement { result = read }
-                    if let new, step == 1 { connection.prepared[key] = new }
+                    let read = try PostgresResult(r, connection: handle, sql: text)
+                    if step == statementStep { result = read }
+                    if let new, step == statementStep - 1 { connection.prepared[key] = new }
                 } catch  where failure == nil {
-                    failure = error
+                    failure = (error, step)
                 } catch {}
             }
         }
         if let sync = PQgetResult(handle) { PQclear(sync) }  // PGRES_PIPELINE_SYNC
         PQexitPipelineMode(handle)
         exited = true
-        if let failure {
-            _ = try? query("ROLLBACK TO SAVEPOINT statement")
-            throw failure
+        if var failure {
+            // A server that ended the connection sent its reason first: read before libpq saw the end.
+            if var e = failure.error as? PostgresError, PQstatus(handle) != CONNECTION_OK {
+                e.code = .connectionLost
+                failure.error = e
+            }
+            // Past the lead, the savepoint was made: the failure is undone alone.
+            if inSavepoint, failure.step >= before.count { _ = try? query("ROLLBACK TO SAVEPOINT statement") }
+            throw failure.error
         }
         guard let result else {
             throw PostgresError.statementFailed(PostgresError.libpqMessage(handle), lost: false, query: sql)
@@ -70,10 +83,22 @@ extension PostgresSession {
         return result
     }
 
+    /// Sends statements without parameters and returns at once, their results left unread:
+    /// ``settle()`` reads them, and must be called before the connection is used again.
+    /// For a statement whose outcome nothing waits for (a read-only transaction's COMMIT).
+    /// - Returns: whether they were sent (a broken connection is found out by its next use).
+    @discardableResult
+    package func send(_ sql: String) -> Bool { PQsendQuery(handle, sql) == 1 }
+
+    /// Reads and drops the results of what ``send(_:)`` sent.
+    package func settle() {
+        while let r = PQgetResult(handle) { PQclear(r) }
+    }
+
     /// Runs `COPY … FROM STDIN` (as ``copyIn(_:bytes:)``) inside a savepoint of the open
     /// transaction: when it fails, the transaction is rolled back to the savepoint and goes on,
     /// and the error is thrown. For rows sent by the thousand, where the three round trips more
-    /// than ``queryInSavepoint(_:parameters:types:)`` count for little.
+    /// than ``query(_:parameters:types:after:inSavepoint:)`` count for little.
     package func copyInSavepoint(_ sql: String, bytes produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void)
         throws -> Int
     {
