@@ -170,12 +170,27 @@ package final class PostgresBackend: StoreBackend, @unchecked Sendable {
             store.commitWithoutWaiting()
             return value
         }
+        // A body that went on after its first statement failed (the BEGIN with it) wrote
+        // outside any transaction, or in a failed one: nothing of it may be committed.
+        guard store.session.transactionState == .open else {
+            _ = try? store.session.execute("ROLLBACK")
+            throw StoreError.notInTransaction
+        }
         do { try store.session.execute(end) } catch let e as PostgresError {
             _ = try? store.session.execute("ROLLBACK")
             throw StoreError(e)
         }
         return value
     }
+}
+
+extension StoreError {
+    /// A transaction's body that returned although its statements did not run in the
+    /// transaction (the store's fault, never the data's).
+    static let notInTransaction = StoreError(
+        .failed, code: "postgres transaction",
+        message: "the transaction's statements did not all run in it (one failed and the rest went on); "
+            + "nothing was committed")
 }
 
 extension PostgresBackend {

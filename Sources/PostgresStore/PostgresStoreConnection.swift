@@ -67,6 +67,8 @@ final class PostgresStoreConnection: StoreConnection, @unchecked Sendable {
         do { return try send(lead) } catch let e as PostgresError {
             let error = StoreError(e)
             if !lead.isEmpty, e.code == .connectionLost { leadLost = error }
+            // Nothing of the lead ran (it could not be sent, say): it goes with the next statement.
+            if !lead.isEmpty, session.transactionState == .none { self.lead = lead }
             throw error
         }
     }
@@ -74,6 +76,7 @@ final class PostgresStoreConnection: StoreConnection, @unchecked Sendable {
     /// Sends a read-only transaction's COMMIT without waiting for its answer.
     func commitWithoutWaiting() {
         unsettled = session.send("COMMIT")
+        if !unsettled { _ = try? session.execute("COMMIT") }  // a connection lost is found at its next use
     }
 
     /// Reads what was sent without waiting, so the connection can be used again.

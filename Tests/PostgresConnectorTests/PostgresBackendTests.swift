@@ -164,6 +164,23 @@ extension PostgresIntegration {
             }
         }
 
+        /// The BEGIN sent with a read's first statement does not make that statement a prepared
+        /// one: reads run unnamed, as they did, and use none of a connection's 500 slots.
+        @Test(.timeLimit(.minutes(1)))
+        func aReadPreparesNothing() async throws {
+            try await TestServer.withFreshDatabase { settings in
+                let store = try PostgresBackend.open(settings, logger: .init(label: "store"))
+                defer { store.close() }
+                for n in 1...3 {
+                    _ = try store.read { db in try db.cachedStatement(sql: "SELECT \(n)").firstInteger([]) }
+                }
+                let prepared = try store.read { db in
+                    try db.cachedStatement(sql: "SELECT count(*) FROM pg_prepared_statements").firstInteger([])
+                }
+                #expect(prepared == 0)
+            }
+        }
+
         /// A store's change stream in one process reports a transaction another process commits.
         @Test(.timeLimit(.minutes(1)))
         func aStoreHearsAnotherStoresTransactions() async throws {

@@ -21,10 +21,12 @@ extension PostgresSession {
         var exited = false
         defer { if !exited { PQexitPipelineMode(handle) } }
         // By text and parameter types: a statement is prepared with the types of its first run.
+        // Only a statement in a savepoint (an INSERT, repeated in shapes the store bounds);
+        // another runs unnamed, as `query(_:parameters:types:)` runs it.
         let key = sql + "\u{1}" + types.map(String.init).joined(separator: ",")
-        var name = connection.prepared[key]
+        var name = inSavepoint ? connection.prepared[key] : nil
         var new: String?
-        if name == nil, connection.prepared.count < Self.maxPrepared {
+        if inSavepoint, name == nil, connection.prepared.count < Self.maxPrepared {
             new = connection.nextPreparedName()
             name = new
         }
@@ -53,7 +55,8 @@ extension PostgresSession {
         var failure: (error: Error, step: Int)?
         var result: PostgresResult?
         for step in 0...(statementStep + after.count) {
-            let text = step < lead.count ? lead[step] : step == statementStep ? sql : "SAVEPOINT"
+            let text =
+                step < lead.count ? lead[step] : (before.count...statementStep).contains(step) ? sql : "SAVEPOINT"
             while let r = PQgetResult(handle) {
                 do {
                     let read = try PostgresResult(r, connection: handle, sql: text)
@@ -93,6 +96,19 @@ extension PostgresSession {
     /// Reads and drops the results of what ``send(_:)`` sent.
     package func settle() {
         while let r = PQgetResult(handle) { PQclear(r) }
+    }
+
+    /// Where the session stands between statements: outside any transaction, in one, in one
+    /// that failed (only ROLLBACK ends it), or neither (a statement under way, a connection lost).
+    package enum TransactionState { case none, open, failed, unknown }
+
+    package var transactionState: TransactionState {
+        switch PQtransactionStatus(handle) {
+        case PQTRANS_IDLE: .none
+        case PQTRANS_INTRANS: .open
+        case PQTRANS_INERROR: .failed
+        default: .unknown
+        }
     }
 
     /// Runs `COPY … FROM STDIN` (as ``copyIn(_:bytes:)``) inside a savepoint of the open

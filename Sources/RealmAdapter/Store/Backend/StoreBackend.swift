@@ -7,9 +7,13 @@ package protocol StoreBackend: Sendable {
     /// The engine, as `status` and the metrics name it: `sqlite`, `postgres`.
     var engine: String { get }
     /// Runs `body` in one consistent snapshot of the store.
+    ///
+    /// A backend may find its connection broken only at `body`'s first statement (Postgres sends
+    /// the BEGIN with it) and run `body` again on a new one: a body sends its first statement
+    /// before anything else it does outlives it, and does not swallow that statement's error.
     func read<T>(_ body: (any StoreConnection) throws -> T) throws -> T
     /// Runs `body` in a write transaction, serialized with every other writer of the store in
-    /// any process, and commits it when `body` returns.
+    /// any process, and commits it when `body` returns. The same holds of a body as for ``read(_:)``.
     func write<T>(_ durability: StoreDurability, _ body: (any StoreConnection) throws -> T) throws -> T
     /// Runs `body` on the connection that writes, outside any transaction: for what lives as
     /// long as that connection (a load's notes in a temporary table).
