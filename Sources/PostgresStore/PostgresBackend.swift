@@ -70,7 +70,7 @@ package final class PostgresBackend: StoreBackend, @unchecked Sendable {
                         ["BEGIN", "SELECT pg_advisory_xact_lock(\(Self.writeLock))"]
                         + (durability == .deferred ? ["SET LOCAL synchronous_commit = off"] : []) + fenceCheck()
                     // Listeners on every machine hear of it as it commits (queued by the transaction).
-                    return try run(link.store, begin: begin, end: "NOTIFY \(PostgresCommitProbe.channel); COMMIT") {
+                    return try run(link.store, begin: begin, end: ["NOTIFY \(PostgresCommitProbe.channel)", "COMMIT"]) {
                         link.store.inWriteTransaction = true
                         defer { link.store.inWriteTransaction = false }
                         return try body(link.store)
@@ -150,33 +150,40 @@ package final class PostgresBackend: StoreBackend, @unchecked Sendable {
     }
 
     /// Runs `body` in a transaction begun by `begin` (sent with its first statement): ended by
-    /// `end` when it returns (a read-only one by a COMMIT whose answer is not waited for), rolled
-    /// back when it throws. A transaction that sent nothing is not begun, nor ended. The
-    /// database's errors are thrown as ``StoreError``.
-    private func run<T>(_ store: PostgresStoreConnection, begin: [String], end: String?, _ body: () throws -> T)
+    /// `end` when it returns (with the writes still held back, in one round trip; a read-only
+    /// transaction by a COMMIT whose answer is not waited for), rolled back when it throws. A
+    /// transaction that sent nothing is not begun, nor ended. The database's errors are thrown
+    /// as ``StoreError``.
+    private func run<T>(_ store: PostgresStoreConnection, begin: [String], end: [String]?, _ body: () throws -> T)
         throws -> T
     {
-        (store.lead, store.leadLost) = (begin, nil)
+        (store.lead, store.leadLost, store.sentAny) = (begin.map { PostgresPipelined($0) }, nil, false)
         defer { (store.lead, store.leadLost) = ([], nil) }
         let value: T
         do { value = try body() } catch {
             if let lost = store.leadLost { throw Unbegun(error: lost) }
-            if store.lead.isEmpty { _ = try? store.session.execute("ROLLBACK") }
+            if store.sentAny { _ = try? store.session.execute("ROLLBACK") }
             throw error
         }
         if let lost = store.leadLost { throw Unbegun(error: lost) }
-        guard store.lead.isEmpty else { return value }
+        guard store.sentAny || store.lead.count > begin.count else { return value }
         guard let end else {
             store.commitWithoutWaiting()
             return value
         }
-        // A body that went on after its first statement failed (the BEGIN with it) wrote
-        // outside any transaction, or in a failed one: nothing of it may be committed.
-        guard store.session.transactionState == .open else {
+        // A body that went on after one of its statements failed wrote outside any
+        // transaction, or in a failed one: nothing of it may be committed.
+        guard !store.sentAny || store.session.transactionState == .open else {
             _ = try? store.session.execute("ROLLBACK")
             throw StoreError.notInTransaction
         }
-        do { try store.session.execute(end) } catch let e as PostgresError {
+        do {
+            if store.lead.isEmpty {
+                try store.session.execute(end.joined(separator: "; "))
+            } else {
+                try store.session.run(store.lead + end.map { PostgresPipelined($0) })
+            }
+        } catch let e as PostgresError {
             _ = try? store.session.execute("ROLLBACK")
             throw StoreError(e)
         }

@@ -5,8 +5,10 @@ import RealmAdapter
 /// transactions: statements prepared once per connection, kept by their SQL.
 ///
 /// A transaction's BEGIN is not sent on its own: it waits (``lead``) and goes with the first
-/// statement, in its round trip. A read transaction's COMMIT is sent without waiting for its
-/// answer, which is read before the connection's next use (``settle()``).
+/// statement, in its round trip, as do the writes whose outcome nothing waits for
+/// (``StoreStatement/runDeferred()``) with the next statement or the COMMIT. A read
+/// transaction's COMMIT is sent without waiting for its answer, which is read before the
+/// connection's next use (``settle()``).
 final class PostgresStoreConnection: StoreConnection, @unchecked Sendable {
     // @unchecked: used only on its libpq connection's queue (inside `sessionSync`), which the
     // backend hands to one transaction at a time.
@@ -14,8 +16,11 @@ final class PostgresStoreConnection: StoreConnection, @unchecked Sendable {
     /// Whether a write transaction is open (its INSERTs and UPDATEs then run in savepoints).
     var inWriteTransaction = false
     var changesCount = 0
-    /// The statements that begin the transaction, until they are sent with the first statement.
-    var lead: [String] = []
+    /// What waits to go with the next statement: the statements that begin the transaction,
+    /// until the first is sent, and writes whose outcome nothing waits for.
+    var lead: [PostgresPipelined] = []
+    /// Whether anything of the transaction was sent.
+    var sentAny = false
     /// The error of the round trip that carried ``lead``, when the connection was found broken
     /// then: the transaction never began.
     var leadLost: StoreError?
@@ -34,7 +39,8 @@ final class PostgresStoreConnection: StoreConnection, @unchecked Sendable {
         }
         // Several statements, or one without parameters: as they are, in one round trip.
         try withLead { lead in
-            try session.execute((lead + [PostgresPlaceholders.numbered(sql)]).joined(separator: "; "))
+            try sendAlone(lead)
+            try session.execute(PostgresPlaceholders.numbered(sql))
         }
     }
 
@@ -53,18 +59,28 @@ final class PostgresStoreConnection: StoreConnection, @unchecked Sendable {
     /// The value the last INSERT took from a table's identity column in this session.
     var lastInsertedRowID: Int64 {
         let text =
-            (try? withLead { try session.query(($0 + ["SELECT lastval()"]).joined(separator: "; ")) })?
-            .rows.first?.first ?? nil
+            (try? withLead {
+                try sendAlone($0)
+                return try session.query("SELECT lastval()")
+            })?.rows.first?.first ?? nil
         return text.flatMap { Int64($0) } ?? 0
     }
 
     /// Runs `send`, which sends to the server: first the statements of ``lead``, which it is
     /// given (and which are then no longer waiting), in the same round trip as its own.
-    func withLead<T>(_ send: ([String]) throws -> T) throws -> T {
+    func withLead<T>(_ send: ([PostgresPipelined]) throws -> T) throws -> T {
         settle()
         let lead = self.lead
         self.lead = []
-        do { return try send(lead) } catch let e as PostgresError {
+        sentAny = true
+        do { return try send(lead) } catch let failed as PostgresLeadFailure {
+            // Held back, it failed the transaction, whatever its kind: never a constraint a
+            // caller expects of its own statement.
+            var error = StoreError(failed.error)
+            if error.kind == .constraint { error.kind = .failed }
+            if failed.error.code == .connectionLost { leadLost = error }
+            throw error
+        } catch let e as PostgresError {
             let error = StoreError(e)
             if !lead.isEmpty, e.code == .connectionLost { leadLost = error }
             // Nothing of the lead ran (it could not be sent, say): it goes with the next statement.
@@ -72,6 +88,22 @@ final class PostgresStoreConnection: StoreConnection, @unchecked Sendable {
             throw error
         }
     }
+
+    /// Sends `lead` in a round trip of its own (before a statement that cannot take it along).
+    func sendAlone(_ lead: [PostgresPipelined]) throws {
+        guard !lead.isEmpty else { return }
+        do { try session.run(lead) } catch let e as PostgresError { throw PostgresLeadFailure(error: e) }
+    }
+
+    /// Holds back a write whose outcome nothing waits for, until the next statement or the end;
+    /// a long queue goes at once.
+    func holdBack(_ statement: PostgresPipelined) throws {
+        lead.append(statement)
+        if lead.count >= Self.longestLead { try withLead(sendAlone) }
+    }
+
+    /// At most this many statements wait (a load of many Realms defers a history row for each).
+    static let longestLead = 64
 
     /// Sends a read-only transaction's COMMIT without waiting for its answer.
     func commitWithoutWaiting() {

@@ -99,10 +99,29 @@ final class PostgresStoreStatement: StoreStatement {
 
     // MARK: Running
 
+    /// Held back until the transaction's next statement or its end, when in a write
+    /// transaction (a `COPY` is sent at once).
+    func runDeferred() throws {
+        defer { reset() }
+        guard copy == nil, connection.inWriteTransaction else {
+            _ = try step()
+            return
+        }
+        let (sent, sentTypes) = sentParameters()
+        try connection.holdBack(PostgresPipelined(sql, parameters: sent, types: sentTypes))
+    }
+
+    /// The parameters bound, and their types, in the order the SQL takes them.
+    private func sentParameters() -> ([PostgresParameter?], [UInt32]) {
+        (
+            used.map { $0 <= parameters.count ? parameters[$0 - 1] : nil },
+            used.map { $0 <= types.count ? types[$0 - 1] : 0 }
+        )
+    }
+
     private func run() throws {
         if let copy { return try run(copy) }
-        let sent = used.map { $0 <= parameters.count ? parameters[$0 - 1] : nil }
-        let sentTypes = used.map { $0 <= types.count ? types[$0 - 1] : 0 }
+        let (sent, sentTypes) = sentParameters()
         let inSavepoint = undoneAlone && connection.inWriteTransaction
         let result = try connection.withLead { lead in
             guard inSavepoint || !lead.isEmpty else {
@@ -125,7 +144,7 @@ final class PostgresStoreStatement: StoreStatement {
             }
         }
         connection.changesCount = try connection.withLead { lead in
-            if !lead.isEmpty { try session.execute(lead.joined(separator: "; ")) }
+            try connection.sendAlone(lead)
             return connection.inWriteTransaction
                 ? try session.copyInSavepoint(copy.sql, bytes: send) : try session.copyIn(copy.sql, bytes: send)
         }

@@ -164,6 +164,63 @@ extension PostgresIntegration {
             }
         }
 
+        /// A write whose outcome nothing waits for is held back and sent with the transaction's
+        /// next statement or its commit, in order: what follows sees it, its failure fails the
+        /// whole transaction where it is found (never as a constraint of the statement it went
+        /// with), and a transaction of such writes alone commits them and is heard.
+        @Test(.timeLimit(.minutes(1)))
+        func heldBackWritesGoWithTheNextStatementOrTheCommit() async throws {
+            try await TestServer.withFreshDatabase { settings in
+                let store = try PostgresBackend.open(settings, logger: .init(label: "store"))
+                defer { store.close() }
+                let probe = PostgresCommitProbe(
+                    settings: settings, logger: .init(label: "probe"), fallback: .seconds(3600))
+                _ = probe.committedSinceLastCheck()
+                let insert = "INSERT INTO metadata (key, value) VALUES (?, 'x')"
+                func count(_ db: any StoreConnection, _ key: String) throws -> Int64? {
+                    try db.cachedStatement(sql: "SELECT count(*) FROM metadata WHERE key = ?").firstInteger([key])
+                }
+                // Held back alone: committed at the end, and heard.
+                try store.write(.asOpened) { db in try db.cachedStatement(sql: insert).executeDeferred(arguments: ["a"])
+                }
+                try await eventually("the commit to be heard", timeout: .seconds(5)) { probe.committedSinceLastCheck() }
+                // Seen by the statement that follows it in the same transaction.
+                let seen = try store.write(.asOpened) { db in
+                    try db.cachedStatement(sql: insert).executeDeferred(arguments: ["b"])
+                    return try count(db, "b")
+                }
+                #expect(seen == 1)
+                // A duplicate held back is not its own statement's failure: it is found at the next
+                // statement, fails the transaction, and is not a constraint that statement's caller
+                // may take for its own and go on from.
+                var caught: StoreError?
+                #expect(throws: StoreError.self) {
+                    try store.write(.asOpened) { db in
+                        try db.cachedStatement(sql: insert).executeDeferred(arguments: ["c"])
+                        try db.cachedStatement(sql: insert).executeDeferred(arguments: ["a"])
+                        do { try db.cachedStatement(sql: insert).execute(arguments: ["d"]) } catch let e as StoreError {
+                            caught = e
+                            if e.isConstraint { return }
+                            throw e
+                        }
+                    }
+                }
+                #expect(caught?.isConstraint == false)
+                #expect(caught?.message.contains("duplicate key") == true)
+                // Found at the commit: nothing of the transaction stays.
+                #expect(throws: StoreError.self) {
+                    try store.write(.asOpened) { db in
+                        try db.cachedStatement(sql: insert).execute(arguments: ["e"])
+                        try db.cachedStatement(sql: insert).executeDeferred(arguments: ["a"])
+                    }
+                }
+                let left = try store.read { db in
+                    try ["c", "d", "e"].map { try count(db, $0) }
+                }
+                #expect(left == [0, 0, 0])
+            }
+        }
+
         /// The BEGIN sent with a read's first statement does not make that statement a prepared
         /// one: reads run unnamed, as they did, and use none of a connection's 500 slots.
         @Test(.timeLimit(.minutes(1)))

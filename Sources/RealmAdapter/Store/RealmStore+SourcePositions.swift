@@ -88,7 +88,7 @@ extension RealmStore {
                 ON CONFLICT (source, origin) DO UPDATE SET position = excluded.position
                 """
         )
-        .execute(arguments: [position.source, origin, position.position])
+        .executeDeferred(arguments: [position.source, origin, position.position])
     }
 
     /// Whether any Realm holds a transaction from `source` (one query, whatever the number of Realms).

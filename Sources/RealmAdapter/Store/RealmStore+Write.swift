@@ -216,13 +216,15 @@ extension RealmStore {
                         try db.cachedStatement(
                             sql: "INSERT INTO realm (id, path, schema_id, version, created_at) "
                                 + "VALUES (?, ?, ?, ?, ?)"
-                        ).execute(arguments: [r.id, path, schemaId, version, Timestamp(Date()).totalNanoseconds ?? 0])
+                        ).executeDeferred(arguments: [
+                            r.id, path, schemaId, version, Timestamp(Date()).totalNanoseconds ?? 0,
+                        ])
                     } else if version > r.version {
                         try db.cachedStatement(
                             sql: schemaId == r.schemaId
                                 ? "UPDATE realm SET version = ?1 WHERE id = ?3"
                                 : "UPDATE realm SET version = ?1, schema_id = ?2 WHERE id = ?3"
-                        ).execute(arguments: [version, schemaId, r.id])
+                        ).executeDeferred(arguments: [version, schemaId, r.id])
                     }
                     if version > r.version, found == nil, together {
                         created.cursors += cursors.map { ($0, r.id, version) }
@@ -280,10 +282,11 @@ extension RealmStore {
         stmt.bind(Int64(recorded.count), at: 5)
         try stmt.bind(position.map { .string($0.source) } ?? .null, at: 7)
         try stmt.bind(position.map { .string($0.position) } ?? .null, at: 8)
-        // Bound in place: the bytes outlive the statement's run, which is inside.
+        // Bound in place: the bytes outlive the statement's run, which is inside (a backend
+        // that holds the statement back copies them).
         try InstructionCodec.encode(recorded.instructions, prepared: recorded.prepared).withUnsafeBytes { bytes in
             try stmt.bind(borrowing: bytes, at: 6)
-            try stmt.run()
+            try stmt.runDeferred()
         }
     }
 
@@ -299,7 +302,7 @@ extension RealmStore {
             ON CONFLICT (adapter_id, realm_id) DO UPDATE SET version = excluded.version WHERE adapter_cursor.version = ?3
             """
             : "UPDATE adapter_cursor SET version = ?4 WHERE adapter_id = ?1 AND realm_id = ?2 AND version = ?3"
-        try db.cachedStatement(sql: sql).execute(arguments: [adapterId, realm, from, version])
+        try db.cachedStatement(sql: sql).executeDeferred(arguments: [adapterId, realm, from, version])
     }
 
     /// The id SQLite would give the next Realm created in this transaction: the highest so far

@@ -57,6 +57,11 @@ package protocol StoreStatement {
     /// A column of the row the statement stands on.
     func column(_ index: Int32) -> StoredValue
     func int64(_ index: Int32) -> Int64
+    /// Runs a bound statement once, as ``run()``, when nothing reads its rows or its count and
+    /// its failure fails the whole transaction: a backend may hold it back and send it with the
+    /// transaction's next statement or its commit, in one round trip, and throw its error there
+    /// (keeping copies of what was bound, borrowed bytes included).
+    func runDeferred() throws
 }
 
 extension StoreStatement {
@@ -64,6 +69,14 @@ extension StoreStatement {
     package func run() throws {
         defer { reset() }
         _ = try step()
+    }
+
+    package func runDeferred() throws { try run() }
+
+    /// Runs the statement once with `arguments`, as ``runDeferred()`` does.
+    package func executeDeferred(arguments: StoreArguments = []) throws {
+        try bind(arguments: arguments)
+        try runDeferred()
     }
 
     /// Binds `arguments` from parameter 1 (after a reset).
