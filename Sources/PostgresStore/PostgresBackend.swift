@@ -177,6 +177,15 @@ package final class PostgresBackend: StoreBackend, @unchecked Sendable {
             _ = try? store.session.execute("ROLLBACK")
             throw StoreError.notInTransaction
         }
+        // Writes held back alone go before the COMMIT, not with it: a broken connection is
+        // found before anything could be committed, and the transaction is tried again.
+        if !store.sentAny {
+            do { try store.flush() } catch {
+                if let lost = store.leadLost { throw Unbegun(error: lost) }
+                _ = try? store.session.execute("ROLLBACK")
+                throw error
+            }
+        }
         do {
             if store.lead.isEmpty {
                 try store.session.execute(end.joined(separator: "; "))
@@ -185,7 +194,7 @@ package final class PostgresBackend: StoreBackend, @unchecked Sendable {
             }
         } catch let e as PostgresError {
             _ = try? store.session.execute("ROLLBACK")
-            throw StoreError(e)
+            throw StoreError(heldBack: e)
         }
         return value
     }

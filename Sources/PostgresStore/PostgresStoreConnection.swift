@@ -21,8 +21,8 @@ final class PostgresStoreConnection: StoreConnection, @unchecked Sendable {
     var lead: [PostgresPipelined] = []
     /// Whether anything of the transaction was sent.
     var sentAny = false
-    /// The error of the round trip that carried ``lead``, when the connection was found broken
-    /// then: the transaction never began.
+    /// The error of the transaction's first round trip (the one that carried its BEGIN), when
+    /// the connection was found broken then: the transaction never began.
     var leadLost: StoreError?
     /// Whether something was sent whose answer is still to be read.
     private var unsettled = false
@@ -72,19 +72,23 @@ final class PostgresStoreConnection: StoreConnection, @unchecked Sendable {
         settle()
         let lead = self.lead
         self.lead = []
+        // Only the transaction's first round trip can find that it never began: a later one
+        // that breaks leaves a transaction the server rolls back, and the process's own
+        // bookkeeping of it to the store's caller.
+        let beginning = !sentAny
         sentAny = true
         do { return try send(lead) } catch let failed as PostgresLeadFailure {
-            // Held back, it failed the transaction, whatever its kind: never a constraint a
-            // caller expects of its own statement.
-            var error = StoreError(failed.error)
-            if error.kind == .constraint { error.kind = .failed }
-            if failed.error.code == .connectionLost { leadLost = error }
+            let error = StoreError(heldBack: failed.error)
+            if beginning, failed.error.code == .connectionLost { leadLost = error }
             throw error
         } catch let e as PostgresError {
             let error = StoreError(e)
-            if !lead.isEmpty, e.code == .connectionLost { leadLost = error }
+            if beginning, e.code == .connectionLost { leadLost = error }
             // Nothing of the lead ran (it could not be sent, say): it goes with the next statement.
-            if !lead.isEmpty, session.transactionState == .none { self.lead = lead }
+            if beginning, session.transactionState == .none {
+                self.lead = lead
+                sentAny = false
+            }
             throw error
         }
     }
@@ -95,11 +99,14 @@ final class PostgresStoreConnection: StoreConnection, @unchecked Sendable {
         do { try session.run(lead) } catch let e as PostgresError { throw PostgresLeadFailure(error: e) }
     }
 
+    /// Sends what waits, if anything, in a round trip of its own.
+    func flush() throws { try withLead(sendAlone) }
+
     /// Holds back a write whose outcome nothing waits for, until the next statement or the end;
     /// a long queue goes at once.
     func holdBack(_ statement: PostgresPipelined) throws {
         lead.append(statement)
-        if lead.count >= Self.longestLead { try withLead(sendAlone) }
+        if lead.count >= Self.longestLead { try flush() }
     }
 
     /// At most this many statements wait (a load of many Realms defers a history row for each).
@@ -116,5 +123,15 @@ final class PostgresStoreConnection: StoreConnection, @unchecked Sendable {
         guard unsettled else { return }
         session.settle()
         unsettled = false
+    }
+}
+
+extension StoreError {
+    /// The failure of a statement held back (the BEGIN, a write nothing waited for), found at
+    /// a later round trip: it fails the transaction whatever its kind, and is never a constraint
+    /// that the caller of the statement it went with could take for its own and go on from.
+    init(heldBack e: PostgresError) {
+        self.init(e)
+        if kind == .constraint { kind = .failed }
     }
 }

@@ -221,6 +221,63 @@ extension PostgresIntegration {
             }
         }
 
+        /// A connection that breaks after a transaction began is the transaction's failure: the
+        /// body is not run again (the process's bookkeeping of its first run would be stale),
+        /// even when writes held back went with the round trip that found it broken. A
+        /// connection found broken at the first round trip is made again and the body run anew.
+        @Test(.timeLimit(.minutes(1)))
+        func onlyATransactionThatNeverBeganIsTriedAgain() async throws {
+            try await TestServer.withFreshDatabase { settings in
+                let store = try PostgresBackend.open(settings, logger: .init(label: "store"))
+                defer { store.close() }
+                let admin = try PostgresConnection.connectSync(TestServer.settings)
+                defer { admin.close() }
+                func end(_ pid: Int64?) throws {
+                    _ = try admin.sessionSync {
+                        try $0.query("SELECT pg_terminate_backend($1::int)", [pid.map(String.init)])
+                    }
+                }
+                var runs = 0
+                let error = #expect(throws: StoreError.self) {
+                    try store.write(.asOpened) { db in
+                        runs += 1
+                        try end(try db.cachedStatement(sql: "SELECT pg_backend_pid()").firstInteger([]))
+                        try db.cachedStatement(sql: "INSERT INTO metadata (key, value) VALUES ('a', '1')")
+                            .executeDeferred(arguments: [])
+                        try db.execute(sql: "SELECT 1")
+                    }
+                }
+                #expect(runs == 1)
+                #expect(error?.kind == .unreachable)
+                // Broken before the transaction: found at its first round trip, tried again.
+                let pid = try store.read { db in try db.cachedStatement(sql: "SELECT pg_backend_pid()").firstInteger([])
+                }
+                try end(pid)
+                try await Task.sleep(for: .milliseconds(100))
+                runs = 0
+                let keys = try store.read { db in
+                    runs += 1
+                    return try db.cachedStatement(sql: "SELECT count(*) FROM metadata WHERE key = 'a'").firstInteger([])
+                }
+                #expect(runs == 2)
+                #expect(keys == 0)
+                // A write of held-back writes alone, its connection broken before: tried again, once.
+                let writer = try store.write(.asOpened) { db in
+                    try db.cachedStatement(sql: "SELECT pg_backend_pid()").firstInteger([])
+                }
+                try end(writer)
+                try await Task.sleep(for: .milliseconds(100))
+                try store.write(.asOpened) { db in
+                    try db.cachedStatement(sql: "INSERT INTO metadata (key, value) VALUES ('b', '1')")
+                        .executeDeferred(arguments: [])
+                }
+                let b = try store.read { db in
+                    try db.cachedStatement(sql: "SELECT count(*) FROM metadata WHERE key = 'b'").firstInteger([])
+                }
+                #expect(b == 1)
+            }
+        }
+
         /// The BEGIN sent with a read's first statement does not make that statement a prepared
         /// one: reads run unnamed, as they did, and use none of a connection's 500 slots.
         @Test(.timeLimit(.minutes(1)))

@@ -11,8 +11,9 @@ package struct PostgresPipelined: Sendable {
     }
 }
 
-/// The failure of a statement sent ahead in a pipeline (``PostgresSession/query(_:parameters:types:after:inSavepoint:)``):
-/// the statement that follows did not run.
+/// The failure of a statement sent ahead in a pipeline
+/// (``PostgresSession/query(_:parameters:types:after:inSavepoint:)``): the statement that follows
+/// did not run.
 package struct PostgresLeadFailure: Error {
     package var error: PostgresError
     package init(error: PostgresError) { self.error = error }
