@@ -85,10 +85,9 @@ final class PostgresStoreConnection: StoreConnection, @unchecked Sendable {
             let error = StoreError(e)
             if beginning, e.code == .connectionLost { leadLost = error }
             // Nothing of the lead ran (it could not be sent, say): it goes with the next statement.
-            if beginning, session.transactionState == .none {
-                self.lead = lead
-                sentAny = false
-            }
+            // The transaction counts as begun all the same: a body that goes on after this
+            // failure is refused at its end unless its transaction is open then.
+            if beginning, session.transactionState == .none { self.lead = lead }
             throw error
         }
     }
