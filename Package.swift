@@ -30,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
         // GraphQL subscriptions over WebSocket.
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        // Studio's pages (`/studio`): Mustache templates, every value HTML-escaped where it is shown.
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         // `server.email`: the SMTP client's STARTTLS and SMTPS (the same TLS as Hummingbird's).
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.2"),
@@ -155,6 +157,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Mustache", package: "swift-mustache"),
             ]
         ),
         .executableTarget(

@@ -7,7 +7,9 @@ set -euo pipefail
 # openssl: the self-signed certificate of the TLS test.
 # gdb: where the threads of a hung test are (scripts/watchdog.sh).
 # nginx: the load balancer in front of two `serve` replicas in the replica test.
-packages=(libsqlite3-dev libpq-dev freetds-dev freetds-bin postgresql postgresql-contrib python3-psycopg2 openssl gdb nginx)
+# chromium, chromium-driver: the real browser Studio's tests drive (headless, through Selenium).
+packages=(libsqlite3-dev libpq-dev freetds-dev freetds-bin postgresql postgresql-contrib python3-psycopg2 openssl gdb nginx
+  chromium chromium-driver)
 
 # prometheus-client (PyPI): the metrics test reads /metrics with Prometheus's own parser, in the
 # python3 the tests run (the first on PATH).
@@ -37,6 +39,13 @@ if ! python3 -c 'import aiosmtpd' 2>/dev/null; then
   echo "install-deps: installing aiosmtpd (PyPI) for $(command -v python3)"
   python3 -m pip install -q 'aiosmtpd==1.4.6' 2>/dev/null \
     || python3 -m pip install -q --break-system-packages 'aiosmtpd==1.4.6'
+fi
+
+# Selenium (PyPI): drives the browser in Studio's tests (Tests/Support/studio/studio.py).
+if ! python3 -c 'import selenium' 2>/dev/null; then
+  echo "install-deps: installing selenium (PyPI) for $(command -v python3)"
+  python3 -m pip install -q 'selenium==4.51.0' 2>/dev/null \
+    || python3 -m pip install -q --break-system-packages 'selenium==4.51.0'
 fi
 
 missing=()

@@ -10,6 +10,31 @@ import Testing
         name: "Todo", primaryKey: "id",
         properties: [Property(name: "id", type: .scalar(.int)), Property(name: "title", type: .scalar(.string))])
 
+    /// The summaries of a page of Realms (Studio's list) count only those Realms' objects, name
+    /// their last change, leave out paths with no Realm, and agree with every Realm's summary.
+    @Test(arguments: StoreKind.all) func summariesOfSomeRealmsAreThoseOfAll(_ kind: StoreKind) throws {
+        let t = try TemporaryStore(kind)
+        let s = t.store
+        for i in 0..<5 {
+            try s.apply([.addType(Self.todo)], to: "/u\(i)/it's", origin: "app")
+            let todos = (0..<i).map {
+                Instruction.insert(
+                    objectType: "Todo", identity: .int(Int64($0)),
+                    values: [
+                        "id": .int(Int64($0)), "title": "t",
+                    ])
+            }
+            if !todos.isEmpty { try s.apply(todos, to: "/u\(i)/it's", origin: "user:\(i)") }
+        }
+        let all = try s.summaries()
+        #expect(all.map(\.path) == (0..<5).map { "/u\($0)/it's" })
+        let some = try s.summaries(of: ["/u3/it's", "/nowhere", "/u0/it's"])
+        #expect(some == [all[0], all[3]])
+        #expect(some.map { $0.counts.map(\.count) } == [[0], [3]])
+        #expect(some.map { $0.lastChange?.origin } == ["app", "user:3"])
+        #expect(try s.summaries(of: []).isEmpty)
+    }
+
     @Test(arguments: StoreKind.all) func manyRealmsAreFoundAndCreatedAsOneAtATime(_ kind: StoreKind) throws {
         let t = try TemporaryStore(kind)
         let s = t.store

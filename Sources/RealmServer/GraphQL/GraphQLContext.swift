@@ -11,8 +11,8 @@ struct GraphQLContext: Sendable {
     let path: String
     /// The Realm's schema when the request began.
     let schema: Schema
-    /// The origin of the Realm transactions its mutations make: the user's (`user:<id>`), so
-    /// that `run` sends them to the database.
+    /// The origin of the Realm transactions its mutations make: the user's (`user:<id>`, or
+    /// Studio's `studio:<id>`), so that `run` sends them to the database.
     let origin: String
     /// The objects this request may still read.
     let budget: ObjectBudget
@@ -28,7 +28,7 @@ struct GraphQLContext: Sendable {
 
     init(
         store: RealmStore, path: String, schema: Schema, viewer: Viewer, level: AccessLevel, budget: ObjectBudget,
-        users: UserDirectory? = nil
+        users: UserDirectory? = nil, origin: String? = nil
     ) throws {
         self.users = users
         self.store = store
@@ -37,7 +37,7 @@ struct GraphQLContext: Sendable {
         self.viewer = viewer
         self.level = level
         self.budget = budget
-        origin = viewer.id.map { "user:\($0)" } ?? "graphql"
+        self.origin = origin ?? viewer.id.map { "user:\($0)" } ?? "graphql"
     }
 
     /// What the caller may do in the Realm, read once per request.

@@ -69,6 +69,7 @@ public struct RealmHTTPServer: Sendable {
             }
         }
         addAccountRoutes(to: router, mail: mail, permissions: permissions)
+        try Studio(server: self).addRoutes(to: router)
         router.get("graphql/schema/**") { request, context -> Response in
             await Self.answering {
                 let path = try Self.path(context)

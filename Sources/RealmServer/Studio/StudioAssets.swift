@@ -1,0 +1,54 @@
+import HTTPTypes
+import Hummingbird
+
+/// Studio's style sheet, and the headers of every page: a Content-Security-Policy that lets a
+/// page load only Studio's own files (no inline script or style, no other site's), no caching,
+/// no framing, no sniffing.
+enum StudioAssets {
+    static let headers: HTTPFields = [
+        .contentType: "text/html; charset=utf-8",
+        .contentSecurityPolicy:
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+            + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        .cacheControl: "no-store", .referrerPolicy: "no-referrer", .xContentTypeOptions: "nosniff",
+    ]
+
+    static func css() -> Response {
+        Response(
+            status: .ok,
+            headers: [
+                .contentType: "text/css; charset=utf-8", .cacheControl: "max-age=300", .xContentTypeOptions: "nosniff",
+            ],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: stylesheet)))
+    }
+
+    static let stylesheet = """
+        body { font: 15px/1.45 system-ui, sans-serif; margin: 0; color: #1d2330; background: #f7f8fa; }
+        header { display: flex; align-items: center; gap: 1.5em; padding: .6em 1.5em; background: #39477f; color: #fff; }
+        header a { color: #fff; text-decoration: none; }
+        header .brand { font-weight: 600; font-size: 1.1em; }
+        header .logout { margin-left: auto; display: flex; gap: .8em; align-items: center; }
+        main { padding: 1em 1.5em 3em; max-width: 80em; }
+        h1 { font-size: 1.4em; margin: .4em 0 .6em; word-break: break-all; }
+        h2 { font-size: 1.1em; margin: 1.4em 0 .4em; }
+        table { border-collapse: collapse; background: #fff; margin: .5em 0; }
+        th, td { border: 1px solid #d6dae3; padding: .3em .6em; text-align: left; vertical-align: top; }
+        th { background: #eef0f5; font-weight: 600; }
+        td.value { max-width: 28em; overflow-wrap: anywhere; white-space: pre-wrap; }
+        .null { color: #8a90a0; font-style: italic; }
+        .notice { background: #e3f4e6; border: 1px solid #9ccfa6; padding: .5em .8em; }
+        .error { background: #fbe6e6; border: 1px solid #e0a3a3; padding: .5em .8em; white-space: pre-wrap; }
+        pre.caret { margin: .2em 0; color: #b02020; }
+        form.inline { display: inline; }
+        form.search, form.query { display: flex; gap: .5em; flex-wrap: wrap; align-items: center; margin: .5em 0; }
+        input[type=search], input.query { min-width: 28em; }
+        .pager { margin: .6em 0; display: flex; gap: 1em; }
+        .crumbs { color: #5a6275; margin-top: .4em; }
+        .muted { color: #5a6275; }
+        pre.instructions { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; max-height: 12em; overflow: auto; }
+        """
+}
+
+extension HTTPField.Name {
+    static let xContentTypeOptions = Self("X-Content-Type-Options")!
+}

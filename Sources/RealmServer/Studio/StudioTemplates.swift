@@ -1,0 +1,139 @@
+import Mustache
+
+/// Studio's pages as Mustache templates, compiled into the binary (nothing to install beside it).
+/// `{{name}}` escapes for HTML; `{{{body}}}` is only ever a page already rendered from these.
+enum StudioTemplates {
+    static func library() throws -> MustacheLibrary {
+        var library = MustacheLibrary()
+        for (name, text) in templates { try library.register(text, named: name) }
+        return library
+    }
+
+    static let templates: [(String, String)] = [
+        ("layout", layout), ("message", message), ("login", login), ("pager", pager), ("realms", realms),
+        ("realm", realm), ("objects", objects), ("object", object), ("cell", cell), ("history", history),
+    ]
+
+    static let layout = """
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8"><title>{{title}} · Realm Studio</title>
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <link rel="stylesheet" href="assets/studio.css"></head>
+        <body>
+        <header><a class="brand" href="realms">Realm Studio</a>
+        {{#session}}<nav><a href="realms">Realms</a></nav>
+        <form class="logout" method="post" action="logout"><span class="who" id="who">{{name}}{{#isAdmin}} (admin){{/isAdmin}}</span>
+        <input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" id="logout">Log out</button></form>{{/session}}
+        </header>
+        <main>
+        <h1>{{title}}</h1>
+        {{#notice}}<p class="notice" role="status" id="notice">{{notice}}</p>{{/notice}}
+        {{#error}}<p class="error" role="alert" id="error">{{error}}</p>{{/error}}
+        {{{body}}}
+        </main></body></html>
+
+        """
+
+    static let message = """
+        <p class="error" role="alert" id="error">{{message}}</p>
+        <p><a href="realms">Back to the Realms</a></p>
+        """
+
+    static let login = """
+        <form method="post" action="login" id="login">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <p><label>User name<br><input name="name" id="name" autocomplete="username" required autofocus></label></p>
+        <p><label>Password<br><input type="password" name="password" id="password" autocomplete="current-password" required></label></p>
+        <p><button type="submit">Log in</button></p>
+        </form>
+        """
+
+    static let pager = """
+        {{#pager}}<nav class="pager">{{#previous}}<a href="{{previous}}" rel="prev">← Previous</a>{{/previous}}
+        <span>Page {{page}} of {{pages}}</span>{{#next}}<a href="{{next}}" rel="next" id="next">Next →</a>{{/next}}</nav>{{/pager}}
+        """
+
+    static let realms = """
+        <form method="get" action="realms" class="search">
+        <input type="search" name="q" id="q" value="{{q}}" placeholder="Path contains…" aria-label="Search by path">
+        <button type="submit">Search</button></form>
+        <p class="muted" id="total">{{total}} Realm{{plural}}{{#searched}} whose path contains “{{q}}”{{/searched}}.</p>
+        {{^none}}<table id="realms"><thead><tr><th>Path</th><th>Version</th><th>Objects</th><th>By type</th>
+        <th>Last change</th><th>Origin</th></tr></thead><tbody>
+        {{#realms}}<tr><td><a href="{{realmLink}}">{{path}}</a></td><td>{{version}}</td><td>{{objects}}</td>
+        <td class="muted">{{types}}</td><td>{{changedAt}}</td><td>{{origin}}</td></tr>
+        {{/realms}}</tbody></table>{{/none}}
+        {{> pager}}
+        """
+
+    static let realm = """
+        <p class="crumbs"><a href="realms">Realms</a> › {{path}} · version {{version}}{{#changedAt}}, last changed
+        {{changedAt}} by {{origin}}{{/changedAt}} · <a href="{{history}}" id="history">History</a></p>
+        {{#noTypes}}<p>This Realm has no types yet.</p>{{/noTypes}}
+        {{^noTypes}}<table id="types"><thead><tr><th>Type</th><th>Objects</th><th>Properties</th></tr></thead><tbody>
+        {{#types}}<tr><td><a href="{{objectsLink}}">{{typeName}}</a></td><td>{{count}}</td><td>{{#properties}}<span class="property">
+        {{#primary}}<strong>{{/primary}}{{property}}{{#primary}}</strong>{{/primary}}: {{propertyType}}{{#indexed}} (indexed){{/indexed}}
+        </span><br>{{/properties}}</td></tr>
+        {{/types}}</tbody></table>{{/noTypes}}
+        """
+
+    /// One line: a value's cell keeps its white space (`pre-wrap`), so the template adds none.
+    static let cell = """
+        {{#isNull}}<span class="null">null</span>{{/isNull}}{{#isList}}<details><summary>{{count}} item(s)</summary>\
+        {{#items}}{{#target}}<a href="{{target}}">{{text}}</a>{{/target}}{{^target}}{{text}}{{/target}}<br>{{/items}}\
+        </details>{{/isList}}{{^isNull}}{{^isList}}{{#target}}<a href="{{target}}">{{text}}</a>{{/target}}\
+        {{^target}}{{text}}{{/target}}{{/isList}}{{/isNull}}
+        """
+
+    static let objects = """
+        <p class="crumbs"><a href="realms">Realms</a> › <a href="{{realm}}">{{path}}</a> › {{type}}</p>
+        <form method="get" action="objects" class="query">
+        <input type="hidden" name="path" value="{{path}}"><input type="hidden" name="type" value="{{type}}">
+        <input class="query" name="q" id="q" value="{{q}}" placeholder="A query: name BEGINSWITH &quot;A&quot; AND id > 3"
+        aria-label="Query">
+        <button type="submit">Filter</button></form>
+        {{#queryError}}<div class="error" role="alert" id="query-error">{{queryError}}
+        {{#caret}}<pre class="caret">{{q}}
+        {{caret}}</pre>{{/caret}}</div>{{/queryError}}
+        <p class="muted" id="total">{{total}} object{{plural}}.</p>
+        {{^none}}<table id="objects"><thead><tr><th>Key</th>{{#columns}}<th>{{#sortable}}<a href="{{sortLink}}">{{column}}</a>
+        {{/sortable}}{{^sortable}}{{column}}{{/sortable}} <span class="muted">{{columnType}}</span> {{sorted}}</th>{{/columns}}</tr>
+        </thead><tbody>
+        {{#rows}}<tr><td><a href="{{objectLink}}" class="key">{{key}}</a></td>{{#cells}}<td class="value">{{> cell}}</td>{{/cells}}</tr>
+        {{/rows}}</tbody></table>{{/none}}
+        {{> pager}}
+        """
+
+    static let object = """
+        <p class="crumbs"><a href="realms">Realms</a> › <a href="{{realm}}">{{path}}</a> ›
+        <a href="{{objects}}">{{type}}</a> › {{shownKey}}</p>
+        <table id="object"><thead><tr><th>Property</th><th>Value</th>{{#writable}}<th>Change</th>{{/writable}}</tr></thead>
+        <tbody>
+        {{#properties}}<tr id="property-{{property}}"><td>{{property}} <span class="muted">{{propertyType}}</span></td>
+        <td class="value">{{> cell}}</td>
+        {{#writable}}<td>{{#editable}}<form method="post" action="object" class="inline edit">
+        <input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="path" value="{{path}}">
+        <input type="hidden" name="type" value="{{type}}"><input type="hidden" name="key" value="{{key}}">
+        <input type="hidden" name="property" value="{{property}}">
+        <input name="value" value="{{current}}" aria-label="New value of {{property}}">
+        {{#optional}}<label><input type="checkbox" name="null" value="1"{{#isNull}} checked{{/isNull}}> null</label>{{/optional}}
+        <button type="submit">Save</button></form>{{/editable}}</td>{{/writable}}</tr>
+        {{/properties}}</tbody></table>
+        {{#writable}}<form method="post" action="delete" id="delete">
+        <input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="path" value="{{path}}">
+        <input type="hidden" name="type" value="{{type}}"><input type="hidden" name="key" value="{{key}}">
+        <button type="submit">Delete this {{type}}</button></form>{{/writable}}
+        """
+
+    static let history = """
+        <p class="crumbs"><a href="realms">Realms</a> › <a href="{{realm}}">{{path}}</a> › History</p>
+        {{#compacted}}<p class="muted">History up to version {{compacted}} was compacted.</p>{{/compacted}}
+        {{#none}}<p>No transactions are kept.</p>{{/none}}
+        {{^none}}<table id="history"><thead><tr><th>Version</th><th>Origin</th><th>Committed</th><th>Source position</th>
+        <th>Instructions</th></tr></thead><tbody>
+        {{#rows}}<tr><td>{{version}}</td><td>{{origin}}</td><td>{{time}}</td><td>{{position}}</td>
+        <td><pre class="instructions">{{instructions}}</pre>{{#more}}<span class="muted">and {{more}} more</span>{{/more}}</td></tr>
+        {{/rows}}</tbody></table>{{/none}}
+        {{> pager}}
+        """
+}

@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Drives Studio in a real browser (Debian's headless Chromium through Selenium), as a person would.
+
+Usage: studio.py BASE SHOTS MODE [ARGS]
+  tour BOB_ID CAROL_ID   log in as the admin alice, browse, query, follow a link, edit, log out; then bob
+  expiry                 log in, wait out the session, and be sent to the login page
+Prints "ok: <step>" per step that held, and "FAIL: <why>" (exit 1) at the first that did not.
+Screenshots of each page go to SHOTS.
+"""
+import os
+import shutil
+import sys
+import time
+
+from selenium import webdriver
+from selenium.common.exceptions import NoAlertPresentException
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+
+BASE, SHOTS, MODE = sys.argv[1], sys.argv[2], sys.argv[3]
+shutil.rmtree(SHOTS, ignore_errors=True)
+os.makedirs(SHOTS)
+
+
+def browser():
+    options = Options()
+    for a in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900"]:
+        options.add_argument(a)
+    options.binary_location = "/usr/bin/chromium"
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def check(condition, step, detail=""):
+    if not condition:
+        print(f"FAIL: {step}: {detail}", flush=True)
+        driver.save_screenshot(os.path.join(SHOTS, "failure.png"))
+        driver.quit()
+        sys.exit(1)
+    print(f"ok: {step}", flush=True)
+
+
+def shot(name):
+    driver.save_screenshot(os.path.join(SHOTS, name + ".png"))
+
+
+def text(css):
+    found = driver.find_elements(By.CSS_SELECTOR, css)
+    return found[0].text if found else ""
+
+
+def log_in(name, password):
+    driver.get(BASE + "/studio/login")
+    driver.find_element(By.ID, "name").send_keys(name)
+    driver.find_element(By.ID, "password").send_keys(password)
+    driver.find_element(By.CSS_SELECTOR, "#login button").click()
+
+
+def no_alert():
+    try:
+        driver.switch_to.alert
+        return False
+    except NoAlertPresentException:
+        return True
+
+
+def tour(bob_id, carol_id):
+    driver.get(BASE + "/studio")
+    check(driver.current_url.endswith("/studio/login"), "a visitor is sent to the login page", driver.current_url)
+    shot("login")
+    log_in("alice", "not-her-password")
+    check("Wrong user name or password" in text("#notice"), "a wrong password is refused", text("main"))
+    log_in("alice", "alice-password")
+    check(driver.current_url.endswith("/studio/realms"), "alice logs in to the Realms", driver.current_url)
+    check("alice (admin)" in text("#who"), "the page names who is logged in", text("#who"))
+    paths = [a.text for a in driver.find_elements(By.CSS_SELECTOR, "#realms td:first-child a")]
+    check('/a "quoted" path' in paths and "/shop" in paths, "an admin sees every Realm", str(paths))
+    check(f"/{bob_id}/notes" in paths and f"/{carol_id}/secret" in paths, "users' Realms too", str(paths))
+    shot("realms")
+
+    driver.find_element(By.ID, "q").send_keys("quoted\n")
+    check(text("#total").startswith("1 Realm "), "the list is searched by path", text("#total"))
+    driver.find_element(By.LINK_TEXT, '/a "quoted" path').click()
+    check(text("h1") == '/a "quoted" path', "a path with quotes is shown as text", text("h1"))
+
+    driver.get(BASE + "/studio/realms")
+    driver.find_element(By.LINK_TEXT, "/shop").click()
+    check(text("h1") == "/shop", "alice opens a Realm", text("h1"))
+    types = [a.text for a in driver.find_elements(By.CSS_SELECTOR, "#types td:first-child a")]
+    check(types == ["Stop", "Route"], "its types are listed", str(types))
+    shot("realm")
+
+    driver.find_element(By.LINK_TEXT, "Stop").click()
+    cells = [td.text for td in driver.find_elements(By.CSS_SELECTOR, "#objects td.value")]
+    check("<script>alert(1)</script>" in cells, "a value with markup is shown as text", str(cells))
+    check(no_alert(), "and nothing of it runs")
+    shot("objects")
+
+    box = driver.find_element(By.ID, "q")
+    box.send_keys('name BEGINSWITH "Q"\n')
+    keys = [a.text for a in driver.find_elements(By.CSS_SELECTOR, "#objects a.key")]
+    check(keys == ["3"] and text("#total") == "1 object.", "a query filters the objects", f"{keys} {text('#total')}")
+    box = driver.find_element(By.ID, "q")
+    box.clear()
+    box.send_keys("name ==\n")
+    check("at character 8" in text("#query-error") and "^" in text("#query-error pre"),
+          "a bad query's error points where it is", text("#query-error"))
+
+    driver.get(BASE + "/studio/objects?path=%2Fshop&type=Stop&sort=name&desc=1")
+    keys = [a.text for a in driver.find_elements(By.CSS_SELECTOR, "#objects a.key")]
+    check(keys == ["3", "2", "1", "4"], "objects sort by a column, descending", str(keys))
+
+    driver.get(BASE + "/studio/objects?path=%2Fshop&type=Route")
+    driver.find_element(By.CSS_SELECTOR, "#objects td.value > a[href*='type=Stop']").click()
+    check(text("h1") == "Stop 2", "a link opens its target", text("h1"))
+
+    field = driver.find_element(By.CSS_SELECTOR, "#property-name input[name=value]")
+    field.clear()
+    field.send_keys("Mill & Co")
+    driver.find_element(By.CSS_SELECTOR, "#property-name button").click()
+    check(text("#notice") == "Saved name.", "an edit is saved", text("main"))
+    check(text("#property-name td.value") == "Mill & Co", "and shown", text("#property-name"))
+    shot("object")
+
+    driver.get(BASE + "/studio/object?path=%2Fshop&type=Route&key=%22R1%22")
+    field = driver.find_element(By.CSS_SELECTOR, "#property-rank input[name=value]")
+    field.clear()
+    field.send_keys("fast")
+    driver.find_element(By.CSS_SELECTOR, "#property-rank button").click()
+    check("expected double?, found string" in text("#error"), "a value that does not fit is refused", text("main"))
+
+    driver.get(BASE + "/studio/history?path=%2Fshop")
+    origins = [td.text for td in driver.find_elements(By.CSS_SELECTOR, "#history td:nth-child(2)")]
+    check(origins[0].startswith("studio:"), "the history shows the edit first, with Studio's origin", str(origins))
+    shot("history")
+
+    driver.find_element(By.ID, "logout").click()
+    check(driver.current_url.endswith("/studio/login") and "logged out" in text("#notice"), "alice logs out",
+          driver.current_url)
+    driver.get(BASE + "/studio/realms")
+    check(driver.current_url.endswith("/studio/login"), "and her session has ended", driver.current_url)
+
+    log_in("bob", "bob-password")
+    paths = [a.text for a in driver.find_elements(By.CSS_SELECTOR, "#realms td:first-child a")]
+    check(paths == [f"/{bob_id}/notes", "/shop"], "bob sees his Realm and the one granted to him", str(paths))
+    driver.get(BASE + "/studio/object?path=%2Fshop&type=Stop&key=1")
+    check(not driver.find_elements(By.CSS_SELECTOR, "form.edit"), "a reader is offered no edit")
+    driver.get(BASE + f"/studio/realm?path=%2F{carol_id}%2Fsecret")
+    check("may not read" in text("#error"), "bob cannot open carol's Realm", text("main"))
+
+
+def expiry():
+    log_in("alice", "alice-password")
+    check(driver.current_url.endswith("/studio/realms"), "alice logs in", driver.current_url)
+    time.sleep(3)
+    driver.get(BASE + "/studio/realm?path=%2Fshop")
+    check(driver.current_url.endswith("/studio/login"), "an expired session is sent to the login page",
+          driver.current_url)
+    check("expired" in text("#notice"), "which says why", text("main"))
+
+
+driver = browser()
+try:
+    if MODE == "tour":
+        tour(sys.argv[4], sys.argv[5])
+    else:
+        expiry()
+finally:
+    driver.quit()

@@ -1,0 +1,119 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Studio (`/studio`) in a real browser: Debian's headless Chromium driven by Selenium
+/// (`Support/studio/studio.py`), against servers the tests start; and its guards through curl.
+/// Screenshots of each page go to `.build/artifacts/studio/` (`tour-directory/realms.png`, say).
+@Suite(.serialized) struct StudioTests {
+    typealias Server = ServeTests.Server
+
+    static func script() -> String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Support/studio/studio.py").path
+    }
+
+    static var shots: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent(".build/artifacts/studio").path
+    }
+
+    /// Runs the browser script in `mode`; every step it printed, and whether all held.
+    static func browse(_ s: Server, _ mode: String, _ arguments: [String] = [], shots name: String? = nil)
+        async throws
+    {
+        let r = try await ChildProcess.run(
+            "/usr/bin/env", ["python3", script(), s.url, shots + "/" + (name ?? mode), mode] + arguments)
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr.suffix(3000))")
+        #expect(!r.stdout.contains("FAIL"), "\(r.stdout)")
+    }
+
+    /// The users' ids, by name (`user list`).
+    static func ids(_ s: Server) async throws -> [String: String] {
+        let listed = try await s.cli(["user", "list", "--config", s.config])
+        var out: [String: String] = [:]
+        for line in listed.stdout.split(separator: "\n") {
+            let fields = line.split(separator: "\t").map(String.init)
+            if fields.count >= 2 { out[fields[0]] = fields[1] }
+        }
+        return out
+    }
+
+    func apply(_ s: Server, _ path: String, _ json: String) async throws {
+        let file = s.dir + "/\(UUID().uuidString.prefix(8)).json"
+        try json.write(toFile: file, atomically: true, encoding: .utf8)
+        let r = try await s.cli(["realm", "apply", path, "--file", file, "--store", s.store])
+        #expect(r.status == 0, "\(r.stderr)")
+    }
+
+    /// Log in, browse the Realms, search them, open one, filter with a query (and see a bad one's
+    /// error where it points), sort, follow a link, edit a value (and be refused one that does not
+    /// fit), read the history, log out; a non-admin sees only what they may read. Markup in a value
+    /// and quotes in a path are shown as text. The edit is a Realm transaction of origin
+    /// `studio:<id>`.
+    @Test(arguments: ServeTests.Store.all) func aPersonBrowsesAndEditsTheRealmsInABrowser(_ store: ServeTests.Store)
+        async throws
+    {
+        let s = try await Server(on: store)
+        let ids = try await Self.ids(s)
+        let (bob, carol, alice) = (try #require(ids["bob"]), try #require(ids["carol"]), try #require(ids["alice"]))
+        try await apply(
+            s, "/shop",
+            #"[{"type": "INSERT", "object_type": "Stop", "identity": 4, "values": {"id": 4, "name": "<script>alert(1)</script>"}}]"#
+        )
+        let note = #"[{"type": "ADD_TYPE", "object_type": "Note", "primary_key": "id", "properties": {"id": "int"}}]"#
+        for path in ["/\(bob)/notes", "/\(carol)/secret", #"/a "quoted" path"#] { try await apply(s, path, note) }
+        #expect(
+            try await s.cli(["permission", "grant", "read", "/shop", "--user", "bob", "--config", s.config]).status == 0
+        )
+        try await s.start()
+        try await Self.browse(s, "tour", [bob, carol], shots: "tour-\(store)")
+
+        let history = try await s.cli(["realm", "history", "/shop", "--store", s.store])
+        let edits = history.stdout.split(separator: "\n").filter { $0.contains("studio:\(alice)") }
+        #expect(edits.count == 1 && edits[0].contains(#""name":"Mill & Co""#), "\(history.stdout)")
+    }
+
+    /// A session lasts as long as its login (`server.refreshTokenLifetime`); then the browser is
+    /// sent to the login page, which says why.
+    @Test func anExpiredSessionIsSentToTheLoginPage() async throws {
+        let s = try await Server(server: #", "refreshTokenLifetime": 2"#)
+        try await s.start()
+        try await Self.browse(s, "expiry")
+    }
+
+    /// The session cookie is HttpOnly, SameSite=Strict and for /studio only; pages forbid inline
+    /// scripts; a form without the session's CSRF token changes nothing; a login form posted
+    /// without its own cookie is refused.
+    @Test func sessionsAndFormsAreGuarded() async throws {
+        let s = try await Server()
+        try await s.start()
+        let jar = s.dir + "/jar"
+        func curl(_ args: [String]) async throws -> String {
+            try await ChildProcess.run("/usr/bin/curl", ["-s", "-i", "-c", jar, "-b", jar] + args).stdout
+        }
+        let form = try await curl([s.url + "/studio/login"])
+        #expect(form.contains("Content-Security-Policy: default-src 'none'; script-src 'self'"), "\(form)")
+        let csrf = try #require(form.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
+        let forged = try await ChildProcess.run(
+            "/usr/bin/curl",
+            ["-s", "-i", "-d", "csrf=\(csrf)&name=alice&password=alice-password", s.url + "/studio/login"]
+        ).stdout
+        #expect(forged.contains("403 Forbidden") && !forged.contains("studio=ey"), "\(forged)")
+        let login = try await curl(["-d", "csrf=\(csrf)&name=alice&password=alice-password", s.url + "/studio/login"])
+        let cookie = try #require(
+            login.split(separator: "\r\n").first { $0.hasPrefix("Set-Cookie: studio=") }, "\(login)")
+        for flag in ["HttpOnly", "SameSite=Strict", "Path=/studio"] { #expect(cookie.contains(flag), "\(cookie)") }
+        #expect(!cookie.contains("Secure"), "not over plain HTTP")
+
+        let edit = "path=%2Fshop&type=Stop&key=1&property=name&value=Forged"
+        let refused = try await curl(["-d", edit + "&csrf=0123", s.url + "/studio/object"])
+        #expect(refused.contains("403 Forbidden") && refused.contains("CSRF"), "\(refused)")
+        let page = try await curl([s.url + "/studio/object?path=%2Fshop&type=Stop&key=1"])
+        let token = try #require(page.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
+        let saved = try await curl(["-d", edit + "&csrf=\(token)", s.url + "/studio/object"])
+        #expect(saved.contains("303 See Other"), "\(saved)")
+        let dump = try await s.cli(["realm", "dump", "/shop", "--store", s.store])
+        #expect(dump.stdout.contains("Forged") && dump.stdout.components(separatedBy: "Forged").count == 2)
+    }
+}
