@@ -32,52 +32,14 @@ struct DeadLetter: AsyncParsableCommand {
         try await reportingErrors {
             let (c, logger) = try options.load()
             let (_, _, connector) = try Wiring.connector(c, logger: logger)
-            let status = try await connector.statusReport(adapter: c.realm.adapterName)
-            guard !status.streaming else { throw RealmAdapterError.daemonRunning(stream: status.streamName) }
             let store = try StoreLocation(c.realm).open(logger: logger)
-            guard try store.contains(path) else { throw RealmAdapterError.realmNotFound(path) }
             let adapter = try Adapter(
                 store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)
-            // The database may hold it already (a crash after its commit): then it is not blocking.
-            let applied = try await connector.appliedVersions(adapter: adapter.name)[path] ?? 0
-            if try adapter.cursor(path) < applied { try adapter.advance(path, through: applied) }
-            guard let tx = try adapter.pending(path, limit: 1).first else {
-                throw RealmAdapterError.nothingBlocked(path)
-            }
-            if let version, version != tx.version {
-                throw RealmAdapterError.notTheBlockedVersion(path, oldest: tx.version, given: version)
-            }
-            let blocked = try BlockedTransaction.current(in: store, adapter: adapter, path: path)
-            let reason = blocked?.error ?? "moved aside by realm-adapter dead-letter"
-            try await connector.deadLetter(
-                tx.instructions, error: reason, adapter: adapter.name, path: path, version: tx.version)
-            try UnsentObjects.record(tx.instructions, store, adapter: adapter.name, path: path)
-            try adapter.advance(path, through: tx.version)
-            try BlockedTransaction.clear(in: store, adapter: adapter.name, path: path)
+            let tx = try await adapter.moveBlockedToDeadLetters(path, version: version, connector: connector)
             print(
                 "Moved version \(tx.version) of \(path) (\(tx.instructions.count) instructions) to "
                     + "realm_adapter_dead_letter; "
                     + "`realm-adapter run` goes on from the next one.")
         }
-    }
-}
-
-extension RealmAdapterError {
-    static func daemonRunning(stream: String) -> RealmAdapterError {
-        RealmAdapterError(
-            .invalidState,
-            "A daemon is streaming from \(stream): stop it first, then move the transaction "
-                + "aside.")
-    }
-
-    static func nothingBlocked(_ path: String) -> RealmAdapterError {
-        RealmAdapterError(.invalidState, "\(path) has no transaction waiting to be sent: nothing is blocked.")
-    }
-
-    static func notTheBlockedVersion(_ path: String, oldest: Int64, given: Int64) -> RealmAdapterError {
-        RealmAdapterError(
-            .invalidState,
-            "The oldest unsent transaction of \(path) is version \(oldest), not \(given); "
-                + "run `realm-adapter status` again.")
     }
 }

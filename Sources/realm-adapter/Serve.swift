@@ -96,8 +96,12 @@ extension Serve {
                 "address": "\(scheme)://\(c.server.host):\(c.server.port)", "realm.store": "\(c.realm.store)",
                 "providers": "\(providers.joined(separator: ","))", "email": "\(c.server.email == nil ? "off" : "on")",
             ])
+        // Studio's Sync page: `status`'s report and `dead-letter`'s action, through a connector of its own.
+        let sync = try c.database.map { _ in
+            SyncAccess(configuration: c, connector: try Wiring.connector(c, logger: logger).2, logger: logger)
+        }
         return try RealmHTTPServer(
-            store: store, users: users, tokens: tokens, external: external, configuration: c.server
+            store: store, users: users, tokens: tokens, external: external, configuration: c.server, sync: sync
         )
         .service(logger: logger)
     }

@@ -41,105 +41,78 @@ struct Status: AsyncParsableCommand {
                 print(
                     "Webhooks: store \(c.realm.store)" + (exists ? "" : ": none there yet (`load` or `run` makes it)")
                 )
-                if try printWebhooks(c, store: store, logger: logger) { throw ExitCode(2) }
+                let webhooks = try SyncReport.webhooks(c, store: store, logger: logger)
+                printWebhooks(webhooks)
+                if webhooks.contains(where: { !$0.lag.deadLetters.isEmpty }) { throw ExitCode(2) }
                 return
             }
             let (database, _, connector) = try Wiring.connector(c, logger: logger)
-            let db = try await connector.statusReport(adapter: c.realm.adapterName)
             guard try StoreLocation(c.realm).exists(logger: logger) else {
+                // The database is asked first: one that cannot be reached is the error then.
+                _ = try await connector.statusReport(adapter: c.realm.adapterName)
                 throw RealmAdapterError.noStore(c.realm.store, for: "status")
             }
             let store = try StoreLocation(c.realm).open(logger: logger)
-            let adapter = try Adapter(
-                store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)
-            // Per-user Realms run to the hundreds of thousands: with more than a screenful, the
-            // table shows those with unsent changes (found by one query), and a count of the rest.
-            let paths = try adapter.paths()
-            let pending = Dictionary(try adapter.pendingCounts(), uniquingKeysWith: { a, _ in a })
-            let shown = paths.count <= Self.allRealmsUpTo ? paths : paths.filter { pending[$0] != nil }
-
-            let target = database.displayTarget
-            print("Adapter \(c.realm.adapterName): store \(c.realm.store) (\(store.engine)), database \(target)")
+            let report = try await SyncReport.make(
+                c, store: store, connector: connector, listAllUpTo: Self.allRealmsUpTo, logger: logger)
+            print(
+                "Adapter \(report.adapter): store \(c.realm.store) (\(report.engine)), database \(database.displayTarget)"
+            )
             print("")
             let header = ["Realm", "version", "unsent", "db recorded", "last position applied"]
-            var rows: [[String]] = []
-            var blocked: [BlockedTransaction] = []
-            for path in shown {
-                if pending[path] != nil,
-                    let b = try BlockedTransaction.current(in: store, adapter: adapter, path: path),
-                    (db.applied[path] ?? 0) < b.version
-                {
-                    blocked.append(b)
-                }
-                let version = try store.version(of: path)
-                let position = try store.sourcePosition(connector.sourceName, of: path, origin: adapter.origin).map(
-                    connector.describe(position:))
-                rows.append([
-                    path, String(version), String(pending[path] ?? 0), db.applied[path].map(String.init) ?? "-",
-                    position ?? "-",
-                ])
+            let rows = report.realms.map {
+                [
+                    $0.path, String($0.version), String($0.unsent), $0.recorded.map(String.init) ?? "-",
+                    $0.position ?? "-",
+                ]
             }
-            if paths.isEmpty {
+            if report.realmCount == 0 {
                 print("(no synced Realms yet)")
             } else if !rows.isEmpty {
                 print(Self.table([header] + rows))
             }
-            if shown.count < paths.count {
+            if report.realms.count < report.realmCount {
                 print(
-                    "\(paths.count) Realms; \(pending.count) with unsent "
+                    "\(report.realmCount) Realms; \(report.behind) with unsent "
                         + "changes\(rows.isEmpty ? "" : " (above)"), the others caught up."
                 )
             }
             print("")
+            let db = report.database
             for line in db.stream { print(line) }
             for w in db.warnings { print("warning: \(w)") }
-            var warned = !db.warnings.isEmpty
-            do { try Loader.requireFinishedLoad(store, source: connector.sourceName) } catch let e as RealmAdapterError
-            {
-                print("warning: \(e.message)")
-                warned = true
-            }
+            if let load = report.unfinishedLoad { print("warning: \(load)") }
             if db.deadLetters > 0 {
                 print(
                     "warning: \(db.deadLetters) change(s) in the dead-letter table realm_adapter_dead_letter "
                         + "(ignoreSQLErrors)"
                 )
-                warned = true
             }
             if db.deadRows > 0 {
                 print(
                     "warning: \(db.deadRows) database row change(s) no Realm could hold, set aside in "
                         + "realm_adapter_dead_row (ignoreSQLErrors)"
                 )
-                warned = true
             }
-            if try printWebhooks(c, store: store, logger: logger) { warned = true }
-            for b in blocked {
+            printWebhooks(report.webhooks)
+            for b in report.blocked {
                 print("blocked: \(b.path) version \(b.version) was rejected by the database: \(b.error)")
                 print(
                     "  Fix the database and start `realm-adapter run` again (it retries), or move it aside with "
                         + "`realm-adapter dead-letter \(b.path) --version \(b.version) --config \(options.config)`.")
             }
-            let blockedRow = try BlockedRow.current(in: store, source: connector.sourceName, origin: adapter.origin)
-            if let b = blockedRow {
-                print(
-                    "blocked: a database change no Realm can hold stopped the daemon at "
-                        + "\(connector.describe(position: b.position)): \(b.error)"
-                )
+            if let b = report.blockedRow {
+                print("blocked: a database change no Realm can hold stopped the daemon at \(b.position): \(b.error)")
             }
-            if !blocked.isEmpty || blockedRow != nil { throw ExitCode(3) }
-            if warned { throw ExitCode(2) }
+            if report.isBlocked { throw ExitCode(3) }
+            if report.needsAttention { throw ExitCode(2) }
         }
     }
 
-    /// Each webhook's backlog and dead letters; returns whether there are dead letters.
-    /// Each webhook's line, and its dead letters; with no store yet, nothing to deliver.
-    func printWebhooks(_ c: Configuration, store: RealmStore?, logger: Logger) throws -> Bool {
-        var dead = false
-        for w in c.events.webhooks {
-            let lag =
-                try store.map { try Webhook(w).handler(store: $0, retry: c.events.retry, logger: logger).lag() }
-                ?? .caughtUp
+    /// Each webhook's line, and its dead letters (the first 10 without --all-dead-letters).
+    func printWebhooks(_ webhooks: [SyncReport.WebhookLine]) {
+        for w in webhooks {
+            let lag = w.lag
             let age = lag.oldest.map { " (the oldest committed \($0))" } ?? ""
             print(
                 "webhook \(w.name): \(lag.pending) transaction(s) to deliver in \(lag.realms) Realm(s)\(age), "
@@ -151,9 +124,7 @@ struct Status: AsyncParsableCommand {
             if shown.count < lag.deadLetters.count {
                 print("  … and \(lag.deadLetters.count - shown.count) more (--all-dead-letters lists them)")
             }
-            dead = dead || !lag.deadLetters.isEmpty
         }
-        return dead
     }
 
     /// Up to this many followed Realms, `status` lists them all; past it, those with unsent changes.

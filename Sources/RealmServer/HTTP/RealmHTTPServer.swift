@@ -23,6 +23,8 @@ public struct RealmHTTPServer: Sendable {
     let external: ExternalTokens?
     let configuration: RealmAdapter.ServerConfiguration
     let schemas: GraphQLSchemaCache
+    /// What Studio's Sync page reads and does: nil without the configuration's database.
+    let sync: SyncAccess?
     /// The live GraphQL subscriptions.
     let hub: SubscriptionHub
     /// How many of them each user holds.
@@ -34,8 +36,9 @@ public struct RealmHTTPServer: Sendable {
 
     public init(
         store: RealmStore, users: UserDirectory, tokens: Tokens?, external: ExternalTokens? = nil,
-        configuration: RealmAdapter.ServerConfiguration
+        configuration: RealmAdapter.ServerConfiguration, sync: SyncAccess? = nil
     ) {
+        self.sync = sync
         self.store = store
         self.users = users
         self.tokens = tokens

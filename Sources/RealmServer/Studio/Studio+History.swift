@@ -30,7 +30,8 @@ extension Studio {
             "path": path, "realm": Self.link("realm", ["path": path]), "rows": rows, "pager": pager.values,
             "compacted": kept > 0 ? kept : false, "none": rows.isEmpty,
         ]
-        return page("History of \(path)", template: "history", values, session: session)
+        return page(
+            "History of \(path)", template: "history", values, session: session, live: Self.events(path))
     }
 
     /// The instructions shown of each transaction (the rest are counted).

@@ -64,7 +64,8 @@ extension Studio {
         values["plural"] = total == 1 ? "" : "s"
         values["pager"] = pager.values
         values["none"] = objects.isEmpty
-        return page("\(typeName) in \(path)", template: "objects", values, session: session)
+        return page(
+            "\(typeName) in \(path)", template: "objects", values, session: session, live: Self.events(path))
     }
 
     func with(_ q: ObjectQuery, offset: Int) -> ObjectQuery {
@@ -107,7 +108,7 @@ extension Studio {
         ]
         return page(
             "\(typeName) \(StudioValues.text(key))", template: "object", values, session: session, notice: notice,
-            error: error, status: error == nil ? .ok : .badRequest)
+            error: error, status: error == nil ? .ok : .badRequest, live: Self.events(path))
     }
 
     /// `POST /studio/object` (path, type, key, property, value, null, csrf): sets one value, in

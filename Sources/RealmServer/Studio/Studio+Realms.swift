@@ -25,7 +25,7 @@ extension Studio {
             "realms": rows,
             "pager": pager.values, "none": rows.isEmpty,
         ]
-        return page("Realms", template: "realms", values, session: session)
+        return page("Realms", template: "realms", values, session: session, live: Self.events(nil))
     }
 
     /// The paths the session may read, sorted: every Realm for an admin; otherwise the user's own
@@ -62,7 +62,7 @@ extension Studio {
             "changedAt": summary?.lastChange.map { Self.time($0.committedAt) } ?? false,
             "origin": summary?.lastChange?.origin ?? "",
         ]
-        return page(path, template: "realm", values, session: session)
+        return page(path, template: "realm", values, session: session, live: Self.events(path))
     }
 
     /// What the session may do with the Realm at `path`: its level, and the Realm's schema.

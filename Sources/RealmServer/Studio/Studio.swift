@@ -23,7 +23,8 @@ struct Studio: Sendable {
 
     func addRoutes(to router: Router<BasicRequestContext>) {
         router.get("studio") { _, _ in Response.redirect(to: "studio/realms", type: .normal) }
-        router.get("studio/assets/studio.css") { _, _ in StudioAssets.css() }
+        router.get("studio/assets/studio.css") { _, _ in StudioAssets.file(StudioAssets.stylesheet, "text/css") }
+        router.get("studio/assets/studio.js") { _, _ in StudioAssets.file(StudioAssets.script, "text/javascript") }
         router.get("studio/login") { request, _ in await loginForm(request) }
         router.post("studio/login") { request, _ in await answering(request) { try await logIn(request) } }
         let pages: [(String, @Sendable (Request, StudioSession, [String: String]) async throws -> Response)] = [
@@ -32,6 +33,8 @@ struct Studio: Sendable {
             ("studio/objects", { _, s, q in try objects(s, q) }),
             ("studio/object", { _, s, q in try object(s, q, notice: q["saved"].map { "Saved \($0)." }) }),
             ("studio/history", { _, s, q in try history(s, q) }),
+            ("studio/events", { _, s, q in try events(s, q) }),
+            ("studio/sync", { _, s, _ in try await sync(s) }),
         ]
         for (path, page) in pages {
             router.get(RouterPath(path)) { request, _ in
@@ -45,6 +48,7 @@ struct Studio: Sendable {
             ("studio/logout", { r, s, _ in try logOut(r, s) }),
             ("studio/object", { _, s, f in try await edit(s, f) }),
             ("studio/delete", { _, s, f in try await delete(s, f) }),
+            ("studio/sync/dead-letter", { _, s, f in try await deadLetter(s, f) }),
         ]
         for (path, form) in forms {
             router.post(RouterPath(path)) { request, _ in
@@ -90,10 +94,11 @@ struct Studio: Sendable {
     /// its log-out form).
     func page(
         _ title: String, template: String, _ values: [String: Any], session: StudioSession?,
-        notice: String? = nil, error: String? = nil, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]
+        notice: String? = nil, error: String? = nil, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:],
+        live: String? = nil
     ) -> Response {
         let body = templates.render(values, withTemplate: template) ?? ""
-        var layout: [String: Any] = ["title": title, "body": body]
+        var layout: [String: Any] = ["title": title, "body": body, "live": live ?? false]
         if let session {
             layout["session"] = ["name": session.name, "isAdmin": session.isAdmin, "csrf": session.csrf]
         }

@@ -13,14 +13,52 @@ enum StudioAssets {
         .cacheControl: "no-store", .referrerPolicy: "no-referrer", .xContentTypeOptions: "nosniff",
     ]
 
-    static func css() -> Response {
+    /// One of Studio's own files (its style sheet, its script).
+    static func file(_ text: String, _ type: String) -> Response {
         Response(
             status: .ok,
             headers: [
-                .contentType: "text/css; charset=utf-8", .cacheControl: "max-age=300", .xContentTypeOptions: "nosniff",
+                .contentType: "\(type); charset=utf-8", .cacheControl: "max-age=300", .xContentTypeOptions: "nosniff",
             ],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: stylesheet)))
+            body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
     }
+
+    /// A page with `data-live` follows its Realm's changes (``Studio/events(_:_:)``): at each, it
+    /// fetches itself again and puts the new `main` in place, unless a field in it is being typed
+    /// in (then when the field is left). `#live` says whether it is following.
+    static let script = """
+        "use strict";
+        (function () {
+          const url = document.body.dataset.live;
+          if (!url) return;
+          const badge = document.getElementById("live");
+          let waiting = false, deferred = false;
+          function typing() {
+            const a = document.activeElement;
+            return a && a.closest("main") && (a.tagName === "INPUT" || a.tagName === "TEXTAREA" || a.tagName === "SELECT");
+          }
+          async function refresh() {
+            waiting = false;
+            if (typing()) { deferred = true; return; }
+            const answer = await fetch(location.href, { credentials: "same-origin", cache: "no-store" });
+            if (answer.redirected) { location.href = answer.url; return; }
+            const page = new DOMParser().parseFromString(await answer.text(), "text/html");
+            const main = page.querySelector("main");
+            if (main) document.querySelector("main").replaceWith(document.adoptNode(main));
+            document.body.dataset.refreshed = String(Number(document.body.dataset.refreshed || 0) + 1);
+          }
+          document.addEventListener("focusout", function () {
+            if (deferred) { deferred = false; setTimeout(refresh, 50); }
+          });
+          const source = new EventSource(url);
+          source.addEventListener("open", function () { if (badge) { badge.textContent = "live"; badge.className = "on"; } });
+          source.addEventListener("error", function () { if (badge) { badge.textContent = "offline"; badge.className = "off"; } });
+          source.addEventListener("change", function () {
+            if (!waiting) { waiting = true; setTimeout(refresh, 150); }
+          });
+        })();
+
+        """
 
     static let stylesheet = """
         body { font: 15px/1.45 system-ui, sans-serif; margin: 0; color: #1d2330; background: #f7f8fa; }
@@ -38,6 +76,8 @@ enum StudioAssets {
         .null { color: #8a90a0; font-style: italic; }
         .notice { background: #e3f4e6; border: 1px solid #9ccfa6; padding: .5em .8em; }
         .error { background: #fbe6e6; border: 1px solid #e0a3a3; padding: .5em .8em; white-space: pre-wrap; }
+        div.blocked { background: #fbe6e6; border: 1px solid #e0a3a3; padding: 0 .8em .8em; }
+        header nav { display: flex; gap: 1em; }
         pre.caret { margin: .2em 0; color: #b02020; }
         form.inline { display: inline; }
         form.search, form.query { display: flex; gap: .5em; flex-wrap: wrap; align-items: center; margin: .5em 0; }
@@ -45,6 +85,7 @@ enum StudioAssets {
         .pager { margin: .6em 0; display: flex; gap: 1em; }
         .crumbs { color: #5a6275; margin-top: .4em; }
         .muted { color: #5a6275; }
+        #live.on { color: #b6f0c0; } #live.off { color: #ffc9c9; }
         pre.instructions { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; max-height: 12em; overflow: auto; }
         """
 }

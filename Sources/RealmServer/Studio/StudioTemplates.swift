@@ -12,16 +12,17 @@ enum StudioTemplates {
     static let templates: [(String, String)] = [
         ("layout", layout), ("message", message), ("login", login), ("pager", pager), ("realms", realms),
         ("realm", realm), ("objects", objects), ("object", object), ("cell", cell), ("history", history),
+        ("sync", sync),
     ]
 
     static let layout = """
         <!doctype html>
         <html lang="en"><head><meta charset="utf-8"><title>{{title}} · Realm Studio</title>
         <meta name="viewport" content="width=device-width, initial-scale=1">
-        <link rel="stylesheet" href="assets/studio.css"></head>
-        <body>
+        <link rel="stylesheet" href="assets/studio.css"><script src="assets/studio.js" defer></script></head>
+        <body{{#live}} data-live="{{live}}"{{/live}}>
         <header><a class="brand" href="realms">Realm Studio</a>
-        {{#session}}<nav><a href="realms">Realms</a></nav>
+        {{#session}}<nav><a href="realms">Realms</a>{{#isAdmin}} <a href="sync">Sync</a>{{/isAdmin}}</nav>{{#live}}<span id="live">connecting…</span>{{/live}}
         <form class="logout" method="post" action="logout"><span class="who" id="who">{{name}}{{#isAdmin}} (admin){{/isAdmin}}</span>
         <input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" id="logout">Log out</button></form>{{/session}}
         </header>
@@ -123,6 +124,40 @@ enum StudioTemplates {
         <input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="path" value="{{path}}">
         <input type="hidden" name="type" value="{{type}}"><input type="hidden" name="key" value="{{key}}">
         <button type="submit">Delete this {{type}}</button></form>{{/writable}}
+        """
+
+    static let sync = """
+        {{#noDatabase}}<p>This server runs without a <code>database</code> section, so it knows nothing of sync:
+        run it with the daemon's configuration (<code>serve --config</code> the same file, or <code>run --serve</code>).</p>
+        {{/noDatabase}}{{^noDatabase}}
+        <p class="crumbs">Adapter {{adapter}} · store {{engine}} · database {{database}}</p>
+        {{#blocked}}<div class="blocked" id="blocked"><p><strong>Blocked:</strong> {{path}} version {{version}} was rejected by
+        the database: {{error}}</p><p>Fix the database and start <code>realm-adapter run</code> again (it retries), or
+        move it aside (stop the daemon first):</p>
+        <form method="post" action="sync/dead-letter"><input type="hidden" name="csrf" value="{{csrf}}">
+        <input type="hidden" name="path" value="{{path}}"><input type="hidden" name="version" value="{{version}}">
+        <button type="submit" class="dead-letter">Move version {{version}} to the dead letters</button></form></div>
+        {{/blocked}}
+        {{#blockedRow}}<p class="error"><strong>Blocked:</strong> a database change no Realm can hold stopped the daemon
+        at {{position}}: {{error}}</p>{{/blockedRow}}
+        {{#warnings}}<p class="error">{{.}}</p>{{/warnings}}
+        <h2>Realms</h2>
+        <p class="muted" id="lag">{{realmCount}} Realm(s) followed, {{behind}} with changes to send{{#partial}}
+        (listed, worst first; the others are caught up){{/partial}}.</p>
+        <table id="sync-realms"><thead><tr><th>Realm</th><th>Version</th><th>Unsent</th><th>Database recorded</th>
+        <th>Last position applied</th></tr></thead><tbody>
+        {{#realms}}<tr><td><a href="{{realmLink}}">{{path}}</a></td><td>{{version}}</td><td>{{unsent}}</td>
+        <td>{{recorded}}</td><td>{{position}}</td></tr>
+        {{/realms}}</tbody></table>
+        <h2>Change stream</h2>
+        {{#stream}}<p>{{.}}</p>{{/stream}}
+        <p id="dead-letters">{{deadLetters}} transaction(s) in realm_adapter_dead_letter, {{deadRows}} row change(s)
+        in realm_adapter_dead_row.</p>
+        {{#webhooks}}<h2>Webhook {{name}}</h2><p>{{pending}} transaction(s) to deliver in {{realms}} Realm(s), the
+        oldest committed {{oldest}}; {{deadLetterCount}} dead letter(s).</p>
+        {{#deadLetters}}<p class="muted">{{path}} version {{version}} after {{attempts}} attempts: {{error}}</p>{{/deadLetters}}
+        {{/webhooks}}
+        {{/noDatabase}}
         """
 
     static let history = """

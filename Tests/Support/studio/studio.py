@@ -4,6 +4,9 @@
 Usage: studio.py BASE SHOTS MODE [ARGS]
   tour BOB_ID CAROL_ID   log in as the admin alice, browse, query, follow a link, edit, log out; then bob
   expiry                 log in, wait out the session, and be sent to the login page
+  sync DSN               with `run` syncing /SQLDemo to the Postgres database DSN: a row inserted there
+                         appears on the open page without a reload, an edit reaches it, and a change it
+                         rejects is moved to the dead letters from the Sync page
 Prints "ok: <step>" per step that held, and "FAIL: <why>" (exit 1) at the first that did not.
 Screenshots of each page go to SHOTS.
 """
@@ -149,6 +152,69 @@ def tour(bob_id, carol_id):
     check("may not read" in text("#error"), "bob cannot open carol's Realm", text("main"))
 
 
+def wait(condition, seconds=20):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            if condition():
+                return True
+        except Exception:
+            pass
+        time.sleep(0.1)
+    return False
+
+
+def sync(dsn):
+    import subprocess
+
+    def sql(statement):
+        """The rows psql answers, each a tuple of text."""
+        out = subprocess.run(["psql", dsn, "-X", "-At", "-v", "ON_ERROR_STOP=1", "-c", statement],
+                             check=True, capture_output=True, text=True).stdout
+        return [tuple(line.split("|")) for line in out.splitlines() if line]
+
+    log_in("alice", "alice-password")
+    sql("""INSERT INTO "Item" VALUES (6, 1, 'db')""")  # the daemon makes the Realm with its first row
+
+    def opened():
+        driver.get(BASE + "/studio/objects?path=%2FSQLDemo&type=Item")
+        return driver.find_elements(By.CSS_SELECTOR, "#objects")
+    check(wait(opened), "the synced Realm opens", text("main"))
+    check(wait(lambda: text("#live") == "live"), "the page follows its Realm", text("#live"))
+    driver.execute_script("window.studioMarker = 'not reloaded'")
+    sql("""INSERT INTO "Item" VALUES (7, 1, 'db')""")
+    check(wait(lambda: "7" in [a.text for a in driver.find_elements(By.CSS_SELECTOR, "#objects a.key")]),
+          "a row inserted in Postgres appears on the open page", text("main"))
+    check(driver.execute_script("return window.studioMarker") == "not reloaded", "without a reload")
+    shot("live")
+
+    driver.find_element(By.LINK_TEXT, "7").click()
+    field = driver.find_element(By.CSS_SELECTOR, "#property-n input[name=value]")
+    field.clear()
+    field.send_keys("3")
+    driver.find_element(By.CSS_SELECTOR, "#property-n button").click()
+    check(text("#notice") == "Saved n.", "an edit is saved", text("main"))
+    check(wait(lambda: sql("""SELECT n FROM "Item" WHERE id = 7""") == [("3",)]), "and reaches Postgres through run",
+          str(sql("""SELECT n FROM "Item" WHERE id = 7""")))
+
+    sql("""ALTER TABLE "Item" ADD CONSTRAINT small CHECK (n < 1000)""")
+    field = driver.find_element(By.CSS_SELECTOR, "#property-n input[name=value]")
+    field.clear()
+    field.send_keys("5000")
+    driver.find_element(By.CSS_SELECTOR, "#property-n button").click()
+
+    def blocked():
+        driver.get(BASE + "/studio/sync")
+        return driver.find_elements(By.CSS_SELECTOR, "#blocked")
+    check(wait(blocked, 30), "a change Postgres rejects is shown blocked on the Sync page", text("main"))
+    check("violates check constraint" in text("#blocked"), "with the database's error", text("#blocked"))
+    shot("sync")
+    driver.find_element(By.CSS_SELECTOR, "#blocked button.dead-letter").click()
+    check("Moved version" in text("#notice") and not driver.find_elements(By.CSS_SELECTOR, "#blocked"),
+          "the button moves it to the dead letters", text("main"))
+    check(sql("SELECT count(*) FROM realm_adapter_dead_letter") == [("1",)], "where Postgres keeps it")
+
+
 def expiry():
     log_in("alice", "alice-password")
     check(driver.current_url.endswith("/studio/realms"), "alice logs in", driver.current_url)
@@ -163,6 +229,8 @@ driver = browser()
 try:
     if MODE == "tour":
         tour(sys.argv[4], sys.argv[5])
+    elif MODE == "sync":
+        sync(sys.argv[4])
     else:
         expiry()
 finally:
