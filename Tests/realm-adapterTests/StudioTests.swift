@@ -72,6 +72,10 @@ import Testing
         let history = try await s.cli(["realm", "history", "/shop", "--store", s.store])
         let edits = history.stdout.split(separator: "\n").filter { $0.contains("studio:\(alice)") }
         #expect(edits.count == 1 && edits[0].contains(#""name":"Mill & Co""#), "\(history.stdout)")
+        // The users and grants Studio changed, as the CLI sees them.
+        #expect(try await Self.ids(s)["dave"] == nil)
+        let grants = try await s.cli(["permission", "list", "--config", s.config])
+        #expect(grants.stdout.contains(#"/a "quoted" path"#), "\(grants.stdout)")
     }
 
     /// A session lasts as long as its login (`server.refreshTokenLifetime`); then the browser is

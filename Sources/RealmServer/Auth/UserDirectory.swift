@@ -140,6 +140,15 @@ public final class UserDirectory: Sendable {
         }
     }
 
+    /// Makes the user named `name` an admin, or no longer one; their tokens follow at once (each
+    /// request reads the flag from the directory).
+    public func setAdmin(name: String, _ admin: Bool) throws {
+        try db.write { db in
+            try db.execute(sql: "UPDATE \"user\" SET is_admin = ? WHERE name = ?", arguments: [admin, name])
+            guard db.changesCount == 1 else { throw ServerError.noSuchUser(name) }
+        }
+    }
+
     public func setPassword(name: String, password: String) throws {
         guard let user = try user(named: name) else { throw ServerError.noSuchUser(name) }
         try setPassword(of: user, password: password)

@@ -23,7 +23,7 @@ public struct SyncAccess: Sendable {
 extension Studio {
     /// `GET /studio/sync`
     func sync(_ session: StudioSession, notice: String? = nil, error: String? = nil) async throws -> Response {
-        guard session.isAdmin else { throw ServerError.adminsOnly("Studio's Sync page") }
+        guard session.isAdmin else { throw ServerError.adminsOnly("see the Sync page") }
         guard let sync = server.sync else {
             let values: [String: Any] = ["noDatabase": true]
             return page("Sync", template: "sync", values, session: session, notice: notice, error: error)
@@ -59,10 +59,10 @@ extension Studio {
             "Sync", template: "sync", values, session: session, notice: notice, error: error, live: Self.events(nil))
     }
 
-    /// `POST /studio/sync/dead-letter` (path, version, csrf): `realm-adapter dead-letter`'s action,
+    /// `POST /studio/dead-letter` (path, version, csrf): `realm-adapter dead-letter`'s action,
     /// with its checks (refused while a daemon streams, or if the version is no longer the blocked one).
     func deadLetter(_ session: StudioSession, _ form: [String: String]) async throws -> Response {
-        guard session.isAdmin else { throw ServerError.adminsOnly("moving a transaction to the dead letters") }
+        guard session.isAdmin else { throw ServerError.adminsOnly("move a transaction to the dead letters") }
         guard let sync = server.sync else { return try await self.sync(session) }
         let path = try Self.required("path", form)
         guard let version = Int64(try Self.required("version", form)) else { throw StudioError.missing("version") }

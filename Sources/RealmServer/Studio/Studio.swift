@@ -21,6 +21,8 @@ struct Studio: Sendable {
         unauthenticatedCSRF = StudioSession.csrf(for: UUID().uuidString)
     }
 
+    /// Every page is at `/studio/<name>`, one level down, so that the relative links of a page
+    /// (and of one a form's answer shows) resolve alike, behind a proxy's prefix too.
     func addRoutes(to router: Router<BasicRequestContext>) {
         router.get("studio") { _, _ in Response.redirect(to: "studio/realms", type: .normal) }
         router.get("studio/assets/studio.css") { _, _ in StudioAssets.file(StudioAssets.stylesheet, "text/css") }
@@ -35,6 +37,8 @@ struct Studio: Sendable {
             ("studio/history", { _, s, q in try history(s, q) }),
             ("studio/events", { _, s, q in try events(s, q) }),
             ("studio/sync", { _, s, _ in try await sync(s) }),
+            ("studio/users", { _, s, q in try users(s, q) }),
+            ("studio/permissions", { _, s, q in try permissions(s, q) }),
         ]
         for (path, page) in pages {
             router.get(RouterPath(path)) { request, _ in
@@ -48,7 +52,12 @@ struct Studio: Sendable {
             ("studio/logout", { r, s, _ in try logOut(r, s) }),
             ("studio/object", { _, s, f in try await edit(s, f) }),
             ("studio/delete", { _, s, f in try await delete(s, f) }),
-            ("studio/sync/dead-letter", { _, s, f in try await deadLetter(s, f) }),
+            ("studio/dead-letter", { _, s, f in try await deadLetter(s, f) }),
+            ("studio/add-user", { _, s, f in try await changeUser("add", s, f) }),
+            ("studio/remove-user", { _, s, f in try await changeUser("remove", s, f) }),
+            ("studio/set-admin", { _, s, f in try await changeUser("admin", s, f) }),
+            ("studio/set-password", { _, s, f in try await changeUser("password", s, f) }),
+            ("studio/permissions", { _, s, f in try grant(s, f) }),
         ]
         for (path, form) in forms {
             router.post(RouterPath(path)) { request, _ in

@@ -12,7 +12,7 @@ enum StudioTemplates {
     static let templates: [(String, String)] = [
         ("layout", layout), ("message", message), ("login", login), ("pager", pager), ("realms", realms),
         ("realm", realm), ("objects", objects), ("object", object), ("cell", cell), ("history", history),
-        ("sync", sync),
+        ("sync", sync), ("users", users), ("permissions", permissions),
     ]
 
     static let layout = """
@@ -22,7 +22,8 @@ enum StudioTemplates {
         <link rel="stylesheet" href="assets/studio.css"><script src="assets/studio.js" defer></script></head>
         <body{{#live}} data-live="{{live}}"{{/live}}>
         <header><a class="brand" href="realms">Realm Studio</a>
-        {{#session}}<nav><a href="realms">Realms</a>{{#isAdmin}} <a href="sync">Sync</a>{{/isAdmin}}</nav>{{#live}}<span id="live">connecting…</span>{{/live}}
+        {{#session}}<nav><a href="realms">Realms</a>{{#isAdmin}} <a href="sync">Sync</a> <a href="users">Users</a>
+        <a href="permissions">Permissions</a>{{/isAdmin}}</nav>{{#live}}<span id="live">connecting…</span>{{/live}}
         <form class="logout" method="post" action="logout"><span class="who" id="who">{{name}}{{#isAdmin}} (admin){{/isAdmin}}</span>
         <input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" id="logout">Log out</button></form>{{/session}}
         </header>
@@ -134,7 +135,7 @@ enum StudioTemplates {
         {{#blocked}}<div class="blocked" id="blocked"><p><strong>Blocked:</strong> {{path}} version {{version}} was rejected by
         the database: {{error}}</p><p>Fix the database and start <code>realm-adapter run</code> again (it retries), or
         move it aside (stop the daemon first):</p>
-        <form method="post" action="sync/dead-letter"><input type="hidden" name="csrf" value="{{csrf}}">
+        <form method="post" action="dead-letter"><input type="hidden" name="csrf" value="{{csrf}}">
         <input type="hidden" name="path" value="{{path}}"><input type="hidden" name="version" value="{{version}}">
         <button type="submit" class="dead-letter">Move version {{version}} to the dead letters</button></form></div>
         {{/blocked}}
@@ -158,6 +159,56 @@ enum StudioTemplates {
         {{#deadLetters}}<p class="muted">{{path}} version {{version}} after {{attempts}} attempts: {{error}}</p>{{/deadLetters}}
         {{/webhooks}}
         {{/noDatabase}}
+        """
+
+    static let users = """
+        <form method="get" action="users" class="search">
+        <input type="search" name="q" value="{{q}}" placeholder="Name contains…" aria-label="Search by name">
+        <button type="submit">Search</button></form>
+        <p class="muted">{{total}} user(s).</p>
+        <table id="users"><thead><tr><th>Name</th><th>Id</th><th>Provider</th><th>Admin</th><th>Password</th>
+        <th></th></tr></thead><tbody>
+        {{#users}}<tr id="user-{{name}}"><td>{{name}}</td><td><a href="{{home}}" class="muted">{{id}}</a></td>
+        <td>{{provider}}</td>
+        <td>{{#isAdmin}}admin{{/isAdmin}}{{^isSelf}}<form method="post" action="set-admin" class="inline">
+        <input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="name" value="{{name}}">
+        {{^isAdmin}}<input type="hidden" name="admin" value="1"><button type="submit" class="make-admin">Make admin</button>
+        {{/isAdmin}}{{#isAdmin}}<button type="submit" class="unmake-admin">Remove admin</button>{{/isAdmin}}</form>{{/isSelf}}</td>
+        <td>{{#hasPassword}}<form method="post" action="set-password" class="inline">
+        <input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="name" value="{{name}}">
+        <input type="password" name="password" minlength="8" required autocomplete="new-password"
+        aria-label="New password for {{name}}"><button type="submit">Set</button></form>{{/hasPassword}}</td>
+        <td>{{^isSelf}}<form method="post" action="remove-user" class="inline">
+        <input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="name" value="{{name}}">
+        <button type="submit" class="remove">Remove</button></form>{{/isSelf}}</td></tr>
+        {{/users}}</tbody></table>
+        {{> pager}}
+        <h2>Add a user</h2>
+        <form method="post" action="add-user" id="add-user"><input type="hidden" name="csrf" value="{{csrf}}">
+        <input name="name" placeholder="Name" aria-label="Name" required>
+        <input type="password" name="password" placeholder="Password (8 to 72 bytes)" aria-label="Password"
+        minlength="8" required autocomplete="new-password">
+        <label><input type="checkbox" name="admin" value="1"> admin</label> <button type="submit">Add</button></form>
+        """
+
+    static let permissions = """
+        <form method="get" action="permissions" class="search">
+        <input type="search" name="path" value="{{path}}" placeholder="A Realm's path" aria-label="Path">
+        <button type="submit">Show</button></form>
+        <p class="muted">{{total}} grant(s){{#filtered}} on {{path}}{{/filtered}}.</p>
+        <table id="grants"><thead><tr><th>Path</th><th>User</th><th>Level</th><th></th></tr></thead><tbody>
+        {{#grants}}<tr><td><a href="{{realmLink}}">{{path}}</a></td><td>{{user}}</td><td>{{level}}</td>
+        <td><form method="post" action="permissions" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">
+        <input type="hidden" name="path" value="{{path}}"><input type="hidden" name="user" value="{{userName}}">
+        <input type="hidden" name="level" value="none"><button type="submit" class="revoke">Revoke</button></form></td></tr>
+        {{/grants}}</tbody></table>
+        {{> pager}}
+        <h2>Grant</h2>
+        <form method="post" action="permissions" id="grant"><input type="hidden" name="csrf" value="{{csrf}}">
+        <input name="path" placeholder="/path" aria-label="Path" required>
+        <input name="user" placeholder="User name (empty: everyone)" aria-label="User">
+        <select name="level" aria-label="Level"><option>read</option><option>write</option><option>manage</option>
+        <option>none</option></select> <button type="submit">Grant</button></form>
         """
 
     static let history = """

@@ -16,10 +16,11 @@ import sys
 import time
 
 from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException
+from selenium.common.exceptions import NoAlertPresentException, WebDriverException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
 BASE, SHOTS, MODE = sys.argv[1], sys.argv[2], sys.argv[3]
 shutil.rmtree(SHOTS, ignore_errors=True)
@@ -38,9 +39,28 @@ def check(condition, step, detail=""):
     if not condition:
         print(f"FAIL: {step}: {detail}", flush=True)
         driver.save_screenshot(os.path.join(SHOTS, "failure.png"))
+        with open(os.path.join(SHOTS, "failure.html"), "w") as f:
+            f.write(driver.page_source)
         driver.quit()
         sys.exit(1)
     print(f"ok: {step}", flush=True)
+
+
+def navigate(element, keys=None):
+    """Clicks `element` (or types `keys` into it) and waits for the page it leads to."""
+    old = driver.find_element(By.TAG_NAME, "html")
+    if keys is None:
+        element.click()
+    else:
+        element.send_keys(keys)
+
+    def left(_):
+        try:
+            old.is_enabled()
+            return False
+        except WebDriverException:  # stale, or (Chromium) no longer in the document
+            return True
+    WebDriverWait(driver, 10).until(left)
 
 
 def shot(name):
@@ -56,7 +76,7 @@ def log_in(name, password):
     driver.get(BASE + "/studio/login")
     driver.find_element(By.ID, "name").send_keys(name)
     driver.find_element(By.ID, "password").send_keys(password)
-    driver.find_element(By.CSS_SELECTOR, "#login button").click()
+    navigate(driver.find_element(By.CSS_SELECTOR, "#login button"))
 
 
 def no_alert():
@@ -81,31 +101,31 @@ def tour(bob_id, carol_id):
     check(f"/{bob_id}/notes" in paths and f"/{carol_id}/secret" in paths, "users' Realms too", str(paths))
     shot("realms")
 
-    driver.find_element(By.ID, "q").send_keys("quoted\n")
+    navigate(driver.find_element(By.ID, "q"), "quoted\n")
     check(text("#total").startswith("1 Realm "), "the list is searched by path", text("#total"))
-    driver.find_element(By.LINK_TEXT, '/a "quoted" path').click()
+    navigate(driver.find_element(By.LINK_TEXT, '/a "quoted" path'))
     check(text("h1") == '/a "quoted" path', "a path with quotes is shown as text", text("h1"))
 
     driver.get(BASE + "/studio/realms")
-    driver.find_element(By.LINK_TEXT, "/shop").click()
+    navigate(driver.find_element(By.LINK_TEXT, "/shop"))
     check(text("h1") == "/shop", "alice opens a Realm", text("h1"))
     types = [a.text for a in driver.find_elements(By.CSS_SELECTOR, "#types td:first-child a")]
     check(types == ["Stop", "Route"], "its types are listed", str(types))
     shot("realm")
 
-    driver.find_element(By.LINK_TEXT, "Stop").click()
+    navigate(driver.find_element(By.LINK_TEXT, "Stop"))
     cells = [td.text for td in driver.find_elements(By.CSS_SELECTOR, "#objects td.value")]
     check("<script>alert(1)</script>" in cells, "a value with markup is shown as text", str(cells))
     check(no_alert(), "and nothing of it runs")
     shot("objects")
 
     box = driver.find_element(By.ID, "q")
-    box.send_keys('name BEGINSWITH "Q"\n')
+    navigate(box, 'name BEGINSWITH "Q"\n')
     keys = [a.text for a in driver.find_elements(By.CSS_SELECTOR, "#objects a.key")]
     check(keys == ["3"] and text("#total") == "1 object.", "a query filters the objects", f"{keys} {text('#total')}")
     box = driver.find_element(By.ID, "q")
     box.clear()
-    box.send_keys("name ==\n")
+    navigate(box, "name ==\n")
     check("at character 8" in text("#query-error") and "^" in text("#query-error pre"),
           "a bad query's error points where it is", text("#query-error"))
 
@@ -114,13 +134,13 @@ def tour(bob_id, carol_id):
     check(keys == ["3", "2", "1", "4"], "objects sort by a column, descending", str(keys))
 
     driver.get(BASE + "/studio/objects?path=%2Fshop&type=Route")
-    driver.find_element(By.CSS_SELECTOR, "#objects td.value > a[href*='type=Stop']").click()
+    navigate(driver.find_element(By.CSS_SELECTOR, "#objects td.value > a[href*='type=Stop']"))
     check(text("h1") == "Stop 2", "a link opens its target", text("h1"))
 
     field = driver.find_element(By.CSS_SELECTOR, "#property-name input[name=value]")
     field.clear()
     field.send_keys("Mill & Co")
-    driver.find_element(By.CSS_SELECTOR, "#property-name button").click()
+    navigate(driver.find_element(By.CSS_SELECTOR, "#property-name button"))
     check(text("#notice") == "Saved name.", "an edit is saved", text("main"))
     check(text("#property-name td.value") == "Mill & Co", "and shown", text("#property-name"))
     shot("object")
@@ -129,7 +149,7 @@ def tour(bob_id, carol_id):
     field = driver.find_element(By.CSS_SELECTOR, "#property-rank input[name=value]")
     field.clear()
     field.send_keys("fast")
-    driver.find_element(By.CSS_SELECTOR, "#property-rank button").click()
+    navigate(driver.find_element(By.CSS_SELECTOR, "#property-rank button"))
     check("expected double?, found string" in text("#error"), "a value that does not fit is refused", text("main"))
 
     driver.get(BASE + "/studio/history?path=%2Fshop")
@@ -137,7 +157,35 @@ def tour(bob_id, carol_id):
     check(origins[0].startswith("studio:"), "the history shows the edit first, with Studio's origin", str(origins))
     shot("history")
 
-    driver.find_element(By.ID, "logout").click()
+    navigate(driver.find_element(By.LINK_TEXT, "Users"))
+    form = driver.find_element(By.ID, "add-user")
+    form.find_element(By.NAME, "name").send_keys("dave")
+    form.find_element(By.NAME, "password").send_keys("dave-password")
+    navigate(form.find_element(By.TAG_NAME, "button"))
+    check(text("#notice").startswith("Added dave"), "an admin adds a user", text("main"))
+    navigate(driver.find_element(By.CSS_SELECTOR, "#user-dave button.make-admin"))
+    check(text("#notice") == "dave is an admin.", "and makes them an admin", text("main"))
+    field = driver.find_element(By.CSS_SELECTOR, "#user-dave input[name=password]")
+    field.send_keys("short")
+    driver.execute_script("arguments[0].removeAttribute('minlength')", field)
+    navigate(field.find_element(By.XPATH, "./following-sibling::button"))
+    check("at least 8 characters" in text("#error"), "a password too short is refused", text("main"))
+    shot("users")
+
+    navigate(driver.find_element(By.LINK_TEXT, "Permissions"))
+    form = driver.find_element(By.ID, "grant")
+    form.find_element(By.NAME, "path").send_keys('/a "quoted" path')
+    form.find_element(By.NAME, "user").send_keys("bob")
+    navigate(form.find_element(By.TAG_NAME, "button"))
+    check(text("#notice") == 'Granted read on /a "quoted" path to bob.', "an admin grants a path", text("main"))
+    rows = [tr.text for tr in driver.find_elements(By.CSS_SELECTOR, "#grants tbody tr")]
+    check(any(r.startswith('/a "quoted" path bob read') for r in rows), "the grant is listed", str(rows))
+
+    driver.get(BASE + "/studio/users")
+    navigate(driver.find_element(By.CSS_SELECTOR, "#user-dave button.remove"))
+    check(text("#notice").startswith("Removed dave"), "and removes a user", text("main"))
+
+    navigate(driver.find_element(By.ID, "logout"))
     check(driver.current_url.endswith("/studio/login") and "logged out" in text("#notice"), "alice logs out",
           driver.current_url)
     driver.get(BASE + "/studio/realms")
@@ -145,7 +193,11 @@ def tour(bob_id, carol_id):
 
     log_in("bob", "bob-password")
     paths = [a.text for a in driver.find_elements(By.CSS_SELECTOR, "#realms td:first-child a")]
-    check(paths == [f"/{bob_id}/notes", "/shop"], "bob sees his Realm and the one granted to him", str(paths))
+    check(paths == sorted(['/a "quoted" path', f"/{bob_id}/notes", "/shop"]), "bob sees his Realm and those granted to him",
+          str(paths))
+    check(not driver.find_elements(By.LINK_TEXT, "Users"), "a user who is not an admin is offered no admin page")
+    driver.get(BASE + "/studio/users")
+    check("Only admins may manage users" in text("#error"), "nor given one", text("main"))
     driver.get(BASE + "/studio/object?path=%2Fshop&type=Stop&key=1")
     check(not driver.find_elements(By.CSS_SELECTOR, "form.edit"), "a reader is offered no edit")
     driver.get(BASE + f"/studio/realm?path=%2F{carol_id}%2Fsecret")
@@ -188,11 +240,11 @@ def sync(dsn):
     check(driver.execute_script("return window.studioMarker") == "not reloaded", "without a reload")
     shot("live")
 
-    driver.find_element(By.LINK_TEXT, "7").click()
+    navigate(driver.find_element(By.LINK_TEXT, "7"))
     field = driver.find_element(By.CSS_SELECTOR, "#property-n input[name=value]")
     field.clear()
     field.send_keys("3")
-    driver.find_element(By.CSS_SELECTOR, "#property-n button").click()
+    navigate(driver.find_element(By.CSS_SELECTOR, "#property-n button"))
     check(text("#notice") == "Saved n.", "an edit is saved", text("main"))
     check(wait(lambda: sql("""SELECT n FROM "Item" WHERE id = 7""") == [("3",)]), "and reaches Postgres through run",
           str(sql("""SELECT n FROM "Item" WHERE id = 7""")))
@@ -201,7 +253,7 @@ def sync(dsn):
     field = driver.find_element(By.CSS_SELECTOR, "#property-n input[name=value]")
     field.clear()
     field.send_keys("5000")
-    driver.find_element(By.CSS_SELECTOR, "#property-n button").click()
+    navigate(driver.find_element(By.CSS_SELECTOR, "#property-n button"))
 
     def blocked():
         driver.get(BASE + "/studio/sync")
@@ -209,7 +261,7 @@ def sync(dsn):
     check(wait(blocked, 30), "a change Postgres rejects is shown blocked on the Sync page", text("main"))
     check("violates check constraint" in text("#blocked"), "with the database's error", text("#blocked"))
     shot("sync")
-    driver.find_element(By.CSS_SELECTOR, "#blocked button.dead-letter").click()
+    navigate(driver.find_element(By.CSS_SELECTOR, "#blocked button.dead-letter"))
     check("Moved version" in text("#notice") and not driver.find_elements(By.CSS_SELECTOR, "#blocked"),
           "the button moves it to the dead letters", text("main"))
     check(sql("SELECT count(*) FROM realm_adapter_dead_letter") == [("1",)], "where Postgres keeps it")
