@@ -111,7 +111,9 @@ enum LoggingBootstrap {
                 case .json: [LineLogHandler(label: label, sink: standardError, format: .json)]
                 }
             if let logFile { handlers.append(LineLogHandler(label: label, sink: logFile, format: format)) }
-            return handlers.count == 1 ? handlers[0] : MultiplexLogHandler(handlers)
+            // Studio's Logs page (`serve`): the recent lines, in memory.
+            handlers.append(RecentLogs.shared.handler(label: label))
+            return MultiplexLogHandler(handlers)
         }
     }
 }

@@ -79,10 +79,16 @@ extension RealmCommand {
     struct ShowSchema: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "schema", abstract: "Show a Realm's schema.",
-            discussion: "With --json, prints it in the Realm JS model syntax a configuration's \"schema\" takes.")
+            discussion: """
+                With --json, prints it in the Realm JS model syntax a configuration's "schema" takes. With \
+                --models, as the model classes an app declares (Studio's schema page offers the same), e.g.
+                  realm-adapter realm schema /SQLDemo --models swift > Models.swift
+                """)
 
         @Argument(help: "The Realm's path, e.g. /SQLDemo.") var path: String
         @Flag(help: "Print JSON (Realm JS model syntax) instead of text.") var json = false
+        @Option(help: "Print model classes in this language: swift, kotlin, java, typescript or javascript.")
+        var models: ModelLanguage?
         @OptionGroup var options: StoreOptions
 
         func run() async throws {
@@ -91,6 +97,10 @@ extension RealmCommand {
                 let schema = try store.schema(of: path)
                 if json {
                     print(schema.json.serialized(pretty: true))
+                    return
+                }
+                if let models {
+                    print(schema.modelDefinitions(models), terminator: "")
                     return
                 }
                 // The permission metadata's types come last, said to be the system's.
@@ -293,3 +303,5 @@ extension RealmAdapterError {
         RealmAdapterError(.invalidInstruction, "Cannot read the instructions file '\(file)'.", context: ["file": file])
     }
 }
+
+extension ModelLanguage: ExpressibleByArgument {}

@@ -46,10 +46,11 @@ import Testing
         #expect(r.status == 0, "\(r.stderr)")
     }
 
-    /// Log in, browse the Realms, search them, open one, filter with a query (and see a bad one's
-    /// error where it points), sort, follow a link, edit a value (and be refused one that does not
-    /// fit), read the history, log out; a non-admin sees only what they may read. Markup in a value
-    /// and quotes in a path are shown as text. The edit is a Realm transaction of origin
+    /// Log in, browse the Realms, search them, open one, add a type and a property, filter with a
+    /// query (and see a bad one's error where it points), add and delete an object, sort, follow a
+    /// link, edit a value (and be refused one that does not fit), read the history, manage users and
+    /// grants, read the logs, log out; a non-admin sees only what they may read. Markup in a value
+    /// and quotes in a path are shown as text. Each change is a Realm transaction of origin
     /// `studio:<id>`.
     @Test(arguments: ServeTests.Store.all) func aPersonBrowsesAndEditsTheRealmsInABrowser(_ store: ServeTests.Store)
         async throws
@@ -71,7 +72,11 @@ import Testing
 
         let history = try await s.cli(["realm", "history", "/shop", "--store", s.store])
         let edits = history.stdout.split(separator: "\n").filter { $0.contains("studio:\(alice)") }
-        #expect(edits.count == 1 && edits[0].contains(#""name":"Mill & Co""#), "\(history.stdout)")
+        // Each change made in Studio is one transaction of alice's: a type, a property, an object
+        // added and deleted, a value set.
+        let kinds = edits.map { $0.firstMatch(of: /"instructions":\[\{"type":"([A-Z_]+)"/)?.1 ?? "?" }
+        #expect(kinds == ["ADD_TYPE", "ADD_PROPERTIES", "INSERT", "DELETE", "SET"], "\(history.stdout)")
+        #expect(edits.last?.contains(#""name":"Mill & Co""#) == true, "\(history.stdout)")
         // The users and grants Studio changed, as the CLI sees them.
         #expect(try await Self.ids(s)["dave"] == nil)
         let grants = try await s.cli(["permission", "list", "--config", s.config])
@@ -117,6 +122,10 @@ import Testing
         let token = try #require(page.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
         let saved = try await curl(["-d", edit + "&csrf=\(token)", s.url + "/studio/object"])
         #expect(saved.contains("303 See Other"), "\(saved)")
+        let models = try await curl([s.url + "/studio/models?path=%2Fshop&language=kotlin"])
+        #expect(
+            models.contains(#"attachment; filename="shop.kt""#) && models.contains("class Stop : RealmObject {"),
+            "\(models)")
         let dump = try await s.cli(["realm", "dump", "/shop", "--store", s.store])
         #expect(dump.stdout.contains("Forged") && dump.stdout.components(separatedBy: "Forged").count == 2)
     }

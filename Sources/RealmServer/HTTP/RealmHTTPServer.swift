@@ -25,6 +25,8 @@ public struct RealmHTTPServer: Sendable {
     let schemas: GraphQLSchemaCache
     /// What Studio's Sync page reads and does: nil without the configuration's database.
     let sync: SyncAccess?
+    /// The recent log lines Studio's Logs page shows.
+    let logs: RecentLogs
     /// The live GraphQL subscriptions.
     let hub: SubscriptionHub
     /// How many of them each user holds.
@@ -36,9 +38,10 @@ public struct RealmHTTPServer: Sendable {
 
     public init(
         store: RealmStore, users: UserDirectory, tokens: Tokens?, external: ExternalTokens? = nil,
-        configuration: RealmAdapter.ServerConfiguration, sync: SyncAccess? = nil
+        configuration: RealmAdapter.ServerConfiguration, sync: SyncAccess? = nil, logs: RecentLogs = .shared
     ) {
         self.sync = sync
+        self.logs = logs
         self.store = store
         self.users = users
         self.tokens = tokens

@@ -27,12 +27,28 @@ struct RealmsEndpoint: Sendable {
             }
             instructions.append(instruction)
         }
-        let store = server.store
+        let (version, changed) = try await Self.apply(
+            instructions, to: path, by: user, origin: user.map { "user:\($0.id)" } ?? "graphql", in: server.store)
+        // A Realm's first transaction is its version 1: whoever commits it created the Realm (of two
+        // requests that race to create one, only one says so).
+        return Self.answer(path, version: version, created: changed && version == 1, changed: changed)
+    }
+
+    /// Applies schema instructions to the Realm at `path` (creating it) as one transaction of
+    /// `origin`, with the checks of a schema change: the Realm's fine-grained permissions
+    /// (modifySchema), the system types left as they are, and the permission metadata added with
+    /// a first ACL. A schema the Realm has already commits nothing. The Realm's version, and
+    /// whether anything was committed. The caller checked that `user` manages the path.
+    static func apply(
+        _ instructions: [Instruction], to path: String, by user: User?, origin: String, in store: RealmStore
+    )
+        async throws -> (version: Int64, changed: Bool)
+    {
         let existing = try store.contains(path) ? try store.schema(of: path) : nil
         // A client that gives the schema it has at every launch (as opening a synced Realm did)
         // commits nothing when the Realm has it already.
         if let existing, (try? Self.schema(existing, after: instructions)) == existing {
-            return Self.answer(path, version: try store.version(of: path), created: false, changed: false)
+            return (try store.version(of: path), false)
         }
         if let existing, existing.hasPermissions {
             let access = try Viewer(user).access(to: path, in: store, schema: existing)
@@ -57,16 +73,13 @@ struct RealmsEndpoint: Sendable {
             default: false
             }
         }
-        let (origin, batch) = (user.map { "user:\($0.id)" } ?? "graphql", instructions)
         let version = try await store.perform {
             try store.write(to: path, origin: origin) { tx in
                 if acl { try tx.enablePermissions() }
-                try tx.apply(batch)
+                try tx.apply(instructions)
             }.version
         }
-        // A Realm's first transaction is its version 1: whoever commits it created the Realm (of two
-        // requests that race to create one, only one says so).
-        return Self.answer(path, version: version, created: version == 1, changed: true)
+        return (version, true)
     }
 
     /// `schema` with the schema instructions applied, as the store would (additive, checked).

@@ -64,8 +64,18 @@ extension Studio {
         values["plural"] = total == 1 ? "" : "s"
         values["pager"] = pager.values
         values["none"] = objects.isEmpty
+        values["csrf"] = session.csrf
+        values["writable"] = context.level >= .write && type.primaryKey != nil
+        values["fields"] = columns.filter { !$0.type.isList }.map { p in
+            [
+                "field": "value." + p.name, "label": p.name, "fieldType": p.typeString,
+                "given": query["value." + p.name] ?? "",
+            ]
+        }
+        if let e = query["addError"] { values["addError"] = e }
         return page(
-            "\(typeName) in \(path)", template: "objects", values, session: session, live: Self.events(path))
+            "\(typeName) in \(path)", template: "objects", values, session: session,
+            status: query["addError"] == nil ? .ok : .badRequest, live: Self.events(path))
     }
 
     func with(_ q: ObjectQuery, offset: Int) -> ObjectQuery {
@@ -141,6 +151,34 @@ extension Studio {
         }
         return Response.redirect(
             to: Self.objectLink(path, typeName, key) + "&saved=\(Self.encode(name))", type: .normal)
+    }
+
+    /// `POST /studio/add-object` (path, type, `value.<property>` for each single-value property
+    /// given, csrf): creates the object, in one transaction; its page, or the type's page with the
+    /// store's error. Empty fields of optional properties stay null.
+    func add(_ session: StudioSession, _ form: [String: String]) async throws -> Response {
+        let (path, typeName) = (try Self.required("path", form), try Self.required("type", form))
+        let context = try self.context(session, path)
+        guard context.level >= .write else { throw ServerError.forbidden(path, need: .write, have: context.level) }
+        guard let type = context.schema[type: typeName] else { throw StudioError.noType(typeName, path) }
+        var fields: [(String, Map)] = []
+        for p in type.properties where p.type.isStored && !p.type.isList {
+            guard let text = form["value." + p.name], !(text.isEmpty && p.isOptional) else { continue }
+            fields.append((p.name, GraphQLValues.map(StudioValues.json(from: text, for: p))))
+        }
+        let input = Map.dictionary(.init(uniqueKeysWithValues: fields))
+        let created: [RealmObject]
+        do {
+            created = try await server.store.perform {
+                try GraphQLMutations.create(type, [input], policy: "NONE", context)
+            }
+        } catch let e as GraphQLError {
+            var query = form
+            query["addError"] = e.message
+            return try objects(session, query)
+        }
+        guard let object = created.first else { throw StudioError.noObject(typeName, "(new)") }
+        return Response.redirect(to: Self.objectLink(path, typeName, object.identity), type: .normal)
     }
 
     /// `POST /studio/delete` (path, type, key, csrf): deletes the object, in one transaction.

@@ -38,7 +38,9 @@ extension Studio {
     }
 
     /// `GET /studio/realm?path=…`: the Realm's types with their counts and properties.
-    func realm(_ session: StudioSession, _ query: [String: String]) throws -> Response {
+    func realm(
+        _ session: StudioSession, _ query: [String: String], notice: String? = nil, error: String? = nil
+    ) throws -> Response {
         let path = try Self.required("path", query)
         let access = try access(session, path)
         let summary = try server.store.summaries(of: [path]).first
@@ -57,12 +59,18 @@ extension Studio {
         }
         let values: [String: Any] = [
             "path": path, "version": summary?.version ?? 0, "types": types, "noTypes": types.isEmpty,
-            "history": Self.link("history", ["path": path]),
+            "history": Self.link("history", ["path": path]), "csrf": session.csrf,
+            "manages": access.level == .manage, "typeNames": access.schema.types.map(\.name),
+            "models": ModelLanguage.allCases.map {
+                ["language": $0.rawValue, "modelsLink": Self.link("models", ["path": path, "language": $0.rawValue])]
+            },
             // Mustache takes only false (not "") for no section.
             "changedAt": summary?.lastChange.map { Self.time($0.committedAt) } ?? false,
             "origin": summary?.lastChange?.origin ?? "",
         ]
-        return page(path, template: "realm", values, session: session, live: Self.events(path))
+        return page(
+            path, template: "realm", values, session: session, notice: notice, error: error,
+            status: error == nil ? .ok : .badRequest, live: Self.events(path))
     }
 
     /// What the session may do with the Realm at `path`: its level, and the Realm's schema.

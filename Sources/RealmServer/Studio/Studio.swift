@@ -38,6 +38,8 @@ struct Studio: Sendable {
             ("studio/events", { _, s, q in try events(s, q) }),
             ("studio/sync", { _, s, _ in try await sync(s) }),
             ("studio/users", { _, s, q in try users(s, q) }),
+            ("studio/models", { _, s, q in try models(s, q) }),
+            ("studio/logs", { _, s, q in try logs(s, q) }),
             ("studio/permissions", { _, s, q in try permissions(s, q) }),
         ]
         for (path, page) in pages {
@@ -52,12 +54,15 @@ struct Studio: Sendable {
             ("studio/logout", { r, s, _ in try logOut(r, s) }),
             ("studio/object", { _, s, f in try await edit(s, f) }),
             ("studio/delete", { _, s, f in try await delete(s, f) }),
+            ("studio/add-object", { _, s, f in try await add(s, f) }),
             ("studio/dead-letter", { _, s, f in try await deadLetter(s, f) }),
             ("studio/add-user", { _, s, f in try await changeUser("add", s, f) }),
             ("studio/remove-user", { _, s, f in try await changeUser("remove", s, f) }),
             ("studio/set-admin", { _, s, f in try await changeUser("admin", s, f) }),
             ("studio/set-password", { _, s, f in try await changeUser("password", s, f) }),
             ("studio/permissions", { _, s, f in try grant(s, f) }),
+            ("studio/add-type", { _, s, f in try await changeSchema("type", s, f) }),
+            ("studio/add-property", { _, s, f in try await changeSchema("property", s, f) }),
         ]
         for (path, form) in forms {
             router.post(RouterPath(path)) { request, _ in

@@ -12,7 +12,7 @@ enum StudioTemplates {
     static let templates: [(String, String)] = [
         ("layout", layout), ("message", message), ("login", login), ("pager", pager), ("realms", realms),
         ("realm", realm), ("objects", objects), ("object", object), ("cell", cell), ("history", history),
-        ("sync", sync), ("users", users), ("permissions", permissions),
+        ("sync", sync), ("users", users), ("permissions", permissions), ("logs", logs),
     ]
 
     static let layout = """
@@ -23,7 +23,7 @@ enum StudioTemplates {
         <body{{#live}} data-live="{{live}}"{{/live}}>
         <header><a class="brand" href="realms">Realm Studio</a>
         {{#session}}<nav><a href="realms">Realms</a>{{#isAdmin}} <a href="sync">Sync</a> <a href="users">Users</a>
-        <a href="permissions">Permissions</a>{{/isAdmin}}</nav>{{#live}}<span id="live">connecting…</span>{{/live}}
+        <a href="permissions">Permissions</a> <a href="logs">Logs</a>{{/isAdmin}}</nav>{{#live}}<span id="live">connecting…</span>{{/live}}
         <form class="logout" method="post" action="logout"><span class="who" id="who">{{name}}{{#isAdmin}} (admin){{/isAdmin}}</span>
         <input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" id="logout">Log out</button></form>{{/session}}
         </header>
@@ -77,6 +77,22 @@ enum StudioTemplates {
         {{#primary}}<strong>{{/primary}}{{property}}{{#primary}}</strong>{{/primary}}: {{propertyType}}{{#indexed}} (indexed){{/indexed}}
         </span><br>{{/properties}}</td></tr>
         {{/types}}</tbody></table>{{/noTypes}}
+        <p id="models">Model definitions: {{#models}}<a href="{{modelsLink}}" download>{{language}}</a> {{/models}}</p>
+        {{#manages}}<h2>Add a type</h2>
+        <form method="post" action="add-type" id="add-type"><input type="hidden" name="csrf" value="{{csrf}}">
+        <input type="hidden" name="path" value="{{path}}">
+        <input name="name" placeholder="Type name" aria-label="Type name" required>
+        <input name="primaryKey" placeholder="Primary key (optional)" aria-label="Primary key">
+        <select name="keyType" aria-label="Primary key type"><option>int</option><option>string</option>
+        <option>uuid</option><option>objectId</option></select> <button type="submit">Add the type</button></form>
+        {{^noTypes}}<h2>Add a property</h2>
+        <form method="post" action="add-property" id="add-property"><input type="hidden" name="csrf" value="{{csrf}}">
+        <input type="hidden" name="path" value="{{path}}">
+        <select name="type" aria-label="Type">{{#typeNames}}<option>{{.}}</option>{{/typeNames}}</select>
+        <input name="name" placeholder="Property name" aria-label="Property name" required>
+        <input name="propertyType" placeholder="int, string?, Item, Item[], date?…" aria-label="Property type" required>
+        <label><input type="checkbox" name="indexed" value="1"> indexed</label>
+        <button type="submit">Add the property</button></form>{{/noTypes}}{{/manages}}
         """
 
     /// One line: a value's cell keeps its white space (`pre-wrap`), so the template adds none.
@@ -104,6 +120,13 @@ enum StudioTemplates {
         {{#rows}}<tr><td><a href="{{objectLink}}" class="key">{{key}}</a></td>{{#cells}}<td class="value">{{> cell}}</td>{{/cells}}</tr>
         {{/rows}}</tbody></table>{{/none}}
         {{> pager}}
+        {{#writable}}<h2>Add a {{type}}</h2>
+        {{#addError}}<p class="error" role="alert" id="add-error">{{addError}}</p>{{/addError}}
+        <form method="post" action="add-object" id="add-object"><input type="hidden" name="csrf" value="{{csrf}}">
+        <input type="hidden" name="path" value="{{path}}"><input type="hidden" name="type" value="{{type}}">
+        {{#fields}}<label>{{label}} <span class="muted">{{fieldType}}</span>
+        <input name="{{field}}" value="{{given}}" aria-label="{{label}}"></label> {{/fields}}
+        <button type="submit">Add</button></form>{{/writable}}
         """
 
     static let object = """
@@ -209,6 +232,18 @@ enum StudioTemplates {
         <input name="user" placeholder="User name (empty: everyone)" aria-label="User">
         <select name="level" aria-label="Level"><option>read</option><option>write</option><option>manage</option>
         <option>none</option></select> <button type="submit">Grant</button></form>
+        """
+
+    static let logs = """
+        <form method="get" action="logs" class="search"><label>At least
+        <select name="level" aria-label="Level">{{#levels}}<option{{#selected}} selected{{/selected}}>{{name}}</option>
+        {{/levels}}</select></label> <button type="submit">Show</button></form>
+        <p class="muted">This server process's latest lines, newest first (kept in memory).</p>
+        {{#none}}<p>Nothing at this level yet.</p>{{/none}}
+        {{^none}}<table id="logs"><thead><tr><th>Time</th><th>Level</th><th>Message</th><th>Details</th></tr></thead><tbody>
+        {{#lines}}<tr class="log-{{level}}"><td>{{time}}</td><td>{{level}}</td><td>{{message}}</td>
+        <td class="muted">{{label}} {{metadata}}</td></tr>
+        {{/lines}}</tbody></table>{{/none}}
         """
 
     static let history = """

@@ -20,7 +20,7 @@ from selenium.common.exceptions import NoAlertPresentException, WebDriverExcepti
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 BASE, SHOTS, MODE = sys.argv[1], sys.argv[2], sys.argv[3]
 shutil.rmtree(SHOTS, ignore_errors=True)
@@ -113,6 +113,27 @@ def tour(bob_id, carol_id):
     check(types == ["Stop", "Route"], "its types are listed", str(types))
     shot("realm")
 
+    form = driver.find_element(By.ID, "add-type")
+    form.find_element(By.NAME, "name").send_keys("Depot")
+    form.find_element(By.NAME, "primaryKey").send_keys("code")
+    Select(form.find_element(By.NAME, "keyType")).select_by_visible_text("string")
+    navigate(form.find_element(By.TAG_NAME, "button"))
+    check(text("#notice") == "Added the type Depot.", "an admin adds a type", text("main"))
+    form = driver.find_element(By.ID, "add-property")
+    Select(form.find_element(By.NAME, "type")).select_by_visible_text("Depot")
+    form.find_element(By.NAME, "name").send_keys("opened")
+    form.find_element(By.NAME, "propertyType").send_keys("date?")
+    navigate(form.find_element(By.TAG_NAME, "button"))
+    check(text("#notice") == "Added the property Depot.opened.", "and a property", text("main"))
+    form = driver.find_element(By.ID, "add-property")
+    form.find_element(By.NAME, "name").send_keys("bad")
+    form.find_element(By.NAME, "propertyType").send_keys("map<int>")
+    navigate(form.find_element(By.TAG_NAME, "button"))
+    check("unknown type" in text("#error"), "an unknown property type is refused", text("main"))
+    links = [a.text for a in driver.find_elements(By.CSS_SELECTOR, "#models a")]
+    check(links == ["swift", "kotlin", "java", "typescript", "javascript"], "model definitions are offered", str(links))
+    shot("schema")
+
     navigate(driver.find_element(By.LINK_TEXT, "Stop"))
     cells = [td.text for td in driver.find_elements(By.CSS_SELECTOR, "#objects td.value")]
     check("<script>alert(1)</script>" in cells, "a value with markup is shown as text", str(cells))
@@ -128,6 +149,20 @@ def tour(bob_id, carol_id):
     navigate(box, "name ==\n")
     check("at character 8" in text("#query-error") and "^" in text("#query-error pre"),
           "a bad query's error points where it is", text("#query-error"))
+
+    form = driver.find_element(By.ID, "add-object")
+    form.find_element(By.NAME, "value.id").send_keys("nine")
+    form.find_element(By.NAME, "value.name").send_keys("Nine")
+    navigate(form.find_element(By.TAG_NAME, "button"))
+    check("expected int" in text("#add-error"), "an object whose value does not fit is refused", text("main"))
+    form = driver.find_element(By.ID, "add-object")
+    field = form.find_element(By.NAME, "value.id")
+    field.clear()
+    field.send_keys("9")
+    navigate(form.find_element(By.TAG_NAME, "button"))
+    check(text("h1") == "Stop 9", "an object is added", text("main"))
+    navigate(driver.find_element(By.CSS_SELECTOR, "#delete button"))
+    check(text("#total") == "4 objects.", "and deleted", text("main"))
 
     driver.get(BASE + "/studio/objects?path=%2Fshop&type=Stop&sort=name&desc=1")
     keys = [a.text for a in driver.find_elements(By.CSS_SELECTOR, "#objects a.key")]
@@ -180,6 +215,11 @@ def tour(bob_id, carol_id):
     check(text("#notice") == 'Granted read on /a "quoted" path to bob.', "an admin grants a path", text("main"))
     rows = [tr.text for tr in driver.find_elements(By.CSS_SELECTOR, "#grants tbody tr")]
     check(any(r.startswith('/a "quoted" path bob read') for r in rows), "the grant is listed", str(rows))
+
+    navigate(driver.find_element(By.LINK_TEXT, "Logs"))
+    messages = [td.text for td in driver.find_elements(By.CSS_SELECTOR, "#logs td:nth-child(3)")]
+    check("Serving the Realms" in messages, "the server's log lines are shown", str(messages[:5]))
+    shot("logs")
 
     driver.get(BASE + "/studio/users")
     navigate(driver.find_element(By.CSS_SELECTOR, "#user-dave button.remove"))
