@@ -88,6 +88,14 @@ step "Each change travelled once: the Realm's history (origins: the load's and t
 step "Where sync stands: realm-adapter status"
 "$cli" status --config examples/quickstart/adapter.json
 
+step "Studio, the Realms in a browser: log in at http://localhost:9080/studio as demo (password quickstart-password)"
+jar="$store/studio.cookies"
+curl -s -c "$jar" -b "$jar" localhost:9080/studio/login -o "$store/studio-login.html"
+csrf=$(grep -o 'name="csrf" value="[^"]*"' "$store/studio-login.html" | sed 's/.*value="//; s/"$//')
+curl -s -c "$jar" -b "$jar" -o /dev/null -d "csrf=$csrf&name=demo&password=quickstart-password" localhost:9080/studio/login
+curl -s -b "$jar" "localhost:9080/studio/objects?path=%2FSQLDemo&type=Bus" | grep -o '[0-9]* objects\?\.' \
+  | sed 's/^/Studio lists the Bus type of \/SQLDemo: /'
+
 step "Stopping the daemon gracefully (SIGTERM)"
 kill -TERM "$daemon"
 wait "$daemon" && echo "daemon exited cleanly"
@@ -101,4 +109,9 @@ goes on where the daemon stopped. While nothing follows it, Postgres keeps every
 since, for the whole cluster (\`realm-adapter status\` shows how much). When you are done with the demo:
   psql -h $REALM_ADAPTER_PG_HOST -p $REALM_ADAPTER_PG_PORT -U postgres -c "SELECT pg_drop_replication_slot('busdemo')"
 (the next quickstart makes it again), or stop Postgres: scripts/pg.sh stop.
+
+Studio, to look at the Realms in a browser: start the daemon and its server again (any new signing
+key will do: the users and their passwords are in the store),
+  REALM_ADAPTER_SIGNING_KEY=\$(openssl rand -hex 32) $cli run --serve --config examples/quickstart/adapter.json
+then open http://localhost:9080/studio and log in as demo, password quickstart-password (docs/studio.md).
 EOF
