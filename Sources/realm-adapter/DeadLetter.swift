@@ -32,6 +32,9 @@ struct DeadLetter: AsyncParsableCommand {
         try await reportingErrors {
             let (c, logger) = try options.load()
             let (_, _, connector) = try Wiring.connector(c, logger: logger)
+            // Refused before the store is opened while a daemon streams (moving it checks again).
+            let status = try await connector.statusReport(adapter: c.realm.adapterName)
+            guard !status.streaming else { throw RealmAdapterError.daemonRunning(stream: status.streamName) }
             let store = try StoreLocation(c.realm).open(logger: logger)
             let adapter = try Adapter(
                 store: store, name: c.realm.adapterName, pathRegex: c.realm.effectivePathRegex, logger: logger)

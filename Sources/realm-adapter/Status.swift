@@ -56,7 +56,8 @@ struct Status: AsyncParsableCommand {
             let report = try await SyncReport.make(
                 c, store: store, connector: connector, listAllUpTo: Self.allRealmsUpTo, logger: logger)
             print(
-                "Adapter \(report.adapter): store \(c.realm.store) (\(report.engine)), database \(database.displayTarget)"
+                "Adapter \(report.adapter): store \(c.realm.store) (\(report.engine)), "
+                    + "database \(database.displayTarget)"
             )
             print("")
             let header = ["Realm", "version", "unsent", "db recorded", "last position applied"]

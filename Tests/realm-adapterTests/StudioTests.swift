@@ -60,7 +60,8 @@ import Testing
         let (bob, carol, alice) = (try #require(ids["bob"]), try #require(ids["carol"]), try #require(ids["alice"]))
         try await apply(
             s, "/shop",
-            #"[{"type": "INSERT", "object_type": "Stop", "identity": 4, "values": {"id": 4, "name": "<script>alert(1)</script>"}}]"#
+            #"[{"type": "INSERT", "object_type": "Stop", "identity": 4, "values": {"id": 4, "#
+                + #""name": "<script>alert(1)</script>"}}]"#
         )
         let note = #"[{"type": "ADD_TYPE", "object_type": "Note", "primary_key": "id", "properties": {"id": "int"}}]"#
         for path in ["/\(bob)/notes", "/\(carol)/secret", #"/a "quoted" path"#] { try await apply(s, path, note) }
@@ -128,5 +129,83 @@ import Testing
             "\(models)")
         let dump = try await s.cli(["realm", "dump", "/shop", "--store", s.store])
         #expect(dump.stdout.contains("Forged") && dump.stdout.components(separatedBy: "Forged").count == 2)
+    }
+
+    /// What the review of Studio found, each refused or harmless: a quote with a combining mark
+    /// (one Swift `Character`) stays escaped in an attribute; changing an object's key does not
+    /// stop the server; the permission metadata's objects and a restricted Realm's history are
+    /// refused; a change to an object deleted meanwhile does not bring it back; a trailing slash
+    /// goes to the page; a page's event stream ends when its session does.
+    @Test func hostileRequestsAreRefusedAndChangeNothing() async throws {
+        let s = try await Server()
+        try await apply(
+            s, "/shop",
+            #"[{"type": "INSERT", "object_type": "Stop", "identity": 5, "values": {"id": 5, "#
+                + #""name": "a\"\u0301 data-injected=\"1"}}]"#
+        )
+        try await s.start()
+        func session(_ name: String) async throws -> (jar: String, csrf: String) {
+            let jar = s.dir + "/\(name).jar"
+            let form = try await ChildProcess.run(
+                "/usr/bin/curl", ["-s", "-c", jar, "-b", jar, s.url + "/studio/login"])
+            let csrf = try #require(form.stdout.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
+            _ = try await ChildProcess.run(
+                "/usr/bin/curl",
+                [
+                    "-s", "-c", jar, "-b", jar, "-d", "csrf=\(csrf)&name=\(name)&password=\(name)-password",
+                    s.url + "/studio/login",
+                ])
+            let page = try await ChildProcess.run("/usr/bin/curl", ["-s", "-b", jar, s.url + "/studio/users"]).stdout
+            return (jar, String(page.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1 ?? ""))
+        }
+        func curl(_ jar: String, _ args: [String]) async throws -> String {
+            try await ChildProcess.run("/usr/bin/curl", ["-s", "-i", "-b", jar] + args).stdout
+        }
+        let (alice, csrf) = try await session("alice")
+        #expect(!csrf.isEmpty)
+
+        let object = try await curl(alice, [s.url + "/studio/object?path=%2Fshop&type=Stop&key=5"])
+        #expect(object.contains("200 OK") && !object.contains("a\"\u{301}"), "a raw quote, then U+0301")
+
+        let key = try await curl(
+            alice, ["-d", "csrf=\(csrf)&path=%2Fshop&type=Stop&key=1&property=id&value=2", s.url + "/studio/object"])
+        #expect(key.contains("400 Bad Request") && key.contains("no property id that Studio can change"), "\(key)")
+        #expect(try await curl(alice, [s.url + "/studio/assets/studio.css"]).contains("200 OK"), "the server answers")
+
+        _ = try await s.cli(
+            ["realm", "apply", "/shop", "--file", "/dev/stdin", "--store", s.store],
+            stdin: #"[{"type": "DELETE", "object_type": "Stop", "identity": 3}]"#)
+        let gone = try await curl(
+            alice,
+            ["-d", "csrf=\(csrf)&path=%2Fshop&type=Stop&key=3&property=name&value=Back", s.url + "/studio/object"])
+        #expect(gone.contains("404 Not Found"), "\(gone)")
+        let dump = try await s.cli(["realm", "dump", "/shop", "--store", s.store, "--type", "Stop"])
+        #expect(!dump.stdout.contains("Back"), "\(dump.stdout)")
+
+        #expect(try await s.cli(["role", "add", "/shop", "editors", "--config", s.config]).status == 0)
+        let system = try await curl(
+            alice, ["-d", "csrf=\(csrf)&path=%2Fshop&type=__Role&value.name=mine", s.url + "/studio/add-object"])
+        #expect(system.contains("403 Forbidden") && system.contains("fine-grained permissions"), "\(system)")
+        #expect(
+            try await s.cli(["permission", "grant", "read", "/shop", "--user", "bob", "--config", s.config]).status == 0
+        )
+        let (bob, _) = try await session("bob")
+        let history = try await curl(bob, [s.url + "/studio/history?path=%2Fshop"])
+        #expect(history.contains("403 Forbidden") && history.contains("fine-grained permissions"), "\(history)")
+
+        let slash = try await curl(alice, [s.url + "/studio/realms/?q=shop"])
+        #expect(slash.contains("303 See Other") && slash.contains("Location: ../realms?q=shop"), "\(slash)")
+
+        // A stream of changes, then the session ends: the stream ends within the recheck (2 s).
+        let out = s.dir + "/events.out"
+        let stream = try ChildProcess(
+            "/usr/bin/curl", ["-s", "-N", "-b", alice, "--max-time", "20", s.url + "/studio/events"], stdout: out,
+            stderr: s.dir + "/events.err")
+        try await Task.sleep(for: .milliseconds(500))
+        let loggedOut = try await curl(alice, ["-d", "csrf=\(csrf)", s.url + "/studio/logout"])
+        #expect(loggedOut.contains("303 See Other"), "\(loggedOut)")
+        let started = ContinuousClock.now
+        let status = await stream.wait()
+        #expect(status == 0 && ContinuousClock.now - started < .seconds(8), "the stream outlived its session")
     }
 }

@@ -17,19 +17,22 @@ public enum ModelLanguage: String, CaseIterable, Sendable {
 }
 
 extension Schema {
-    /// The classes of every type, in schema order, in `language`: one source file.
+    /// The classes of every type, in schema order, in `language`: one source file. The permission
+    /// metadata's types are left out: apps do not declare them.
     public func modelDefinitions(_ language: ModelLanguage) -> String {
         let head: String =
             switch language {
             case .swift: "import Foundation\nimport RealmSwift\n"
             case .kotlin:
-                "import io.realm.kotlin.ext.*\nimport io.realm.kotlin.types.*\nimport io.realm.kotlin.types.annotations.*\n"
+                "import io.realm.kotlin.ext.*\nimport io.realm.kotlin.types.*\n"
+                    + "import io.realm.kotlin.types.annotations.*\n"
                     + "import org.mongodb.kbson.BsonObjectId\n"
             case .java: "import io.realm.*;\nimport io.realm.annotations.*;\nimport java.util.Date;\n"
             case .typescript: "import Realm, { ObjectSchema } from \"realm\";\n"
             case .javascript: "import Realm from \"realm\";\n"
             }
-        return ([head] + types.map { ModelWriter(type: $0, language: language).text }).joined(separator: "\n")
+        let declared = types.filter { !PermissionTypes.isSystemType($0.name) }
+        return ([head] + declared.map { ModelWriter(type: $0, language: language).text }).joined(separator: "\n")
     }
 }
 
@@ -220,7 +223,8 @@ struct ModelWriter {
             let value: String =
                 switch p.type {
                 case .linkingObjects(let target, let property):
-                    "{ type: \"linkingObjects\", objectType: \(Self.quoted(target)), property: \(Self.quoted(property)) }"
+                    "{ type: \"linkingObjects\", objectType: \(Self.quoted(target)), "
+                        + "property: \(Self.quoted(property)) }"
                 default:
                     p.isIndexed ? "{ type: \(Self.quoted(p.typeString)), indexed: true }" : Self.quoted(p.typeString)
                 }

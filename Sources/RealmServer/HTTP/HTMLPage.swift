@@ -23,21 +23,22 @@ enum HTMLPage {
             body: ResponseBody(byteBuffer: ByteBuffer(string: html + "\n")))
     }
 
-    /// `text` safe anywhere in HTML text or a quoted attribute.
+    /// `text` safe anywhere in HTML text or a quoted attribute. Scalar by scalar, not character by
+    /// character: a quote followed by a combining mark is one Swift `Character`, and a browser still
+    /// reads the quote.
     static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for c in text {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(c)
+        var out = String.UnicodeScalarView()
+        for s in text.unicodeScalars {
+            switch s {
+            case "&": out.append(contentsOf: "&amp;".unicodeScalars)
+            case "<": out.append(contentsOf: "&lt;".unicodeScalars)
+            case ">": out.append(contentsOf: "&gt;".unicodeScalars)
+            case "\"": out.append(contentsOf: "&quot;".unicodeScalars)
+            case "'": out.append(contentsOf: "&#39;".unicodeScalars)
+            default: out.append(s)
             }
         }
-        return out
+        return String(out)
     }
 
     /// A paragraph of text.

@@ -75,7 +75,7 @@ public struct RealmHTTPServer: Sendable {
             }
         }
         addAccountRoutes(to: router, mail: mail, permissions: permissions)
-        try Studio(server: self).addRoutes(to: router)
+        try Studio(server: self, logger: logger).addRoutes(to: router)
         router.get("graphql/schema/**") { request, context -> Response in
             await Self.answering {
                 let path = try Self.path(context)
@@ -148,17 +148,22 @@ public struct RealmHTTPServer: Sendable {
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "realm-adapter"),
             logger: logger)
-        return Serving(app: app, hub: hub)
+        return Serving(app: app, hub: hub, sync: sync)
     }
 
     /// The application, and the subscriptions' change stream, which ends with it.
     struct Serving: Service {
         let app: any Service
         let hub: SubscriptionHub
+        let sync: SyncAccess?
 
         func run() async throws {
             defer { hub.stop() }
-            try await app.run()
+            do { try await app.run() } catch {
+                await sync?.connector.shutdown()
+                throw error
+            }
+            await sync?.connector.shutdown()
         }
     }
 

@@ -8,6 +8,7 @@ extension Studio {
     func history(_ session: StudioSession, _ query: [String: String]) throws -> Response {
         let path = try Self.required("path", query)
         let access = try access(session, path)
+        guard try context(session, path).access().isUnrestricted else { throw StudioError.restrictedHistory(path) }
         let store = server.store
         let (version, kept) = (try store.version(of: path), try store.compactedThrough(path))
         let pager = StudioPager(
@@ -31,7 +32,8 @@ extension Studio {
             "compacted": kept > 0 ? kept : false, "none": rows.isEmpty,
         ]
         return page(
-            "History of \(path)", template: "history", values, session: session, live: Self.events(path))
+            "History of \(path)", template: "history", values, session: session, live: Self.events(path),
+            at: Self.link("history", ["path": path, "page": pager.shown].filter { !$0.value.isEmpty }))
     }
 
     /// The instructions shown of each transaction (the rest are counted).

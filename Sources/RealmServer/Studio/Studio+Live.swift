@@ -8,18 +8,30 @@ import ServiceLifecycle
 /// Commits of every process reach it (the store's change stream polls or listens for them).
 extension Studio {
     /// `GET /studio/events?path=…`: an event per change of the Realm at `path`, or of any Realm
-    /// the session may read; a comment every 15 s keeps proxies from closing the stream. It ends
-    /// when the browser goes, or the server shuts down.
+    /// the session may read; a comment every 15 s keeps proxies from closing the stream. Every
+    /// 2 s the session is checked again (logged out, expired, its user's level or admin rights
+    /// gone: the stream ends). It ends when the browser goes, or the server shuts down. A stream
+    /// counts against the user's quota of subscriptions.
     func events(_ session: StudioSession, _ query: [String: String]) throws -> Response {
         let only = query["path"].flatMap { $0.isEmpty ? nil : $0 }
         if let only { _ = try access(session, only) }
-        let (users, user, store) = (server.users, session.user, server.store)
+        let (users, user, store, quota) = (server.users, session.user, server.store, server.quota)
+        let owner = user?.id ?? ""
+        guard quota.take(owner) else { throw ServerError.tooManyStreams() }
         @Sendable func visible(_ change: RealmChange) -> Bool {
             if let only { return change.path == only }
             guard let user, !user.isAdmin else { return true }
             return ((try? users.level(of: user, at: change.path)) ?? .none) >= .read
         }
+        /// Whether the session still holds as it did: its login, its admin rights, its level.
+        @Sendable func holds() -> Bool {
+            guard let claims = session.claims, let user else { return true }
+            guard let now = try? users.current(claims), now.isAdmin || !user.isAdmin else { return false }
+            guard let only else { return true }
+            return ((try? users.level(of: now, at: only)) ?? .none) >= .read
+        }
         let body = ResponseBody { writer in
+            defer { quota.give(owner) }
             let (stream, feed) = AsyncStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingNewest(256))
             let changes = Task {
                 for await change in store.changes() where visible(change) {
@@ -29,12 +41,17 @@ extension Studio {
                     feed.yield(ByteBuffer(string: "event: change\ndata: \(data.serialized())\n\n"))
                 }
             }
-            let beats = Task {
-                while (try? await Task.sleep(for: Self.heartbeat)) != nil { feed.yield(ByteBuffer(string: ":\n\n")) }
+            let checks = Task {
+                var beat = 0
+                while (try? await Task.sleep(for: Self.recheck)) != nil {
+                    guard holds() else { return feed.finish() }
+                    beat += 1
+                    if beat % 7 == 0 { feed.yield(ByteBuffer(string: ":\n\n")) }  // about every 15 s
+                }
             }
             defer {
                 changes.cancel()
-                beats.cancel()
+                checks.cancel()
             }
             feed.yield(ByteBuffer(string: "retry: 2000\n\n"))
             // Ended when the server shuts down gracefully, so that it need not wait for the browser.
@@ -50,7 +67,8 @@ extension Studio {
         return Response(status: .ok, headers: headers, body: body)
     }
 
-    static let heartbeat = Duration.seconds(15)
+    /// How often an open stream checks its session again.
+    static let recheck = Duration.seconds(2)
 
     /// The address of the events of the Realm at `path` (of every Realm when nil).
     static func events(_ path: String?) -> String { link("events", path.map { ["path": $0] } ?? [:]) }

@@ -65,7 +65,8 @@ extension Studio {
         values["pager"] = pager.values
         values["none"] = objects.isEmpty
         values["csrf"] = session.csrf
-        values["writable"] = context.level >= .write && type.primaryKey != nil
+        values["writable"] =
+            context.level >= .write && type.primaryKey != nil && !PermissionTypes.isSystemType(typeName)
         values["fields"] = columns.filter { !$0.type.isList }.map { p in
             [
                 "field": "value." + p.name, "label": p.name, "fieldType": p.typeString,
@@ -75,7 +76,8 @@ extension Studio {
         if let e = query["addError"] { values["addError"] = e }
         return page(
             "\(typeName) in \(path)", template: "objects", values, session: session,
-            status: query["addError"] == nil ? .ok : .badRequest, live: Self.events(path))
+            status: query["addError"] == nil ? .ok : .badRequest, live: Self.events(path),
+            at: Self.link("objects", keep.merging(["page": pager.shown]) { $1 }.filter { !$0.value.isEmpty }))
     }
 
     func with(_ q: ObjectQuery, offset: Int) -> ObjectQuery {
@@ -98,7 +100,8 @@ extension Studio {
         guard let object = try context.object(typeName, key, root: true) else {
             throw StudioError.noObject(typeName, keyText)
         }
-        let writable = context.level >= .write
+        // The permission metadata's types change through `role` and `permission`, with their checks.
+        let writable = context.level >= .write && type.primaryKey != nil && !PermissionTypes.isSystemType(typeName)
         let properties: [[String: Any]] = type.properties.filter(\.type.isStored).map { p in
             let value = object.values[p.name] ?? .null
             var row = StudioValues.cell(value, p, path: path)
@@ -118,7 +121,8 @@ extension Studio {
         ]
         return page(
             "\(typeName) \(StudioValues.text(key))", template: "object", values, session: session, notice: notice,
-            error: error, status: error == nil ? .ok : .badRequest, live: Self.events(path))
+            error: error, status: error == nil ? .ok : .badRequest, live: Self.events(path),
+            at: Self.objectLink(path, typeName, key))
     }
 
     /// `POST /studio/object` (path, type, key, property, value, null, csrf): sets one value, in
@@ -132,16 +136,19 @@ extension Studio {
         guard context.level >= .write else {
             throw ServerError.forbidden(path, need: .write, have: context.level)
         }
-        guard let type = context.schema[type: typeName], let pk = type.primaryKey else {
-            throw StudioError.noType(typeName, path)
-        }
+        let type = try Self.editable(typeName, in: context.schema, path)
+        guard let pk = type.primaryKey else { throw StudioError.noKey(typeName) }
         let key = try Self.key(keyText, of: typeName, in: context.schema)
         do {
-            guard let property = type[property: name], property.type.isStored, !property.type.isList else {
-                throw GraphQLError(message: "\(typeName) has no property \(name) that Studio can edit.")
+            guard let property = type[property: name], property.type.isStored, !property.type.isList, name != pk
+            else {
+                throw GraphQLError(message: "\(typeName) has no property \(name) that Studio can change.")
             }
+            // A change, never a creation: an object deleted since the page was read stays deleted.
+            guard try context.object(typeName, key) != nil else { throw StudioError.noObject(typeName, keyText) }
             let value: JSONValue =
-                form["null"] == "1" ? .null : StudioValues.json(from: form["value"] ?? "", for: property)
+                form["null"] == "1"
+                ? .null : StudioValues.json(from: form["value"] ?? "", for: property, in: context.schema)
             let input = Map.dictionary([pk: GraphQLValues.map(key.json), name: GraphQLValues.map(value)])
             _ = try await server.store.perform {
                 try GraphQLMutations.create(type, [input], policy: "MODIFIED", context)
@@ -160,11 +167,11 @@ extension Studio {
         let (path, typeName) = (try Self.required("path", form), try Self.required("type", form))
         let context = try self.context(session, path)
         guard context.level >= .write else { throw ServerError.forbidden(path, need: .write, have: context.level) }
-        guard let type = context.schema[type: typeName] else { throw StudioError.noType(typeName, path) }
+        let type = try Self.editable(typeName, in: context.schema, path)
         var fields: [(String, Map)] = []
         for p in type.properties where p.type.isStored && !p.type.isList {
             guard let text = form["value." + p.name], !(text.isEmpty && p.isOptional) else { continue }
-            fields.append((p.name, GraphQLValues.map(StudioValues.json(from: text, for: p))))
+            fields.append((p.name, GraphQLValues.map(StudioValues.json(from: text, for: p, in: context.schema))))
         }
         let input = Map.dictionary(.init(uniqueKeysWithValues: fields))
         let created: [RealmObject]
@@ -188,7 +195,7 @@ extension Studio {
         )
         let context = try self.context(session, path)
         guard context.level >= .write else { throw ServerError.forbidden(path, need: .write, have: context.level) }
-        guard let type = context.schema[type: typeName] else { throw StudioError.noType(typeName, path) }
+        let type = try Self.editable(typeName, in: context.schema, path)
         let key = try Self.key(keyText, of: typeName, in: context.schema)
         do {
             _ = try await server.store.perform { try GraphQLMutations.delete(type, key, context) }
@@ -196,6 +203,14 @@ extension Studio {
             return try object(session, form, error: e.message)
         }
         return Response.redirect(to: Self.link("objects", ["path": path, "type": typeName]), type: .normal)
+    }
+
+    /// A type whose objects Studio may change: not one of the permission metadata's, which change
+    /// only through `role` and `permission` (as GraphQL shows them only through its permission API).
+    static func editable(_ name: String, in schema: Schema, _ path: String) throws -> ObjectSchema {
+        guard let type = schema[type: name] else { throw StudioError.noType(name, path) }
+        guard !PermissionTypes.isSystemType(name) else { throw StudioError.systemType(name) }
+        return type
     }
 
     /// The reads and mutations of the session in the Realm at `path`, with GraphQL's checks.

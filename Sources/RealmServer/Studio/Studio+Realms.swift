@@ -12,10 +12,15 @@ extension Studio {
         let pager = StudioPager(total: paths.count, query: query, link: "realms", keep: ["q": search])
         let shown = Array(paths[pager.range])
         let rows: [[String: Any]] = try server.store.summaries(of: shown).map { s in
-            [
+            // Counts in a Realm with fine-grained permissions are an admin's to see: they would
+            // tell a user about objects hidden from them.
+            let hidden = !session.isAdmin && s.counts.contains { PermissionTypes.isSystemType($0.type) }
+            return [
                 "path": s.path, "realmLink": Self.link("realm", ["path": s.path]), "version": s.version,
-                "objects": s.counts.reduce(0) { $0 + $1.count },
-                "types": s.counts.map { "\($0.type) \($0.count)" }.joined(separator: ", "),
+                "objects": hidden ? "—" : "\(s.counts.reduce(0) { $0 + $1.count })",
+                "types": s.counts.filter { !PermissionTypes.isSystemType($0.type) }.map {
+                    hidden ? $0.type : "\($0.type) \($0.count)"
+                }.joined(separator: ", "),
                 "changedAt": s.lastChange.map { Self.time($0.committedAt) } ?? "",
                 "origin": s.lastChange?.origin ?? "",
             ]
@@ -25,7 +30,9 @@ extension Studio {
             "realms": rows,
             "pager": pager.values, "none": rows.isEmpty,
         ]
-        return page("Realms", template: "realms", values, session: session, live: Self.events(nil))
+        return page(
+            "Realms", template: "realms", values, session: session, live: Self.events(nil),
+            at: Self.link("realms", ["q": search, "page": pager.shown].filter { !$0.value.isEmpty }))
     }
 
     /// The paths the session may read, sorted: every Realm for an admin; otherwise the user's own
@@ -45,10 +52,14 @@ extension Studio {
         let access = try access(session, path)
         let summary = try server.store.summaries(of: [path]).first
         let counts = Dictionary(uniqueKeysWithValues: (summary?.counts ?? []).map { ($0.type, $0.count) })
-        let types: [[String: Any]] = access.schema.types.map { t in
+        // Fine-grained permissions: only the types the viewer may read, without counts (objects
+        // hidden from them would be counted).
+        let privileges = try context(session, path).access()
+        let shownTypes = access.schema.types.filter { privileges.privileges(ofType: $0.name).contains(.read) }
+        let types: [[String: Any]] = shownTypes.map { t in
             [
                 "typeName": t.name, "objectsLink": Self.link("objects", ["path": path, "type": t.name]),
-                "count": counts[t.name] ?? 0, "primaryKey": t.primaryKey ?? "",
+                "count": privileges.isUnrestricted ? "\(counts[t.name] ?? 0)" : "—", "primaryKey": t.primaryKey ?? "",
                 "properties": t.properties.map { p in
                     [
                         "property": p.name, "propertyType": p.typeString, "indexed": p.isIndexed,
@@ -60,7 +71,7 @@ extension Studio {
         let values: [String: Any] = [
             "path": path, "version": summary?.version ?? 0, "types": types, "noTypes": types.isEmpty,
             "history": Self.link("history", ["path": path]), "csrf": session.csrf,
-            "manages": access.level == .manage, "typeNames": access.schema.types.map(\.name),
+            "manages": access.level == .manage, "typeNames": shownTypes.map(\.name),
             "models": ModelLanguage.allCases.map {
                 ["language": $0.rawValue, "modelsLink": Self.link("models", ["path": path, "language": $0.rawValue])]
             },
@@ -70,7 +81,7 @@ extension Studio {
         ]
         return page(
             path, template: "realm", values, session: session, notice: notice, error: error,
-            status: error == nil ? .ok : .badRequest, live: Self.events(path))
+            status: error == nil ? .ok : .badRequest, live: Self.events(path), at: Self.link("realm", ["path": path]))
     }
 
     /// What the session may do with the Realm at `path`: its level, and the Realm's schema.
@@ -132,5 +143,7 @@ struct StudioPager {
     }
 
     var offset: Int { (page - 1) * Studio.pageSize }
+    /// The page as an address names it: nothing for the first.
+    var shown: String { page > 1 ? "\(page)" : "" }
     var range: Range<Int> { min(offset, total)..<min(offset + Studio.pageSize, total) }
 }

@@ -26,7 +26,7 @@ extension Studio {
         guard session.isAdmin else { throw ServerError.adminsOnly("see the Sync page") }
         guard let sync = server.sync else {
             let values: [String: Any] = ["noDatabase": true]
-            return page("Sync", template: "sync", values, session: session, notice: notice, error: error)
+            return page("Sync", template: "sync", values, session: session, notice: notice, error: error, at: "sync")
         }
         let c = sync.configuration
         let report = try await SyncReport.make(c, store: server.store, connector: sync.connector, logger: sync.logger)
@@ -56,7 +56,8 @@ extension Studio {
             },
         ]
         return page(
-            "Sync", template: "sync", values, session: session, notice: notice, error: error, live: Self.events(nil))
+            "Sync", template: "sync", values, session: session, notice: notice, error: error, live: Self.events(nil),
+            at: "sync", refreshDelay: 2_000)
     }
 
     /// `POST /studio/dead-letter` (path, version, csrf): `realm-adapter dead-letter`'s action,

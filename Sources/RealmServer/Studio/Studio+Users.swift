@@ -27,10 +27,12 @@ extension Studio {
         ]
         return page(
             "Users", template: "users", values, session: session, notice: notice, error: error,
-            status: error == nil ? .ok : .badRequest)
+            status: error == nil ? .ok : .badRequest, at: Self.link("users", ["q": search].filter { !$0.value.isEmpty })
+        )
     }
 
-    /// `POST /studio/add-user`, `remove-user`, `set-admin`, `set-password` (name, and password or admin; csrf): adds, removes, makes or
+    /// `POST /studio/add-user`, `remove-user`, `set-admin`, `set-password` (name, and password or
+    /// admin; csrf): adds, removes, makes or
     /// unmakes an admin, sets a password. The Users page again, saying what was done or why not.
     func changeUser(_ action: String, _ session: StudioSession, _ form: [String: String]) async throws -> Response {
         try requireAdmin(session, "manage users")
@@ -40,7 +42,8 @@ extension Studio {
             guard !name.isEmpty else { throw ServerError.badRequest("Give the user's name.") }
             if name == session.user?.name, action == "remove" || action == "admin" && form["admin"] != "1" {
                 throw ServerError.badRequest(
-                    "You cannot remove yourself or your own admin rights: ask another admin (so that one always remains)."
+                    "You cannot remove yourself or your own admin rights: ask another admin "
+                        + "(so that one always remains)."
                 )
             }
             let notice: String
@@ -91,7 +94,8 @@ extension Studio {
         ]
         return page(
             "Permissions", template: "permissions", values, session: session, notice: notice, error: error,
-            status: error == nil ? .ok : .badRequest)
+            status: error == nil ? .ok : .badRequest,
+            at: Self.link("permissions", ["path": path].filter { !$0.value.isEmpty }))
     }
 
     /// `POST /studio/permissions` (path, user — a name, or empty for everyone —, level, csrf):

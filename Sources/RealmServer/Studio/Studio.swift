@@ -1,5 +1,7 @@
 import Foundation
+import GraphQL
 import Hummingbird
+import Logging
 import Mustache
 import RealmAdapter
 
@@ -9,14 +11,16 @@ import RealmAdapter
 /// and the user directory. No script runs inline; every form carries the session's CSRF token.
 struct Studio: Sendable {
     let server: RealmHTTPServer
+    let logger: Logger
     let templates: MustacheLibrary
     /// The CSRF token when the server checks no tokens: random for the process.
     let unauthenticatedCSRF: String
     /// Rows on a page of Realms, objects or history.
     static let pageSize = 50
 
-    init(server: RealmHTTPServer) throws {
+    init(server: RealmHTTPServer, logger: Logger) throws {
         self.server = server
+        self.logger = logger
         templates = try StudioTemplates.library()
         unauthenticatedCSRF = StudioSession.csrf(for: UUID().uuidString)
     }
@@ -24,7 +28,10 @@ struct Studio: Sendable {
     /// Every page is at `/studio/<name>`, one level down, so that the relative links of a page
     /// (and of one a form's answer shows) resolve alike, behind a proxy's prefix too.
     func addRoutes(to router: Router<BasicRequestContext>) {
-        router.get("studio") { _, _ in Response.redirect(to: "studio/realms", type: .normal) }
+        // `/studio/` and `/studio/realms/` would resolve a page's relative links one level down.
+        router.get("studio") { request, _ in
+            Response.redirect(to: request.uri.path.hasSuffix("/") ? "realms" : "studio/realms", type: .normal)
+        }
         router.get("studio/assets/studio.css") { _, _ in StudioAssets.file(StudioAssets.stylesheet, "text/css") }
         router.get("studio/assets/studio.js") { _, _ in StudioAssets.file(StudioAssets.script, "text/javascript") }
         router.get("studio/login") { request, _ in await loginForm(request) }
@@ -43,8 +50,13 @@ struct Studio: Sendable {
             ("studio/permissions", { _, s, q in try permissions(s, q) }),
         ]
         for (path, page) in pages {
+            let name = String(path.dropFirst("studio/".count))
             router.get(RouterPath(path)) { request, _ in
-                await answering(request) {
+                if request.uri.path.hasSuffix("/") {
+                    return Response.redirect(
+                        to: "../" + name + (request.uri.query.map { "?" + $0 } ?? ""), type: .normal)
+                }
+                return await answering(request) {
                     try await page(
                         request, try await session(request), RealmHTTPServer.formParameters(request.uri.query ?? ""))
                 }
@@ -93,8 +105,12 @@ struct Studio: Sendable {
             return errorPage(e.status, e.message)
         } catch let e as RealmAdapterError {
             return errorPage(e.code == .realmNotFound ? 404 : 400, e.message)
+        } catch let e as GraphQLError {
+            return errorPage(400, e.message)
         } catch {
-            return errorPage(500, "\(error)")
+            // Not shown: it may hold the store's SQL or a driver's words.
+            logger.error("Studio could not answer", metadata: ["path": "\(request.uri.path)", "error": "\(error)"])
+            return errorPage(500, "Something went wrong on the server; its log says what (admins: the Logs page).")
         }
     }
 
@@ -109,10 +125,12 @@ struct Studio: Sendable {
     func page(
         _ title: String, template: String, _ values: [String: Any], session: StudioSession?,
         notice: String? = nil, error: String? = nil, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:],
-        live: String? = nil
+        live: String? = nil, at canonical: String? = nil, refreshDelay: Int = 150
     ) -> Response {
         let body = templates.render(values, withTemplate: template) ?? ""
-        var layout: [String: Any] = ["title": title, "body": body, "live": live ?? false]
+        var layout: [String: Any] = [
+            "title": title, "body": body, "live": live ?? false, "canonical": canonical ?? false, "delay": refreshDelay,
+        ]
         if let session {
             layout["session"] = ["name": session.name, "isAdmin": session.isAdmin, "csrf": session.csrf]
         }

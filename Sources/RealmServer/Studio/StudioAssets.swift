@@ -29,13 +29,20 @@ enum StudioAssets {
     static let script = """
         "use strict";
         (function () {
+          // A page a form's answer shows is at the form's address: the page's own takes its place, so
+          // that a reload reads it (not the form again) and so does a live update.
+          const page = document.body.dataset.page;
+          if (page && page !== location.pathname.split("/").pop() + location.search) {
+            history.replaceState(null, "", page);
+          }
           const url = document.body.dataset.live;
           if (!url) return;
+          const delay = Number(document.body.dataset.delay || 150);
           const badge = document.getElementById("live");
           let waiting = false, deferred = false;
           function typing() {
             const a = document.activeElement;
-            return a && a.closest("main") && (a.tagName === "INPUT" || a.tagName === "TEXTAREA" || a.tagName === "SELECT");
+            return a && a.closest("main") && ["INPUT", "TEXTAREA", "SELECT"].includes(a.tagName);
           }
           async function refresh() {
             waiting = false;
@@ -51,10 +58,11 @@ enum StudioAssets {
             if (deferred) { deferred = false; setTimeout(refresh, 50); }
           });
           const source = new EventSource(url);
-          source.addEventListener("open", function () { if (badge) { badge.textContent = "live"; badge.className = "on"; } });
-          source.addEventListener("error", function () { if (badge) { badge.textContent = "offline"; badge.className = "off"; } });
+          function show(state) { if (badge) { badge.textContent = state; badge.className = state; } }
+          source.addEventListener("open", function () { show("live"); });
+          source.addEventListener("error", function () { show("offline"); });
           source.addEventListener("change", function () {
-            if (!waiting) { waiting = true; setTimeout(refresh, 150); }
+            if (!waiting) { waiting = true; setTimeout(refresh, delay); }
           });
         })();
 
@@ -62,7 +70,8 @@ enum StudioAssets {
 
     static let stylesheet = """
         body { font: 15px/1.45 system-ui, sans-serif; margin: 0; color: #1d2330; background: #f7f8fa; }
-        header { display: flex; align-items: center; gap: 1.5em; padding: .6em 1.5em; background: #39477f; color: #fff; }
+        header { display: flex; align-items: center; gap: 1.5em; padding: .6em 1.5em; background: #39477f;
+          color: #fff; }
         header a { color: #fff; text-decoration: none; }
         header .brand { font-weight: 600; font-size: 1.1em; }
         header .logout { margin-left: auto; display: flex; gap: .8em; align-items: center; }
@@ -85,8 +94,9 @@ enum StudioAssets {
         .pager { margin: .6em 0; display: flex; gap: 1em; }
         .crumbs { color: #5a6275; margin-top: .4em; }
         .muted { color: #5a6275; }
-        #live.on { color: #b6f0c0; } #live.off { color: #ffc9c9; }
-        pre.instructions { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; max-height: 12em; overflow: auto; }
+        #live.live { color: #b6f0c0; } #live.offline { color: #ffc9c9; }
+        pre.instructions { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; max-height: 12em;
+          overflow: auto; }
         """
 }
 

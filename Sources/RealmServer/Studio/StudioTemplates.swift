@@ -1,12 +1,22 @@
 import Mustache
 
 /// Studio's pages as Mustache templates, compiled into the binary (nothing to install beside it).
-/// `{{name}}` escapes for HTML; `{{{body}}}` is only ever a page already rendered from these.
+/// `{{name}}` escapes for HTML (``HTMLPage/escape(_:)``, scalar by scalar: Mustache's own escapes
+/// by `Character`, and lets a quote with a combining mark through); `{{{body}}}` is only ever a
+/// page already rendered from these.
 enum StudioTemplates {
     static func library() throws -> MustacheLibrary {
+        MustacheContentTypes.register(Escaped(), named: Escaped.name)
         var library = MustacheLibrary()
-        for (name, text) in templates { try library.register(text, named: name) }
+        for (name, text) in templates {
+            try library.register("{{% CONTENT_TYPE: \(Escaped.name)}}" + text, named: name)
+        }
         return library
+    }
+
+    struct Escaped: MustacheContentType {
+        static let name = "STUDIO_HTML"
+        func escapeText(_ text: String) -> String { HTMLPage.escape(text) }
     }
 
     static let templates: [(String, String)] = [
@@ -20,12 +30,16 @@ enum StudioTemplates {
         <html lang="en"><head><meta charset="utf-8"><title>{{title}} · Realm Studio</title>
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <link rel="stylesheet" href="assets/studio.css"><script src="assets/studio.js" defer></script></head>
-        <body{{#live}} data-live="{{live}}"{{/live}}>
+        <body{{#live}} data-live="{{live}}" data-delay="{{delay}}"{{/live}}
+        {{#canonical}} data-page="{{canonical}}"{{/canonical}}>
         <header><a class="brand" href="realms">Realm Studio</a>
         {{#session}}<nav><a href="realms">Realms</a>{{#isAdmin}} <a href="sync">Sync</a> <a href="users">Users</a>
-        <a href="permissions">Permissions</a> <a href="logs">Logs</a>{{/isAdmin}}</nav>{{#live}}<span id="live">connecting…</span>{{/live}}
-        <form class="logout" method="post" action="logout"><span class="who" id="who">{{name}}{{#isAdmin}} (admin){{/isAdmin}}</span>
-        <input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" id="logout">Log out</button></form>{{/session}}
+        <a href="permissions">Permissions</a> <a href="logs">Logs</a>{{/isAdmin}}</nav>
+        {{#live}}<span id="live">connecting…</span>{{/live}}
+        <form class="logout" method="post" action="logout"><span class="who" id="who">
+        {{name}}{{#isAdmin}} (admin){{/isAdmin}}</span>
+        <input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" id="logout">Log out</button></form>
+        {{/session}}
         </header>
         <main>
         <h1>{{title}}</h1>
@@ -45,21 +59,24 @@ enum StudioTemplates {
         <form method="post" action="login" id="login">
         <input type="hidden" name="csrf" value="{{csrf}}">
         <p><label>User name<br><input name="name" id="name" autocomplete="username" required autofocus></label></p>
-        <p><label>Password<br><input type="password" name="password" id="password" autocomplete="current-password" required></label></p>
+        <p><label>Password<br>
+        <input type="password" name="password" id="password" autocomplete="current-password" required></label></p>
         <p><button type="submit">Log in</button></p>
         </form>
         """
 
     static let pager = """
         {{#pager}}<nav class="pager">{{#previous}}<a href="{{previous}}" rel="prev">← Previous</a>{{/previous}}
-        <span>Page {{page}} of {{pages}}</span>{{#next}}<a href="{{next}}" rel="next" id="next">Next →</a>{{/next}}</nav>{{/pager}}
+        <span>Page {{page}} of {{pages}}</span>{{#next}}<a href="{{next}}" rel="next" id="next">Next →</a>
+        {{/next}}</nav>{{/pager}}
         """
 
     static let realms = """
         <form method="get" action="realms" class="search">
         <input type="search" name="q" id="q" value="{{q}}" placeholder="Path contains…" aria-label="Search by path">
         <button type="submit">Search</button></form>
-        <p class="muted" id="total">{{total}} Realm{{plural}}{{#searched}} whose path contains “{{q}}”{{/searched}}.</p>
+        <p class="muted" id="total">
+        {{total}} Realm{{plural}}{{#searched}} whose path contains “{{q}}”{{/searched}}.</p>
         {{^none}}<table id="realms"><thead><tr><th>Path</th><th>Version</th><th>Objects</th><th>By type</th>
         <th>Last change</th><th>Origin</th></tr></thead><tbody>
         {{#realms}}<tr><td><a href="{{realmLink}}">{{path}}</a></td><td>{{version}}</td><td>{{objects}}</td>
@@ -73,8 +90,10 @@ enum StudioTemplates {
         {{changedAt}} by {{origin}}{{/changedAt}} · <a href="{{history}}" id="history">History</a></p>
         {{#noTypes}}<p>This Realm has no types yet.</p>{{/noTypes}}
         {{^noTypes}}<table id="types"><thead><tr><th>Type</th><th>Objects</th><th>Properties</th></tr></thead><tbody>
-        {{#types}}<tr><td><a href="{{objectsLink}}">{{typeName}}</a></td><td>{{count}}</td><td>{{#properties}}<span class="property">
-        {{#primary}}<strong>{{/primary}}{{property}}{{#primary}}</strong>{{/primary}}: {{propertyType}}{{#indexed}} (indexed){{/indexed}}
+        {{#types}}<tr><td><a href="{{objectsLink}}">{{typeName}}</a></td><td>{{count}}</td><td>
+        {{#properties}}<span class="property">
+        {{#primary}}<strong>{{/primary}}{{property}}{{#primary}}</strong>
+        {{/primary}}: {{propertyType}}{{#indexed}} (indexed){{/indexed}}
         </span><br>{{/properties}}</td></tr>
         {{/types}}</tbody></table>{{/noTypes}}
         <p id="models">Model definitions: {{#models}}<a href="{{modelsLink}}" download>{{language}}</a> {{/models}}</p>
@@ -90,7 +109,8 @@ enum StudioTemplates {
         <input type="hidden" name="path" value="{{path}}">
         <select name="type" aria-label="Type">{{#typeNames}}<option>{{.}}</option>{{/typeNames}}</select>
         <input name="name" placeholder="Property name" aria-label="Property name" required>
-        <input name="propertyType" placeholder="int, string?, Item, Item[], date?…" aria-label="Property type" required>
+        <input name="propertyType" placeholder="int, string?, Item, Item[], date?…" aria-label="Property type"
+        required>
         <label><input type="checkbox" name="indexed" value="1"> indexed</label>
         <button type="submit">Add the property</button></form>{{/noTypes}}{{/manages}}
         """
@@ -107,17 +127,21 @@ enum StudioTemplates {
         <p class="crumbs"><a href="realms">Realms</a> › <a href="{{realm}}">{{path}}</a> › {{type}}</p>
         <form method="get" action="objects" class="query">
         <input type="hidden" name="path" value="{{path}}"><input type="hidden" name="type" value="{{type}}">
-        <input class="query" name="q" id="q" value="{{q}}" placeholder="A query: name BEGINSWITH &quot;A&quot; AND id > 3"
+        <input class="query" name="q" id="q" value="{{q}}"
+        placeholder="A query: name BEGINSWITH &quot;A&quot; AND id > 3"
         aria-label="Query">
         <button type="submit">Filter</button></form>
         {{#queryError}}<div class="error" role="alert" id="query-error">{{queryError}}
         {{#caret}}<pre class="caret">{{q}}
         {{caret}}</pre>{{/caret}}</div>{{/queryError}}
         <p class="muted" id="total">{{total}} object{{plural}}.</p>
-        {{^none}}<table id="objects"><thead><tr><th>Key</th>{{#columns}}<th>{{#sortable}}<a href="{{sortLink}}">{{column}}</a>
-        {{/sortable}}{{^sortable}}{{column}}{{/sortable}} <span class="muted">{{columnType}}</span> {{sorted}}</th>{{/columns}}</tr>
+        {{^none}}<table id="objects"><thead><tr><th>Key</th>{{#columns}}<th>{{#sortable}}<a href="{{sortLink}}">
+        {{column}}</a>
+        {{/sortable}}{{^sortable}}{{column}}{{/sortable}} <span class="muted">{{columnType}}</span> {{sorted}}</th>
+        {{/columns}}</tr>
         </thead><tbody>
-        {{#rows}}<tr><td><a href="{{objectLink}}" class="key">{{key}}</a></td>{{#cells}}<td class="value">{{> cell}}</td>{{/cells}}</tr>
+        {{#rows}}<tr><td><a href="{{objectLink}}" class="key">{{key}}</a></td>
+        {{#cells}}<td class="value">{{> cell}}</td>{{/cells}}</tr>
         {{/rows}}</tbody></table>{{/none}}
         {{> pager}}
         {{#writable}}<h2>Add a {{type}}</h2>
@@ -132,7 +156,8 @@ enum StudioTemplates {
     static let object = """
         <p class="crumbs"><a href="realms">Realms</a> › <a href="{{realm}}">{{path}}</a> ›
         <a href="{{objects}}">{{type}}</a> › {{shownKey}}</p>
-        <table id="object"><thead><tr><th>Property</th><th>Value</th>{{#writable}}<th>Change</th>{{/writable}}</tr></thead>
+        <table id="object"><thead><tr><th>Property</th><th>Value</th>{{#writable}}<th>Change</th>{{/writable}}</tr>
+        </thead>
         <tbody>
         {{#properties}}<tr id="property-{{property}}"><td>{{property}} <span class="muted">{{propertyType}}</span></td>
         <td class="value">{{> cell}}</td>
@@ -141,7 +166,8 @@ enum StudioTemplates {
         <input type="hidden" name="type" value="{{type}}"><input type="hidden" name="key" value="{{key}}">
         <input type="hidden" name="property" value="{{property}}">
         <input name="value" value="{{current}}" aria-label="New value of {{property}}">
-        {{#optional}}<label><input type="checkbox" name="null" value="1"{{#isNull}} checked{{/isNull}}> null</label>{{/optional}}
+        {{#optional}}<label><input type="checkbox" name="null" value="1"{{#isNull}} checked{{/isNull}}> null</label>
+        {{/optional}}
         <button type="submit">Save</button></form>{{/editable}}</td>{{/writable}}</tr>
         {{/properties}}</tbody></table>
         {{#writable}}<form method="post" action="delete" id="delete">
@@ -152,10 +178,12 @@ enum StudioTemplates {
 
     static let sync = """
         {{#noDatabase}}<p>This server runs without a <code>database</code> section, so it knows nothing of sync:
-        run it with the daemon's configuration (<code>serve --config</code> the same file, or <code>run --serve</code>).</p>
+        run it with the daemon's configuration (<code>serve --config</code> the same file, or
+        <code>run --serve</code>).</p>
         {{/noDatabase}}{{^noDatabase}}
         <p class="crumbs">Adapter {{adapter}} · store {{engine}} · database {{database}}</p>
-        {{#blocked}}<div class="blocked" id="blocked"><p><strong>Blocked:</strong> {{path}} version {{version}} was rejected by
+        {{#blocked}}<div class="blocked" id="blocked"><p>
+        <strong>Blocked:</strong> {{path}} version {{version}} was rejected by
         the database: {{error}}</p><p>Fix the database and start <code>realm-adapter run</code> again (it retries), or
         move it aside (stop the daemon first):</p>
         <form method="post" action="dead-letter"><input type="hidden" name="csrf" value="{{csrf}}">
@@ -179,7 +207,8 @@ enum StudioTemplates {
         in realm_adapter_dead_row.</p>
         {{#webhooks}}<h2>Webhook {{name}}</h2><p>{{pending}} transaction(s) to deliver in {{realms}} Realm(s), the
         oldest committed {{oldest}}; {{deadLetterCount}} dead letter(s).</p>
-        {{#deadLetters}}<p class="muted">{{path}} version {{version}} after {{attempts}} attempts: {{error}}</p>{{/deadLetters}}
+        {{#deadLetters}}<p class="muted">{{path}} version {{version}} after {{attempts}} attempts: {{error}}</p>
+        {{/deadLetters}}
         {{/webhooks}}
         {{/noDatabase}}
         """
@@ -195,8 +224,10 @@ enum StudioTemplates {
         <td>{{provider}}</td>
         <td>{{#isAdmin}}admin{{/isAdmin}}{{^isSelf}}<form method="post" action="set-admin" class="inline">
         <input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="name" value="{{name}}">
-        {{^isAdmin}}<input type="hidden" name="admin" value="1"><button type="submit" class="make-admin">Make admin</button>
-        {{/isAdmin}}{{#isAdmin}}<button type="submit" class="unmake-admin">Remove admin</button>{{/isAdmin}}</form>{{/isSelf}}</td>
+        {{^isAdmin}}<input type="hidden" name="admin" value="1">
+        <button type="submit" class="make-admin">Make admin</button>
+        {{/isAdmin}}{{#isAdmin}}<button type="submit" class="unmake-admin">Remove admin</button>{{/isAdmin}}</form>
+        {{/isSelf}}</td>
         <td>{{#hasPassword}}<form method="post" action="set-password" class="inline">
         <input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="name" value="{{name}}">
         <input type="password" name="password" minlength="8" required autocomplete="new-password"
@@ -223,7 +254,8 @@ enum StudioTemplates {
         {{#grants}}<tr><td><a href="{{realmLink}}">{{path}}</a></td><td>{{user}}</td><td>{{level}}</td>
         <td><form method="post" action="permissions" class="inline"><input type="hidden" name="csrf" value="{{csrf}}">
         <input type="hidden" name="path" value="{{path}}"><input type="hidden" name="user" value="{{userName}}">
-        <input type="hidden" name="level" value="none"><button type="submit" class="revoke">Revoke</button></form></td></tr>
+        <input type="hidden" name="level" value="none"><button type="submit" class="revoke">Revoke</button></form>
+        </td></tr>
         {{/grants}}</tbody></table>
         {{> pager}}
         <h2>Grant</h2>
@@ -240,7 +272,8 @@ enum StudioTemplates {
         {{/levels}}</select></label> <button type="submit">Show</button></form>
         <p class="muted">This server process's latest lines, newest first (kept in memory).</p>
         {{#none}}<p>Nothing at this level yet.</p>{{/none}}
-        {{^none}}<table id="logs"><thead><tr><th>Time</th><th>Level</th><th>Message</th><th>Details</th></tr></thead><tbody>
+        {{^none}}<table id="logs"><thead><tr><th>Time</th><th>Level</th><th>Message</th><th>Details</th></tr></thead>
+        <tbody>
         {{#lines}}<tr class="log-{{level}}"><td>{{time}}</td><td>{{level}}</td><td>{{message}}</td>
         <td class="muted">{{label}} {{metadata}}</td></tr>
         {{/lines}}</tbody></table>{{/none}}
@@ -250,10 +283,12 @@ enum StudioTemplates {
         <p class="crumbs"><a href="realms">Realms</a> › <a href="{{realm}}">{{path}}</a> › History</p>
         {{#compacted}}<p class="muted">History up to version {{compacted}} was compacted.</p>{{/compacted}}
         {{#none}}<p>No transactions are kept.</p>{{/none}}
-        {{^none}}<table id="history"><thead><tr><th>Version</th><th>Origin</th><th>Committed</th><th>Source position</th>
+        {{^none}}<table id="history"><thead><tr><th>Version</th><th>Origin</th><th>Committed</th>
+        <th>Source position</th>
         <th>Instructions</th></tr></thead><tbody>
         {{#rows}}<tr><td>{{version}}</td><td>{{origin}}</td><td>{{time}}</td><td>{{position}}</td>
-        <td><pre class="instructions">{{instructions}}</pre>{{#more}}<span class="muted">and {{more}} more</span>{{/more}}</td></tr>
+        <td><pre class="instructions">{{instructions}}</pre>{{#more}}<span class="muted">and {{more}} more</span>
+        {{/more}}</td></tr>
         {{/rows}}</tbody></table>{{/none}}
         {{> pager}}
         """

@@ -34,8 +34,12 @@ enum StudioValues {
     /// What a form's text means for `p`: a string property takes it as it is; any other parses it
     /// as JSON when it can (numbers, true, false), and otherwise as a string (dates, decimals,
     /// ids), and the value rule decides whether it fits.
-    static func json(from text: String, for p: Property) -> JSONValue {
+    static func json(from text: String, for p: Property, in schema: Schema) -> JSONValue {
         if case .scalar(.string) = p.type { return .string(text) }
+        // A link is its target's key: text as it is when the key is a string.
+        if case .link(let target) = p.type, case .scalar(.string)? = schema[type: target]?.primaryKeyProperty?.type {
+            return .string(text)
+        }
         if let json = try? JSONValue(parsing: Data(text.utf8)), !(json.isContainer) { return json }
         return .string(text)
     }
