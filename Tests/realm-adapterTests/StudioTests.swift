@@ -78,6 +78,8 @@ import Testing
         let kinds = edits.map { $0.firstMatch(of: /"instructions":\[\{"type":"([A-Z_]+)"/)?.1 ?? "?" }
         #expect(kinds == ["ADD_TYPE", "ADD_PROPERTIES", "INSERT", "DELETE", "SET"], "\(history.stdout)")
         #expect(edits.last?.contains(#""name":"Mill & Co""#) == true, "\(history.stdout)")
+        let roles = try await s.cli(["role", "members", #"/a "quoted" path"#, "--config", s.config])
+        #expect(roles.stdout.contains("editors\tbob"), "\(roles.stdout)")
         // The users and grants Studio changed, as the CLI sees them.
         #expect(try await Self.ids(s)["dave"] == nil)
         let grants = try await s.cli(["permission", "list", "--config", s.config])

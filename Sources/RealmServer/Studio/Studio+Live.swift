@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import RealmAdapter
 import ServiceLifecycle
@@ -64,6 +65,7 @@ extension Studio {
         }
         var headers = StudioAssets.headers
         headers[.contentType] = "text/event-stream"
+        headers[.xAccelBuffering] = "no"  // a proxy passes each event on as it comes (nginx)
         return Response(status: .ok, headers: headers, body: body)
     }
 
@@ -72,4 +74,8 @@ extension Studio {
 
     /// The address of the events of the Realm at `path` (of every Realm when nil).
     static func events(_ path: String?) -> String { link("events", path.map { ["path": $0] } ?? [:]) }
+}
+
+extension HTTPField.Name {
+    static let xAccelBuffering = Self("X-Accel-Buffering")!
 }

@@ -72,6 +72,7 @@ extension Studio {
             "path": path, "version": summary?.version ?? 0, "types": types, "noTypes": types.isEmpty,
             "history": Self.link("history", ["path": path]), "csrf": session.csrf,
             "manages": access.level == .manage, "typeNames": shownTypes.map(\.name),
+            "rolesLink": Self.link("roles", ["path": path]),
             "models": ModelLanguage.allCases.map {
                 ["language": $0.rawValue, "modelsLink": Self.link("models", ["path": path, "language": $0.rawValue])]
             },

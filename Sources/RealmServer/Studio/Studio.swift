@@ -47,6 +47,7 @@ struct Studio: Sendable {
             ("studio/users", { _, s, q in try users(s, q) }),
             ("studio/models", { _, s, q in try models(s, q) }),
             ("studio/logs", { _, s, q in try logs(s, q) }),
+            ("studio/roles", { _, s, q in try roles(s, q) }),
             ("studio/permissions", { _, s, q in try permissions(s, q) }),
         ]
         for (path, page) in pages {
@@ -74,6 +75,7 @@ struct Studio: Sendable {
             ("studio/set-password", { _, s, f in try await changeUser("password", s, f) }),
             ("studio/permissions", { _, s, f in try grant(s, f) }),
             ("studio/add-type", { _, s, f in try await changeSchema("type", s, f) }),
+            ("studio/roles", { _, s, f in try await changeRoles(s, f) }),
             ("studio/add-property", { _, s, f in try await changeSchema("property", s, f) }),
         ]
         for (path, form) in forms {

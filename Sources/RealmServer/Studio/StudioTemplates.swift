@@ -23,6 +23,7 @@ enum StudioTemplates {
         ("layout", layout), ("message", message), ("login", login), ("pager", pager), ("realms", realms),
         ("realm", realm), ("objects", objects), ("object", object), ("cell", cell), ("history", history),
         ("sync", sync), ("users", users), ("permissions", permissions), ("logs", logs),
+        ("roles", roles),
     ]
 
     static let layout = """
@@ -96,6 +97,8 @@ enum StudioTemplates {
         {{/primary}}: {{propertyType}}{{#indexed}} (indexed){{/indexed}}
         </span><br>{{/properties}}</td></tr>
         {{/types}}</tbody></table>{{/noTypes}}
+        {{#manages}}<p><a href="{{rolesLink}}" id="roles">Roles and privileges</a> (fine-grained permissions)</p>
+        {{/manages}}
         <p id="models">Model definitions: {{#models}}<a href="{{modelsLink}}" download>{{language}}</a> {{/models}}</p>
         {{#manages}}<h2>Add a type</h2>
         <form method="post" action="add-type" id="add-type"><input type="hidden" name="csrf" value="{{csrf}}">
@@ -277,6 +280,38 @@ enum StudioTemplates {
         {{#lines}}<tr class="log-{{level}}"><td>{{time}}</td><td>{{level}}</td><td>{{message}}</td>
         <td class="muted">{{label}} {{metadata}}</td></tr>
         {{/lines}}</tbody></table>{{/none}}
+        """
+
+    static let roles = """
+        <p class="crumbs"><a href="realms">Realms</a> › <a href="{{realm}}">{{path}}</a> › Roles and privileges</p>
+        {{^enabled}}<p>This Realm has no fine-grained permissions: everyone who may read it by its path reads all of
+        it. Adding a role gives it the permission metadata, everyone keeping every privilege until lowered.</p>
+        {{/enabled}}
+        <h2>Roles</h2>
+        <table id="roles"><thead><tr><th>Role</th><th>Members</th><th></th></tr></thead><tbody>
+        {{#roles}}<tr><td>{{role}}</td><td>{{members}}</td><td><form method="post" action="roles" class="inline">
+        <input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="path" value="{{path}}">
+        <input type="hidden" name="role" value="{{role}}"><input type="hidden" name="action" value="remove-role">
+        <button type="submit">Remove</button></form></td></tr>
+        {{/roles}}</tbody></table>
+        <form method="post" action="roles" id="role-form"><input type="hidden" name="csrf" value="{{csrf}}">
+        <input type="hidden" name="path" value="{{path}}">
+        <input name="role" placeholder="Role" aria-label="Role" required>
+        <input name="user" placeholder="User name (for members)" aria-label="User">
+        <button type="submit" name="action" value="add-role">Add the role</button>
+        <button type="submit" name="action" value="add-member">Add the member</button>
+        <button type="submit" name="action" value="remove-member">Remove the member</button></form>
+        <h2>Privileges</h2>
+        <table id="privileges"><thead><tr><th>On</th><th>Role: privileges</th></tr></thead><tbody>
+        {{#grants}}<tr><td>{{target}}</td><td>{{#holders}}{{holder}}: {{privileges}}<br>{{/holders}}</td></tr>
+        {{/grants}}</tbody></table>
+        <form method="post" action="roles" id="privilege-form"><input type="hidden" name="csrf" value="{{csrf}}">
+        <input type="hidden" name="path" value="{{path}}">
+        <input name="role" placeholder="Role (everyone, __User:<id>, …)" aria-label="Role" required>
+        <select name="target" aria-label="On">{{#targets}}<option>{{.}}</option>{{/targets}}</select>
+        <input name="privileges" placeholder="{{privilegeNames}}" aria-label="Privileges" required>
+        <button type="submit" name="action" value="grant">Grant</button>
+        <button type="submit" name="action" value="revoke">Revoke</button></form>
         """
 
     static let history = """

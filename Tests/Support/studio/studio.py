@@ -106,6 +106,32 @@ def tour(bob_id, carol_id):
     navigate(driver.find_element(By.LINK_TEXT, '/a "quoted" path'))
     check(text("h1") == '/a "quoted" path', "a path with quotes is shown as text", text("h1"))
 
+    navigate(driver.find_element(By.ID, "roles"))
+    form = driver.find_element(By.ID, "role-form")
+    form.find_element(By.NAME, "role").send_keys("editors")
+    navigate(form.find_element(By.CSS_SELECTOR, "button[value=add-role]"))
+    check(text("#notice") == "Done: add role editors.", "an admin adds a role", text("main"))
+    form = driver.find_element(By.ID, "role-form")
+    form.find_element(By.NAME, "role").send_keys("editors")
+    form.find_element(By.NAME, "user").send_keys("bob")
+    navigate(form.find_element(By.CSS_SELECTOR, "button[value=add-member]"))
+    rows = [tr.text for tr in driver.find_elements(By.CSS_SELECTOR, "#roles tbody tr")]
+    check(any(r.startswith("editors bob") for r in rows), "and makes bob a member", str(rows))
+    form = driver.find_element(By.ID, "privilege-form")
+    form.find_element(By.NAME, "role").send_keys("editors")
+    Select(form.find_element(By.NAME, "target")).select_by_visible_text("Note")
+    form.find_element(By.NAME, "privileges").send_keys("read,query")
+    navigate(form.find_element(By.CSS_SELECTOR, "button[value=grant]"))
+    rows = [tr.text for tr in driver.find_elements(By.CSS_SELECTOR, "#privileges tbody tr")]
+    check(any(r.startswith("Note") and "editors: read,query" in r for r in rows), "and grants it privileges on a type",
+          str(rows))
+    form = driver.find_element(By.ID, "privilege-form")
+    form.find_element(By.NAME, "role").send_keys("editors")
+    form.find_element(By.NAME, "privileges").send_keys("fly")
+    navigate(form.find_element(By.CSS_SELECTOR, "button[value=grant]"))
+    check("fly" in text("#error"), "an unknown privilege is refused", text("main"))
+    shot("roles")
+
     driver.get(BASE + "/studio/realms")
     navigate(driver.find_element(By.LINK_TEXT, "/shop"))
     check(text("h1") == "/shop", "alice opens a Realm", text("h1"))

@@ -1,0 +1,88 @@
+import Foundation
+import Hummingbird
+import RealmAdapter
+
+/// A Realm's fine-grained permissions (its manager): the roles and their members, and the
+/// privileges each role holds on the Realm and on each type, changed as `realm-adapter role` and
+/// `permission --privileges` change them, with the checks of the viewer's own privileges.
+extension Studio {
+    /// `GET /studio/roles?path=…`
+    func roles(
+        _ session: StudioSession, _ query: [String: String], notice: String? = nil, error: String? = nil
+    ) throws -> Response {
+        let path = try Self.required("path", query)
+        let (level, schema) = try access(session, path)
+        guard level == .manage else { throw ServerError.forbidden(path, need: .manage, have: level) }
+        let store = server.store
+        let names = Dictionary(try server.users.users().map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a })
+        let roles: [[String: Any]] = try store.roles(in: path).map { r in
+            ["role": r.name, "members": r.members.map { names[$0] ?? $0 }.joined(separator: ", ")]
+        }
+        let types = schema.types.map(\.name).filter { !PermissionTypes.isSystemType($0) }
+        let targets: [(String, PermissionTarget)] = [("the Realm", .realm)] + types.map { ($0, .type($0)) }
+        let grants: [[String: Any]] = try targets.map { label, target in
+            [
+                "target": label,
+                "holders": (try store.permissions(on: target, in: path) ?? []).map {
+                    ["holder": $0.role, "privileges": $0.privileges.description]
+                },
+            ]
+        }
+        let values: [String: Any] = [
+            "path": path, "realm": Self.link("realm", ["path": path]), "enabled": schema.hasPermissions,
+            "roles": roles, "grants": grants, "targets": ["the Realm"] + types, "csrf": session.csrf,
+            "privilegeNames": Privileges.all.names.joined(separator: ", "),
+        ]
+        return page(
+            "Roles of \(path)", template: "roles", values, session: session, notice: notice, error: error,
+            status: error == nil ? .ok : .badRequest, live: Self.events(path), at: Self.link("roles", ["path": path]))
+    }
+
+    /// `POST /studio/roles` (path, action — add-role, remove-role, add-member, remove-member,
+    /// grant, revoke —, role, user, target, privileges, csrf): one Realm transaction of the
+    /// session's origin. The Roles page again, saying what was done or why not.
+    func changeRoles(_ session: StudioSession, _ form: [String: String]) async throws -> Response {
+        let path = try Self.required("path", form)
+        let (level, schema) = try access(session, path)
+        guard level == .manage else { throw ServerError.forbidden(path, need: .manage, have: level) }
+        let (action, role) = (form["action"] ?? "", (form["role"] ?? "").trimmingCharacters(in: .whitespaces))
+        let store = server.store
+        do {
+            guard !role.isEmpty else { throw ServerError.badRequest("Give the role's name.") }
+            // Users first: on a Postgres store the directory is in the database the write locks.
+            let userId = try action.hasSuffix("-member") ? memberId(form["user"] ?? "") : ""
+            let target: PermissionTarget =
+                form["target"].flatMap { schema[type: $0] != nil ? .type($0) : nil } ?? .realm
+            let privileges =
+                try action == "grant" || action == "revoke" ? Privileges(names: form["privileges"] ?? "") : []
+            let viewer = session.viewer
+            _ = try await store.perform {
+                try store.write(to: path, origin: session.origin) { tx in
+                    let access = try viewer.access(in: tx)
+                    switch action {
+                    case "add-role": try tx.addRole(role, by: access)
+                    case "remove-role": try tx.removeRole(role, by: access)
+                    case "add-member": try tx.addMember(userId, to: role, by: access)
+                    case "remove-member": try tx.removeMember(userId, from: role, by: access)
+                    case "grant", "revoke":
+                        try tx.setPrivileges(privileges, granted: action == "grant", role: role, on: target, by: access)
+                    default: throw ServerError.badRequest("Unknown change \(action).")
+                    }
+                }
+            }
+        } catch let e as RealmAdapterError {
+            return try roles(session, ["path": path], error: e.message)
+        } catch let e as ServerError {
+            return try roles(session, ["path": path], error: e.message)
+        }
+        return try roles(
+            session, ["path": path], notice: "Done: \(action.replacingOccurrences(of: "-", with: " ")) \(role).")
+    }
+
+    /// The id of the user named `name` (a role's members are ids).
+    func memberId(_ name: String) throws -> String {
+        let name = name.trimmingCharacters(in: .whitespaces)
+        guard let user = try server.users.user(named: name) else { throw ServerError.noSuchUser(name) }
+        return user.id
+    }
+}
