@@ -188,6 +188,17 @@ import Testing
         let system = try await curl(
             alice, ["-d", "csrf=\(csrf)&path=%2Fshop&type=__Role&value.name=mine", s.url + "/studio/add-object"])
         #expect(system.contains("403 Forbidden") && system.contains("fine-grained permissions"), "\(system)")
+        // A privilege on a type that does not exist is refused, not taken as one on the whole Realm.
+        let nowhere = try await curl(
+            alice,
+            [
+                "-d", "csrf=\(csrf)&path=%2Fshop&action=revoke&role=everyone&target=stop&privileges=read",
+                s.url + "/studio/roles",
+            ])
+        #expect(nowhere.contains("400 Bad Request") && nowhere.contains("stop"), "\(nowhere)")
+        #expect(try await s.cli(["permission", "list", "/shop", "--config", s.config]).status == 0)
+        let realmWide = try await curl(alice, [s.url + "/studio/roles?path=%2Fshop"])
+        #expect(realmWide.contains("the Realm</td><td>everyone: all"), "\(realmWide)")
         #expect(
             try await s.cli(["permission", "grant", "read", "/shop", "--user", "bob", "--config", s.config]).status == 0
         )

@@ -3,6 +3,10 @@ import RealmAdapter
 
 /// The mutations of ``RealmGraphQLSchema``: each is one Realm transaction with the caller's origin.
 enum GraphQLMutations {
+    /// A policy of ``create(_:_:policy:acl:_:)`` GraphQL does not offer: change objects that exist,
+    /// create none (Studio's edits: an object deleted since its page was read stays deleted).
+    static let updateOnly = "UPDATE_ONLY"
+
     /// Creates or updates one object per input, as `policy` says, and returns them as stored.
     /// - Parameter acl: the ACL of each new object (`[{role, privileges}]`); undefined or null:
     ///   the creator's personal role gets what they hold of read, update, delete and setPermissions.
@@ -24,6 +28,9 @@ enum GraphQLMutations {
                         throw GraphQLError(message: "\(t.name)Input needs \(pk), the primary key.")
                     }
                     let exists = try tx.object(t.name, key) != nil
+                    if !exists && policy == Self.updateOnly {
+                        throw GraphQLError(message: "There is no \(t.name) with \(pk) \(key) any more: it was deleted.")
+                    }
                     if exists && policy == "NONE" {
                         throw GraphQLError(
                             message:

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import RealmAdapter
 import ServiceLifecycle
+import Synchronization
 
 /// Pages that follow their Realm: `GET /studio/events` streams the store's changes as
 /// server-sent events, and `studio.js` fetches the page again when one arrives, without a reload.
@@ -16,9 +17,8 @@ extension Studio {
     func events(_ session: StudioSession, _ query: [String: String]) throws -> Response {
         let only = query["path"].flatMap { $0.isEmpty ? nil : $0 }
         if let only { _ = try access(session, only) }
-        let (users, user, store, quota) = (server.users, session.user, server.store, server.quota)
-        let owner = user?.id ?? ""
-        guard quota.take(owner) else { throw ServerError.tooManyStreams() }
+        let (users, user, store) = (server.users, session.user, server.store)
+        guard let slot = QuotaSlot(server.quota, user?.id ?? "") else { throw ServerError.tooManyStreams() }
         @Sendable func visible(_ change: RealmChange) -> Bool {
             if let only { return change.path == only }
             guard let user, !user.isAdmin else { return true }
@@ -27,12 +27,13 @@ extension Studio {
         /// Whether the session still holds as it did: its login, its admin rights, its level.
         @Sendable func holds() -> Bool {
             guard let claims = session.claims, let user else { return true }
+            guard claims.exp.value > Date() else { return false }
             guard let now = try? users.current(claims), now.isAdmin || !user.isAdmin else { return false }
             guard let only else { return true }
             return ((try? users.level(of: now, at: only)) ?? .none) >= .read
         }
         let body = ResponseBody { writer in
-            defer { quota.give(owner) }
+            defer { slot.giveBack() }
             let (stream, feed) = AsyncStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingNewest(256))
             let changes = Task {
                 for await change in store.changes() where visible(change) {
@@ -74,6 +75,31 @@ extension Studio {
 
     /// The address of the events of the Realm at `path` (of every Realm when nil).
     static func events(_ path: String?) -> String { link("events", path.map { ["path": $0] } ?? [:]) }
+}
+
+/// One of a user's subscriptions (``SubscriptionQuota``), given back once: when the stream ends,
+/// or when its response goes without ever being written (the browser left first).
+final class QuotaSlot: Sendable {
+    let quota: SubscriptionQuota
+    let owner: String
+    let held = Mutex(true)
+
+    init?(_ quota: SubscriptionQuota, _ owner: String) {
+        guard quota.take(owner) else { return nil }
+        self.quota = quota
+        self.owner = owner
+    }
+
+    func giveBack() {
+        if held.withLock({ h in
+            defer { h = false }
+            return h
+        }) {
+            quota.give(owner)
+        }
+    }
+
+    deinit { giveBack() }
 }
 
 extension HTTPField.Name {

@@ -144,14 +144,12 @@ extension Studio {
             else {
                 throw GraphQLError(message: "\(typeName) has no property \(name) that Studio can change.")
             }
-            // A change, never a creation: an object deleted since the page was read stays deleted.
-            guard try context.object(typeName, key) != nil else { throw StudioError.noObject(typeName, keyText) }
             let value: JSONValue =
                 form["null"] == "1"
                 ? .null : StudioValues.json(from: form["value"] ?? "", for: property, in: context.schema)
             let input = Map.dictionary([pk: GraphQLValues.map(key.json), name: GraphQLValues.map(value)])
             _ = try await server.store.perform {
-                try GraphQLMutations.create(type, [input], policy: "MODIFIED", context)
+                try GraphQLMutations.create(type, [input], policy: GraphQLMutations.updateOnly, context)
             }
         } catch let e as GraphQLError {
             return try object(session, form, error: e.message)

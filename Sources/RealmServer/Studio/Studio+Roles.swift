@@ -16,7 +16,10 @@ extension Studio {
         let store = server.store
         let names = Dictionary(try server.users.users().map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a })
         let roles: [[String: Any]] = try store.roles(in: path).map { r in
-            ["role": r.name, "members": r.members.map { names[$0] ?? $0 }.joined(separator: ", ")]
+            [
+                "role": r.name, "members": r.members.map { names[$0] ?? $0 }.joined(separator: ", "),
+                "removable": r.name != "everyone" && !r.name.hasPrefix("__User:"),
+            ]
         }
         let types = schema.types.map(\.name).filter { !PermissionTypes.isSystemType($0) }
         let targets: [(String, PermissionTarget)] = [("the Realm", .realm)] + types.map { ($0, .type($0)) }
@@ -30,7 +33,7 @@ extension Studio {
         }
         let values: [String: Any] = [
             "path": path, "realm": Self.link("realm", ["path": path]), "enabled": schema.hasPermissions,
-            "roles": roles, "grants": grants, "targets": ["the Realm"] + types, "csrf": session.csrf,
+            "roles": roles, "grants": grants, "targets": types, "csrf": session.csrf,
             "privilegeNames": Privileges.all.names.joined(separator: ", "),
         ]
         return page(
@@ -43,7 +46,7 @@ extension Studio {
     /// session's origin. The Roles page again, saying what was done or why not.
     func changeRoles(_ session: StudioSession, _ form: [String: String]) async throws -> Response {
         let path = try Self.required("path", form)
-        let (level, schema) = try access(session, path)
+        let level = try access(session, path).level
         guard level == .manage else { throw ServerError.forbidden(path, need: .manage, have: level) }
         let (action, role) = (form["action"] ?? "", (form["role"] ?? "").trimmingCharacters(in: .whitespaces))
         let store = server.store
@@ -51,8 +54,8 @@ extension Studio {
             guard !role.isEmpty else { throw ServerError.badRequest("Give the role's name.") }
             // Users first: on a Postgres store the directory is in the database the write locks.
             let userId = try action.hasSuffix("-member") ? memberId(form["user"] ?? "") : ""
-            let target: PermissionTarget =
-                form["target"].flatMap { schema[type: $0] != nil ? .type($0) : nil } ?? .realm
+            // The Realm is the empty choice; any other names a type (an unknown one is refused).
+            let target: PermissionTarget = (form["target"] ?? "").isEmpty ? .realm : .type(form["target"]!)
             let privileges =
                 try action == "grant" || action == "revoke" ? Privileges(names: form["privileges"] ?? "") : []
             let viewer = session.viewer
@@ -75,8 +78,15 @@ extension Studio {
         } catch let e as ServerError {
             return try roles(session, ["path": path], error: e.message)
         }
-        return try roles(
-            session, ["path": path], notice: "Done: \(action.replacingOccurrences(of: "-", with: " ")) \(role).")
+        let on = (form["target"] ?? "").isEmpty ? "the Realm" : form["target"]!
+        let member = "\(form["user"] ?? "") in \(role)"
+        let what =
+            switch action {
+            case "grant", "revoke": "\(action) \(form["privileges"] ?? "") on \(on) to \(role)"
+            case "add-member", "remove-member": "\(action.replacingOccurrences(of: "-", with: " ")) \(member)"
+            default: "\(action.replacingOccurrences(of: "-", with: " ")) \(role)"
+            }
+        return try roles(session, ["path": path], notice: "Done: \(what).")
     }
 
     /// The id of the user named `name` (a role's members are ids).

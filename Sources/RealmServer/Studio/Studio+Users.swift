@@ -27,7 +27,8 @@ extension Studio {
         ]
         return page(
             "Users", template: "users", values, session: session, notice: notice, error: error,
-            status: error == nil ? .ok : .badRequest, at: Self.link("users", ["q": search].filter { !$0.value.isEmpty })
+            status: error == nil ? .ok : .badRequest,
+            at: Self.link("users", ["q": search, "page": pager.shown].filter { !$0.value.isEmpty })
         )
     }
 
@@ -95,7 +96,7 @@ extension Studio {
         return page(
             "Permissions", template: "permissions", values, session: session, notice: notice, error: error,
             status: error == nil ? .ok : .badRequest,
-            at: Self.link("permissions", ["path": path].filter { !$0.value.isEmpty }))
+            at: Self.link("permissions", ["path": path, "page": pager.shown].filter { !$0.value.isEmpty }))
     }
 
     /// `POST /studio/permissions` (path, user — a name, or empty for everyone —, level, csrf):

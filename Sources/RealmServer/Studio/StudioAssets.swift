@@ -51,7 +51,14 @@ enum StudioAssets {
             if (answer.redirected) { location.href = answer.url; return; }
             const page = new DOMParser().parseFromString(await answer.text(), "text/html");
             const main = page.querySelector("main");
-            if (main) document.querySelector("main").replaceWith(document.adoptNode(main));
+            if (!main) return;
+            // What the last form's answer said stays until the person leaves the page.
+            const said = ["notice", "error"].map(function (id) { return document.getElementById(id); });
+            document.querySelector("main").replaceWith(document.adoptNode(main));
+            const title = main.querySelector("h1");
+            said.filter(Boolean).reverse().forEach(function (node) {
+              if (title && !document.getElementById(node.id)) title.after(node);
+            });
             document.body.dataset.refreshed = String(Number(document.body.dataset.refreshed || 0) + 1);
           }
           document.addEventListener("focusout", function () {

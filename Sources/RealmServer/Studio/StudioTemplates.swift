@@ -93,8 +93,8 @@ enum StudioTemplates {
         {{^noTypes}}<table id="types"><thead><tr><th>Type</th><th>Objects</th><th>Properties</th></tr></thead><tbody>
         {{#types}}<tr><td><a href="{{objectsLink}}">{{typeName}}</a></td><td>{{count}}</td><td>
         {{#properties}}<span class="property">
-        {{#primary}}<strong>{{/primary}}{{property}}{{#primary}}</strong>
-        {{/primary}}: {{propertyType}}{{#indexed}} (indexed){{/indexed}}
+        {{#primary}}<strong>{{/primary}}{{property}}{{#primary}}</strong>{{/primary}}:
+        {{propertyType}}{{#indexed}} (indexed){{/indexed}}
         </span><br>{{/properties}}</td></tr>
         {{/types}}</tbody></table>{{/noTypes}}
         {{#manages}}<p><a href="{{rolesLink}}" id="roles">Roles and privileges</a> (fine-grained permissions)</p>
@@ -289,10 +289,11 @@ enum StudioTemplates {
         {{/enabled}}
         <h2>Roles</h2>
         <table id="roles"><thead><tr><th>Role</th><th>Members</th><th></th></tr></thead><tbody>
-        {{#roles}}<tr><td>{{role}}</td><td>{{members}}</td><td><form method="post" action="roles" class="inline">
+        {{#roles}}<tr><td>{{role}}</td><td>{{members}}</td>
+        <td>{{#removable}}<form method="post" action="roles" class="inline">
         <input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="path" value="{{path}}">
         <input type="hidden" name="role" value="{{role}}"><input type="hidden" name="action" value="remove-role">
-        <button type="submit">Remove</button></form></td></tr>
+        <button type="submit">Remove</button></form>{{/removable}}</td></tr>
         {{/roles}}</tbody></table>
         <form method="post" action="roles" id="role-form"><input type="hidden" name="csrf" value="{{csrf}}">
         <input type="hidden" name="path" value="{{path}}">
@@ -308,7 +309,8 @@ enum StudioTemplates {
         <form method="post" action="roles" id="privilege-form"><input type="hidden" name="csrf" value="{{csrf}}">
         <input type="hidden" name="path" value="{{path}}">
         <input name="role" placeholder="Role (everyone, __User:<id>, …)" aria-label="Role" required>
-        <select name="target" aria-label="On">{{#targets}}<option>{{.}}</option>{{/targets}}</select>
+        <select name="target" aria-label="On"><option value="">the Realm</option>{{#targets}}<option>{{.}}</option>
+        {{/targets}}</select>
         <input name="privileges" placeholder="{{privilegeNames}}" aria-label="Privileges" required>
         <button type="submit" name="action" value="grant">Grant</button>
         <button type="submit" name="action" value="revoke">Revoke</button></form>
