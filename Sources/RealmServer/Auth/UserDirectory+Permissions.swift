@@ -59,15 +59,3 @@ extension UserDirectory {
         }
     }
 }
-
-extension UserDirectory {
-    /// The paths where `user` was granted read or more, or everyone was, sorted (the Realms a
-    /// user sees listed besides their own directory's).
-    public func pathsGranted(to user: User) throws -> [String] {
-        try db.read { db in
-            try String.fetchAll(
-                db, sql: "SELECT DISTINCT path FROM permission WHERE user_id IN (?, '*') AND level >= ? ORDER BY path",
-                arguments: [user.id, AccessLevel.read.rawValue])
-        }
-    }
-}

@@ -40,8 +40,11 @@ extension Studio {
     func visiblePaths(_ session: StudioSession) throws -> [String] {
         let store = server.store
         guard let user = session.user, !user.isAdmin else { return try store.realmPaths() }
-        let granted = try server.users.pathsGranted(to: user).filter { try !user.owns($0) && store.contains($0) }
-        return (try store.realmPaths(under: "/\(user.id)") + granted).sorted()
+        // What GET /permissions lists too; a grant may name a path no Realm has yet.
+        let own = try store.realmPaths(under: "/\(user.id)")
+        return try server.users.reachable(by: user, ownRealms: own).map(\.path).filter {
+            try user.owns($0) || store.contains($0)
+        }
     }
 
     /// `GET /studio/realm?path=…`: the Realm's types with their counts and properties.
