@@ -67,6 +67,16 @@ extension StoreError {
             message: e.message ?? "SQLite error \(e.extendedResultCode.rawValue)")
     }
 
+    /// Whether SQLite's error may come of another process making the store at the same instant
+    /// (busy or locked, a migration recorded twice, a table or column that changed meanwhile).
+    var isCollision: Bool {
+        guard code.hasPrefix("sqlite "), let extended = Int32(code.dropFirst(7)) else { return false }
+        let collisions: [ResultCode] = [
+            .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_CONSTRAINT, .SQLITE_SCHEMA, .SQLITE_ERROR,
+        ]
+        return collisions.contains(ResultCode(rawValue: extended & 0xFF))
+    }
+
     /// The error of SQLite's result code `rc` on `db`.
     init(sqlite rc: Int32, _ db: Database) {
         self.init(

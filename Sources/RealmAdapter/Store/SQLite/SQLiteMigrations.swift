@@ -26,8 +26,9 @@ extension SQLiteBackend {
     /// Opens the pool and brings the store to the current layout. Processes that open a new
     /// store at the same instant (two daemons started together) collide while one creates it:
     /// a lock held past the busy handler's reach, a migration the other recorded first, or one
-    /// that finds the other's half done (each migration is a transaction of its own). Such a
-    /// collision is tried again, briefly, and then finds the store made.
+    /// that finds the other's half done or a later one made (each migration is a transaction of
+    /// its own, and the list of those to run is read once, before the first). Such a collision is
+    /// tried again, briefly, and then finds the store made.
     static func open(_ file: String, directory: String, configuration: GRDB.Configuration) throws -> DatabasePool {
         var attempt = 0
         while true {
@@ -35,15 +36,16 @@ extension SQLiteBackend {
                 let pool = try DatabasePool(path: file, configuration: configuration)
                 try migrator.migrate(pool)
                 return pool
-            } catch let e as DatabaseError
-                where [.SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_CONSTRAINT, .SQLITE_SCHEMA, .SQLITE_ERROR].contains(
-                    e.resultCode)
-                && attempt < 40
-            {
+            } catch {
+                // Migrations report SQLite's errors as GRDB's, or as the store's where they run
+                // the store's own statements (v4).
+                let e = (error as? DatabaseError).map(StoreError.init) ?? error as? StoreError
+                guard let e else { throw error }
+                guard e.isCollision, attempt < 40 else {
+                    throw RealmAdapterError.storeOpen(file, directory: directory, e)
+                }
                 attempt += 1
                 Thread.sleep(forTimeInterval: 0.01 * Double(min(attempt, 10)))
-            } catch let e as DatabaseError {
-                throw RealmAdapterError.storeOpen(file, directory: directory, StoreError(e))
             }
         }
     }
