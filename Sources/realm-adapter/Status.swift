@@ -16,7 +16,8 @@ struct Status: AsyncParsableCommand {
             slot fills the disk, so a warning is printed above database.walWarningBytes (exit code 2). \
             SQL Server: the capture (change tracking or triggers), how far behind the Realms are, \
             whether a daemon runs, and the setup problems with the statements that fix them (exit code 2). \
-            Changes set aside (ignoreSQLErrors) are counted (exit code 2). A Realm transaction the \
+            Changes set aside (ignoreSQLErrors) are counted, and the newest 10 of each table listed \
+            with the time and the database's error (exit code 2). A Realm transaction the \
             database rejected, which stopped the daemon, is shown with the database's error and what \
             to do (exit code 3; see `realm-adapter dead-letter`). Each webhook (events.webhooks) \
             shows how many transactions it has still to deliver, since when, and its dead letters \
@@ -88,12 +89,20 @@ struct Status: AsyncParsableCommand {
                     "warning: \(db.deadLetters) change(s) in the dead-letter table realm_adapter_dead_letter "
                         + "(ignoreSQLErrors)"
                 )
+                for d in db.latestDeadLetters {
+                    print("  dead letter: \(d.path) version \(d.version), \(d.failedAt): \(d.error)")
+                }
+                printMore(db.deadLetters - db.latestDeadLetters.count, in: "realm_adapter_dead_letter")
             }
             if db.deadRows > 0 {
                 print(
                     "warning: \(db.deadRows) database row change(s) no Realm could hold, set aside in "
                         + "realm_adapter_dead_row (ignoreSQLErrors)"
                 )
+                for d in db.latestDeadRows {
+                    print("  dead row: table \(d.table) at \(d.position), \(d.failedAt): \(d.error)")
+                }
+                printMore(db.deadRows - db.latestDeadRows.count, in: "realm_adapter_dead_row")
             }
             printWebhooks(report.webhooks)
             for b in report.blocked {
@@ -108,6 +117,11 @@ struct Status: AsyncParsableCommand {
             if report.isBlocked { throw ExitCode(3) }
             if report.needsAttention { throw ExitCode(2) }
         }
+    }
+
+    /// The line under a list of the newest dead letters or rows when the table holds more.
+    private func printMore(_ more: Int, in table: String) {
+        if more > 0 { print("  … and \(more) older (the table \(table) keeps each whole)") }
     }
 
     /// Each webhook's line, and its dead letters (the first 10 without --all-dead-letters).

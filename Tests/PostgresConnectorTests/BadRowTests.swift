@@ -67,6 +67,14 @@ extension PostgresIntegration {
                 #expect(dead.first?[0] == "Task" && dead.first?[1]?.contains("column tags") == true)
                 #expect(dead.last?[1]?.contains("owner") == true && dead.last?[1]?.contains("'/'") == true, "\(dead)")
                 #expect(try store.contains("/ann/tasks") == false)
+                // `status` counts them and lists them, newest first, with their reasons.
+                let status = try await ChildProcess.run(
+                    ChildProcess.built("realm-adapter"), ["status", "--config", config])
+                let listed = status.stdout.split(separator: "\n").filter { $0.hasPrefix("  dead row: table Task at ") }
+                #expect(status.status == 2 && status.stdout.contains("warning: 2 database row change(s)"), "\(status)")
+                #expect(
+                    listed.count == 2 && listed[0].contains("'/'") && listed[1].contains("column tags")
+                        && listed.allSatisfy { $0.contains(" UTC: ") }, "\(status.stdout)")
             }
         }
 
@@ -381,6 +389,14 @@ extension PostgresIntegration {
                 #expect(try store.object(of: "Item", identity: 7, in: "/SQLDemo")?.values["n"] == 5)
                 let dead = try await pg.sql("SELECT version, error FROM realm_adapter_dead_letter ORDER BY version")
                 #expect(dead.count == 2 && dead[1][1]?.contains("dead-letter") == true, "\(dead)")
+                let status = try await ChildProcess.run(
+                    ChildProcess.built("realm-adapter"), ["status", "--config", config])
+                let listed = status.stdout.split(separator: "\n").filter {
+                    $0.hasPrefix("  dead letter: /SQLDemo version ")
+                }
+                #expect(
+                    listed.count == 2 && listed[0].contains("dead-letter") && listed[1].contains("no_bad"),
+                    "\(status.stdout)")
                 // The user puts the row in by hand: the object's changes go through again.
                 _ = try await pg.sql(#"INSERT INTO "Item" VALUES (7, 5, 'fixed')"#)
                 try store.write(to: "/SQLDemo", origin: "app") { tx in try tx.update("Item", 7, ["n": 6]) }

@@ -117,10 +117,20 @@ public struct DatabaseStatus: Sendable {
     public var stream: [String]
     /// Conditions that need someone's attention (`status` exits with code 2).
     public var warnings: [String]
+    /// The newest of the dead letters (at most ``listed``), newest first.
+    public var latestDeadLetters: [DeadLetter]
+    /// The newest of the dead rows (at most ``listed``), newest first.
+    public var latestDeadRows: [DeadRow]
+
+    /// How many dead letters and dead rows a status lists (it counts them all).
+    public static let listed = 10
+    /// How many characters of a dead letter's instructions or a dead row's values a status
+    /// carries (the table keeps them whole).
+    public static let excerptLength = 500
 
     public init(
         applied: [String: Int64], deadLetters: Int, deadRows: Int, streaming: Bool, streamName: String,
-        stream: [String], warnings: [String]
+        stream: [String], warnings: [String], latestDeadLetters: [DeadLetter] = [], latestDeadRows: [DeadRow] = []
     ) {
         self.applied = applied
         self.deadLetters = deadLetters
@@ -129,5 +139,45 @@ public struct DatabaseStatus: Sendable {
         self.streamName = streamName
         self.stream = stream
         self.warnings = warnings
+        self.latestDeadLetters = latestDeadLetters
+        self.latestDeadRows = latestDeadRows
+    }
+
+    /// A Realm transaction the database rejected, as its dead-letter table keeps it.
+    public struct DeadLetter: Sendable, Equatable {
+        public var path: String
+        public var version: Int64
+        /// When it was set aside, as the database writes a time (UTC).
+        public var failedAt: String
+        public var error: String
+        /// The start of its instructions as JSON (``DatabaseStatus/excerptLength`` characters).
+        public var instructions: String
+
+        public init(path: String, version: Int64, failedAt: String, error: String, instructions: String) {
+            self.path = path
+            self.version = version
+            self.failedAt = failedAt
+            self.error = error
+            self.instructions = instructions
+        }
+    }
+
+    /// A database row change no Realm could hold, as the dead-row table keeps it.
+    public struct DeadRow: Sendable, Equatable {
+        public var table: String
+        /// The change's source position, as people read it.
+        public var position: String
+        public var failedAt: String
+        public var error: String
+        /// The start of the row's values as JSON (``DatabaseStatus/excerptLength`` characters).
+        public var row: String
+
+        public init(table: String, position: String, failedAt: String, error: String, row: String) {
+            self.table = table
+            self.position = position
+            self.failedAt = failedAt
+            self.error = error
+            self.row = row
+        }
     }
 }

@@ -43,6 +43,21 @@ extension Studio {
             "realms": realms, "partial": report.realms.count < report.realmCount, "stream": db.stream,
             "warnings": db.warnings + [report.unfinishedLoad].compactMap { $0 },
             "deadLetters": db.deadLetters, "deadRows": db.deadRows, "csrf": session.csrf,
+            "olderSetAside": db.deadLetters > db.latestDeadLetters.count || db.deadRows > db.latestDeadRows.count,
+            "listed": DatabaseStatus.listed, "hasDeadLetters": !db.latestDeadLetters.isEmpty,
+            "hasDeadRows": !db.latestDeadRows.isEmpty,
+            "deadLetterList": db.latestDeadLetters.map {
+                [
+                    "path": $0.path, "history": Self.link("history", ["path": $0.path]), "version": $0.version,
+                    "failedAt": $0.failedAt, "error": $0.error, "content": $0.instructions,
+                ] as [String: Any]
+            },
+            "deadRowList": db.latestDeadRows.map {
+                [
+                    "table": $0.table, "position": $0.position,
+                    "failedAt": $0.failedAt, "error": $0.error, "content": $0.row,
+                ]
+            },
             "blocked": report.blocked.map { ["path": $0.path, "version": $0.version, "error": $0.error] },
             "blockedRow": report.blockedRow.map { ["position": $0.position, "error": $0.error] } ?? false,
             "webhooks": report.webhooks.map { w in

@@ -206,8 +206,20 @@ enum StudioTemplates {
         {{/realms}}</tbody></table>
         <h2>Change stream</h2>
         {{#stream}}<p>{{.}}</p>{{/stream}}
+        <h2>Set aside</h2>
         <p id="dead-letters">{{deadLetters}} transaction(s) in realm_adapter_dead_letter, {{deadRows}} row change(s)
-        in realm_adapter_dead_row.</p>
+        in realm_adapter_dead_row{{#olderSetAside}} (the newest {{listed}} of each below; the tables keep them
+        all){{/olderSetAside}}.</p>
+        {{#hasDeadLetters}}<table id="dead-letter-list"><thead><tr><th>Realm</th><th>Version</th><th>Set aside</th>
+        <th>Database's error</th><th>Instructions</th></tr></thead><tbody>
+        {{#deadLetterList}}<tr><td><a href="{{history}}">{{path}}</a></td><td>{{version}}</td><td>{{failedAt}}</td>
+        <td>{{error}}</td><td><details><summary>JSON</summary><pre>{{content}}</pre></details></td></tr>
+        {{/deadLetterList}}</tbody></table>{{/hasDeadLetters}}
+        {{#hasDeadRows}}<table id="dead-row-list"><thead><tr><th>Table</th><th>Position</th><th>Set aside</th>
+        <th>Why no Realm could hold it</th><th>Row</th></tr></thead><tbody>
+        {{#deadRowList}}<tr><td>{{table}}</td><td>{{position}}</td><td>{{failedAt}}</td><td>{{error}}</td>
+        <td><details><summary>JSON</summary><pre>{{content}}</pre></details></td></tr>
+        {{/deadRowList}}</tbody></table>{{/hasDeadRows}}
         {{#webhooks}}<h2>Webhook {{name}}</h2><p>{{pending}} transaction(s) to deliver in {{realms}} Realm(s), the
         oldest committed {{oldest}}; {{deadLetterCount}} dead letter(s).</p>
         {{#deadLetters}}<p class="muted">{{path}} version {{version}} after {{attempts}} attempts: {{error}}</p>

@@ -15,6 +15,7 @@ public enum Scenarios {
             ("exactly once across crashes at the commit points", exactlyOnceAcrossCrashesAtTheCommitPoints),
             ("transactions that arrive together apply together", transactionsThatArriveTogetherApplyTogether),
             ("the load hands off exactly under concurrent writes", theLoadHandsOffExactlyUnderConcurrentWrites),
+            ("transactions set aside are counted and the newest listed", setAsideTransactionsAreListed),
         ]
             + (D.writesConcurrently
                 ? [("a slower transaction is never skipped", aSlowerTransactionIsNeverSkipped)] : [])
@@ -283,6 +284,44 @@ public enum Scenarios {
                     return realm.count == 500 && database == realm
                 }
             }
+        }
+    }
+
+    /// Realm transactions the database rejected, moved to its dead letters (`dead-letter`,
+    /// `ignoreSQLErrors`): `status` counts them all and lists the newest, each with its Realm,
+    /// version, time, the database's error and its instructions, whatever their text holds.
+    public static func setAsideTransactionsAreListed<D: ScenarioDatabase>(_ db: D) async throws {
+        try await ScenarioHarness.run(db) { h in
+            let connector = try h.connector()
+            _ = try await connector.prepare(h.mapping)
+            let count = Int64(DatabaseStatus.listed + 2)
+            for v in 1...count {
+                try await connector.deadLetter(
+                    [item(v, n: v, note: "<b>'\"\\ é 𝄞")], error: "rejected \(v): \"it\" <b>", adapter: "scenario",
+                    path: "/items", version: v)
+            }
+            let status = try await connector.statusReport(adapter: "scenario")
+            await connector.shutdown()
+            try require(status.deadLetters == Int(count), "\(status.deadLetters) dead letters counted")
+            let listed = status.latestDeadLetters
+            try require(
+                listed.map(\.version) == Array((3...count).reversed()), "listed newest first: \(listed.map(\.version))")
+            try require(
+                listed.allSatisfy { $0.path == "/items" && $0.failedAt.hasSuffix(" UTC") },
+                "each with its Realm and time: \(listed.first.map { "\($0)" } ?? "none")")
+            try require(
+                listed.first?.error == "rejected 12: \"it\" <b>", "the error as written: \(listed.first?.error ?? "")")
+            guard case .array(let items) = try JSONValue(parsing: listed.first?.instructions ?? "") else {
+                throw ScenarioFailure(description: "instructions not a JSON array: \(listed.first?.instructions ?? "")")
+            }
+            let instructions = try items.map { try Instruction(json: $0) }
+            guard instructions.count == 1, case .insert("Item", .int(count), let values) = instructions[0] else {
+                throw ScenarioFailure(description: "not the one insert: \(instructions)")
+            }
+            try require(
+                values["n"] == .int(count) && values["note"] == .string("<b>'\"\\ é 𝄞"),
+                "the instructions' values as written: \(listed.first?.instructions ?? "")")
+            try require(status.applied["/items"] == count, "each marked applied: \(status.applied)")
         }
     }
 }

@@ -331,6 +331,12 @@ def sync(dsn):
     check("Moved version" in text("#notice") and not driver.find_elements(By.CSS_SELECTOR, "#blocked"),
           "the button moves it to the dead letters", text("main"))
     check(sql("SELECT count(*) FROM realm_adapter_dead_letter") == [("1",)], "where Postgres keeps it")
+    listed = text("#dead-letter-list tbody")
+    check("/SQLDemo" in listed and "violates check constraint" in listed, "and the page lists it with its error",
+          text("main"))
+    driver.find_element(By.CSS_SELECTOR, "#dead-letter-list summary").click()
+    check('"SET"' in text("#dead-letter-list pre") and "5000" in text("#dead-letter-list pre"),
+          "its instructions open below it", text("#dead-letter-list"))
 
 
 def expiry():

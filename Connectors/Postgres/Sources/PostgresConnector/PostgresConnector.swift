@@ -659,11 +659,12 @@ extension PostgresConnector: DatabaseConnector {
         defer { pg.close() }
         let slot = options.slotName
         let d = dialect
-        let (slotStatus, applied, deadLetters, deadRows) = try await pg.session { s in
+        let (slotStatus, applied, deadLetters, deadRows, latest) = try await pg.session { s in
             let slotStatus = try PostgresReplicationSetup.slotStatus(s, slot)
             var applied: [String: Int64] = [:]
             var deadLetters = 0
             var deadRows = 0
+            var latest: ([DatabaseStatus.DeadLetter], [DatabaseStatus.DeadRow]) = ([], [])
             func exists(_ table: String) throws -> Bool {
                 try s.query("SELECT to_regclass($1) IS NOT NULL", [d.table(table)]).rows == [["t"]]
             }
@@ -675,12 +676,14 @@ extension PostgresConnector: DatabaseConnector {
                 }
                 deadLetters = try Self.count(
                     s, d.statement("SELECT count(*) FROM \(table: Self.deadLetterTable) WHERE adapter = \(adapter)"))
+                if deadLetters > 0 { latest.0 = try Self.latestDeadLetters(s, d, adapter: adapter) }
                 if try exists(Self.deadRowTable) {
                     deadRows = try Self.count(
                         s, d.statement("SELECT count(*) FROM \(table: Self.deadRowTable) WHERE slot = \(slot)"))
+                    if deadRows > 0 { latest.1 = try Self.latestDeadRows(s, d, slot: slot) }
                 }
             }
-            return (slotStatus, applied, deadLetters, deadRows)
+            return (slotStatus, applied, deadLetters, deadRows, latest)
         }
         var stream: [String] = []
         var warnings: [String] = []
@@ -702,7 +705,50 @@ extension PostgresConnector: DatabaseConnector {
         return DatabaseStatus(
             applied: applied, deadLetters: deadLetters, deadRows: deadRows,
             streaming: slotStatus?.active ?? false, streamName: "slot \(slot)", stream: stream,
-            warnings: warnings)
+            warnings: warnings, latestDeadLetters: latest.0, latestDeadRows: latest.1)
+    }
+
+    /// The newest dead letters of `adapter`, newest first.
+    static func latestDeadLetters(_ s: PostgresSession, _ d: PostgresDialect, adapter: String) throws
+        -> [DatabaseStatus.DeadLetter]
+    {
+        try s.query(
+            d.statement(
+                """
+                SELECT path, version, \(raw: utc("failed_at")), error,
+                    left(instructions::text, \(raw: String(DatabaseStatus.excerptLength)))
+                FROM \(table: Self.deadLetterTable) WHERE adapter = \(adapter)
+                ORDER BY id DESC LIMIT \(raw: String(DatabaseStatus.listed))
+                """)
+        ).rows.map { r in
+            DatabaseStatus.DeadLetter(
+                path: r[0] ?? "", version: r[1].flatMap { Int64($0) } ?? 0, failedAt: r[2] ?? "", error: r[3] ?? "",
+                instructions: r[4] ?? "")
+        }
+    }
+
+    /// The newest dead rows of the slot, newest first.
+    static func latestDeadRows(_ s: PostgresSession, _ d: PostgresDialect, slot: String) throws
+        -> [DatabaseStatus.DeadRow]
+    {
+        try s.query(
+            d.statement(
+                """
+                SELECT table_name, position, \(raw: utc("failed_at")), error,
+                    left(row_data::text, \(raw: String(DatabaseStatus.excerptLength)))
+                FROM \(table: Self.deadRowTable) WHERE slot = \(slot)
+                ORDER BY id DESC LIMIT \(raw: String(DatabaseStatus.listed))
+                """)
+        ).rows.map { r in
+            DatabaseStatus.DeadRow(
+                table: r[0] ?? "", position: r[1].map { lsn(fromPosition: $0)?.description ?? $0 } ?? "",
+                failedAt: r[2] ?? "", error: r[3] ?? "", row: r[4] ?? "")
+        }
+    }
+
+    /// A `timestamptz` column as a UTC time people read (`2026-11-29 05:36:52 UTC`).
+    private static func utc(_ column: String) -> String {
+        "to_char(\(column) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC'"
     }
 
     static func count(_ s: PostgresSession, _ statement: SQLStatement) throws -> Int {

@@ -53,7 +53,7 @@ extension SQLServerConnector {
         return DatabaseStatus(
             applied: read.applied, deadLetters: read.letters, deadRows: read.rows, streaming: streaming,
             streamName: "\(capture == .tracking ? "change tracking" : "triggers") (\(name))", stream: stream,
-            warnings: problems)
+            warnings: problems, latestDeadLetters: read.latestLetters, latestDeadRows: read.latestRows)
     }
 
     /// What `status` reads in one session.
@@ -61,6 +61,8 @@ extension SQLServerConnector {
         var applied: [String: Int64] = [:]
         var letters = 0
         var rows = 0
+        var latestLetters: [DatabaseStatus.DeadLetter] = []
+        var latestRows: [DatabaseStatus.DeadRow] = []
         var setup = SQLServerSetup.State(databaseTracked: false, snapshotIsolation: false, trackedTables: [])
         /// The resume point, if one was saved.
         var saved: Int64?
@@ -80,6 +82,13 @@ extension SQLServerConnector {
         var out = StatusRead()
         let flags = try s.query(SQLServerSQL.ownTablesExisting(d)).rows.first ?? []
         let exists = Set(zip(SQLServerSQL.ownTables, flags).filter { $0.1 == .int(1) }.map(\.0))
+        func text(_ v: Value) -> String {
+            switch v {
+            case .string(let s): s
+            case .null: ""
+            default: "\(v)"
+            }
+        }
         func count(_ sql: SQLStatement) throws -> Int {
             if case .int(let n)? = try s.query(sql).rows.first?.first { return Int(n) }
             return 0
@@ -93,10 +102,28 @@ extension SQLServerConnector {
             out.letters = try count(
                 d.statement(
                     "SELECT COUNT_BIG(*) FROM \(table: SQLServerSQL.deadLetterTable) WHERE adapter = \(adapter)"))
+            if out.letters > 0 {
+                try s.query(
+                    SQLServerSQL.latest(SQLServerSQL.deadLetterTable, "path, version", "instructions", adapter, d)
+                ) {
+                    _, r in
+                    let t = r.map(text)
+                    out.latestLetters.append(
+                        .init(path: t[0], version: Int64(t[1]) ?? 0, failedAt: t[2], error: t[3], instructions: t[4]))
+                }
+            }
         }
         if exists.contains(SQLServerSQL.deadRowTable) {
             out.rows = try count(
                 d.statement("SELECT COUNT_BIG(*) FROM \(table: SQLServerSQL.deadRowTable) WHERE adapter = \(name)"))
+            if out.rows > 0 {
+                try s.query(SQLServerSQL.latest(SQLServerSQL.deadRowTable, "table_name, position", "row_data", name, d))
+                {
+                    _, r in
+                    let t = r.map(text)
+                    out.latestRows.append(.init(table: t[0], position: t[1], failedAt: t[2], error: t[3], row: t[4]))
+                }
+            }
         }
         if exists.contains(SQLServerSQL.pollerTable),
             case .int(let v)? = try s.query(

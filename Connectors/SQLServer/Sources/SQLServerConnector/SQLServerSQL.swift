@@ -47,6 +47,20 @@ enum SQLServerSQL {
         return SQLStatement("SELECT " + checks.joined(separator: ", ") + ";")
     }
 
+    /// The newest rows of a dead-letter or dead-row `table` for `adapter`, newest first: the two
+    /// columns that name it, the time (UTC), the error, and the start of `content`.
+    static func latest(_ table: String, _ names: String, _ content: String, _ adapter: String, _ d: SQLServerDialect)
+        -> SQLStatement
+    {
+        d.statement(
+            """
+            SELECT TOP (\(raw: String(DatabaseStatus.listed))) \(raw: names), \
+            CONVERT(nvarchar(19), failed_at, 120) + N' UTC', error, \
+            LEFT(\(raw: content), \(raw: String(DatabaseStatus.excerptLength))) \
+            FROM \(table: table) WHERE adapter = \(adapter) ORDER BY id DESC;
+            """)
+    }
+
     /// The versions each Realm path of `adapter` has applied: no rows where the state table does
     /// not exist yet (T-SQL resolves the table's name only when the `SELECT` runs).
     static func appliedVersions(adapter: String, _ d: SQLServerDialect) -> SQLStatement {

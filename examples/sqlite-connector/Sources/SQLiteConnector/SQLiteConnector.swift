@@ -280,13 +280,23 @@ public final class SQLiteConnector: DatabaseConnector {
 
     public func statusReport(adapter: String) async throws -> DatabaseStatus {
         let applied = try await appliedVersions(adapter: adapter)
-        let (waiting, deadLetters) = try await pool.read { db -> (Int, Int) in
-            guard try db.tableExists(SQLiteChangeLog.table) else { return (0, 0) }
+        let (waiting, deadLetters, latest) = try await pool.read { db -> (Int, Int, [DatabaseStatus.DeadLetter]) in
+            guard try db.tableExists(SQLiteChangeLog.table) else { return (0, 0, []) }
+            let latest = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT path, version, failed_at || ' UTC', error, substr(instructions, 1, ?)
+                    FROM \(SQLiteChangeLog.deadLetterTable) WHERE adapter = ? ORDER BY id DESC LIMIT ?
+                    """, arguments: [DatabaseStatus.excerptLength, adapter, DatabaseStatus.listed]
+            ).map { r in
+                DatabaseStatus.DeadLetter(path: r[0], version: r[1], failedAt: r[2], error: r[3], instructions: r[4])
+            }
             return (
                 try Int.fetchOne(db, sql: "SELECT count(*) FROM \(SQLiteChangeLog.table)") ?? 0,
                 try Int.fetchOne(
                     db, sql: "SELECT count(*) FROM \(SQLiteChangeLog.deadLetterTable) WHERE adapter = ?",
-                    arguments: [adapter]) ?? 0
+                    arguments: [adapter]) ?? 0,
+                latest
             )
         }
         let streaming = state.withLock { $0.lock != nil } || FileLock(lockPath) == nil
@@ -297,7 +307,7 @@ public final class SQLiteConnector: DatabaseConnector {
                 "Change log of \(options.file): \(waiting) row change(s) not yet confirmed in the Realms, "
                     + (streaming ? "a daemon follows it" : "no daemon running")
             ],
-            warnings: [])
+            warnings: [], latestDeadLetters: latest)
     }
 }
 
