@@ -146,23 +146,8 @@ import Testing
                 + #""name": "a\"\u0301 data-injected=\"1"}}]"#
         )
         try await s.start()
-        func session(_ name: String) async throws -> (jar: String, csrf: String) {
-            let jar = s.dir + "/\(name).jar"
-            let form = try await ChildProcess.run(
-                "/usr/bin/curl", ["-s", "-c", jar, "-b", jar, s.url + "/studio/login"])
-            let csrf = try #require(form.stdout.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
-            _ = try await ChildProcess.run(
-                "/usr/bin/curl",
-                [
-                    "-s", "-c", jar, "-b", jar, "-d", "csrf=\(csrf)&name=\(name)&password=\(name)-password",
-                    s.url + "/studio/login",
-                ])
-            let page = try await ChildProcess.run("/usr/bin/curl", ["-s", "-b", jar, s.url + "/studio/users"]).stdout
-            return (jar, String(page.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1 ?? ""))
-        }
-        func curl(_ jar: String, _ args: [String]) async throws -> String {
-            try await ChildProcess.run("/usr/bin/curl", ["-s", "-i", "-b", jar] + args).stdout
-        }
+        func session(_ name: String) async throws -> (jar: String, csrf: String) { try await Self.session(s, name) }
+        func curl(_ jar: String, _ args: [String]) async throws -> String { try await Self.curl(jar, args) }
         let (alice, csrf) = try await session("alice")
         #expect(!csrf.isEmpty)
 
@@ -220,5 +205,64 @@ import Testing
         let started = ContinuousClock.now
         let status = await stream.wait()
         #expect(status == 0 && ContinuousClock.now - started < .seconds(8), "the stream outlived its session")
+    }
+
+    /// A Studio session of the user `name` (password `<name>-password`) through curl: its cookie
+    /// jar and CSRF token.
+    static func session(_ s: Server, _ name: String) async throws -> (jar: String, csrf: String) {
+        let jar = s.dir + "/\(name).jar"
+        let form = try await ChildProcess.run("/usr/bin/curl", ["-s", "-c", jar, "-b", jar, s.url + "/studio/login"])
+        let csrf = try #require(form.stdout.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
+        _ = try await ChildProcess.run(
+            "/usr/bin/curl",
+            [
+                "-s", "-c", jar, "-b", jar, "-d", "csrf=\(csrf)&name=\(name)&password=\(name)-password",
+                s.url + "/studio/login",
+            ])
+        let page = try await ChildProcess.run("/usr/bin/curl", ["-s", "-b", jar, s.url + "/studio/realms"]).stdout
+        return (jar, String(page.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1 ?? ""))
+    }
+
+    /// curl with a session's cookie jar: the answer's head and body.
+    static func curl(_ jar: String, _ args: [String]) async throws -> String {
+        try await ChildProcess.run("/usr/bin/curl", ["-s", "-i", "-b", jar] + args).stdout
+    }
+
+    /// An object's own permissions (a type with an ACL) on its page: who holds what; a user
+    /// with `setPermissions` on it shares it from there, as `permission --type --key` would; one
+    /// without sees no form, and a change they post anyway is refused and changes nothing.
+    @Test func anObjectsOwnPermissionsAreManagedOnItsPage() async throws {
+        let t = try await ServePermissionsTests.Setup(on: .directory)
+        let made = try await t.gql(t.bob.token, #"mutation { createDoc(input: {id: "d1", title: "plan"}) { id } }"#)
+        #expect(made == #"{"data": {"createDoc": {"id": "d1"}}}"#)
+        let page = t.s.url + "/studio/object?path=%2Fshared%2Fdocs&type=Doc&key=%22d1%22"
+        let (bob, bobCSRF) = try await Self.session(t.s, "bob")
+        let own = try await Self.curl(bob, [page])
+        #expect(
+            own.contains("Permissions on this Doc")
+                && own.contains("__User:\(t.bob.id)</td><td>read,update,delete,setPermissions"), "\(own)")
+        #expect(own.contains(#"id="acl-form""#), "bob may share his document: \(own)")
+
+        let share = "path=%2Fshared%2Fdocs&type=Doc&key=%22d1%22&role=__User:\(t.carol.id)&privileges=read"
+        let shared = try await Self.curl(
+            bob, ["-d", "csrf=\(bobCSRF)&action=grant&" + share, t.s.url + "/studio/object-permissions"])
+        #expect(shared.contains("200 OK") && shared.contains("Done: grant read on this Doc"), "\(shared)")
+        #expect(shared.contains("__User:\(t.carol.id)</td><td>read"), "\(shared)")
+        #expect(try await t.gql(t.carol.token, "{ docs { id } }") == #"{"data": {"docs": [{"id": "d1"}]}}"#)
+
+        let (carol, carolCSRF) = try await Self.session(t.s, "carol")
+        let theirs = try await Self.curl(carol, [page])
+        #expect(theirs.contains("Permissions on this Doc") && !theirs.contains(#"id="acl-form""#), "\(theirs)")
+        let taken = try await Self.curl(
+            carol,
+            [
+                "-d", "csrf=\(carolCSRF)&action=grant&" + share.replacingOccurrences(of: "=read", with: "=all"),
+                t.s.url + "/studio/object-permissions",
+            ])
+        #expect(taken.contains("setPermissions") && !taken.contains("Done:"), "\(taken)")
+        let privileges = #"{ _privileges(type: "Doc", key: "d1") { read update setPermissions } }"#
+        #expect(
+            try await t.gql(t.carol.token, privileges)
+                == #"{"data": {"_privileges": {"read": true, "setPermissions": false, "update": false}}}"#)
     }
 }

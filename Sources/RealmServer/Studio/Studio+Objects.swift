@@ -118,7 +118,7 @@ extension Studio {
             "properties": properties, "writable": writable,
             "objects": Self.link("objects", ["path": path, "type": typeName]),
             "realm": Self.link("realm", ["path": path]),
-        ]
+        ].merging(try objectPermissions(context, typeName, key)) { a, _ in a }
         return page(
             "\(typeName) \(StudioValues.text(key))", template: "object", values, session: session, notice: notice,
             error: error, status: error == nil ? .ok : .badRequest, live: Self.events(path),

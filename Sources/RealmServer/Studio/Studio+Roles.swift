@@ -89,6 +89,60 @@ extension Studio {
         return try roles(session, ["path": path], notice: "Done: \(what).")
     }
 
+    /// What the object page shows of an object's own permissions, for a type with an ACL (a list
+    /// of `__Permission`): each role's privileges on it, and whether the viewer may change them
+    /// (its `setPermissions` privilege on the object, as `permission --type --key` checks).
+    func objectPermissions(_ context: GraphQLContext, _ type: String, _ key: RealmAdapter.Value) throws -> [String: Any]
+    {
+        let store = server.store
+        guard context.schema.hasPermissions, context.schema.aclProperty(of: type) != nil else {
+            return ["hasACL": false]
+        }
+        let holders = try store.permissions(on: .object(type, key), in: context.path) ?? []
+        let own = try store.privileges(of: type, identity: key, in: context.path, try context.access()) ?? []
+        return [
+            "hasACL": true, "noACLHolders": holders.isEmpty,
+            "aclHolders": holders.map { ["holder": $0.role, "privileges": $0.privileges.description] },
+            "aclEditable": own.contains(.setPermissions),
+            "privilegeNames": Privileges.all.names.joined(separator: ", "),
+        ]
+    }
+
+    /// `POST /studio/object-permissions` (path, type, key, role, privileges, action — grant or
+    /// revoke —, csrf): one Realm transaction changing the object's ACL, with the viewer's checks.
+    /// The object's page again, saying what was done or why not.
+    func changeObjectPermissions(_ session: StudioSession, _ form: [String: String]) async throws -> Response {
+        let (path, typeName, keyText) = (
+            try Self.required("path", form), try Self.required("type", form), try Self.required("key", form)
+        )
+        let page = ["path": path, "type": typeName, "key": keyText]
+        let schema = try access(session, path).schema
+        let key = try Self.key(keyText, of: typeName, in: schema)
+        let (action, role) = (form["action"] ?? "", (form["role"] ?? "").trimmingCharacters(in: .whitespaces))
+        let store = server.store
+        let viewer = session.viewer
+        do {
+            guard action == "grant" || action == "revoke" else {
+                throw ServerError.badRequest("Unknown change \(action).")
+            }
+            guard !role.isEmpty else { throw ServerError.badRequest("Give the role's name.") }
+            let privileges = try Privileges(names: form["privileges"] ?? "")
+            _ = try await store.perform {
+                try store.write(to: path, origin: session.origin) { tx in
+                    let access = try viewer.access(in: tx)
+                    try tx.setPrivileges(
+                        privileges, granted: action == "grant", role: role, on: .object(typeName, key), by: access)
+                }
+            }
+        } catch let e as RealmAdapterError {
+            return try object(session, page, error: e.message)
+        } catch let e as ServerError {
+            return try object(session, page, error: e.message)
+        }
+        let done = "\(action) \(form["privileges"] ?? "") on this \(typeName) to \(role)"
+        return try object(session, page, notice: "Done: \(done).")
+    }
+
     /// The id of the user named `name` (a role's members are ids).
     func memberId(_ name: String) throws -> String {
         let name = name.trimmingCharacters(in: .whitespaces)

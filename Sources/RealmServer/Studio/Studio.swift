@@ -76,6 +76,7 @@ struct Studio: Sendable {
             ("studio/permissions", { _, s, f in try grant(s, f) }),
             ("studio/add-type", { _, s, f in try await changeSchema("type", s, f) }),
             ("studio/roles", { _, s, f in try await changeRoles(s, f) }),
+            ("studio/object-permissions", { _, s, f in try await changeObjectPermissions(s, f) }),
             ("studio/add-property", { _, s, f in try await changeSchema("property", s, f) }),
         ]
         for (path, form) in forms {

@@ -177,6 +177,18 @@ enum StudioTemplates {
         <input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="path" value="{{path}}">
         <input type="hidden" name="type" value="{{type}}"><input type="hidden" name="key" value="{{key}}">
         <button type="submit">Delete this {{type}}</button></form>{{/writable}}
+        {{#hasACL}}<h2>Permissions on this {{type}}</h2>
+        {{#noACLHolders}}<p class="muted" id="acl">No role holds a privilege on it: only admins see it.</p>
+        {{/noACLHolders}}{{^noACLHolders}}<table id="acl"><thead><tr><th>Role</th><th>Privileges</th></tr></thead>
+        <tbody>{{#aclHolders}}<tr><td>{{holder}}</td><td>{{privileges}}</td></tr>{{/aclHolders}}</tbody></table>
+        {{/noACLHolders}}
+        {{#aclEditable}}<form method="post" action="object-permissions" id="acl-form">
+        <input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="path" value="{{path}}">
+        <input type="hidden" name="type" value="{{type}}"><input type="hidden" name="key" value="{{key}}">
+        <input name="role" placeholder="Role (everyone, __User:<id>, …)" aria-label="Role" required>
+        <input name="privileges" placeholder="{{privilegeNames}}" aria-label="Privileges" required>
+        <button type="submit" name="action" value="grant">Grant</button>
+        <button type="submit" name="action" value="revoke">Revoke</button></form>{{/aclEditable}}{{/hasACL}}
         """
 
     static let sync = """
