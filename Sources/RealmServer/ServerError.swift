@@ -63,6 +63,14 @@ public struct ServerError: Error, CustomStringConvertible, Sendable {
 
     static func badCredentials() -> ServerError { ServerError(401, "Wrong user name or password.") }
 
+    static func tooManyLogins(_ wait: Duration) -> ServerError {
+        let seconds = max(1, Int(wait.components.seconds) + (wait.components.attoseconds > 0 ? 1 : 0))
+        return ServerError(
+            429,
+            "Too many wrong passwords for this user name: try again in \(seconds) s "
+                + "(server.failedLoginLimit and server.failedLoginWindow set how many, and for how long).")
+    }
+
     static func tokenMissing() -> ServerError {
         ServerError(
             401,

@@ -117,6 +117,52 @@ import Testing
         }
     }
 
+    /// Past `failedLoginLimit` wrong passwords for a name within `failedLoginWindow`, that name's
+    /// logins are refused (429, saying when to try again) on every path that checks a password
+    /// (POST /auth, PUT /auth/password, Studio's login), whatever the name's case, even with the
+    /// right password; other names log in; after the window, the right password works again.
+    /// Before, guesses were limited only by bcrypt's cost.
+    @Test func wrongPasswordsHoldANameBack() async throws {
+        let s = try await Server(server: #", "failedLoginLimit": 3, "failedLoginWindow": 3"#)
+        try await s.start()
+        func logIn(_ name: String, _ password: String) async throws -> (status: Int, body: String) {
+            try await s.curl(
+                "POST", "/auth",
+                #"{"provider": "password", "data": "\#(name)", "user_info": {"password": "\#(password)"}}"#)
+        }
+        for _ in 1...3 { #expect(try await logIn("bob", "guess").status == 401) }
+        let held = try await logIn("Bob", "bob-password")
+        #expect(held.status == 429 && held.body.contains("try again in"), "\(held.body)")
+        let change = try await s.curl(
+            "PUT", "/auth/password",
+            #"{"provider_id": "bob", "data": {"old_password": "bob-password", "new_password": "bob-new-password"}}"#)
+        #expect(change.status == 429, "\(change.body)")
+        let jar = s.dir + "/bob.jar"
+        let form = try await ChildProcess.run("/usr/bin/curl", ["-s", "-c", jar, "-b", jar, s.url + "/studio/login"])
+        let csrf = try #require(form.stdout.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
+        let studio = try await StudioTests.curl(
+            jar, ["-c", jar, "-d", "csrf=\(csrf)&name=bob&password=bob-password", s.url + "/studio/login"])
+        #expect(
+            studio.contains("429 Too Many Requests") && studio.contains("Too many wrong passwords")
+                && !studio.contains("studio=ey"), "Studio's login refuses, saying why: \(studio)")
+        #expect(try await logIn("alice", "alice-password").status == 200, "another name logs in")
+        // Guesses sent at once: only the limit's worth is checked (before, all were: each passed
+        // the count before the first was known wrong).
+        let guess = s.dir + "/guess.json"
+        try #"{"provider": "password", "data": "carol", "user_info": {"password": "guess"}}"#.write(
+            toFile: guess, atomically: true, encoding: .utf8)
+        let burst = try await ChildProcess.run(
+            "/usr/bin/curl",
+            ["-s", "-Z", "--parallel-max", "10", "-H", "Content-Type: application/json", "--data-binary", "@" + guess]
+                + Array(repeating: s.url + "/auth", count: 10))
+        let checked = burst.stdout.components(separatedBy: "Wrong user name or password").count - 1
+        let heldBack = burst.stdout.components(separatedBy: "Too many wrong passwords").count - 1
+        #expect(checked == 3 && heldBack == 7, "\(burst.stdout)")
+        try await Task.sleep(for: .seconds(3.2))
+        #expect(try await logIn("bob", "bob-password").status == 200, "after the window")
+        #expect(try await logIn("bob", "guess").status == 401, "a success starts the count again")
+    }
+
     /// A user changes their own password with a token of theirs, or with the old password; an
     /// admin changes anyone's. Each ends the tokens issued before it.
     @Test func passwordsChangeByTheirUserOrAnAdmin() async throws {

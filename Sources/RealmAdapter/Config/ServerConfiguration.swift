@@ -40,6 +40,11 @@ public struct ServerConfiguration: Sendable {
     public var email: EmailConfiguration?
     /// Password users who signed up log in only once they confirmed their address (default false).
     public var requireEmailConfirmation = false
+    /// How many wrong passwords for one user name, within ``failedLoginWindow``, hold that name's
+    /// logins back until the oldest leaves the window (default 10; per `serve` process).
+    public var failedLoginLimit = 10
+    /// The window ``failedLoginLimit`` counts in (default 300 seconds).
+    public var failedLoginWindow: Duration = .seconds(300)
 
     public init() {}
 
@@ -63,6 +68,8 @@ public struct ServerConfiguration: Sendable {
             try e.finish()
         }
         requireEmailConfirmation = try r.bool("requireEmailConfirmation") ?? false
+        failedLoginLimit = try r.int("failedLoginLimit", in: 1...1_000_000) ?? failedLoginLimit
+        failedLoginWindow = .seconds(try r.int("failedLoginWindow", in: 1...86_400) ?? 300)
         if requireEmailConfirmation && email == nil {
             throw r.error(
                 "requireEmailConfirmation", "needs server.email: confirmations are mailed (host, from, publicURL).")

@@ -13,6 +13,7 @@ import RealmAdapter
 /// - `GET /auth/users/<provider>/<provider id>` and `GET /auth/users/<user id>`: an admin's lookup.
 struct AccountEndpoint: Sendable {
     let users: UserDirectory
+    let passwords: PasswordCheck
     let tokens: Tokens
     let mail: AccountMail?
     /// `server.requireEmailConfirmation`.
@@ -70,10 +71,7 @@ struct AccountEndpoint: Sendable {
                 }
             }
             if let old = json["data"]?["old_password"] {
-                guard case .string(let old) = old,
-                    try await NIOThreadPool.singleton.runIfActive({ [users] in
-                        try users.verify(name: user.name, password: old)
-                    }) != nil
+                guard case .string(let old) = old, try await passwords.verify(name: user.name, password: old) != nil
                 else { throw ServerError.badCredentials() }
             }
         } else {
@@ -82,9 +80,7 @@ struct AccountEndpoint: Sendable {
                 throw ServerError.badRequest(
                     "Without a token, PUT /auth/password needs provider_id (the user name) and data.old_password.")
             }
-            let verified = try await NIOThreadPool.singleton.runIfActive { [users] in
-                try users.verify(name: name, password: old)
-            }
+            let verified = try await passwords.verify(name: name, password: old)
             guard let verified else { throw ServerError.badCredentials() }
             try verified.checkConfirmed(required: requireConfirmation)
             user = verified

@@ -16,6 +16,7 @@ import RealmAdapter
 ///   `server.allowNickname`, for development) logs in whoever gives the name.
 struct AuthEndpoint: Sendable {
     let users: UserDirectory
+    let passwords: PasswordCheck
     let tokens: Tokens?
     /// Provider `jwt`, when `server.jwt` is set.
     let external: ExternalTokens?
@@ -53,13 +54,14 @@ struct AuthEndpoint: Sendable {
                         + "it is mailed there.")
             }
             // Bcrypt is slow by design (tens of ms a password): off Swift's few task threads, so
-            // that a burst of logins (or of guesses) does not stall every other request.
+            // that a burst of sign-ups does not stall every other request.
             let confirmed = mail == nil
-            let user = try await NIOThreadPool.singleton.runIfActive { [users] in
+            let user =
                 register
-                    ? try users.add(name: name, password: password, confirmed: confirmed)
-                    : try users.verify(name: name, password: password)
-            }
+                ? try await NIOThreadPool.singleton.runIfActive { [users] in
+                    try users.add(name: name, password: password, confirmed: confirmed)
+                }
+                : try await passwords.verify(name: name, password: password)
             ServerMetrics.login("password", succeeded: user != nil)
             guard let user else { throw ServerError.badCredentials() }
             let confirming = configuration.requireEmailConfirmation

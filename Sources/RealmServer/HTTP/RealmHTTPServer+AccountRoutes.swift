@@ -10,7 +10,8 @@ extension RealmHTTPServer {
     {
         let account = tokens.map {
             AccountEndpoint(
-                users: users, tokens: $0, mail: mail, requireConfirmation: configuration.requireEmailConfirmation)
+                users: users, passwords: passwords, tokens: $0, mail: mail,
+                requireConfirmation: configuration.requireEmailConfirmation)
         }
         let offers = tokens.map { OffersEndpoint(users: users, tokens: $0, permissions: permissions) }
         let pages = AccountPages(users: users)

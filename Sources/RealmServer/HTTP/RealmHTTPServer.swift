@@ -31,6 +31,8 @@ public struct RealmHTTPServer: Sendable {
     let hub: SubscriptionHub
     /// How many of them each user holds.
     let quota = SubscriptionQuota()
+    /// Every password check, with the limit on wrong passwords.
+    let passwords: PasswordCheck
     /// The largest request body accepted (1 MiB).
     static let maxBody = 1 << 20
     /// How long a connection may sit idle between requests, or in the middle of a request's body.
@@ -47,6 +49,7 @@ public struct RealmHTTPServer: Sendable {
         self.tokens = tokens
         self.external = external
         self.configuration = configuration
+        passwords = PasswordCheck(users: users, configuration: configuration)
         schemas = GraphQLSchemaCache(intsAsFloats: configuration.presentIntsAsFloatsInSchema)
         hub = SubscriptionHub(store: store, schemas: schemas)
     }
@@ -58,7 +61,8 @@ public struct RealmHTTPServer: Sendable {
         router.add(middleware: MetricsMiddleware())
         let mail = try configuration.email.map { try AccountMail(users: users, configuration: $0, logger: logger) }
         let auth = AuthEndpoint(
-            users: users, tokens: tokens, external: external, configuration: configuration, mail: mail)
+            users: users, passwords: passwords, tokens: tokens, external: external, configuration: configuration,
+            mail: mail)
         router.post("auth") { request, _ -> Response in
             await Self.answering { try await auth.answer(try await Self.body(request)) }
         }

@@ -44,8 +44,9 @@ extension Studio {
                 status: .forbidden)
         }
         let (name, password) = (form["name"] ?? "", form["password"] ?? "")
-        let user = try await NIOThreadPool.singleton.runIfActive { [users = server.users] in
-            try users.verify(name: name, password: password)
+        let user: User?
+        do { user = try await server.passwords.verify(name: name, password: password) } catch let e as ServerError {
+            return loginPage(request, notice: e.message, status: HTTPResponse.Status(code: e.status))
         }
         guard let user else {
             return loginPage(request, notice: ServerError.badCredentials().message, status: .unauthorized)
