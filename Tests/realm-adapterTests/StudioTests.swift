@@ -259,10 +259,32 @@ import Testing
                 "-d", "csrf=\(carolCSRF)&action=grant&" + share.replacingOccurrences(of: "=read", with: "=all"),
                 t.s.url + "/studio/object-permissions",
             ])
-        #expect(taken.contains("setPermissions") && !taken.contains("Done:"), "\(taken)")
+        #expect(taken.contains("400 Bad Request") && !taken.contains("Done:"), "\(taken)")
         let privileges = #"{ _privileges(type: "Doc", key: "d1") { read update setPermissions } }"#
         #expect(
             try await t.gql(t.carol.token, privileges)
                 == #"{"data": {"_privileges": {"read": true, "setPermissions": false, "update": false}}}"#)
+        // A personal role names a user who exists.
+        let nobody = try await Self.curl(
+            bob,
+            [
+                "-d", "csrf=\(bobCSRF)&action=grant&" + share.replacingOccurrences(of: t.carol.id, with: "no-such-id"),
+                t.s.url + "/studio/object-permissions",
+            ])
+        #expect(nobody.contains("400 Bad Request") && nobody.contains("no user with the id"), "\(nobody)")
+        // With read alone on the path, bob keeps setPermissions on his document but changes its ACL
+        // no more than GraphQL lets him: no form, and a grant he posts is refused.
+        let lowered = try await t.s.cli(
+            ["permission", "grant", "read", ServePermissionsTests.Setup.path, "--everyone", "--config", t.s.config])
+        #expect(lowered.status == 0, "\(lowered.stderr)")
+        let readOnly = try await Self.curl(bob, [page])
+        #expect(readOnly.contains("Permissions on this Doc") && !readOnly.contains(#"id="acl-form""#), "\(readOnly)")
+        let refused = try await Self.curl(
+            bob,
+            [
+                "-d", "csrf=\(bobCSRF)&action=revoke&" + share, t.s.url + "/studio/object-permissions",
+            ])
+        #expect(refused.contains("403 Forbidden"), "\(refused)")
+        #expect(try await t.gql(t.carol.token, "{ docs { id } }") == #"{"data": {"docs": [{"id": "d1"}]}}"#)
     }
 }

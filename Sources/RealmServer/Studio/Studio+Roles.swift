@@ -90,33 +90,37 @@ extension Studio {
     }
 
     /// What the object page shows of an object's own permissions, for a type with an ACL (a list
-    /// of `__Permission`): each role's privileges on it, and whether the viewer may change them
-    /// (its `setPermissions` privilege on the object, as `permission --type --key` checks).
+    /// of `__Permission`), with GraphQL's checks: each role's privileges on it to a viewer who may
+    /// read the permission metadata (as `_permissions`), and a form to one who may write the Realm
+    /// and holds `setPermissions` on the object (as `_grant`).
     func objectPermissions(_ context: GraphQLContext, _ type: String, _ key: RealmAdapter.Value) throws -> [String: Any]
     {
         let store = server.store
-        guard context.schema.hasPermissions, context.schema.aclProperty(of: type) != nil else {
-            return ["hasACL": false]
-        }
+        guard context.schema.hasPermissions, context.schema.aclProperty(of: type) != nil,
+            try context.access().canRead(PermissionTypes.permission)
+        else { return ["hasACL": false] }
         let holders = try store.permissions(on: .object(type, key), in: context.path) ?? []
         let own = try store.privileges(of: type, identity: key, in: context.path, try context.access()) ?? []
         return [
             "hasACL": true, "noACLHolders": holders.isEmpty,
             "aclHolders": holders.map { ["holder": $0.role, "privileges": $0.privileges.description] },
-            "aclEditable": own.contains(.setPermissions),
+            "aclEditable": context.level >= .write && own.contains(.setPermissions),
             "privilegeNames": Privileges.all.names.joined(separator: ", "),
         ]
     }
 
     /// `POST /studio/object-permissions` (path, type, key, role, privileges, action — grant or
-    /// revoke —, csrf): one Realm transaction changing the object's ACL, with the viewer's checks.
-    /// The object's page again, saying what was done or why not.
+    /// revoke —, csrf): one Realm transaction changing the object's ACL, with GraphQL's checks
+    /// (write on the path, `setPermissions` on the object, a personal role of a user who exists).
+    /// The object's page again, saying what was done or why not; its type's list if the viewer
+    /// no longer sees it.
     func changeObjectPermissions(_ session: StudioSession, _ form: [String: String]) async throws -> Response {
         let (path, typeName, keyText) = (
             try Self.required("path", form), try Self.required("type", form), try Self.required("key", form)
         )
         let page = ["path": path, "type": typeName, "key": keyText]
-        let schema = try access(session, path).schema
+        let (level, schema) = try access(session, path)
+        guard level >= .write else { throw ServerError.forbidden(path, need: .write, have: level) }
         let key = try Self.key(keyText, of: typeName, in: schema)
         let (action, role) = (form["action"] ?? "", (form["role"] ?? "").trimmingCharacters(in: .whitespaces))
         let store = server.store
@@ -126,6 +130,12 @@ extension Studio {
                 throw ServerError.badRequest("Unknown change \(action).")
             }
             guard !role.isEmpty else { throw ServerError.badRequest("Give the role's name.") }
+            if role.hasPrefix(PermissionTypes.personalRolePrefix),
+                try server.users.user(id: String(role.dropFirst(PermissionTypes.personalRolePrefix.count))) == nil
+            {
+                throw ServerError.badRequest(
+                    "There is no user with the id of \(role.prefix(100)): a personal role is __User:<user id>.")
+            }
             let privileges = try Privileges(names: form["privileges"] ?? "")
             _ = try await store.perform {
                 try store.write(to: path, origin: session.origin) { tx in
@@ -140,7 +150,9 @@ extension Studio {
             return try object(session, page, error: e.message)
         }
         let done = "\(action) \(form["privileges"] ?? "") on this \(typeName) to \(role)"
-        return try object(session, page, notice: "Done: \(done).")
+        do { return try object(session, page, notice: "Done: \(done).") } catch is StudioError {
+            return Response.redirect(to: Self.link("objects", ["path": path, "type": typeName]), type: .normal)
+        }
     }
 
     /// The id of the user named `name` (a role's members are ids).

@@ -48,15 +48,19 @@ enum SQLServerSQL {
     }
 
     /// The newest rows of a dead-letter or dead-row `table` for `adapter`, newest first: the two
-    /// columns that name it, the time (UTC), the error, and the start of `content`.
+    /// columns that name it, the time (UTC), the error, and the start of `content`. Under a
+    /// collation without supplementary characters `LEFT` counts UTF-16 units: a cut that would
+    /// split a surrogate pair cuts before it.
     static func latest(_ table: String, _ names: String, _ content: String, _ adapter: String, _ d: SQLServerDialect)
         -> SQLStatement
     {
-        d.statement(
+        let n = DatabaseStatus.excerptLength
+        return d.statement(
             """
             SELECT TOP (\(raw: String(DatabaseStatus.listed))) \(raw: names), \
             CONVERT(nvarchar(19), failed_at, 120) + N' UTC', error, \
-            LEFT(\(raw: content), \(raw: String(DatabaseStatus.excerptLength))) \
+            CASE WHEN UNICODE(SUBSTRING(\(raw: content), \(raw: String(n)), 1)) BETWEEN 55296 AND 56319 \
+            THEN LEFT(\(raw: content), \(raw: String(n - 1))) ELSE LEFT(\(raw: content), \(raw: String(n))) END \
             FROM \(table: table) WHERE adapter = \(adapter) ORDER BY id DESC;
             """)
     }

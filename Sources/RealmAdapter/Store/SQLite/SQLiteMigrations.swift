@@ -27,21 +27,26 @@ extension SQLiteBackend {
     /// store at the same instant (two daemons started together) collide while one creates it:
     /// a lock held past the busy handler's reach, a migration the other recorded first, or one
     /// that finds the other's half done or a later one made (each migration is a transaction of
-    /// its own, and the list of those to run is read once, before the first). Such a collision is
-    /// tried again, briefly, and then finds the store made.
+    /// its own, and the list of those to run is read once, before the first). Such a collision
+    /// (the store busy, or its migrations moved on while this one failed) is tried again,
+    /// briefly, and then finds the store made; any other failure is reported at once.
     static func open(_ file: String, directory: String, configuration: GRDB.Configuration) throws -> DatabasePool {
         var attempt = 0
         while true {
+            var pool: DatabasePool?
+            var before: Set<String>?
+            func applied() -> Set<String>? { try? pool?.read { try migrator.appliedIdentifiers($0) } }
             do {
-                let pool = try DatabasePool(path: file, configuration: configuration)
-                try migrator.migrate(pool)
-                return pool
+                pool = try DatabasePool(path: file, configuration: configuration)
+                before = applied()
+                try migrator.migrate(pool!)
+                return pool!
             } catch {
                 // Migrations report SQLite's errors as GRDB's, or as the store's where they run
                 // the store's own statements (v4).
                 let e = (error as? DatabaseError).map(StoreError.init) ?? error as? StoreError
                 guard let e else { throw error }
-                guard e.isCollision, attempt < 40 else {
+                guard e.kind == .busy || (e.isCollision && applied() != before), attempt < 40 else {
                     throw RealmAdapterError.storeOpen(file, directory: directory, e)
                 }
                 attempt += 1
