@@ -32,8 +32,22 @@ public final class ChildProcess: @unchecked Sendable {
         defer { for p in argv { free(p) } }
         let env = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for p in env { free(p) } }
+        // A child starts as from a shell: no signal blocked, none ignored. The spawning thread
+        // (one of Swift's, which block signals) would otherwise pass its mask on, and a child
+        // would never see SIGTERM, SIGINT or its own SIGALRM (pgbench -T ran for ever).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGALRM, SIGCHLD] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, executable, &actions, nil, argv, env)
+        let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, env)
         guard rc == 0 else { throw ChildProcessError("cannot start \(executable): \(String(cString: strerror(rc)))") }
         self.pid = pid
     }
