@@ -22,8 +22,9 @@ struct LoadBenchmark: AsyncParsableCommand {
               COPY          COPY (SELECT …) TO STDOUT of each table, rows discarded
                             (the read limit)
               bare SQLite   the same rows inserted into plain SQLite tables with one
-                            prepared statement each in one transaction, from Swift
-                            (the write limit)
+                            prepared statement each in one transaction, from Swift,
+                            then (linked) the indexes the store keeps for links: on
+                            each foreign key and the link table's target (the write limit)
               peer          Benchmarks/peer/psycopg2_sqlite_loader.py (psycopg2 +
                             sqlite3; plain only)
               load          the real `realm-adapter load` command (release build next

@@ -164,6 +164,14 @@ enum LoadShape: String, CaseIterable, ExpressibleByArgument {
                         favorite.int(3, 1 + (k * 13) % Int64(c.products))
                         try favorite.step()
                     }
+                    // The indexes the store keeps for links (deleting an object finds what links
+                    // to it), built after the rows as the load builds its own.
+                    try db.execute(
+                        """
+                        CREATE INDEX purchase_customer ON purchase (customer);
+                        CREATE INDEX purchase_product ON purchase (product);
+                        CREATE INDEX customer_favorites_target ON customer_favorites (target)
+                        """)
                 }
             }
         }

@@ -11,7 +11,7 @@ struct Bench: AsyncParsableCommand {
         subcommands: [
             StoreBenchmark.self, PostgresBenchmark.self, LoadBenchmark.self, PerUserBenchmark.self,
             EventsBenchmark.self, ServeBenchmark.self, PermissionsBenchmark.self, SummaryBenchmark.self,
-            StudioBenchmark.self,
+            StudioBenchmark.self, PgbenchBenchmark.self,
         ],
         defaultSubcommand: StoreBenchmark.self
     )

@@ -5,7 +5,8 @@ import Foundation
 struct SummaryBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "summary",
-        abstract: "Runs the store, load, Postgres and per-user benchmarks and prints every ratio against its target.",
+        abstract:
+            "Runs the store, load, Postgres, per-user and pgbench benchmarks and prints every ratio against its target.",
         discussion: """
             Needs Postgres (`eval "$(scripts/pg.sh start)"`) and the release build of realm-adapter \
             beside this one. Each benchmark runs as its own process with the sizes below, as its own \
@@ -28,12 +29,14 @@ struct SummaryBenchmark: AsyncParsableCommand {
                 ["load", "--counts", "200000", "--rounds", "2"],
                 ["postgres", "--rows", "50000", "--seconds", "3"],
                 ["peruser", "--rows", "200000", "--realms", "1,100000", "--updates", "2000"],
+                ["pgbench", "--seconds", "5", "--rounds", "1"],
             ]
             : [
                 ["store", "--counts", "1000000"],
                 ["load", "--counts", "1000000", "--rounds", "2"],
                 ["postgres"],
                 ["peruser", "--realms", "1,100000"],
+                ["pgbench"],
             ]
     }
 
