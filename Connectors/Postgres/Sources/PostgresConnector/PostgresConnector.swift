@@ -712,18 +712,8 @@ extension PostgresConnector: DatabaseConnector {
     static func latestDeadLetters(_ s: PostgresSession, _ d: PostgresDialect, adapter: String) throws
         -> [DatabaseStatus.DeadLetter]
     {
-        try s.query(
-            d.statement(
-                """
-                SELECT path, version, \(raw: utc("failed_at")), error,
-                    left(instructions::text, \(raw: String(DatabaseStatus.excerptLength)))
-                FROM \(table: Self.deadLetterTable) WHERE adapter = \(adapter)
-                ORDER BY id DESC LIMIT \(raw: String(DatabaseStatus.listed))
-                """)
-        ).rows.map { r in
-            DatabaseStatus.DeadLetter(
-                path: r[0] ?? "", version: r[1].flatMap { Int64($0) } ?? 0, failedAt: r[2] ?? "", error: r[3] ?? "",
-                instructions: r[4] ?? "")
+        try latest(Self.deadLetterTable, "path, version", "instructions", "adapter", adapter, s, d).map { r in
+            .init(path: r[0], version: Int64(r[1]) ?? 0, failedAt: r[2], error: r[3], instructions: r[4])
         }
     }
 
@@ -731,19 +721,28 @@ extension PostgresConnector: DatabaseConnector {
     static func latestDeadRows(_ s: PostgresSession, _ d: PostgresDialect, slot: String) throws
         -> [DatabaseStatus.DeadRow]
     {
+        try latest(Self.deadRowTable, "table_name, position", "row_data", "slot", slot, s, d).map { r in
+            .init(
+                table: r[0], position: lsn(fromPosition: r[1])?.description ?? r[1], failedAt: r[2], error: r[3],
+                row: r[4])
+        }
+    }
+
+    /// The newest rows of a dead-letter or dead-row `table` whose `owner` column is `value`, newest
+    /// first: the two columns that name each, the time (UTC), the error, and the start of `content`.
+    private static func latest(
+        _ table: String, _ names: String, _ content: String, _ owner: String, _ value: String, _ s: PostgresSession,
+        _ d: PostgresDialect
+    ) throws -> [[String]] {
         try s.query(
             d.statement(
                 """
-                SELECT table_name, position, \(raw: utc("failed_at")), error,
-                    left(row_data::text, \(raw: String(DatabaseStatus.excerptLength)))
-                FROM \(table: Self.deadRowTable) WHERE slot = \(slot)
+                SELECT \(raw: names), \(raw: utc("failed_at")), error,
+                    left(\(raw: content)::text, \(raw: String(DatabaseStatus.excerptLength)))
+                FROM \(table: table) WHERE \(id: owner) = \(value)
                 ORDER BY id DESC LIMIT \(raw: String(DatabaseStatus.listed))
                 """)
-        ).rows.map { r in
-            DatabaseStatus.DeadRow(
-                table: r[0] ?? "", position: r[1].map { lsn(fromPosition: $0)?.description ?? $0 } ?? "",
-                failedAt: r[2] ?? "", error: r[3] ?? "", row: r[4] ?? "")
-        }
+        ).rows.map { r in r.map { $0 ?? "" } }
     }
 
     /// A `timestamptz` column as a UTC time people read (`2026-11-29 05:36:52 UTC`).
