@@ -32,6 +32,8 @@ extension SQLiteBackend {
     /// briefly, and then finds the store made; any other failure is reported at once.
     static func open(_ file: String, directory: String, configuration: GRDB.Configuration) throws -> DatabasePool {
         var attempt = 0
+        // Each busy attempt may wait the whole busy timeout: the retries end by this time too.
+        let deadline = ContinuousClock.now + .seconds(30)
         while true {
             var pool: DatabasePool?
             var before: Set<String>?
@@ -46,7 +48,9 @@ extension SQLiteBackend {
                 // the store's own statements (v4).
                 let e = (error as? DatabaseError).map(StoreError.init) ?? error as? StoreError
                 guard let e else { throw error }
-                guard e.kind == .busy || (e.isCollision && applied() != before), attempt < 40 else {
+                guard e.kind == .busy || (e.isCollision && applied() != before), attempt < 40,
+                    ContinuousClock.now < deadline
+                else {
                     throw RealmAdapterError.storeOpen(file, directory: directory, e)
                 }
                 attempt += 1
