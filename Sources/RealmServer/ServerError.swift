@@ -231,6 +231,10 @@ extension ServerError {
     }
 
     static func noSuchUserId(_ id: String) -> ServerError { ServerError(404, "There is no user with id '\(id)'.") }
+
+    static func noUserOfPersonalRole(_ role: String) -> ServerError {
+        ServerError(400, "There is no user with the id of \(role.prefix(100)): a personal role is __User:<user id>.")
+    }
 }
 
 extension ServerError {

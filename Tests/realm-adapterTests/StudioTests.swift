@@ -264,6 +264,16 @@ import Testing
         #expect(
             try await t.gql(t.carol.token, privileges)
                 == #"{"data": {"_privileges": {"read": true, "setPermissions": false, "update": false}}}"#)
+        // Revoking one's own read: the change is made, and the page goes to the type's list.
+        let ownRead = "path=%2Fshared%2Fdocs&type=Doc&key=%22d1%22&role=__User:\(t.bob.id)&privileges=read"
+        let hidden = try await Self.curl(
+            bob, ["-d", "csrf=\(bobCSRF)&action=revoke&" + ownRead, t.s.url + "/studio/object-permissions"])
+        #expect(hidden.contains("303 See Other") && hidden.contains("Location: objects?"), "\(hidden)")
+        let back = try await t.s.cli([
+            "permission", "grant", ServePermissionsTests.Setup.path, "--user", "bob", "--privileges", "read", "--type",
+            "Doc", "--key", "d1", "--config", t.s.config,
+        ])
+        #expect(back.status == 0, "\(back.stderr)")
         // A personal role names a user who exists.
         let nobody = try await Self.curl(
             bob,

@@ -58,6 +58,7 @@ extension Studio {
             let target: PermissionTarget = (form["target"] ?? "").isEmpty ? .realm : .type(form["target"]!)
             let privileges =
                 try action == "grant" || action == "revoke" ? Privileges(names: form["privileges"] ?? "") : []
+            if action == "grant" || action == "revoke" { try requireUser(ofPersonalRole: role) }
             let viewer = session.viewer
             _ = try await store.perform {
                 try store.write(to: path, origin: session.origin) { tx in
@@ -130,12 +131,7 @@ extension Studio {
                 throw ServerError.badRequest("Unknown change \(action).")
             }
             guard !role.isEmpty else { throw ServerError.badRequest("Give the role's name.") }
-            if role.hasPrefix(PermissionTypes.personalRolePrefix),
-                try server.users.user(id: String(role.dropFirst(PermissionTypes.personalRolePrefix.count))) == nil
-            {
-                throw ServerError.badRequest(
-                    "There is no user with the id of \(role.prefix(100)): a personal role is __User:<user id>.")
-            }
+            try requireUser(ofPersonalRole: role)
             let privileges = try Privileges(names: form["privileges"] ?? "")
             _ = try await store.perform {
                 try store.write(to: path, origin: session.origin) { tx in
@@ -150,9 +146,19 @@ extension Studio {
             return try object(session, page, error: e.message)
         }
         let done = "\(action) \(form["privileges"] ?? "") on this \(typeName) to \(role)"
-        do { return try object(session, page, notice: "Done: \(done).") } catch is StudioError {
+        do { return try object(session, page, notice: "Done: \(done).") } catch let e as ServerError
+            where e.status == 404
+        {
             return Response.redirect(to: Self.link("objects", ["path": path, "type": typeName]), type: .normal)
         }
+    }
+
+    /// A personal role (`__User:<id>`) names a user who exists, as GraphQL's `_grant` checks: the
+    /// store cannot see the directory.
+    func requireUser(ofPersonalRole role: String) throws {
+        guard role.hasPrefix(PermissionTypes.personalRolePrefix) else { return }
+        let id = String(role.dropFirst(PermissionTypes.personalRolePrefix.count))
+        if try server.users.user(id: id) == nil { throw ServerError.noUserOfPersonalRole(role) }
     }
 
     /// The id of the user named `name` (a role's members are ids).
